@@ -1,0 +1,49 @@
+# The two commands a new user needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PORT ?= 8000
+BIN := $(VENV)/bin
+MANAGE := $(BIN)/python manage.py
+# Development mode unless the caller says otherwise (production sets DJANGO_DEBUG=0).
+export DJANGO_DEBUG ?= 1
+
+.PHONY: run test lint format migrations-check bench clean
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: $(BIN)/python requirements.txt requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+run: $(VENV)/.installed
+	$(MANAGE) migrate --noinput
+	@if [ "$(DJANGO_DEBUG)" = "0" ]; then $(MANAGE) collectstatic --noinput -v0; fi
+	@echo
+	@echo "Web server:    http://127.0.0.1:$(PORT)/   (API docs: /api/docs/, admin: /admin/)"
+	@echo "Staff user:    DJANGO_DEBUG=1 $(MANAGE) createsuperuser"
+	@echo "First API key: DJANGO_DEBUG=1 $(MANAGE) create_api_key --org acme --name dev --permissions admin"
+	@echo
+	@trap 'kill $$(jobs -p) 2>/dev/null; wait' EXIT INT TERM; \
+	$(BIN)/celery -A config worker --loglevel=INFO --concurrency=2 & \
+	$(BIN)/celery -A config beat --loglevel=INFO & \
+	$(MANAGE) runserver 127.0.0.1:$(PORT) --noreload
+
+test: $(VENV)/.installed
+	$(BIN)/pytest
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(VENV)/.installed
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+migrations-check: $(VENV)/.installed
+	$(MANAGE) makemigrations --check --dry-run
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,283 @@
+"""Settings for the cross-chain checkout service.
+
+One module, driven by environment variables. Development defaults are embedded
+(SQLite under var/, a file-system Celery broker) so that `make run` works on a
+machine that has only Python; production sets DATABASE_URL, REDIS_URL,
+DJANGO_SECRET_KEY and DJANGO_DEBUG=0.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("VAR_DIR", BASE_DIR / "var"))
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return int(raw) if raw not in (None, "") else default
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+# --- Core -------------------------------------------------------------------
+
+# Off unless asked for: wsgi, asgi and Celery start in production mode. manage.py
+# and the Makefile turn it on for development (see README).
+DEBUG = env_bool("DJANGO_DEBUG", False)
+
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off "
+            "(for development, set DJANGO_DEBUG=1 or use `make run`)."
+        )
+    SECRET_KEY = "dev-insecure-secret-key-do-not-use-in-production-0123456789abcdef"  # noqa: S105
+
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG else "")
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "platform_api",
+    "audit",
+    "orders",
+    "webhooks",
+    "onramp",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "platform_api.middleware.PlatformErrorMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Data stores ------------------------------------------------------------
+
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL and a busy timeout let the web server, worker and beat share one file.
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    # A file, not memory, so that a real Celery worker started by the tests sees the test database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- Auth, i18n, static -----------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+# Serve static files from the finders in development so no collectstatic is needed.
+WHITENOISE_USE_FINDERS = DEBUG
+
+# --- Security (production) ---------------------------------------------------
+
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DJANGO_BEHIND_TLS_PROXY", False) else None
+)
+if not DEBUG:
+    SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+# How many reverse proxies in front of the service append to X-Forwarded-For.
+# 0 (default): the client IP is REMOTE_ADDR and X-Forwarded-For is ignored,
+# because a payer could otherwise choose the IP we rate-limit and record.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+
+# --- Email ------------------------------------------------------------------
+
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.console.EmailBackend"
+    if DEBUG
+    else "django.core.mail.backends.smtp.EmailBackend",
+)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "no-reply@checkout.localhost")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+
+# --- REST framework and OpenAPI ---------------------------------------------
+
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "platform_api.errors.platform_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Cross-chain checkout service",
+    "DESCRIPTION": (
+        "Order interface (`/orders`, `/checkout-sessions`, `/chains/...`, `/onramp/...`) with the envelope "
+        "`{success, message, data, statusCode}`, and the merchant platform interface under `/api/v1` with "
+        "Stripe-style errors `{error: {type, code, message, param}}`. Platform calls authenticate with "
+        "`Authorization: Bearer svc_live_...` or `X-API-Key`."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Celery -----------------------------------------------------------------
+
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
+if CELERY_BROKER_URL == "filesystem://":
+    # A broker that needs no server: messages are files under var/celery/.
+    _celery_dir = VAR_DIR / "celery" / "queue"
+    _celery_dir.mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_celery_dir),
+        "data_folder_out": str(_celery_dir),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "audit-purge-expired-events": {
+        "task": "audit.tasks.purge_expired_audit_events",
+        "schedule": 3600.0,
+    },
+    "platform-purge-expired-idempotency-and-rate-limit-rows": {
+        "task": "platform_api.tasks.purge_expired_platform_rows",
+        "schedule": 600.0,
+    },
+    "platform-expire-quick-payments": {
+        "task": "platform_api.tasks.expire_quick_payments",
+        "schedule": 60.0,
+    },
+}
+
+# --- Platform behaviour -----------------------------------------------------
+
+PLATFORM_RATE_LIMIT_PER_MINUTE = env_int("PLATFORM_RATE_LIMIT_PER_MINUTE", 120)
+QUICK_PAY_RATE_LIMIT_PER_MINUTE = env_int("QUICK_PAY_RATE_LIMIT_PER_MINUTE", 5)
+ORDER_WRITE_RATE_LIMIT_PER_MINUTE = env_int("ORDER_WRITE_RATE_LIMIT_PER_MINUTE", 300)
+IDEMPOTENCY_KEY_TTL_SECONDS = env_int("IDEMPOTENCY_KEY_TTL_SECONDS", 24 * 3600)
+API_KEY_LAST_USED_RESOLUTION_SECONDS = 60
+AUDIT_RETENTION_DAYS = env_int("AUDIT_RETENTION_DAYS", 90)
+AUDIT_PURGE_BATCH_SIZE = env_int("AUDIT_PURGE_BATCH_SIZE", 1000)
+QUICK_PAY_TTL_SECONDS = env_int("QUICK_PAY_TTL_SECONDS", 15 * 60)
+
+# Chains the service settles on (Ethereum, Optimism, BNB Chain, Polygon, Base,
+# Arbitrum, Avalanche C-Chain, B3).
+SUPPORTED_CHAIN_IDS = [int(c) for c in env_list("SUPPORTED_CHAIN_IDS", "1,10,56,137,8453,42161,43114,8333")]
+
+# Deposit addresses are CREATE2 addresses of per-payment forwarder contracts
+# deployed on demand by the service's factory (see docs/decisions.md). The
+# defaults are development values; production sets the deployed factory.
+DEPOSIT_FACTORY_ADDRESS = os.environ.get("DEPOSIT_FACTORY_ADDRESS", "0x" + "5e" * 20)
+DEPOSIT_FORWARDER_INIT_CODE_HASH = os.environ.get("DEPOSIT_FORWARDER_INIT_CODE_HASH", "0x" + "11" * 32)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

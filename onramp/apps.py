@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class OnrampConfig(AppConfig):
+    name = "onramp"
+    verbose_name = "Fiat onramp"

@@ -1,0 +1,154 @@
+"""Base views of the platform interface.
+
+`PlatformAPIView` authenticates with an API key, checks the permission level,
+applies the per-key rate limit and Idempotency-Key, and renders every error in
+the platform envelope. `PublicPlatformAPIView` is the same without a key
+(quick pay), limited per client IP.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from platform_api import idempotency, ratelimit
+from platform_api.errors import PlatformError, platform_exception_handler
+from platform_api.http import client_ip, ip_digest
+from platform_api.models import Permission
+from platform_api.services import api_key_authenticate
+
+
+def presented_key(request) -> str | None:
+    authorization = request.headers.get("Authorization", "")
+    scheme, _, credentials = authorization.partition(" ")
+    if scheme.lower() == "bearer" and credentials.strip():
+        return credentials.strip()
+    return request.headers.get("X-API-Key", "").strip() or None
+
+
+class ApiKeyAuthentication(BaseAuthentication):
+    """`Authorization: Bearer <key>` (preferred) or `X-API-Key: <key>`; sets `request.auth` to the ApiKey."""
+
+    def authenticate(self, request):
+        return (None, api_key_authenticate(raw_key=presented_key(request)))
+
+    def authenticate_header(self, request):
+        return 'Bearer realm="api"'
+
+
+class HasRequiredPermission(BasePermission):
+    """The key's level (admin > write > read) must reach what the view requires for the method."""
+
+    def has_permission(self, request, view):
+        required = view.required_permission(request.method)
+        if not request.auth.allows(required):
+            raise PlatformError.insufficient_permissions(required)
+        return True
+
+
+class _Rollback(Exception):
+    """Carries a 5xx response out of the transaction so that it rolls back."""
+
+    def __init__(self, response: Response):
+        self.response = response
+
+
+class PlatformAPIView(APIView):
+    authentication_classes = [ApiKeyAuthentication]
+    permission_classes = [HasRequiredPermission]
+    # Method -> required level; anything not listed needs `write` (GET: `read`).
+    permissions_by_method: dict[str, str] = {}
+    IDEMPOTENT_METHODS = ("POST", "PATCH")
+
+    def required_permission(self, method: str) -> str:
+        default = Permission.READ if method in ("GET", "HEAD", "OPTIONS") else Permission.WRITE
+        return self.permissions_by_method.get(method, default)
+
+    def get_exception_handler(self):
+        return platform_exception_handler
+
+    # Rate limit -------------------------------------------------------------
+
+    def rate_limit_bucket(self, request) -> tuple[str, int]:
+        return f"key:{request.auth.pk}", settings.PLATFORM_RATE_LIMIT_PER_MINUTE
+
+    def check_throttles(self, request):
+        bucket, limit = self.rate_limit_bucket(request)
+        result = ratelimit.hit(bucket, limit)
+        if not result.allowed:
+            raise PlatformError.rate_limited(result.retry_after, limit)
+
+    # Idempotency ------------------------------------------------------------
+
+    def idempotency_scope(self, request) -> str:
+        return f"org:{request.auth.organization_id}"
+
+    def dispatch(self, request, *args, **kwargs):
+        # DRF's dispatch, with the handler run under an Idempotency-Key claim when one is sent.
+        self.args, self.kwargs = args, kwargs
+        request = self.initialize_request(request, *args, **kwargs)
+        self.request = request
+        self.headers = self.default_response_headers
+        try:
+            self.initial(request, *args, **kwargs)
+            method = request.method.lower()
+            handler = getattr(self, method, None) if method in self.http_method_names else None
+            handler = handler or self.http_method_not_allowed
+            key = request.headers.get(idempotency.HEADER)
+            if (
+                key is not None
+                and request.method in self.IDEMPOTENT_METHODS
+                and handler != self.http_method_not_allowed
+            ):
+                response = self._run_idempotent(key, handler, request, *args, **kwargs)
+            else:
+                response = handler(request, *args, **kwargs)
+        except Exception as exc:
+            response = self.handle_exception(exc)
+        self.response = self.finalize_response(request, response, *args, **kwargs)
+        return self.response
+
+    def _run_idempotent(self, key, handler, request, *args, **kwargs) -> Response:
+        outcome = idempotency.claim(
+            scope=self.idempotency_scope(request),
+            key=key,
+            method=request.method,
+            path=request.path,
+            data=request.data,
+        )
+        if isinstance(outcome, idempotency.StoredResponse):
+            return Response(outcome.body, status=outcome.status, headers={"Idempotent-Replayed": "true"})
+        # The business write and the stored response commit together: if the
+        # process dies in between, neither is kept and the key can be retried.
+        try:
+            with transaction.atomic():
+                try:
+                    response = handler(request, *args, **kwargs)
+                except Exception as exc:
+                    response = self.handle_exception(exc)
+                if response.status_code >= 500:
+                    raise _Rollback(response)
+                idempotency.complete(outcome, status=response.status_code, body=response.data)
+                return response
+        except _Rollback as rollback:
+            idempotency.complete(outcome, status=rollback.response.status_code, body=None)
+            return rollback.response
+
+
+class PublicPlatformAPIView(PlatformAPIView):
+    """A platform endpoint that needs no key; limits and idempotency are per client IP."""
+
+    authentication_classes = []
+    permission_classes = []
+    public_rate_limit_setting = "QUICK_PAY_RATE_LIMIT_PER_MINUTE"
+
+    def rate_limit_bucket(self, request) -> tuple[str, int]:
+        limit = getattr(settings, self.public_rate_limit_setting)
+        return f"ip:{self.__class__.__name__}:{ip_digest(client_ip(request))}", limit
+
+    def idempotency_scope(self, request) -> str:
+        return f"ip:{ip_digest(client_ip(request))}"

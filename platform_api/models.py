@@ -1,0 +1,146 @@
+"""Organizations, API keys and the platform's own bookkeeping rows."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from platform_api.ids import public_id
+
+
+def new_organization_id() -> str:
+    return public_id("org")
+
+
+def new_api_key_id() -> str:
+    return public_id("ak")
+
+
+def new_quick_payment_id() -> str:
+    return public_id("qp")
+
+
+class Organization(models.Model):
+    """A merchant: the tenant that owns every platform resource."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_organization_id, editable=False)
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    contact_email = models.EmailField(
+        blank=True, help_text="Where operational notices (e.g. disabled webhooks) go."
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Permission(models.TextChoices):
+    READ = "read", "read"
+    WRITE = "write", "write"
+    ADMIN = "admin", "admin"
+
+
+# admin includes write, which includes read.
+PERMISSION_RANK = {Permission.READ: 1, Permission.WRITE: 2, Permission.ADMIN: 3}
+
+
+class ApiKey(models.Model):
+    """A merchant's API key; only its SHA-256 digest and a display prefix are stored."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_api_key_id, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100)
+    key_prefix = models.CharField(
+        max_length=20, help_text="Leading characters of the key, for recognising it."
+    )
+    key_digest = models.CharField(max_length=64, unique=True, editable=False)
+    permissions = models.JSONField(default=list)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    is_active = models.BooleanField(default=True, help_text="False once revoked; revocation is irreversible.")
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["organization", "-created_at"], name="apikey_org_created")]
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.key_prefix}...)"
+
+    @property
+    def level(self) -> int:
+        return max((PERMISSION_RANK.get(p, 0) for p in self.permissions), default=0)
+
+    def allows(self, required: str) -> bool:
+        return self.level >= PERMISSION_RANK[Permission(required)]
+
+    def is_expired(self, now=None) -> bool:
+        return self.expires_at is not None and self.expires_at <= (now or timezone.now())
+
+
+class QuickPayment(models.Model):
+    """A one-shot payment created without an API key: pay `amount` of a token to a deposit address."""
+
+    class Status(models.TextChoices):
+        AWAITING_PAYMENT = "awaiting_payment"
+        PAID = "paid"
+        EXPIRED = "expired"
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_quick_payment_id, editable=False)
+    amount = models.DecimalField(max_digits=78, decimal_places=0, help_text="Smallest token unit.")
+    token_address = models.CharField(max_length=42)
+    chain_id = models.PositiveBigIntegerField()
+    recipient_address = models.CharField(max_length=42)
+    deposit_address = models.CharField(max_length=42, unique=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.AWAITING_PAYMENT)
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "expires_at"], name="quickpay_status_expiry")]
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class IdempotencyRecord(models.Model):
+    """The first response to a request sent with an Idempotency-Key, replayed for 24 hours."""
+
+    class State(models.TextChoices):
+        IN_PROGRESS = "in_progress"
+        COMPLETED = "completed"
+
+    scope = models.CharField(max_length=100, help_text="Organization id, or a digest of the client IP.")
+    key = models.CharField(max_length=255)
+    method = models.CharField(max_length=10)
+    path = models.CharField(max_length=500)
+    request_digest = models.CharField(max_length=64)
+    state = models.CharField(max_length=20, choices=State.choices, default=State.IN_PROGRESS)
+    response_status = models.PositiveSmallIntegerField(null=True)
+    response_body = models.JSONField(null=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["scope", "key"], name="idempotency_scope_key")]
+        indexes = [models.Index(fields=["created_at"], name="idempotency_created")]
+
+
+class RateLimitCounter(models.Model):
+    """Requests counted in one fixed one-minute window (used when no Redis is configured)."""
+
+    bucket = models.CharField(max_length=200)
+    window_start = models.BigIntegerField(help_text="Window start, seconds since the epoch.")
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["bucket", "window_start"], name="ratelimit_bucket_window")
+        ]
+        indexes = [models.Index(fields=["window_start"], name="ratelimit_window")]

@@ -1,0 +1,76 @@
+"""Platform list conventions: page, limit, sort, order, and the list envelope.
+
+Every platform list parses its query with `ListParams.from_query` and renders
+with `list_envelope`; a resource only names the fields it can be sorted by.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+
+from platform_api.errors import PlatformError
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+
+
+def parse_positive_int(query, name: str, default: int, maximum: int | None = None) -> int:
+    raw = query.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise PlatformError.invalid_field(name, f"'{name}' must be a whole number, got '{raw}'.") from None
+    if value < 1 or (maximum is not None and value > maximum):
+        bound = f"between 1 and {maximum}" if maximum is not None else "at least 1"
+        raise PlatformError.invalid_field(name, f"'{name}' must be {bound}, got {value}.")
+    return value
+
+
+@dataclass(frozen=True)
+class ListParams:
+    page: int
+    limit: int
+    sort: str
+    order: str
+
+    @classmethod
+    def from_query(cls, query, *, sort_fields: tuple[str, ...] = ("created_at",)) -> ListParams:
+        page = parse_positive_int(query, "page", 1)
+        limit = parse_positive_int(query, "limit", DEFAULT_LIMIT, MAX_LIMIT)
+        sort = query.get("sort") or sort_fields[0]
+        if sort not in sort_fields:
+            raise PlatformError.invalid_field("sort", f"'sort' must be one of: {', '.join(sort_fields)}.")
+        order = query.get("order") or "desc"
+        if order not in ("asc", "desc"):
+            raise PlatformError.invalid_field("order", "'order' must be 'asc' or 'desc'.")
+        return cls(page=page, limit=limit, sort=sort, order=order)
+
+    def apply(self, queryset: QuerySet) -> tuple[list[Any], int]:
+        """One page of `queryset` in the requested order (pk breaks ties, so pages never overlap)."""
+        prefix = "-" if self.order == "desc" else ""
+        ordered = queryset.order_by(f"{prefix}{self.sort}", f"{prefix}pk")
+        total = ordered.count()
+        offset = (self.page - 1) * self.limit
+        return list(ordered[offset : offset + self.limit]), total
+
+    def has_more(self, total: int) -> bool:
+        return self.page * self.limit < total
+
+    def total_pages(self, total: int) -> int:
+        return math.ceil(total / self.limit) if total else 0
+
+
+def list_envelope(*, path: str, data: list[dict], total: int, params: ListParams) -> dict[str, Any]:
+    return {
+        "object": "list",
+        "data": data,
+        "has_more": params.has_more(total),
+        "total_count": total,
+        "url": path,
+    }

@@ -1,0 +1,26 @@
+"""Reads of platform core resources, always scoped to one organization."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from platform_api.errors import PlatformError
+from platform_api.models import ApiKey, Organization
+
+
+def scoped_get(queryset: QuerySet, *, organization: Organization, resource_type: str, resource_id: str):
+    """The organization's resource with this id; another tenant's is reported as not found."""
+    obj = queryset.filter(organization=organization, pk=resource_id).first()
+    if obj is None:
+        raise PlatformError.not_found(resource_type, resource_id)
+    return obj
+
+
+def api_key_list(*, organization: Organization) -> QuerySet[ApiKey]:
+    return ApiKey.objects.filter(organization=organization)
+
+
+def api_key_get(*, organization: Organization, key_id: str) -> ApiKey:
+    return scoped_get(
+        ApiKey.objects.all(), organization=organization, resource_type="api_key", resource_id=key_id
+    )

@@ -1,0 +1,111 @@
+"""Validation and representation of platform core resources. Serializers never save."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.utils import timezone
+from rest_framework import serializers
+
+from platform_api.fields import (
+    AddressField,
+    EpochMillisField,
+    StrictCharField,
+    StrictIntegerField,
+    TokenAmountField,
+)
+from platform_api.models import Permission
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    type = serializers.CharField()
+    code = serializers.CharField()
+    message = serializers.CharField()
+    param = serializers.CharField(required=False)
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The platform error envelope."""
+
+    error = ErrorDetailSerializer()
+
+
+class ApiKeyCreateSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=100)
+    permissions = serializers.ListField(
+        child=serializers.ChoiceField(choices=Permission.values), allow_empty=False
+    )
+    expires_at = EpochMillisField(required=False, allow_null=True)
+
+    def validate_expires_at(self, value):
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError("Must be in the future.")
+        return value
+
+
+class ApiKeySerializer(serializers.Serializer):
+    object = serializers.SerializerMethodField()
+    id = serializers.CharField()
+    name = serializers.CharField()
+    key_prefix = serializers.CharField()
+    permissions = serializers.ListField(child=serializers.CharField())
+    last_used_at = EpochMillisField(allow_null=True)
+    expires_at = EpochMillisField(allow_null=True)
+    is_active = serializers.BooleanField()
+    created_at = EpochMillisField()
+
+    def get_object(self, _obj) -> str:
+        return "api_key"
+
+
+class ApiKeyCreatedSerializer(ApiKeySerializer):
+    key = serializers.SerializerMethodField(help_text="The full key. Shown only in this response.")
+
+    def get_key(self, _obj) -> str:
+        return self.context["raw_key"]
+
+
+class ApiKeyListSerializer(serializers.Serializer):
+    object = serializers.CharField(default="list")
+    data = ApiKeySerializer(many=True)
+    has_more = serializers.BooleanField()
+    total_count = serializers.IntegerField()
+    url = serializers.CharField()
+
+
+class ApiKeyRevokedSerializer(serializers.Serializer):
+    object = serializers.CharField(default="api_key_revoked")
+    id = serializers.CharField()
+    revoked = serializers.BooleanField(default=True)
+
+
+class QuickPayCreateSerializer(serializers.Serializer):
+    amount = TokenAmountField(help_text="Amount in the token's smallest unit, as a string of digits.")
+    token_address = AddressField()
+    chain_id = StrictIntegerField(min_value=1)
+    recipient_address = AddressField()
+
+    def validate_chain_id(self, value: int) -> int:
+        if value not in settings.SUPPORTED_CHAIN_IDS:
+            supported = ", ".join(str(c) for c in settings.SUPPORTED_CHAIN_IDS)
+            raise serializers.ValidationError(
+                f"Chain {value} is not supported; supported chains: {supported}."
+            )
+        return value
+
+
+class QuickPaymentSerializer(serializers.Serializer):
+    object = serializers.SerializerMethodField()
+    id = serializers.CharField(help_text="Quick payment id, prefix `qp_`.")
+    status = serializers.CharField(help_text="`awaiting_payment`, then `paid` or `expired`.")
+    amount = TokenAmountField()
+    token_address = serializers.CharField()
+    chain_id = serializers.IntegerField()
+    recipient_address = serializers.CharField()
+    deposit_address = serializers.CharField(
+        help_text="Send exactly `amount` of `token_address` on `chain_id` to this service-owned address."
+    )
+    expires_at = EpochMillisField(help_text="Pay before this time (ms since epoch).")
+    created_at = EpochMillisField()
+
+    def get_object(self, _obj) -> str:
+        return "quick_payment"

@@ -1,0 +1,142 @@
+"""Every write of the platform core: organizations, API keys and quick payments."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from audit.services import audit_event_record
+from orders.evm import deposit_address_for
+from platform_api.errors import PlatformError
+from platform_api.http import RequestContext
+from platform_api.ids import random_base62
+from platform_api.models import ApiKey, Organization, Permission, QuickPayment, new_quick_payment_id
+
+API_KEY_PREFIX = "svc_live_"
+API_KEY_RANDOM_LENGTH = 40  # ~238 bits
+API_KEY_DISPLAY_LENGTH = len(API_KEY_PREFIX) + 6
+MAX_PRESENTED_KEY_LENGTH = 200
+
+
+def api_key_digest(raw_key: str) -> str:
+    # A fast hash is right here: the key has ~238 random bits, so it cannot be
+    # brute-forced, and authentication must stay one cheap indexed lookup.
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+def organization_get_or_create(*, slug: str, name: str | None = None) -> Organization:
+    organization, _ = Organization.objects.get_or_create(slug=slug, defaults={"name": name or slug})
+    return organization
+
+
+@transaction.atomic
+def api_key_create(
+    *,
+    organization: Organization,
+    name: str,
+    permissions: list[str],
+    expires_at: datetime | None = None,
+    ctx: RequestContext | None = None,
+) -> tuple[ApiKey, str]:
+    """Create a key and return it with the full secret, which is never stored and never shown again."""
+    unknown = set(permissions) - set(Permission.values)
+    if not permissions or unknown:
+        raise ValueError(f"permissions must be a non-empty subset of {Permission.values}")
+    raw_key = API_KEY_PREFIX + random_base62(API_KEY_RANDOM_LENGTH)
+    api_key = ApiKey.objects.create(
+        organization=organization,
+        name=name,
+        permissions=sorted(set(permissions), key=Permission.values.index),
+        expires_at=expires_at,
+        key_prefix=raw_key[:API_KEY_DISPLAY_LENGTH],
+        key_digest=api_key_digest(raw_key),
+    )
+    if ctx is not None:
+        audit_event_record(
+            ctx=ctx,
+            event_type="api_key.created",
+            resource_type="api_key",
+            resource_id=api_key.id,
+            status_code=201,
+        )
+    return api_key, raw_key
+
+
+@transaction.atomic
+def api_key_revoke(*, api_key: ApiKey, ctx: RequestContext | None = None) -> ApiKey:
+    """Revoke a key for good; it stops authenticating at once. Revoking twice is a no-op."""
+    now = timezone.now()
+    revoked = ApiKey.objects.filter(pk=api_key.pk, is_active=True).update(is_active=False, revoked_at=now)
+    if revoked and ctx is not None:
+        audit_event_record(
+            ctx=ctx,
+            event_type="api_key.revoked",
+            resource_type="api_key",
+            resource_id=api_key.id,
+            status_code=200,
+        )
+    api_key.refresh_from_db(fields=["is_active", "revoked_at"])
+    return api_key
+
+
+def api_key_authenticate(*, raw_key: str | None) -> ApiKey:
+    """The active key matching `raw_key`: one indexed lookup on the digest, no password hasher."""
+    if not raw_key:
+        raise PlatformError.authentication(
+            "key_missing", "No API key: send it as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'."
+        )
+    invalid = PlatformError.authentication("key_invalid", "The API key is not valid.")
+    if not raw_key.startswith(API_KEY_PREFIX) or len(raw_key) > MAX_PRESENTED_KEY_LENGTH:
+        raise invalid
+    digest = api_key_digest(raw_key)
+    api_key = ApiKey.objects.select_related("organization").filter(key_digest=digest).first()
+    if api_key is None or not hmac.compare_digest(api_key.key_digest, digest):
+        raise invalid
+    if not api_key.is_active:
+        raise PlatformError.authentication("key_revoked", "This API key has been revoked.")
+    now = timezone.now()
+    if api_key.is_expired(now):
+        raise PlatformError.authentication("key_expired", "This API key has expired.")
+    _touch_last_used(api_key, now)
+    return api_key
+
+
+def _touch_last_used(api_key: ApiKey, now: datetime) -> None:
+    # At most one write a minute per key, and a conditional one, so concurrent
+    # requests do not all write the same row.
+    resolution = timedelta(seconds=settings.API_KEY_LAST_USED_RESOLUTION_SECONDS)
+    if api_key.last_used_at is not None and api_key.last_used_at > now - resolution:
+        return
+    ApiKey.objects.filter(pk=api_key.pk, last_used_at=api_key.last_used_at).update(last_used_at=now)
+    api_key.last_used_at = now
+
+
+@transaction.atomic
+def quick_payment_create(
+    *, amount: int, token_address: str, chain_id: int, recipient_address: str
+) -> QuickPayment:
+    """Record a one-shot payment and give it its own deposit address."""
+    payment_id = new_quick_payment_id()
+    now = timezone.now()
+    return QuickPayment.objects.create(
+        id=payment_id,
+        amount=amount,
+        token_address=token_address,
+        chain_id=chain_id,
+        recipient_address=recipient_address,
+        deposit_address=deposit_address_for(kind="quick_payment", identifier=payment_id),
+        created_at=now,
+        expires_at=now + timedelta(seconds=settings.QUICK_PAY_TTL_SECONDS),
+    )
+
+
+def quick_payments_expire(*, now: datetime | None = None) -> int:
+    """Mark unpaid quick payments whose time has passed as expired (one conditional update)."""
+    return QuickPayment.objects.filter(
+        status=QuickPayment.Status.AWAITING_PAYMENT, expires_at__lte=now or timezone.now()
+    ).update(status=QuickPayment.Status.EXPIRED)

@@ -1,0 +1,16 @@
+from celery import shared_task
+
+from platform_api import idempotency, ratelimit, services
+
+
+@shared_task
+def purge_expired_platform_rows() -> dict[str, int]:
+    return {
+        "idempotency_records": idempotency.purge_expired(),
+        "rate_limit_windows": ratelimit.purge_expired_windows(),
+    }
+
+
+@shared_task
+def expire_quick_payments() -> int:
+    return services.quick_payments_expire()

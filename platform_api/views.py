@@ -1,0 +1,121 @@
+"""Platform core endpoints: API keys and quick pay. Views parse, call a service, render."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from platform_api import selectors, services
+from platform_api.api import PlatformAPIView, PublicPlatformAPIView
+from platform_api.errors import PlatformError, platform_error_response
+from platform_api.http import RequestContext
+from platform_api.models import Permission
+from platform_api.pagination import ListParams, list_envelope
+from platform_api.serializers import (
+    ApiKeyCreatedSerializer,
+    ApiKeyCreateSerializer,
+    ApiKeyListSerializer,
+    ApiKeyRevokedSerializer,
+    ApiKeySerializer,
+    ErrorSerializer,
+    QuickPayCreateSerializer,
+    QuickPaymentSerializer,
+)
+
+ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 409, 429, 500)}
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    description="Replays the first response for 24 hours; a different body under the same key is 409.",
+)
+LIST_PARAMETERS = [
+    OpenApiParameter("page", int, description="1-indexed page, default 1."),
+    OpenApiParameter("limit", int, description="Page size, default 20, max 100."),
+    OpenApiParameter("sort", str, description="Sort field, default created_at."),
+    OpenApiParameter("order", str, enum=["asc", "desc"], description="Default desc."),
+]
+
+
+class ApiKeyCollectionView(PlatformAPIView):
+    permissions_by_method = {"GET": Permission.ADMIN, "POST": Permission.ADMIN}
+
+    @extend_schema(
+        operation_id="api_keys_list",
+        tags=["API keys"],
+        parameters=LIST_PARAMETERS,
+        responses={200: ApiKeyListSerializer, **ERRORS},
+    )
+    def get(self, request):
+        params = ListParams.from_query(
+            request.query_params, sort_fields=("created_at", "name", "last_used_at")
+        )
+        keys, total = params.apply(selectors.api_key_list(organization=request.auth.organization))
+        data = ApiKeySerializer(keys, many=True).data
+        return Response(list_envelope(path=request.path, data=data, total=total, params=params))
+
+    @extend_schema(
+        operation_id="api_keys_create",
+        tags=["API keys"],
+        request=ApiKeyCreateSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: ApiKeyCreatedSerializer, **ERRORS},
+    )
+    def post(self, request):
+        serializer = ApiKeyCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        api_key, raw_key = services.api_key_create(
+            organization=request.auth.organization,
+            ctx=RequestContext.from_request(request),
+            **serializer.validated_data,
+        )
+        body = ApiKeyCreatedSerializer(api_key, context={"raw_key": raw_key}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ApiKeyDetailView(PlatformAPIView):
+    permissions_by_method = {"DELETE": Permission.ADMIN}
+
+    @extend_schema(
+        operation_id="api_keys_revoke", tags=["API keys"], responses={200: ApiKeyRevokedSerializer, **ERRORS}
+    )
+    def delete(self, request, key_id: str):
+        api_key = selectors.api_key_get(organization=request.auth.organization, key_id=key_id)
+        services.api_key_revoke(api_key=api_key, ctx=RequestContext.from_request(request))
+        return Response({"object": "api_key_revoked", "id": api_key.id, "revoked": True})
+
+
+class QuickPayView(PublicPlatformAPIView):
+    @extend_schema(
+        operation_id="quick_pay_create",
+        tags=["Quick pay"],
+        auth=[],
+        request=QuickPayCreateSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={
+            201: QuickPaymentSerializer,
+            400: ErrorSerializer,
+            409: ErrorSerializer,
+            429: ErrorSerializer,
+        },
+        description="Create a one-shot payment without an API key. Rate limited to 5 requests a minute per IP.",
+    )
+    def post(self, request):
+        serializer = QuickPayCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        payment = services.quick_payment_create(**serializer.validated_data)
+        return Response(QuickPaymentSerializer(payment).data, status=status.HTTP_201_CREATED)
+
+
+def platform_route_not_found(request: HttpRequest, path: str = ""):
+    """Any path under /api/v1 that matches no endpoint."""
+    return platform_error_response(
+        PlatformError(
+            status=404,
+            type="not_found_error",
+            code="resource_not_found",
+            message=f"No endpoint at {request.method} {request.path}.",
+        )
+    )

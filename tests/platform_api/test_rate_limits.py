@@ -1,0 +1,149 @@
+import threading
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from platform_api import ratelimit
+from tests.conftest import client_for
+from tests.factories import make_api_key
+
+pytestmark = pytest.mark.django_db
+
+QUICK_PAY = {
+    "amount": "1000000",
+    "token_address": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+    "chain_id": 8453,
+    "recipient_address": "0x1111111111111111111111111111111111111111",
+}
+
+
+def test_platform_allows_120_requests_a_minute_per_key_then_429(organization, admin_key):
+    client = client_for(admin_key[1])
+    statuses = [
+        client.get("/api/v1/events").status_code for _ in range(settings.PLATFORM_RATE_LIMIT_PER_MINUTE)
+    ]
+    assert settings.PLATFORM_RATE_LIMIT_PER_MINUTE == 120
+    assert set(statuses) == {200}
+
+    response = client.get("/api/v1/events")
+
+    assert response.status_code == 429
+    error = response.json()["error"]
+    assert (error["type"], error["code"]) == ("rate_limit_error", "rate_limit_exceeded")
+    retry_after = int(response["Retry-After"])
+    assert 1 <= retry_after <= 60
+    assert f"Retry after {retry_after} seconds" in error["message"]
+
+    # Another key of the same organization has its own budget.
+    _, other = make_api_key(organization, permissions=["read"])
+    assert client_for(other).get("/api/v1/events").status_code == 200
+
+
+def test_quick_pay_allows_5_a_minute_per_ip_then_429(api_client):
+    assert settings.QUICK_PAY_RATE_LIMIT_PER_MINUTE == 5
+    statuses = [
+        api_client.post("/api/v1/quick-pay", QUICK_PAY, format="json", REMOTE_ADDR="203.0.113.9").status_code
+        for _ in range(5)
+    ]
+    assert statuses == [201] * 5
+
+    response = api_client.post("/api/v1/quick-pay", QUICK_PAY, format="json", REMOTE_ADDR="203.0.113.9")
+
+    assert response.status_code == 429
+    assert response.json()["error"]["code"] == "rate_limit_exceeded"
+    assert "Retry-After" in response
+    other_ip = api_client.post("/api/v1/quick-pay", QUICK_PAY, format="json", REMOTE_ADDR="203.0.113.10")
+    assert other_ip.status_code == 201
+
+
+def test_forwarded_for_is_ignored_without_trusted_proxies(api_client):
+    for i in range(5):
+        api_client.post(
+            "/api/v1/quick-pay",
+            QUICK_PAY,
+            format="json",
+            REMOTE_ADDR="203.0.113.20",
+            HTTP_X_FORWARDED_FOR=f"10.0.0.{i}",
+        )
+    response = api_client.post(
+        "/api/v1/quick-pay",
+        QUICK_PAY,
+        format="json",
+        REMOTE_ADDR="203.0.113.20",
+        HTTP_X_FORWARDED_FOR="10.0.0.99",
+    )
+    assert response.status_code == 429
+
+
+def test_trusted_proxy_hop_is_the_client_ip(api_client, settings):
+    settings.TRUSTED_PROXY_COUNT = 1
+    for _ in range(5):
+        api_client.post(
+            "/api/v1/quick-pay",
+            QUICK_PAY,
+            format="json",
+            REMOTE_ADDR="10.0.0.1",
+            HTTP_X_FORWARDED_FOR="1.2.3.4, 198.51.100.1",
+        )
+    # The payer spoofed the left-most entry; the proxy appended the real address, which is limited.
+    blocked = api_client.post(
+        "/api/v1/quick-pay",
+        QUICK_PAY,
+        format="json",
+        REMOTE_ADDR="10.0.0.1",
+        HTTP_X_FORWARDED_FOR="9.9.9.9, 198.51.100.1",
+    )
+    other = api_client.post(
+        "/api/v1/quick-pay",
+        QUICK_PAY,
+        format="json",
+        REMOTE_ADDR="10.0.0.1",
+        HTTP_X_FORWARDED_FOR="198.51.100.2",
+    )
+    assert blocked.status_code == 429
+    assert other.status_code == 201
+
+
+def test_windows_are_counted_separately():
+    assert ratelimit.hit("test:window", 1, now=600.0).allowed is True
+    assert ratelimit.hit("test:window", 1, now=659.0).allowed is False
+    next_window = ratelimit.hit("test:window", 1, now=660.0)
+    assert next_window.allowed is True
+    assert next_window.retry_after == 60
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("backend", ["database", "redis"])
+def test_counter_is_atomic_under_concurrency(backend, settings):
+    """Eight threads, each with its own connection, count 25 hits each: none is lost."""
+    if backend == "redis" and not settings.REDIS_URL:
+        pytest.skip("REDIS_URL is not configured")
+    if backend == "database":
+        settings.REDIS_URL = ""
+    errors = []
+
+    def worker():
+        try:
+            for _ in range(25):
+                ratelimit.hit("test:concurrency", 10_000, now=1_200.0)
+        except Exception as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    assert ratelimit.hit("test:concurrency", 10_000, now=1_200.0).count == 201
+
+
+def test_purge_removes_only_ended_database_windows(settings):
+    settings.REDIS_URL = ""  # Redis expires its own counters; the database needs purging
+    ratelimit.hit("test:purge", 5, now=0.0)
+    ratelimit.hit("test:purge", 5, now=1_000.0)
+    assert ratelimit.purge_expired_windows(now=1_010.0) == 1
