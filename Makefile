@@ -7,7 +7,7 @@ MANAGE := $(BIN)/python manage.py
 # Development mode unless the caller says otherwise (production sets DJANGO_DEBUG=0).
 export DJANGO_DEBUG ?= 1
 
-.PHONY: run test lint format migrations-check bench clean
+.PHONY: install run test lint format migrations-check clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
@@ -17,6 +17,8 @@ $(VENV)/.installed: $(BIN)/python requirements.txt requirements-dev.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
+
+install: $(VENV)/.installed
 
 run: $(VENV)/.installed
 	$(MANAGE) migrate --noinput

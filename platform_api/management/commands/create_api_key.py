@@ -1,6 +1,8 @@
 from datetime import UTC, datetime
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.core.validators import validate_slug
 
 from platform_api.models import Permission
 from platform_api.services import api_key_create, organization_get_or_create
@@ -25,6 +27,10 @@ class Command(BaseCommand):
     def handle(
         self, *args, org, name, permissions, org_name=None, contact_email=None, expires_at=None, **opts
     ):
+        try:
+            validate_slug(org)
+        except ValidationError:
+            raise CommandError("--org must be a slug: letters, digits, hyphens and underscores.") from None
         wanted = [p.strip() for p in permissions.split(",") if p.strip()]
         unknown = [p for p in wanted if p not in Permission.values]
         if not wanted or unknown:
