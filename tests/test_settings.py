@@ -11,7 +11,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def _manage(*args, **env):
     clean = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True, timeout=120
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

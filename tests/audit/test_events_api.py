@@ -41,16 +41,22 @@ def test_lists_own_events_newest_first_with_pagination(reader, organization):
 def test_filters_by_type_and_resource_type(reader, organization):
     AuditEventFactory(organization=organization, event_type="api_key.created")
     revoked = AuditEventFactory(organization=organization, event_type="api_key.revoked")
-    webhook = AuditEventFactory(organization=organization, event_type="webhook.created", resource_type="webhook")
+    webhook = AuditEventFactory(
+        organization=organization, event_type="webhook.created", resource_type="webhook"
+    )
 
     assert [e["id"] for e in reader.get("/api/v1/events?type=api_key.revoked").json()["data"]] == [revoked.id]
-    assert [e["id"] for e in reader.get("/api/v1/events?resource_type=webhook").json()["data"]] == [webhook.id]
+    assert [e["id"] for e in reader.get("/api/v1/events?resource_type=webhook").json()["data"]] == [
+        webhook.id
+    ]
     assert reader.get("/api/v1/events?resource_type=api_key").json()["pagination"]["total"] == 2
 
 
 def test_from_and_to_are_inclusive(reader, organization):
     base = timezone.now().replace(microsecond=0) - timedelta(days=3)
-    events = [AuditEventFactory(organization=organization, created_at=base + timedelta(days=i)) for i in range(3)]
+    events = [
+        AuditEventFactory(organization=organization, created_at=base + timedelta(days=i)) for i in range(3)
+    ]
     frm = (base + timedelta(days=1)).isoformat()
     to = (base + timedelta(days=2)).isoformat()
 
@@ -69,7 +75,12 @@ def test_page_and_limit(reader, organization):
 
 @pytest.mark.parametrize(
     ("query", "param"),
-    [("from=yesterday", "from"), ("to=2026-13-01T00:00:00Z", "to"), ("limit=101", "limit"), ("page=x", "page")],
+    [
+        ("from=yesterday", "from"),
+        ("to=2026-13-01T00:00:00Z", "to"),
+        ("limit=101", "limit"),
+        ("page=x", "page"),
+    ],
 )
 def test_malformed_query_is_400_invalid_field_value(reader, query, param):
     response = reader.get(f"/api/v1/events?{query}")

@@ -53,7 +53,11 @@ def test_each_payment_gets_a_different_deposit_address(api_client):
 
 def test_needs_no_key_and_ignores_a_bad_one(api_client):
     response = api_client.post(
-        "/api/v1/quick-pay", VALID, format="json", HTTP_AUTHORIZATION="Bearer svc_live_bogus", REMOTE_ADDR="203.0.113.51"
+        "/api/v1/quick-pay",
+        VALID,
+        format="json",
+        HTTP_AUTHORIZATION="Bearer svc_live_bogus",
+        REMOTE_ADDR="203.0.113.51",
     )
     assert response.status_code == 201
 
@@ -71,7 +75,11 @@ def test_needs_no_key_and_ignores_a_bad_one(api_client):
         ({"amount": 1000}, "invalid_field_value", "amount"),
         ({"amount": "1" * 80}, "invalid_field_value", "amount"),
         ({"token_address": "0x833589"}, "invalid_address", "token_address"),
-        ({"recipient_address": "1111111111111111111111111111111111111111"}, "invalid_address", "recipient_address"),
+        (
+            {"recipient_address": "1111111111111111111111111111111111111111"},
+            "invalid_address",
+            "recipient_address",
+        ),
         ({"recipient_address": "0x" + "g" * 40}, "invalid_address", "recipient_address"),
         ({"chain_id": "8453"}, "invalid_field_value", "chain_id"),
         ({"chain_id": 0}, "invalid_field_value", "chain_id"),
@@ -96,7 +104,9 @@ def test_expiry_marks_only_unpaid_payments_past_their_time(api_client):
     late = QuickPayment.objects.get(pk=_post(api_client, VALID).json()["id"])
     fresh = QuickPayment.objects.get(pk=_post(api_client, VALID).json()["id"])
     paid = QuickPayment.objects.get(pk=_post(api_client, VALID).json()["id"])
-    QuickPayment.objects.filter(pk__in=[late.pk, paid.pk]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    QuickPayment.objects.filter(pk__in=[late.pk, paid.pk]).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
     QuickPayment.objects.filter(pk=paid.pk).update(status=QuickPayment.Status.PAID)
 
     assert expire_quick_payments() == 1
