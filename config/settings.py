@@ -213,6 +213,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "PlatformErrorCodeEnum": "platform_api.serializers.ERROR_CODES",
+        "PlatformErrorTypeEnum": "platform_api.serializers.ERROR_TYPES",
+    },
 }
 
 # --- Celery -----------------------------------------------------------------

@@ -21,6 +21,10 @@ from platform_api.models import RateLimitCounter
 WINDOW_SECONDS = 60
 
 
+def _clock() -> float:
+    return time.time()
+
+
 @dataclass(frozen=True)
 class RateLimitResult:
     allowed: bool
@@ -58,7 +62,7 @@ def _count_in_database(bucket: str, window_start: int) -> int:
 
 def hit(bucket: str, limit: int, now: float | None = None) -> RateLimitResult:
     """Count one request against `bucket`; `allowed` is False once `limit` is passed in this window."""
-    now = time.time() if now is None else now
+    now = _clock() if now is None else now
     window_start = int(now // WINDOW_SECONDS) * WINDOW_SECONDS
     count = (
         _count_in_redis(bucket, window_start)
@@ -71,6 +75,6 @@ def hit(bucket: str, limit: int, now: float | None = None) -> RateLimitResult:
 
 def purge_expired_windows(now: float | None = None) -> int:
     """Delete database counters of windows that have ended."""
-    now = time.time() if now is None else now
+    now = _clock() if now is None else now
     deleted, _ = RateLimitCounter.objects.filter(window_start__lt=now - WINDOW_SECONDS).delete()
     return deleted

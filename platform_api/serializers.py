@@ -15,12 +15,44 @@ from platform_api.fields import (
 )
 from platform_api.models import Permission
 
+ERROR_TYPES = [
+    "invalid_request_error",
+    "authentication_error",
+    "permission_error",
+    "not_found_error",
+    "rate_limit_error",
+    "idempotency_error",
+    "api_error",
+]
+ERROR_CODES = [
+    "missing_required_field",
+    "invalid_field_value",
+    "invalid_address",
+    "no_updates_provided",
+    "invalid_status_transition",
+    "duplicate_resource",
+    "method_not_allowed",
+    "key_missing",
+    "key_invalid",
+    "key_expired",
+    "key_revoked",
+    "insufficient_permissions",
+    "resource_not_found",
+    "rate_limit_exceeded",
+    "idempotency_conflict",
+    "internal_error",
+]
+
 
 class ErrorDetailSerializer(serializers.Serializer):
-    type = serializers.CharField()
-    code = serializers.CharField()
-    message = serializers.CharField()
-    param = serializers.CharField(required=False)
+    type = serializers.ChoiceField(choices=ERROR_TYPES)
+    code = serializers.ChoiceField(choices=ERROR_CODES)
+    message = serializers.CharField(
+        help_text="Human-readable; 429 messages include the retry delay in seconds."
+    )
+    param = serializers.CharField(
+        required=False, help_text="The offending request parameter, when there is one."
+    )
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -23,3 +23,11 @@ def test_swagger_docs_page_is_served_without_the_internet(client):
     assert response.status_code == 200
     assert b"swagger-ui" in response.content
     assert b"cdn.jsdelivr" not in response.content
+
+
+def test_error_schema_enumerates_the_contract_codes(client):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    components = schema["components"]["schemas"]
+    codes = set(components["PlatformErrorCodeEnum"]["enum"])
+    assert {"key_missing", "key_invalid", "key_expired", "key_revoked", "rate_limit_exceeded"} <= codes
+    assert "idempotency_error" in components["PlatformErrorTypeEnum"]["enum"]

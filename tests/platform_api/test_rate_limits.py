@@ -10,6 +10,13 @@ from tests.factories import make_api_key
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture(autouse=True)
+def frozen_clock(monkeypatch):
+    """Keep every request of a test in one window, wherever the wall clock is in its minute."""
+    monkeypatch.setattr(ratelimit, "_clock", lambda: 1_800_000_017.0)
+
+
 QUICK_PAY = {
     "amount": "1000000",
     "token_address": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
@@ -32,7 +39,7 @@ def test_platform_allows_120_requests_a_minute_per_key_then_429(organization, ad
     error = response.json()["error"]
     assert (error["type"], error["code"]) == ("rate_limit_error", "rate_limit_exceeded")
     retry_after = int(response["Retry-After"])
-    assert 1 <= retry_after <= 60
+    assert retry_after == 43  # the frozen clock stands 17 s into its window
     assert f"Retry after {retry_after} seconds" in error["message"]
 
     # Another key of the same organization has its own budget.
