@@ -113,7 +113,9 @@ class ApiKeyAdmin(admin.ModelAdmin):
             expires_at=form.cleaned_data.get("expires_at"),
             ctx=_admin_ctx(request, form.cleaned_data["organization"]),
         )
-        obj.pk = api_key.pk
+        # The admin goes on to log and link `obj`; make it the row the service created.
+        for field in ApiKey._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(api_key, field.attname))
         obj._state.adding = False
         messages.warning(
             request,

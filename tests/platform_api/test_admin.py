@@ -48,6 +48,7 @@ def test_key_created_in_admin_is_shown_once_and_works(staff, organization):
     raw = re.search(r"svc_live_[0-9A-Za-z]{40}", page).group(0)
     key = ApiKey.objects.get(name="from admin")
     assert key.key_prefix == raw[: len(key.key_prefix)]
+    assert f"from admin ({key.key_prefix}...)" in page
     assert client_for(raw).get("/api/v1/events").status_code == 200
     assert raw not in staff.get(f"/admin/platform_api/apikey/{key.pk}/change/").content.decode()
     assert AuditEvent.objects.filter(event_type="api_key.created", resource_id=key.pk).count() == 1
