@@ -80,6 +80,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "platform_api.middleware.PlatformErrorMiddleware",
+    "orders.middleware.OrderErrorMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -285,3 +286,55 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# --- Order interface ----------------------------------------------------------
+
+ORDER_LIFETIME_SECONDS = 15 * 60
+ORDER_LIST_MAX_LIMIT = 100
+TOKEN_LIST_FILE = BASE_DIR / "orders" / "data" / "tokens.json"
+
+# Fees, feeVersion 1 (DESIGN.md). Tiers: (USD upper bound, bps) in ascending order.
+FEE_TIERS_USD = [(10, 120), (500, 80), (5_000, 60), (50_000, 40)]
+FEE_TOP_TIER_BPS = 28
+# The discount token (B3 on Base) and the share of the fee it waives: (tokens held, bps of the fee).
+DISCOUNT_TOKEN_CHAIN_ID = env_int("DISCOUNT_TOKEN_CHAIN_ID", 8453)
+DISCOUNT_TOKEN_ADDRESS = os.environ.get(
+    "DISCOUNT_TOKEN_ADDRESS", "0xB3B32F9f8827D4634fE7d973Fa1034Ec9fdDB3B3"
+)
+DISCOUNT_TOKEN_DECIMALS = 18
+WHALE_DISCOUNT_TIERS = [(100_000, 5_000), (500_000, 7_500), (1_000_000, 10_000)]
+# Card payments through vendorB: 5.4% + $0.30 by the vendor, plus the service's fixed fee.
+CARD_VENDOR_FEE_BPS = 540
+CARD_VENDOR_FEE_USD = "0.30"
+CARD_SERVICE_FEE_USD = os.environ.get("CARD_SERVICE_FEE_USD", "0.00")
+# Points: one per whole USD of order value, multiplied for discount-token holders.
+POINTS_PER_USD = 1
+POINTS_MULTIPLIER_TIERS = [(100_000, 2), (1_000_000, 3)]
+
+# External providers. "offline" prices from the token registry and reads balances as 0;
+# "relay" / "rpc" call the real services.
+QUOTE_PROVIDER = os.environ.get("QUOTE_PROVIDER", "offline")
+RELAY_API_URL = os.environ.get("RELAY_API_URL", "https://api.relay.link")
+RELAY_API_KEY = os.environ.get("RELAY_API_KEY", "")
+# The address that sends the relay transaction: the service's vault.
+RELAY_QUOTE_USER = os.environ.get("RELAY_QUOTE_USER", "0x" + "0" * 40)
+CHAIN_READER = os.environ.get("CHAIN_READER", "offline")
+# "1=https://rpc.example,8453=https://..." : one JSON-RPC URL per chain id.
+CHAIN_RPC_URLS = {
+    int(chain): url
+    for chain, _, url in (item.partition("=") for item in env_list("CHAIN_RPC_URLS"))
+    if chain.strip().isdigit() and url
+}
+PROVIDER_TIMEOUT_SECONDS = float(os.environ.get("PROVIDER_TIMEOUT_SECONDS", "10"))
+PROVIDER_MAX_RETRIES = env_int("PROVIDER_MAX_RETRIES", 2)
+QUOTE_SLIPPAGE_BPS = env_int("QUOTE_SLIPPAGE_BPS", 50)
+
+CELERY_BEAT_SCHEDULE.update(
+    {
+        "orders-expire-checkout-sessions": {
+            "task": "orders.tasks.expire_checkout_sessions",
+            "schedule": 60.0,
+        },
+        "orders-expire-unpaid-orders": {"task": "orders.tasks.expire_unpaid_orders", "schedule": 60.0},
+    }
+)

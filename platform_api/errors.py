@@ -132,26 +132,26 @@ class PlatformError(Exception):
         )
 
 
-def _first_validation_error(detail: Any, path: str = "") -> tuple[str, Any]:
+def first_validation_error(detail: Any, path: str = "") -> tuple[str, Any]:
     """Walk DRF's nested error detail to the first leaf, returning its dotted param path."""
     if isinstance(detail, dict):
         field, value = next(iter(detail.items()))
         if field == "non_field_errors":
-            return _first_validation_error(value, path)
+            return first_validation_error(value, path)
         if isinstance(field, int):  # ListField/DictField report items by index
-            return _first_validation_error(value, f"{path}[{field}]")
-        return _first_validation_error(value, f"{path}.{field}" if path else str(field))
+            return first_validation_error(value, f"{path}[{field}]")
+        return first_validation_error(value, f"{path}.{field}" if path else str(field))
     if isinstance(detail, list):
         for index, item in enumerate(detail):
             if item:  # many=True serializers report {} for items without errors
                 if isinstance(item, dict) and path:
-                    return _first_validation_error(item, f"{path}[{index}]")
-                return _first_validation_error(item, path)
+                    return first_validation_error(item, f"{path}[{index}]")
+                return first_validation_error(item, path)
     return path, detail
 
 
 def error_from_validation(exc: drf_exceptions.ValidationError) -> PlatformError:
-    param, leaf = _first_validation_error(exc.detail)
+    param, leaf = first_validation_error(exc.detail)
     code = getattr(leaf, "code", "invalid")
     message = str(leaf)
     param_or_none = param or None

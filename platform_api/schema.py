@@ -6,6 +6,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     target_class = "platform_api.api.ApiKeyAuthentication"
     name = "ApiKey"
+    match_subclasses = True  # the order interface's optional key too
 
     def get_security_definition(self, auto_schema):
         return {

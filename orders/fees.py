@@ -1,0 +1,154 @@
+"""Fee arithmetic (feeVersion 1). Pure functions over integers and Decimals; every threshold is a setting.
+
+Rounding: basis points and token amounts are integers. Discounted basis points
+and fee amounts are rounded down (in the payer's favour); amounts after fees
+are floored and never below zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
+
+from django.conf import settings
+
+BPS = 10_000
+FEE_VERSION = 1
+USDC_DECIMALS = 6
+
+
+def service_fee_bps(usd_value: Decimal) -> int:
+    """Base fee for an order worth `usd_value`: the first tier whose bound it is under."""
+    for bound, bps in settings.FEE_TIERS_USD:
+        if usd_value < Decimal(bound):
+            return bps
+    return settings.FEE_TOP_TIER_BPS
+
+
+def whale_discount_bps(balance: int) -> int:
+    """Share of the base fee waived (in bps of it) for the recipient's discount-token balance (smallest unit)."""
+    unit = 10**settings.DISCOUNT_TOKEN_DECIMALS
+    discount = 0
+    for threshold_tokens, bps in settings.WHALE_DISCOUNT_TIERS:
+        if balance >= threshold_tokens * unit:
+            discount = max(discount, bps)
+    return discount
+
+
+def discounted_bps(base_bps: int, discount_bps: int) -> int:
+    return base_bps * (BPS - discount_bps) // BPS
+
+
+def fee_amount(amount: int, bps: int) -> int:
+    """The fee on `amount` at `bps`, rounded down."""
+    return amount * bps // BPS
+
+
+@dataclass(frozen=True)
+class StandardFee:
+    token_to_check_balance: str
+    recipient_balance: int
+    service_fee_bps: int
+    service_whale_discount_bps: int
+    final_fee_bps: int
+
+    def as_dict(self) -> dict:
+        return {
+            "type": "standard_fee",
+            "feeVersion": FEE_VERSION,
+            "tokenToCheckBalance": self.token_to_check_balance,
+            "recipientBalance": str(self.recipient_balance),
+            "serviceFeeBps": self.service_fee_bps,
+            "serviceWhaleDiscountBps": self.service_whale_discount_bps,
+            "servicePartnerDiscountBps": 0,
+            "finalFeeBps": self.final_fee_bps,
+        }
+
+
+def standard_fee(*, usd_value: Decimal, recipient_balance: int) -> StandardFee:
+    base = service_fee_bps(usd_value)
+    discount = whale_discount_bps(recipient_balance)
+    return StandardFee(
+        token_to_check_balance=settings.DISCOUNT_TOKEN_ADDRESS,
+        recipient_balance=recipient_balance,
+        service_fee_bps=base,
+        service_whale_discount_bps=discount,
+        final_fee_bps=discounted_bps(base, discount),
+    )
+
+
+@dataclass(frozen=True)
+class CardFee:
+    standard: StandardFee
+    vendor_fee_bps: int
+    vendor_fee_usd: Decimal
+    service_fee_usd: Decimal
+    original_amount: int
+    final_amount: int
+
+    @property
+    def final_fee_bps(self) -> int:
+        return self.vendor_fee_bps + self.standard.final_fee_bps
+
+    @property
+    def final_fee_usd(self) -> Decimal:
+        return self.vendor_fee_usd + self.service_fee_usd
+
+    def as_dict(self) -> dict:
+        return {
+            "type": "vendorBweb2_fee",
+            "feeVersion": FEE_VERSION,
+            "tokenToCheckBalance": self.standard.token_to_check_balance,
+            "recipientBalance": str(self.standard.recipient_balance),
+            "vendorBFeeBps": self.vendor_fee_bps,
+            "vendorBFeeUsd": float(self.vendor_fee_usd),
+            "serviceFeeBps": self.standard.service_fee_bps,
+            "serviceFeeUsd": float(self.service_fee_usd),
+            "serviceWhaleDiscountBps": self.standard.service_whale_discount_bps,
+            "servicePartnerDiscountBps": 0,
+            "finalFeeBps": self.final_fee_bps,
+            "finalFeeUsd": float(self.final_fee_usd),
+            "originalAmount": str(self.original_amount),
+            "finalAmount": str(self.final_amount),
+        }
+
+
+def usd_to_usdc_units(usd: Decimal) -> int:
+    return int((usd * 10**USDC_DECIMALS).to_integral_value(rounding=ROUND_CEILING))
+
+
+def card_fee(*, original_amount: int, usd_value: Decimal, recipient_balance: int) -> CardFee:
+    """vendorB card payment: `finalAmount = original * (1 - (vendor + service bps)/10000) - fixed fees`.
+
+    `original_amount` is in USDC units (6 decimals).
+    """
+    standard = standard_fee(usd_value=usd_value, recipient_balance=recipient_balance)
+    vendor_bps = settings.CARD_VENDOR_FEE_BPS
+    vendor_usd = Decimal(settings.CARD_VENDOR_FEE_USD)
+    service_usd = Decimal(settings.CARD_SERVICE_FEE_USD)
+    total_bps = vendor_bps + standard.final_fee_bps
+    fixed_units = usd_to_usdc_units(vendor_usd + service_usd)
+    after_percent = original_amount * (BPS - total_bps) // BPS
+    final_amount = max(0, after_percent - fixed_units)
+    return CardFee(
+        standard=standard,
+        vendor_fee_bps=vendor_bps,
+        vendor_fee_usd=vendor_usd,
+        service_fee_usd=service_usd,
+        original_amount=original_amount,
+        final_amount=final_amount,
+    )
+
+
+def points_for(*, usd_value: Decimal, recipient_balance: int) -> tuple[int, int]:
+    """Points for an order: `floor(usd_value * POINTS_PER_USD) * multiplier`, and the multiplier.
+
+    The multiplier is 1, or the highest whale tier's multiplier the recipient reaches.
+    """
+    unit = 10**settings.DISCOUNT_TOKEN_DECIMALS
+    multiplier = 1
+    for threshold_tokens, tier_multiplier in settings.POINTS_MULTIPLIER_TIERS:
+        if recipient_balance >= threshold_tokens * unit:
+            multiplier = max(multiplier, tier_multiplier)
+    base = int(max(usd_value, Decimal(0)) * settings.POINTS_PER_USD)
+    return base * multiplier, multiplier

@@ -1,0 +1,209 @@
+"""Checkout sessions, orders with their transactions, and the token registry."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.utils import timezone
+
+AMOUNT = {"max_digits": 78, "decimal_places": 0}  # uint256 in the token's smallest unit
+
+
+class Token(models.Model):
+    """A token the service knows on one chain, from the shipped token list."""
+
+    chain_id = models.PositiveBigIntegerField()
+    address = models.CharField(
+        max_length=42, help_text="EIP-55 checksummed; the zero address is the native asset."
+    )
+    symbol = models.CharField(max_length=32)
+    name = models.CharField(max_length=100)
+    decimals = models.PositiveSmallIntegerField()
+    logo_uri = models.URLField(max_length=500, blank=True)
+    usd_price = models.DecimalField(
+        max_digits=30,
+        decimal_places=10,
+        null=True,
+        blank=True,
+        help_text="Reference price used by the offline quoter.",
+    )
+
+    class Meta:
+        ordering = ["chain_id", "symbol"]
+        constraints = [models.UniqueConstraint(fields=["chain_id", "address"], name="token_chain_address")]
+        indexes = [models.Index(fields=["chain_id", "symbol"], name="token_chain_symbol")]
+
+    def __str__(self) -> str:
+        return f"{self.symbol} on {self.chain_id}"
+
+
+class CheckoutSession(models.Model):
+    """A merchant's checkout, paid by at most one order."""
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        PROCESSING = "processing"
+        COMPLETE = "complete"
+        EXPIRED = "expired"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        "platform_api.Organization",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="checkout_sessions",
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
+    success_url = models.CharField(max_length=2048, null=True, blank=True)
+    cancel_url = models.CharField(max_length=2048, null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    client_reference_id = models.CharField(max_length=255, null=True, blank=True)
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    expired_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["status", "expires_at"], name="session_status_expiry"),
+            models.Index(fields=["organization", "-created_at"], name="session_org_created"),
+        ]
+
+    def __str__(self) -> str:
+        return str(self.id)
+
+
+class Order(models.Model):
+    """One payment: a deposit on the source chain turned into an outcome on the destination chain."""
+
+    class Type(models.TextChoices):
+        SWAP = "swap"
+        X402_SWAP = "x402_swap"
+        DUEL = "duel"
+        CUSTOM = "custom"
+        CUSTOM_EXACT_IN = "custom_exact_in"
+        MINT_NFT = "mint_nft"
+        JOIN_TOURNAMENT = "join_tournament"
+        FUND_TOURNAMENT = "fund_tournament"
+
+    class Status(models.TextChoices):
+        SCANNING_DEPOSIT = "scanning_deposit_transaction"
+        WAITING_STRIPE_PAYMENT = "waiting_stripe_payment"
+        EXPIRED = "expired"
+        SENDING_TOKEN_FROM_VAULT = "sending_token_from_vault"  # noqa: S105 - a status, not a secret
+        QUOTING_AFTER_DEPOSIT = "quoting_after_deposit"
+        RELAY = "relay"
+        EXECUTING = "executing"
+        EXECUTED = "executed"
+        REFUNDING = "refunding"
+        REFUNDED = "refunded"
+        FAILURE = "failure"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        "platform_api.Organization", null=True, blank=True, on_delete=models.PROTECT, related_name="orders"
+    )
+    checkout_session = models.OneToOneField(
+        CheckoutSession, null=True, blank=True, on_delete=models.PROTECT, related_name="order"
+    )
+    type = models.CharField(max_length=20, choices=Type.choices)
+    status = models.CharField(max_length=40, choices=Status.choices, default=Status.SCANNING_DEPOSIT)
+    recipient_address = models.CharField(max_length=42)
+    global_address = models.CharField(max_length=42, unique=True, help_text="Service-owned deposit address.")
+    src_chain = models.PositiveBigIntegerField()
+    dst_chain = models.PositiveBigIntegerField()
+    src_token_address = models.CharField(max_length=42)
+    dst_token_address = models.CharField(max_length=42)
+    src_amount = models.DecimalField(**AMOUNT)
+    error_details = models.TextField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    expired_at = models.DateTimeField(help_text="The deposit must arrive before this time.")
+    filled_at = models.DateTimeField(null=True, blank=True)
+    received_deposit_at = models.DateTimeField(null=True, blank=True)
+    creator_address = models.CharField(max_length=42, null=True, blank=True, help_text="Lower-cased.")
+    partner_id = models.CharField(max_length=100, null=True, blank=True)
+    client_reference_id = models.CharField(max_length=255, null=True, blank=True)
+    onramp_metadata = models.JSONField(
+        null=True, blank=True, help_text="Includes the payer's IP and fingerprint."
+    )
+    one_click_buy_url = models.URLField(max_length=2048, null=True, blank=True)
+    vendor_b_payment_intent_id = models.CharField(max_length=255, null=True, blank=True)
+    settlement = models.JSONField(null=True, blank=True)
+    payload = models.JSONField(default=dict)
+    metadata = models.JSONField(default=dict)
+    action = models.CharField(max_length=255, null=True, blank=True)
+    fee = models.JSONField(null=True, blank=True)
+    points_amount = models.PositiveBigIntegerField(default=0, help_text="Awarded when the order is executed.")
+    points = models.PositiveBigIntegerField(null=True, blank=True)
+    execute_tx = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["creator_address", "-created_at"], name="order_creator_created"),
+            models.Index(fields=["status", "expired_at"], name="order_status_expiry"),
+            models.Index(fields=["organization", "-created_at"], name="order_org_created"),
+            models.Index(fields=["client_reference_id"], name="order_client_reference"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.id}"
+
+
+class DepositTx(models.Model):
+    """A deposit seen on the source chain to the order's global address."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="deposit_txs")
+    chain = models.PositiveBigIntegerField()
+    from_address = models.CharField(max_length=42, null=True, blank=True)
+    tx_hash = models.CharField(max_length=66)
+    amount = models.DecimalField(**AMOUNT)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["chain", "tx_hash", "order"], name="deposit_unique_tx")
+        ]
+
+
+class RelayTx(models.Model):
+    """A relay (bridge or swap) transaction that moves the deposit to the destination chain."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SUCCESS = "success"
+        FAILURE = "failure"
+        REFUND = "refund"
+        DELAYED = "delayed"
+        WAITING = "waiting"
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="relay_txs")
+    chain = models.PositiveBigIntegerField()
+    tx_hash = models.CharField(max_length=66)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+
+class RefundTx(models.Model):
+    """A transfer returning a deposit to the payer after a failure."""
+
+    class Status(models.TextChoices):
+        SUCCESS = "success"
+        FAILURE = "failure"
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="refund_txs")
+    chain = models.PositiveBigIntegerField()
+    tx_hash = models.CharField(max_length=66)
+    amount = models.DecimalField(**AMOUNT)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]

@@ -1,0 +1,246 @@
+"""Adapters for external pricing and chain data, chosen by settings.
+
+- Quote providers: `RelayQuoteProvider` (a relay provider's HTTP quote API) and
+  `OfflineQuoteProvider` (development: prices from the token registry).
+- Chain readers: `RpcChainReader` (JSON-RPC `eth_call` of `balanceOf`) and
+  `OfflineChainReader` (development: every balance is 0).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import Any
+
+import requests
+from django.conf import settings
+
+from config.http_client import build_session
+from orders.models import Token
+
+logger = logging.getLogger(__name__)
+
+EXACT_INPUT = "EXACT_INPUT"
+EXACT_OUTPUT = "EXACT_OUTPUT"
+
+
+class ProviderUnavailable(Exception):
+    """The provider could not be reached or answered with an error of its own (5xx, bad body)."""
+
+
+class QuoteRejected(Exception):
+    """The provider understood the request and refused it (no route, amount too small, ...)."""
+
+
+@dataclass(frozen=True)
+class QuoteRequest:
+    user: str
+    recipient: str
+    origin_chain_id: int
+    destination_chain_id: int
+    origin_currency: str
+    destination_currency: str
+    amount: int
+    trade_type: str
+
+
+def token_shape(token: Token) -> dict[str, Any]:
+    return {
+        "chainId": token.chain_id,
+        "address": token.address,
+        "symbol": token.symbol,
+        "name": token.name,
+        "decimals": token.decimals,
+        "metadata": {"logoURI": token.logo_uri} if token.logo_uri else {},
+    }
+
+
+def _formatted(amount: int, decimals: int) -> str:
+    value = Decimal(amount).scaleb(-decimals)
+    text = format(value.normalize(), "f") if value else "0"
+    return text
+
+
+def _usd(value: Decimal) -> str:
+    return str(value.quantize(Decimal("0.01")))
+
+
+class OfflineQuoteProvider:
+    """Development pricing from `Token.usd_price`; no network. Labelled `offline` wherever it shows."""
+
+    name = "offline"
+
+    def _token(self, chain_id: int, address: str) -> Token:
+        token = Token.objects.filter(chain_id=chain_id, address__iexact=address).first()
+        if token is None or token.usd_price is None or token.usd_price <= 0:
+            raise QuoteRejected(f"No reference price for token {address} on chain {chain_id}.")
+        return token
+
+    def quote(self, request: QuoteRequest) -> dict[str, Any]:
+        token_in = self._token(request.origin_chain_id, request.origin_currency)
+        token_out = self._token(request.destination_chain_id, request.destination_currency)
+        price_in, price_out = token_in.usd_price, token_out.usd_price
+        if request.trade_type == EXACT_INPUT:
+            amount_in = request.amount
+            usd = Decimal(amount_in).scaleb(-token_in.decimals) * price_in
+            amount_out = int(
+                (usd / price_out).scaleb(token_out.decimals).to_integral_value(rounding=ROUND_FLOOR)
+            )
+        else:
+            amount_out = request.amount
+            usd = Decimal(amount_out).scaleb(-token_out.decimals) * price_out
+            amount_in = int(
+                (usd / price_in).scaleb(token_in.decimals).to_integral_value(rounding=ROUND_CEILING)
+            )
+        slippage_bps = settings.QUOTE_SLIPPAGE_BPS
+        minimum_out = amount_out * (10_000 - slippage_bps) // 10_000
+        slippage_percent = str(Decimal(slippage_bps) / 100)
+        usd_out = Decimal(amount_out).scaleb(-token_out.decimals) * price_out
+        return {
+            "currencyIn": {
+                "currency": token_shape(token_in),
+                "amount": str(amount_in),
+                "amountFormatted": _formatted(amount_in, token_in.decimals),
+                "amountUsd": _usd(usd),
+                "minimumAmount": str(amount_in),
+            },
+            "currencyOut": {
+                "currency": token_shape(token_out),
+                "amount": str(amount_out),
+                "amountFormatted": _formatted(amount_out, token_out.decimals),
+                "amountUsd": _usd(usd_out),
+                "minimumAmount": str(minimum_out),
+            },
+            "totalImpact": {"usd": "0.00", "percent": "0"},
+            "swapImpact": {"usd": "0.00", "percent": "0"},
+            "rate": str((price_in / price_out).normalize()),
+            "slippageTolerance": {
+                "origin": {"usd": "0.00", "value": "0", "percent": "0"},
+                "destination": {
+                    "usd": _usd(usd_out - Decimal(minimum_out).scaleb(-token_out.decimals) * price_out),
+                    "value": str(amount_out - minimum_out),
+                    "percent": slippage_percent,
+                },
+            },
+            "timeEstimate": 5 if request.origin_chain_id == request.destination_chain_id else 30,
+        }
+
+
+class RelayQuoteProvider:
+    """A relay provider's quote API over HTTP: `POST {RELAY_API_URL}/quote`."""
+
+    name = "relay"
+    DETAIL_FIELDS = (
+        "currencyIn",
+        "currencyOut",
+        "totalImpact",
+        "swapImpact",
+        "rate",
+        "slippageTolerance",
+        "timeEstimate",
+    )
+
+    def __init__(self, base_url: str | None = None, api_key: str | None = None):
+        self.base_url = (base_url or settings.RELAY_API_URL).rstrip("/")
+        self.api_key = settings.RELAY_API_KEY if api_key is None else api_key
+        self.session = build_session()  # a quote has no side effects, so POST may be retried
+
+    def quote(self, request: QuoteRequest) -> dict[str, Any]:
+        body = {
+            "user": request.user,
+            "recipient": request.recipient,
+            "originChainId": request.origin_chain_id,
+            "destinationChainId": request.destination_chain_id,
+            "originCurrency": request.origin_currency,
+            "destinationCurrency": request.destination_currency,
+            "amount": str(request.amount),
+            "tradeType": request.trade_type,
+        }
+        headers = {"x-api-key": self.api_key} if self.api_key else {}
+        try:
+            response = self.session.post(
+                f"{self.base_url}/quote",
+                json=body,
+                headers=headers,
+                timeout=settings.PROVIDER_TIMEOUT_SECONDS,
+                allow_redirects=False,
+            )
+        except requests.RequestException as exc:
+            raise ProviderUnavailable(f"quote provider unreachable: {exc.__class__.__name__}") from exc
+        if 400 <= response.status_code < 500 and response.status_code != 429:
+            raise QuoteRejected(self._message(response) or "The quote provider refused this trade.")
+        if response.status_code != 200:
+            raise ProviderUnavailable(f"quote provider answered {response.status_code}")
+        try:
+            details = response.json()["details"]
+            return {field: details[field] for field in self.DETAIL_FIELDS if field in details} | {
+                "currencyIn": details["currencyIn"],
+                "currencyOut": details["currencyOut"],
+            }
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ProviderUnavailable("quote provider answered without quote details") from exc
+
+    @staticmethod
+    def _message(response: requests.Response) -> str | None:
+        try:
+            message = response.json().get("message")
+        except ValueError:
+            return None
+        return str(message)[:300] if message else None
+
+
+class OfflineChainReader:
+    """Development chain reader: every balance is 0, so no whale discount applies."""
+
+    name = "offline"
+
+    def balance_of(self, *, chain_id: int, token: str, holder: str) -> int:
+        return 0
+
+
+class RpcChainReader:
+    """ERC-20 balances over JSON-RPC `eth_call`, one RPC URL per chain from settings."""
+
+    name = "rpc"
+    BALANCE_OF = "0x70a08231"
+
+    def __init__(self, rpc_urls: dict[int, str] | None = None):
+        self.rpc_urls = settings.CHAIN_RPC_URLS if rpc_urls is None else rpc_urls
+        self.session = build_session()  # eth_call reads state only
+
+    def balance_of(self, *, chain_id: int, token: str, holder: str) -> int:
+        url = self.rpc_urls.get(chain_id)
+        if not url:
+            raise ProviderUnavailable(f"no RPC URL configured for chain {chain_id}")
+        data = self.BALANCE_OF + holder[2:].lower().rjust(64, "0")
+        payload = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "eth_call",
+            "params": [{"to": token, "data": data}, "latest"],
+        }
+        try:
+            response = self.session.post(
+                url, json=payload, timeout=settings.PROVIDER_TIMEOUT_SECONDS, allow_redirects=False
+            )
+            response.raise_for_status()
+            body = response.json()
+        except (requests.RequestException, ValueError) as exc:
+            raise ProviderUnavailable(f"RPC for chain {chain_id} failed: {exc.__class__.__name__}") from exc
+        if "error" in body or not isinstance(body.get("result"), str):
+            raise ProviderUnavailable(f"RPC for chain {chain_id} returned an error")
+        result = body["result"]
+        return int(result, 16) if result not in ("0x", "") else 0
+
+
+def get_quote_provider():
+    if settings.QUOTE_PROVIDER == "relay":
+        return RelayQuoteProvider()
+    return OfflineQuoteProvider()
+
+
+def get_chain_reader():
+    if settings.CHAIN_READER == "rpc":
+        return RpcChainReader()
+    return OfflineChainReader()

@@ -1,0 +1,138 @@
+"""POST /orders/quote: price the trade through the quote provider, then add fees and points."""
+
+from __future__ import annotations
+
+import logging
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.conf import settings
+
+from orders import fees
+from orders.envelope import OrderError
+from orders.providers import (
+    EXACT_INPUT,
+    EXACT_OUTPUT,
+    ProviderUnavailable,
+    QuoteRejected,
+    QuoteRequest,
+    get_quote_provider,
+)
+from orders.services import recipient_discount_balance
+
+logger = logging.getLogger(__name__)
+
+CONTRACT_CALLS = {"custom", "custom_exact_in", "mint_nft", "join_tournament", "fund_tournament"}
+
+
+def trade_of(data: dict[str, Any]) -> tuple[str, int]:
+    """(tradeType, amount) a quote request stands for.
+
+    A swap says which; `custom_exact_in` fixes what the payer sends; every other
+    type fixes what must arrive (a price, an entry fee, an x402 payment).
+    """
+    kind = data["type"]
+    if kind == "swap":
+        return data["tradeType"], data["amount"]
+    if kind == "custom_exact_in":
+        return EXACT_INPUT, data["amount"]
+    if kind in ("x402_swap", "duel"):
+        return EXACT_OUTPUT, data["amount"]
+    if kind == "custom":
+        return EXACT_OUTPUT, data["payload"]["amount"]
+    if kind == "fund_tournament":
+        return EXACT_OUTPUT, data["fundAmount"]
+    return EXACT_OUTPUT, data["price"]  # mint_nft, join_tournament
+
+
+def _decimal(value: Any) -> Decimal:
+    try:
+        return Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return Decimal(0)
+
+
+def _rescale(currency: dict[str, Any], new_amount: int) -> dict[str, Any]:
+    """The same currency block for another amount (formatted and USD figures follow)."""
+    old_amount = int(currency["amount"])
+    decimals = int(currency["currency"]["decimals"])
+    scaled = dict(currency)
+    scaled["amount"] = str(new_amount)
+    scaled["amountFormatted"] = (
+        format(Decimal(new_amount).scaleb(-decimals).normalize(), "f") if new_amount else "0"
+    )
+    if old_amount and "amountUsd" in currency:
+        usd = _decimal(currency["amountUsd"]) * Decimal(new_amount) / Decimal(old_amount)
+        scaled["amountUsd"] = str(usd.quantize(Decimal("0.01")))
+    return scaled
+
+
+def quote_build(data: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The quote response and the name of the provider that priced it."""
+    trade_type, amount = trade_of(data)
+    recipient = data.get("recipientAddress") or None
+    provider = get_quote_provider()
+    request = QuoteRequest(
+        user=settings.RELAY_QUOTE_USER,
+        recipient=recipient or settings.RELAY_QUOTE_USER,
+        origin_chain_id=data["srcChain"],
+        destination_chain_id=data["dstChain"],
+        origin_currency=data["srcTokenAddress"],
+        destination_currency=data["dstTokenAddress"],
+        amount=amount,
+        trade_type=trade_type,
+    )
+    try:
+        details = provider.quote(request)
+    except QuoteRejected as exc:
+        raise OrderError(f"No quote for this trade: {exc}") from exc
+    except ProviderUnavailable as exc:
+        logger.warning("Quote provider %s unavailable: %s", provider.name, exc)
+        raise OrderError("The pricing service is unavailable; retry shortly.", 502) from exc
+
+    balance = recipient_discount_balance(recipient)
+    usd_value = _decimal(
+        details["currencyIn"].get("amountUsd") or details["currencyOut"].get("amountUsd") or 0
+    )
+    points, multiplier = fees.points_for(usd_value=usd_value, recipient_balance=balance)
+
+    if data.get("onrampVendor") == "vendorB-web2":
+        fee = fees.card_fee(
+            original_amount=fees.usd_to_usdc_units(usd_value), usd_value=usd_value, recipient_balance=balance
+        ).as_dict()
+    else:
+        standard = fees.standard_fee(usd_value=usd_value, recipient_balance=balance)
+        fee = standard.as_dict()
+        # The payer's side carries the fee: more in for a fixed output, less out for a fixed input.
+        if trade_type == EXACT_OUTPUT:
+            amount_in = int(details["currencyIn"]["amount"])
+            details["currencyIn"] = _rescale(
+                details["currencyIn"], amount_in + fees.fee_amount(amount_in, standard.final_fee_bps)
+            )
+            details["currencyIn"]["minimumAmount"] = details["currencyIn"]["amount"]
+        else:
+            amount_out = int(details["currencyOut"]["amount"])
+            minimum_out = int(details["currencyOut"].get("minimumAmount") or amount_out)
+            details["currencyOut"] = _rescale(
+                details["currencyOut"], amount_out - fees.fee_amount(amount_out, standard.final_fee_bps)
+            )
+            details["currencyOut"]["minimumAmount"] = str(
+                minimum_out - fees.fee_amount(minimum_out, standard.final_fee_bps)
+            )
+
+    if data["type"] in CONTRACT_CALLS:
+        operation = "execute"
+    else:
+        operation = "swap" if data["srcChain"] == data["dstChain"] else "bridge"
+    return (
+        {
+            "operation": operation,
+            "sender": settings.RELAY_QUOTE_USER,
+            "recipient": recipient,
+            **details,
+            "pointsAmount": points,
+            "pointsMultiplier": multiplier,
+            "fee": fee,
+        },
+        provider.name,
+    )

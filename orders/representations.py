@@ -1,0 +1,121 @@
+"""How sessions and orders look on the order interface (camelCase, millisecond timestamps)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from orders.models import CheckoutSession, Order
+
+# Personal data that only the comprehensive view may show.
+PRIVATE_ONRAMP_FIELDS = ("ipAddress", "fingerprint")
+
+
+def millis(value: datetime | None) -> int | None:
+    return int(value.timestamp() * 1000) if value is not None else None
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def session_data(session: CheckoutSession) -> dict[str, Any]:
+    return {
+        "id": str(session.id),
+        "status": session.status,
+        "success_url": session.success_url,
+        "cancel_url": session.cancel_url,
+        "metadata": session.metadata,
+        "client_reference_id": session.client_reference_id,
+        "expires_at": iso(session.expires_at),
+        "created_at": iso(session.created_at),
+    }
+
+
+def session_event_data(session: CheckoutSession) -> dict[str, Any]:
+    """`data` of checkout.* webhook events."""
+    return {
+        "id": str(session.id),
+        "object": "checkout_session",
+        "status": session.status,
+        "client_reference_id": session.client_reference_id,
+        "metadata": session.metadata,
+        "expires_at": iso(session.expires_at),
+        "created_at": iso(session.created_at),
+    }
+
+
+def order_data(order: Order, *, sanitized: bool = True) -> dict[str, Any]:
+    onramp = order.onramp_metadata
+    if onramp is not None and sanitized:
+        onramp = {k: v for k, v in onramp.items() if k not in PRIVATE_ONRAMP_FIELDS}
+    return {
+        "id": str(order.id),
+        "type": order.type,
+        "status": order.status,
+        "recipientAddress": order.recipient_address,
+        "globalAddress": order.global_address,
+        "srcChain": order.src_chain,
+        "dstChain": order.dst_chain,
+        "srcTokenAddress": order.src_token_address,
+        "dstTokenAddress": order.dst_token_address,
+        "srcAmount": str(order.src_amount),
+        "errorDetails": order.error_details,
+        "createdAt": millis(order.created_at),
+        "expiredAt": millis(order.expired_at),
+        "filledAt": millis(order.filled_at),
+        "receivedDepositAt": millis(order.received_deposit_at),
+        "creatorAddress": order.creator_address,
+        "partnerId": order.partner_id,
+        "clientReferenceId": order.client_reference_id,
+        "checkoutSessionId": str(order.checkout_session_id) if order.checkout_session_id else None,
+        "onrampMetadata": onramp,
+        "oneClickBuyUrl": order.one_click_buy_url,
+        "vendorBPaymentIntentId": order.vendor_b_payment_intent_id,
+        "settlement": order.settlement,
+        "payload": order.payload,
+        "metadata": order.metadata,
+        "fee": order.fee,
+    }
+
+
+def order_detail_data(order: Order, *, sanitized: bool = True) -> dict[str, Any]:
+    """`{order, depositTxs, relayTxs, executeTx, refundTxs, points}`; expects the tx relations prefetched."""
+    order_id = str(order.id)
+    return {
+        "order": order_data(order, sanitized=sanitized),
+        "depositTxs": [
+            {
+                "orderId": order_id,
+                "chain": tx.chain,
+                "from": tx.from_address,
+                "txHash": tx.tx_hash,
+                "amount": str(tx.amount),
+                "createdAt": millis(tx.created_at),
+            }
+            for tx in order.deposit_txs.all()
+        ],
+        "relayTxs": [
+            {
+                "orderId": order_id,
+                "chain": tx.chain,
+                "txHash": tx.tx_hash,
+                "status": tx.status,
+                "createdAt": millis(tx.created_at),
+            }
+            for tx in order.relay_txs.all()
+        ],
+        "executeTx": order.execute_tx,
+        "refundTxs": [
+            {
+                "orderId": order_id,
+                "chain": tx.chain,
+                "txHash": tx.tx_hash,
+                "amount": str(tx.amount),
+                "status": tx.status,
+                "createdAt": millis(tx.created_at),
+            }
+            for tx in order.refund_txs.all()
+        ],
+        "points": order.points if order.status == Order.Status.EXECUTED else None,
+    }

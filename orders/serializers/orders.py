@@ -1,0 +1,260 @@
+"""Validation of POST /orders and POST /orders/quote, one serializer per order type."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from rest_framework import serializers
+
+from orders.models import Order
+from orders.serializers.common import (
+    CLIENT_REFERENCE_RE,
+    AddressField,
+    HexDataField,
+    JsonObjectField,
+    StrictCharField,
+    StrictIntegerField,
+    TokenAmountField,
+    TokenShapeSerializer,
+)
+
+ONRAMP_VENDORS = ["vendorA", "vendorB", "vendorB-web2", "none"]
+TRADE_TYPES = ["EXACT_INPUT", "EXACT_OUTPUT"]
+
+
+class ChainIdField(StrictIntegerField):
+    def __init__(self, **kwargs):
+        kwargs.setdefault("min_value", 1)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if value not in settings.SUPPORTED_CHAIN_IDS:
+            supported = ", ".join(str(c) for c in settings.SUPPORTED_CHAIN_IDS)
+            raise serializers.ValidationError(
+                f"Chain {value} is not supported; supported chains: {supported}."
+            )
+        return value
+
+
+class TypeChoiceField(serializers.ChoiceField):
+    def __init__(self, **kwargs):
+        super().__init__(choices=Order.Type.values, **kwargs)
+
+
+def order_type_of(data) -> str:
+    """Validate `type` alone first: it selects the serializer for everything else."""
+    if not isinstance(data, dict):
+        raise serializers.ValidationError({"non_field_errors": ["The request body must be a JSON object."]})
+    if "type" not in data:
+        raise serializers.ValidationError(
+            {"type": [serializers.ErrorDetail("This field is required.", code="required")]}
+        )
+    if data["type"] not in Order.Type.values:
+        raise serializers.ValidationError({"type": [f"Must be one of: {', '.join(Order.Type.values)}."]})
+    return data["type"]
+
+
+# --- payloads of POST /orders -------------------------------------------------
+
+
+class ExpectedDstPayload(serializers.Serializer):
+    expectedDstAmount = TokenAmountField(allow_zero=True)
+
+
+class CustomPayload(serializers.Serializer):
+    data = HexDataField()
+    to = AddressField()
+    spenderAddress = AddressField(required=False)
+    amount = TokenAmountField(allow_zero=True)
+
+
+class CustomExactInPayload(serializers.Serializer):
+    amount = TokenAmountField(allow_zero=True)
+    expectedDstAmount = TokenAmountField(allow_zero=True)
+    functionAbi = StrictCharField(max_length=100_000)
+    functionName = StrictCharField(max_length=200)
+    functionArgs = serializers.ListField(
+        child=StrictCharField(allow_blank=True, max_length=10_000), max_length=64
+    )
+    to = AddressField()
+    spenderAddress = AddressField(required=False)
+    value = TokenAmountField(required=False, allow_zero=True)
+    action = StrictCharField(required=False, max_length=255)
+
+    def validate_functionAbi(self, value: str) -> str:
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            raise serializers.ValidationError("Must be a JSON-stringified ABI.") from None
+        if not isinstance(parsed, list | dict):
+            raise serializers.ValidationError("Must be a JSON-stringified ABI (an array or an object).")
+        return value
+
+
+class MintNftPayload(serializers.Serializer):
+    contractAddress = AddressField()
+    tokenId = StrictIntegerField(min_value=0, allow_null=True)
+    contractType = serializers.ChoiceField(choices=["erc721", "erc1155"])
+    nftPrice = TokenAmountField(allow_zero=True)
+
+
+class JoinTournamentPayload(serializers.Serializer):
+    contractAddress = AddressField()
+    entryPrice = TokenAmountField(allow_zero=True)
+
+
+class FundTournamentPayload(serializers.Serializer):
+    contractAddress = AddressField()
+    fundAmount = TokenAmountField()
+
+
+PAYLOADS = {
+    "swap": ExpectedDstPayload,
+    "x402_swap": ExpectedDstPayload,
+    "duel": ExpectedDstPayload,
+    "custom": CustomPayload,
+    "custom_exact_in": CustomExactInPayload,
+    "mint_nft": MintNftPayload,
+    "join_tournament": JoinTournamentPayload,
+    "fund_tournament": FundTournamentPayload,
+}
+
+
+class FingerprintSerializer(serializers.Serializer):
+    requestId = StrictCharField(max_length=255)
+    visitorId = StrictCharField(max_length=255)
+
+
+class OnrampSerializer(serializers.Serializer):
+    vendor = serializers.ChoiceField(choices=ONRAMP_VENDORS)
+    paymentMethod = StrictCharField(max_length=64)
+    country = StrictCharField(min_length=2, max_length=2)
+    redirectUrl = serializers.URLField(max_length=2048)
+    vendorBAmountInCents = StrictIntegerField(required=False, min_value=1)
+    fingerprint = FingerprintSerializer(required=False)
+
+
+class OrderMetadataSerializer(serializers.Serializer):
+    srcToken = TokenShapeSerializer()
+    dstToken = TokenShapeSerializer()
+    nft = JsonObjectField(required=False)
+
+
+class OrderCreateSerializer(serializers.Serializer):
+    type = TypeChoiceField()
+    recipientAddress = AddressField()
+    srcChain = ChainIdField()
+    dstChain = ChainIdField()
+    srcTokenAddress = AddressField()
+    dstTokenAddress = AddressField()
+    srcAmount = TokenAmountField()
+    payload = serializers.DictField()
+    metadata = OrderMetadataSerializer()
+    partnerId = StrictCharField(required=False, allow_null=True, max_length=100)
+    clientReferenceId = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=255)
+    onramp = OnrampSerializer(required=False, allow_null=True)
+    creatorAddress = AddressField(required=False, allow_null=True)
+    checkoutSessionId = serializers.UUIDField(required=False, allow_null=True)
+    action = StrictCharField(required=False, allow_null=True, max_length=255)
+
+    def validate_clientReferenceId(self, value):
+        if value and not CLIENT_REFERENCE_RE.fullmatch(value):
+            raise serializers.ValidationError("May contain only letters, digits, hyphens and underscores.")
+        return value
+
+    def validate(self, attrs):
+        payload_serializer = PAYLOADS[attrs["type"]](data=attrs["payload"])
+        if not payload_serializer.is_valid():
+            raise serializers.ValidationError({"payload": payload_serializer.errors})
+        attrs["payload"] = dict(payload_serializer.data)  # amounts back to strings, as stored and shown
+        metadata = attrs["metadata"]
+        if attrs["type"] == "mint_nft" and "nft" not in metadata:
+            raise serializers.ValidationError(
+                {"metadata": {"nft": [serializers.ErrorDetail("This field is required.", code="required")]}}
+            )
+        for side, chain_field, address_field in (
+            ("srcToken", "srcChain", "srcTokenAddress"),
+            ("dstToken", "dstChain", "dstTokenAddress"),
+        ):
+            token = metadata[side]
+            if (
+                token["chainId"] != attrs[chain_field]
+                or token["address"].lower() != attrs[address_field].lower()
+            ):
+                raise serializers.ValidationError(
+                    {
+                        "metadata": {
+                            side: [f"Must describe {attrs[address_field]} on chain {attrs[chain_field]}."]
+                        }
+                    }
+                )
+        return attrs
+
+
+# --- POST /orders/quote -----------------------------------------------------------
+
+
+class QuoteCommonSerializer(serializers.Serializer):
+    type = TypeChoiceField()
+    srcChain = ChainIdField()
+    dstChain = ChainIdField()
+    srcTokenAddress = AddressField()
+    dstTokenAddress = AddressField()
+    recipientAddress = AddressField(required=False, allow_null=True)
+    onrampVendor = serializers.ChoiceField(choices=ONRAMP_VENDORS, required=False, allow_null=True)
+    partnerId = StrictCharField(required=False, allow_null=True, max_length=100)
+
+
+class SwapQuote(QuoteCommonSerializer):
+    tradeType = serializers.ChoiceField(choices=TRADE_TYPES)
+    amount = TokenAmountField()
+
+
+class AmountQuote(QuoteCommonSerializer):
+    amount = TokenAmountField()
+
+
+class CustomQuotePayload(serializers.Serializer):
+    data = HexDataField()
+    to = AddressField()
+    spenderAddress = AddressField(required=False)
+    amount = TokenAmountField()
+
+
+class CustomQuote(QuoteCommonSerializer):
+    payload = CustomQuotePayload()
+
+
+class MintNftQuote(QuoteCommonSerializer):
+    contractAddress = AddressField()
+    tokenId = StrictIntegerField(min_value=0, allow_null=True, required=False)
+    contractType = serializers.ChoiceField(choices=["erc721", "erc1155"])
+    price = TokenAmountField()
+
+
+class JoinTournamentQuote(QuoteCommonSerializer):
+    contractAddress = AddressField()
+    price = TokenAmountField()
+
+
+class FundTournamentQuote(QuoteCommonSerializer):
+    contractAddress = AddressField()
+    fundAmount = TokenAmountField()
+
+
+QUOTES = {
+    "swap": SwapQuote,
+    "x402_swap": AmountQuote,
+    "duel": AmountQuote,
+    "custom_exact_in": AmountQuote,
+    "custom": CustomQuote,
+    "mint_nft": MintNftQuote,
+    "join_tournament": JoinTournamentQuote,
+    "fund_tournament": FundTournamentQuote,
+}
+
+
+def quote_serializer_for(data) -> serializers.Serializer:
+    return QUOTES[order_type_of(data)](data=data)

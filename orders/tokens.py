@@ -1,0 +1,63 @@
+"""Loading token lists (the common token-list JSON format) into the registry."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from django.db import transaction
+
+from orders.evm import is_address, to_checksum_address
+from orders.models import Token
+
+
+class TokenListError(ValueError):
+    pass
+
+
+def _token_fields(entry: dict, index: int) -> dict:
+    where = f"tokens[{index}]"
+    try:
+        chain_id, address, symbol, name, decimals = (
+            entry["chainId"], entry["address"], entry["symbol"], entry["name"], entry["decimals"],
+        )  # fmt: skip
+    except (KeyError, TypeError):
+        raise TokenListError(f"{where}: chainId, address, symbol, name and decimals are required") from None
+    if not isinstance(chain_id, int) or chain_id < 1 or not is_address(address):
+        raise TokenListError(f"{where}: chainId must be a positive integer and address an EVM address")
+    if not isinstance(decimals, int) or not 0 <= decimals <= 255:
+        raise TokenListError(f"{where}: decimals must be an integer from 0 to 255")
+    price = (entry.get("extensions") or {}).get("usdPrice")
+    try:
+        usd_price = Decimal(str(price)) if price is not None else None
+    except InvalidOperation:
+        raise TokenListError(f"{where}: extensions.usdPrice must be a number") from None
+    return {
+        "chain_id": chain_id,
+        "address": to_checksum_address(address),
+        "symbol": str(symbol)[:32],
+        "name": str(name)[:100],
+        "decimals": decimals,
+        "logo_uri": str(entry.get("logoURI") or "")[:500],
+        "usd_price": usd_price,
+    }
+
+
+@transaction.atomic
+def token_list_load(path: Path) -> tuple[int, int]:
+    """Upsert every token of a token list; returns (created, updated). All or nothing."""
+    try:
+        document = json.loads(Path(path).read_text())
+        entries = document["tokens"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TokenListError(f"{path}: not a token list ({exc.__class__.__name__})") from exc
+    created = updated = 0
+    for index, entry in enumerate(entries):
+        fields = _token_fields(entry, index)
+        _, was_created = Token.objects.update_or_create(
+            chain_id=fields.pop("chain_id"), address=fields.pop("address"), defaults=fields
+        )
+        created += was_created
+        updated += not was_created
+    return created, updated

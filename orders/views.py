@@ -1,0 +1,214 @@
+"""Order-interface endpoints. Views parse, call a service or selector, and render the envelope."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpRequest
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+
+from orders import selectors, services
+from orders.envelope import OrderAPIView, OrderError, ok, order_error_response
+from orders.evm import is_address
+from orders.providers import token_shape
+from orders.quotes import quote_build
+from orders.representations import order_data, order_detail_data, session_data
+from orders.serializers.orders import OrderCreateSerializer, order_type_of, quote_serializer_for
+from orders.serializers.sessions import CheckoutSessionCreateSerializer
+from platform_api.http import client_ip
+from platform_api.models import Permission
+
+
+def envelope_schema(name: str, data_field: serializers.Field | None = None):
+    return inline_serializer(
+        name=name,
+        fields={
+            "success": serializers.BooleanField(),
+            "message": serializers.CharField(),
+            "data": data_field or serializers.JSONField(),
+            "statusCode": serializers.IntegerField(),
+        },
+    )
+
+
+ERROR = inline_serializer(
+    name="OrderError",
+    fields={
+        "success": serializers.BooleanField(default=False),
+        "message": serializers.CharField(),
+        "statusCode": serializers.IntegerField(),
+    },
+)
+ERRORS = {400: ERROR, 401: ERROR, 404: ERROR, 429: ERROR, 500: ERROR}
+
+
+def query_int(query, name: str, default: int, minimum: int, maximum: int) -> int:
+    raw = query.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise OrderError(f"{name} must be a whole number, got '{raw}'.") from None
+    if not minimum <= value <= maximum:
+        raise OrderError(f"{name} must be between {minimum} and {maximum}, got {value}.")
+    return value
+
+
+class CheckoutSessionCreateView(OrderAPIView):
+    @extend_schema(
+        tags=["Checkout sessions"],
+        request=CheckoutSessionCreateSerializer,
+        responses={200: envelope_schema("CheckoutSessionResponse"), **ERRORS},
+    )
+    def post(self, request):
+        serializer = CheckoutSessionCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        organization = self.api_key.organization if self.api_key else None
+        session = services.checkout_session_create(organization=organization, **serializer.validated_data)
+        return ok(session_data(session), "Checkout session created")
+
+
+class CheckoutSessionDetailView(OrderAPIView):
+    @extend_schema(
+        tags=["Checkout sessions"],
+        parameters=[
+            OpenApiParameter("include", str, enum=["order"], description="Embed the session's order.")
+        ],
+        responses={200: envelope_schema("CheckoutSessionDetailResponse"), **ERRORS},
+    )
+    def get(self, request, session_id: str):
+        session = selectors.checkout_session_get(selectors.parse_uuid(session_id, "sessionId"))
+        if session is None:
+            raise OrderError(f"Checkout session {session_id} not found.", 404)
+        data = session_data(session)
+        if request.query_params.get("include") == "order":
+            order = selectors.order_for_session(session.pk)
+            data["order"] = order_data(order) if order else None
+        return ok(data)
+
+
+class CheckoutSessionExpireView(OrderAPIView):
+    @extend_schema(
+        tags=["Checkout sessions"],
+        request=None,
+        responses={200: envelope_schema("CheckoutSessionExpired"), 400: ERROR},
+    )
+    def post(self, request, session_id: str):
+        parsed = selectors.parse_uuid(session_id, "sessionId")
+        session = services.checkout_session_expire(session_id=parsed, reason="expired_by_request")
+        if session is None:
+            raise OrderError(f"Checkout session {session_id} was not found or is not open.")
+        return ok({"id": str(session.id), "status": session.status}, "Checkout session expired")
+
+
+class OrderQuoteView(OrderAPIView):
+    @extend_schema(tags=["Orders"], request=inline_serializer("QuoteRequest", {"type": serializers.CharField()}),
+                   responses={200: envelope_schema("QuoteResponse"), 502: ERROR, **ERRORS})  # fmt: skip
+    def post(self, request):
+        serializer = quote_serializer_for(request.data)
+        serializer.is_valid(raise_exception=True)
+        quote, provider = quote_build(serializer.validated_data)
+        return ok(quote, "Quote", headers={"X-Quote-Provider": provider})
+
+
+class OrderCollectionView(OrderAPIView):
+    @extend_schema(
+        operation_id="orders_list",
+        tags=["Orders"],
+        parameters=[
+            OpenApiParameter("creatorAddress", str, required=True),
+            OpenApiParameter("limit", int, description=f"Default 20, max {settings.ORDER_LIST_MAX_LIMIT}."),
+            OpenApiParameter("offset", int, description="Orders to skip. Newest first."),
+        ],
+        responses={200: envelope_schema("OrderListResponse"), **ERRORS},
+    )
+    def get(self, request):
+        creator = request.query_params.get("creatorAddress")
+        if not is_address(creator):
+            raise OrderError(
+                "creatorAddress is required and must be 0x followed by 40 hexadecimal characters."
+            )
+        limit = query_int(request.query_params, "limit", 20, 1, settings.ORDER_LIST_MAX_LIMIT)
+        offset = query_int(request.query_params, "offset", 0, 0, 1_000_000)
+        orders = selectors.orders_by_creator(creator_address=creator, limit=limit, offset=offset)
+        return ok([order_data(order) for order in orders])
+
+    @extend_schema(
+        tags=["Orders"],
+        request=OrderCreateSerializer,
+        responses={200: envelope_schema("OrderResponse"), 409: ERROR, 503: ERROR, **ERRORS},
+    )
+    def post(self, request):
+        order_type_of(request.data)
+        serializer = OrderCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        order = services.order_create(
+            organization=self.api_key.organization if self.api_key else None,
+            data=serializer.validated_data,
+            payer_ip=client_ip(request),
+            fingerprint=fingerprint_from_headers(request),
+        )
+        return ok(order_data(order), "Order created")
+
+
+def fingerprint_from_headers(request) -> dict | None:
+    request_id = request.headers.get("X-Fingerprint-Request-Id")
+    visitor_id = request.headers.get("X-Fingerprint-Visitor-Id")
+    if request_id and visitor_id:
+        return {"requestId": request_id[:255], "visitorId": visitor_id[:255]}
+    return None
+
+
+class OrderDetailView(OrderAPIView):
+    sanitized = True
+
+    @extend_schema(tags=["Orders"], responses={200: envelope_schema("OrderDetailResponse"), **ERRORS})
+    def get(self, request, order_id: str):
+        order = selectors.order_with_transactions(selectors.parse_uuid(order_id, "orderId"))
+        if order is None or not self.may_see(order):
+            raise OrderError(f"Order {order_id} not found.", 404)
+        return ok(order_detail_data(order, sanitized=self.sanitized))
+
+    def may_see(self, order) -> bool:
+        return True
+
+
+class OrderComprehensiveView(OrderDetailView):
+    """Unsanitized (payer IP and fingerprint): only for a key of the order's organization."""
+
+    sanitized = False
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        if request.auth is None:
+            raise OrderError("This endpoint needs a platform API key with the 'read' permission.", 401)
+        if not request.auth.allows(Permission.READ):
+            raise OrderError("This API key lacks the 'read' permission that this request requires.", 403)
+
+    def may_see(self, order) -> bool:
+        return order.organization_id == self.request.auth.organization_id
+
+
+class ChainTokensView(OrderAPIView):
+    @extend_schema(
+        tags=["Tokens"],
+        parameters=[
+            OpenApiParameter(
+                "term", str, description="Symbol or name (case-insensitive), or an exact address."
+            ),
+            OpenApiParameter("limit", int, description="Default 50, max 500."),
+        ],
+        responses={200: envelope_schema("TokenListResponse"), 400: ERROR},
+    )
+    def get(self, request, chain_id: str):
+        if not chain_id.isdigit() or int(chain_id) < 1:
+            raise OrderError(f"chainId must be a positive integer, got '{chain_id}'.")
+        limit = query_int(request.query_params, "limit", 50, 1, 500)
+        term = (request.query_params.get("term") or "").strip()[:100] or None
+        tokens = selectors.tokens_on_chain(chain_id=int(chain_id), term=term, limit=limit)
+        return ok([token_shape(token) for token in tokens])
+
+
+def order_route_not_found(request: HttpRequest, path: str = ""):
+    return order_error_response(OrderError(f"No endpoint at {request.method} {request.path}.", 404))
