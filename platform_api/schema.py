@@ -1,4 +1,4 @@
-"""OpenAPI description of the platform's API-key authentication."""
+"""OpenAPI description of API-key authentication on both interfaces."""
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
@@ -6,7 +6,6 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     target_class = "platform_api.api.ApiKeyAuthentication"
     name = "ApiKey"
-    match_subclasses = True  # the order interface's optional key too
 
     def get_security_definition(self, auto_schema):
         return {
@@ -14,3 +13,13 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
             "scheme": "bearer",
             "description": "`Authorization: Bearer svc_live_...` (or the same key in an `X-API-Key` header).",
         }
+
+
+class OptionalApiKeyAuthenticationScheme(ApiKeyAuthenticationScheme):
+    """The order interface is public; a key, when sent, makes the request act for its organization."""
+
+    target_class = "orders.envelope.OptionalApiKeyAuthentication"
+    name = "ApiKeyOptional"
+
+    def get_security_requirement(self, auto_schema):
+        return [{self.name: []}, {}]

@@ -64,6 +64,8 @@ class TemplateUrlField(StrictCharField):
         resolved = value
         for variable in TEMPLATE_VARIABLES:
             resolved = resolved.replace(variable, "00000000-0000-0000-0000-000000000000")
+        if "{" in resolved or "}" in resolved:
+            self.fail("url")
         try:
             URLValidator(schemes=["http", "https"])(resolved)
         except DjangoValidationError:

@@ -1,0 +1,280 @@
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from orders.evm import deposit_address_for
+from orders.models import CheckoutSession, Order
+from orders.services import orders_expire_unpaid
+from orders.tasks import expire_unpaid_orders
+from tests.conftest import client_for
+from tests.factories import OrganizationFactory, make_api_key
+from tests.orders.conftest import CREATOR, PAYLOADS, order_body
+from webhooks.models import WebhookEvent
+
+pytestmark = pytest.mark.django_db
+
+
+def _post(client, body, **extra):
+    return client.post("/orders", body, format="json", **extra)
+
+
+@pytest.mark.parametrize("order_type", list(PAYLOADS))
+def test_every_order_type_is_created_in_the_contract_shape(api_client, tokens, order_type):
+    response = _post(api_client, order_body(order_type))
+
+    assert response.status_code == 200, response.json()
+    data = response.json()["data"]
+    order = Order.objects.get(pk=data["id"])
+    assert data["type"] == order_type
+    assert data["status"] == "scanning_deposit_transaction"
+    assert data["globalAddress"] == deposit_address_for(kind="order", identifier=data["id"])
+    assert data["expiredAt"] - data["createdAt"] == 900_000
+    assert data["payload"] == PAYLOADS[order_type]
+    assert data["srcAmount"] == "100000000"
+    assert data["creatorAddress"] == CREATOR
+    assert data["fee"]["type"] == "standard_fee"
+    assert data["fee"]["serviceFeeBps"] == 80  # $100 of USDC
+    for key in ("filledAt", "receivedDepositAt", "errorDetails", "onrampMetadata", "oneClickBuyUrl",
+                "vendorBPaymentIntentId", "settlement", "partnerId"):  # fmt: skip
+        assert data[key] is None, key
+    assert order.organization is None
+
+
+def test_each_order_has_its_own_deposit_address(api_client, tokens):
+    first = _post(api_client, order_body()).json()["data"]["globalAddress"]
+    second = _post(api_client, order_body()).json()["data"]["globalAddress"]
+    assert first != second
+
+
+BAD_ORDERS = [
+    ({"type": "teleport"}, "type"),
+    ({"type": None}, "type"),
+    ({"recipientAddress": "0x123"}, "recipientAddress"),
+    ({"srcChain": "8453"}, "srcChain"),
+    ({"srcChain": -1}, "srcChain"),
+    ({"dstChain": 999}, "dstChain"),
+    ({"srcAmount": "1e6"}, "srcAmount"),
+    ({"srcAmount": "-5"}, "srcAmount"),
+    ({"srcAmount": 100}, "srcAmount"),
+    ({"payload": {}}, "payload.expectedDstAmount"),
+    ({"payload": {"expectedDstAmount": "abc"}}, "payload.expectedDstAmount"),
+    ({"metadata": {}}, "metadata.srcToken"),
+    ({"clientReferenceId": "has spaces"}, "clientReferenceId"),
+    ({"clientReferenceId": "x" * 256}, "clientReferenceId"),
+    ({"creatorAddress": "nope"}, "creatorAddress"),
+    (
+        {
+            "onramp": {
+                "vendor": "vendorZ",
+                "paymentMethod": "card",
+                "country": "US",
+                "redirectUrl": "https://a.b/c",
+            }
+        },
+        "onramp.vendor",
+    ),
+    ({"onramp": {"vendor": "vendorA"}}, "onramp.paymentMethod"),
+    ({"checkoutSessionId": "123"}, "checkoutSessionId"),
+    ({"srcTokenAddress": "0x4200000000000000000000000000000000000006"}, "metadata.srcToken"),
+]
+
+
+@pytest.mark.parametrize(("change", "field"), BAD_ORDERS)
+def test_bad_orders_are_400_naming_the_field_and_store_nothing(api_client, tokens, change, field):
+    body = {k: v for k, v in {**order_body(), **change}.items() if v is not None}
+    response = _post(api_client, body)
+    assert response.status_code == 400
+    assert response.json()["success"] is False
+    assert response.json()["message"].startswith(field), response.json()["message"]
+    assert not Order.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("order_type", "payload_change", "field"),
+    [
+        ("custom", {"to": "0x1"}, "payload.to"),
+        ("custom", {"data": "0xabc"}, "payload.data"),
+        ("custom_exact_in", {"functionAbi": "not json"}, "payload.functionAbi"),
+        ("custom_exact_in", {"functionArgs": "x"}, "payload.functionArgs"),
+        ("mint_nft", {"contractType": "erc20"}, "payload.contractType"),
+        ("mint_nft", {"tokenId": "7"}, "payload.tokenId"),
+        ("join_tournament", {"entryPrice": None}, "payload.entryPrice"),
+        ("fund_tournament", {"fundAmount": "0"}, "payload.fundAmount"),
+    ],
+)
+def test_per_type_payload_validation(api_client, tokens, order_type, payload_change, field):
+    body = order_body(order_type)
+    body["payload"].update(payload_change)
+    body["payload"] = {k: v for k, v in body["payload"].items() if v is not None}
+    response = _post(api_client, body)
+    assert response.status_code == 400
+    assert response.json()["message"].startswith(field), response.json()["message"]
+    assert not Order.objects.exists()
+
+
+def test_mint_nft_requires_nft_metadata(api_client, tokens):
+    body = order_body("mint_nft")
+    del body["metadata"]["nft"]
+    response = _post(api_client, body)
+    assert response.status_code == 400
+    assert response.json()["message"] == "metadata.nft is required."
+
+
+def test_order_for_a_session_links_it_and_a_second_order_is_409(api_client, tokens):
+    session = CheckoutSession.objects.create(expires_at=timezone.now() + timedelta(minutes=30))
+    first = _post(api_client, order_body(checkoutSessionId=str(session.pk)))
+    second = _post(api_client, order_body(checkoutSessionId=str(session.pk)))
+
+    assert first.status_code == 200
+    assert first.json()["data"]["checkoutSessionId"] == str(session.pk)
+    assert second.status_code == 409
+    assert Order.objects.count() == 1
+    session.refresh_from_db()
+    assert session.status == "open"
+
+
+@pytest.mark.parametrize("status", ["expired", "complete", "processing"])
+def test_order_for_a_session_that_is_not_open_is_400(api_client, tokens, status):
+    session = CheckoutSession.objects.create(status=status, expires_at=timezone.now() + timedelta(minutes=30))
+    response = _post(api_client, order_body(checkoutSessionId=str(session.pk)))
+    assert response.status_code == 400
+    assert not Order.objects.exists()
+
+
+def test_order_for_an_unknown_session_is_400(api_client, tokens):
+    response = _post(api_client, order_body(checkoutSessionId=str(uuid.uuid4())))
+    assert response.status_code == 400
+    assert response.json()["message"].startswith("checkoutSessionId")
+
+
+def test_order_inherits_the_organization_of_its_session_or_key(api_client, tokens, organization):
+    session = CheckoutSession.objects.create(
+        organization=organization, expires_at=timezone.now() + timedelta(hours=1)
+    )
+    via_session = _post(api_client, order_body(checkoutSessionId=str(session.pk))).json()["data"]["id"]
+    _, raw = make_api_key(organization, permissions=["write"])
+    via_key = _post(client_for(raw), order_body()).json()["data"]["id"]
+    assert set(Order.objects.values_list("organization", flat=True)) == {organization.pk}
+    assert {str(o) for o in Order.objects.values_list("pk", flat=True)} == {via_session, via_key}
+
+
+def test_another_organizations_session_is_not_found(api_client, tokens, organization):
+    session = CheckoutSession.objects.create(
+        organization=OrganizationFactory(slug="rival"), expires_at=timezone.now() + timedelta(hours=1)
+    )
+    _, raw = make_api_key(organization, permissions=["write"])
+    response = _post(client_for(raw), order_body(checkoutSessionId=str(session.pk)))
+    assert response.status_code == 400
+    assert not Order.objects.exists()
+
+
+ONRAMP = {
+    "vendor": "vendorA",
+    "paymentMethod": "card",
+    "country": "US",
+    "redirectUrl": "https://shop.example/back",
+}
+
+
+def test_payer_ip_and_fingerprint_are_kept_but_only_shown_in_the_comprehensive_view(
+    api_client, tokens, organization
+):
+    _, raw = make_api_key(organization, permissions=["read", "write"])
+    key_client = client_for(raw)
+    order_id = _post(
+        key_client,
+        order_body(onramp=ONRAMP),
+        REMOTE_ADDR="203.0.113.99",
+        HTTP_X_FINGERPRINT_REQUEST_ID="req-1",
+        HTTP_X_FINGERPRINT_VISITOR_ID="vis-1",
+    ).json()["data"]["id"]
+
+    public = api_client.get(f"/orders/{order_id}").json()["data"]["order"]["onrampMetadata"]
+    listed = api_client.get(f"/orders?creatorAddress={CREATOR}").json()["data"][0]["onrampMetadata"]
+    full = key_client.get(f"/orders/{order_id}/comprehensive").json()["data"]["order"]["onrampMetadata"]
+
+    assert public == listed == ONRAMP
+    assert full == {
+        **ONRAMP,
+        "ipAddress": "203.0.113.99",
+        "fingerprint": {"requestId": "req-1", "visitorId": "vis-1"},
+    }
+
+
+def test_comprehensive_view_needs_a_key_of_the_orders_organization(api_client, tokens, organization):
+    _, raw = make_api_key(organization, permissions=["write"])
+    order_id = _post(client_for(raw), order_body()).json()["data"]["id"]
+    _, rival = make_api_key(OrganizationFactory(slug="rival"), permissions=["admin"])
+
+    assert api_client.get(f"/orders/{order_id}/comprehensive").status_code == 401
+    assert client_for(rival).get(f"/orders/{order_id}/comprehensive").status_code == 404
+    assert client_for("svc_live_" + "x" * 40).get(f"/orders/{order_id}/comprehensive").status_code == 401
+    assert client_for(raw).get(f"/orders/{order_id}/comprehensive").status_code == 200
+
+
+def test_card_orders_are_503_until_the_vendor_is_configured(api_client, tokens):
+    response = _post(api_client, order_body(onramp={**ONRAMP, "vendor": "vendorB-web2"}))
+    assert response.status_code == 503
+    assert "VENDOR_B_SECRET_KEY" in response.json()["message"]
+    assert not Order.objects.exists()
+
+
+def test_detail_has_transactions_and_points_and_rejects_bad_ids(api_client, tokens):
+    order_id = _post(api_client, order_body()).json()["data"]["id"]
+    data = api_client.get(f"/orders/{order_id}").json()["data"]
+    assert data["order"]["id"] == order_id
+    assert (data["depositTxs"], data["relayTxs"], data["refundTxs"]) == ([], [], [])
+    assert data["executeTx"] is None
+    assert data["points"] is None
+    assert api_client.get("/orders/not-a-uuid").status_code == 400
+    assert api_client.get(f"/orders/{uuid.uuid4()}").status_code == 404
+
+
+def test_list_by_creator_newest_first_with_limit_and_offset(api_client, tokens):
+    ids = [_post(api_client, order_body()).json()["data"]["id"] for _ in range(3)]
+    _post(api_client, order_body(creatorAddress="0x" + "9" * 40))
+
+    all_orders = api_client.get(f"/orders?creatorAddress={CREATOR.upper().replace('0X', '0x')}").json()[
+        "data"
+    ]
+    page = api_client.get(f"/orders?creatorAddress={CREATOR}&limit=1&offset=1").json()["data"]
+
+    assert [o["id"] for o in all_orders] == list(reversed(ids))
+    assert [o["id"] for o in page] == [ids[1]]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["", "creatorAddress=abc", f"creatorAddress={CREATOR}&limit=101", f"creatorAddress={CREATOR}&offset=-1"],
+)
+def test_list_rejects_bad_queries(api_client, query):
+    response = api_client.get(f"/orders?{query}")
+    assert response.status_code == 400
+    assert response.json()["success"] is False
+
+
+def test_list_is_not_n_plus_one(api_client, tokens, django_assert_max_num_queries):
+    for _ in range(5):
+        _post(api_client, order_body())
+    with django_assert_max_num_queries(1):
+        api_client.get(f"/orders?creatorAddress={CREATOR}")
+
+
+def test_unpaid_orders_expire_with_their_sessions(api_client, tokens, organization):
+    session = CheckoutSession.objects.create(
+        organization=organization, expires_at=timezone.now() + timedelta(hours=1)
+    )
+    order_id = _post(api_client, order_body(checkoutSessionId=str(session.pk))).json()["data"]["id"]
+    fresh_id = _post(api_client, order_body()).json()["data"]["id"]
+    Order.objects.filter(pk=order_id).update(expired_at=timezone.now() - timedelta(seconds=1))
+
+    assert expire_unpaid_orders() == 1
+    assert orders_expire_unpaid() == 0
+
+    assert Order.objects.get(pk=order_id).status == "expired"
+    assert Order.objects.get(pk=fresh_id).status == "scanning_deposit_transaction"
+    session.refresh_from_db()
+    assert session.status == "expired"
+    assert WebhookEvent.objects.get().data["reason"] == "order_expired"
