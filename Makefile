@@ -22,6 +22,7 @@ install: $(VENV)/.installed
 
 run: $(VENV)/.installed
 	$(MANAGE) migrate --noinput
+	$(MANAGE) load_tokens
 	@if [ "$(DJANGO_DEBUG)" = "0" ]; then $(MANAGE) collectstatic --noinput -v0; fi
 	@echo
 	@echo "Web server:    http://127.0.0.1:$(PORT)/   (API docs: /api/docs/, admin: /admin/)"

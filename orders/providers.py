@@ -78,6 +78,7 @@ class OfflineQuoteProvider:
         return token
 
     def quote(self, request: QuoteRequest) -> dict[str, Any]:
+        logger.info("OFFLINE quote provider: pricing from token-registry reference prices, not a market")
         token_in = self._token(request.origin_chain_id, request.origin_currency)
         token_out = self._token(request.destination_chain_id, request.destination_currency)
         price_in, price_out = token_in.usd_price, token_out.usd_price
