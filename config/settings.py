@@ -338,3 +338,29 @@ CELERY_BEAT_SCHEDULE.update(
         "orders-expire-unpaid-orders": {"task": "orders.tasks.expire_unpaid_orders", "schedule": 60.0},
     }
 )
+
+# --- Webhooks -----------------------------------------------------------------
+
+# 32 bytes, URL-safe base64: encrypts endpoint secrets at rest. Required in production.
+WEBHOOK_SECRET_KEY = os.environ.get("WEBHOOK_SECRET_KEY", "")
+if not WEBHOOK_SECRET_KEY and not DEBUG:
+    raise ImproperlyConfigured(
+        "WEBHOOK_SECRET_KEY must be set when DJANGO_DEBUG is off: 32 random bytes, URL-safe base64 "
+        '(python -c "import base64,os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())").'
+    )
+WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", "30"))
+# Seconds to wait after each failed attempt: three retries, then `failed`.
+WEBHOOK_RETRY_DELAYS = [int(s) for s in env_list("WEBHOOK_RETRY_DELAYS", "60,600,3600")]
+WEBHOOK_AUTO_DISABLE_AFTER = env_int("WEBHOOK_AUTO_DISABLE_AFTER", 10)
+# An attempt in flight holds its delivery this long; if the worker dies, the sweep retries after it.
+WEBHOOK_DELIVERY_LEASE_SECONDS = env_int("WEBHOOK_DELIVERY_LEASE_SECONDS", int(WEBHOOK_TIMEOUT_SECONDS) + 30)
+WEBHOOK_SWEEP_INTERVAL_SECONDS = env_int("WEBHOOK_SWEEP_INTERVAL_SECONDS", 15)
+# Plain HTTP to localhost / 127.0.0.1 / ::1 (and loopback addresses) only in development.
+WEBHOOK_ALLOW_LOCALHOST = env_bool("WEBHOOK_ALLOW_LOCALHOST", DEBUG)
+WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION = env_int("WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION", 20)
+
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
+CELERY_BEAT_SCHEDULE["webhooks-sweep-due-deliveries"] = {
+    "task": "webhooks.tasks.sweep_due_deliveries",
+    "schedule": float(WEBHOOK_SWEEP_INTERVAL_SECONDS),
+}

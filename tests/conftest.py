@@ -1,9 +1,16 @@
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
 import pytest
 from django.conf import settings
 from rest_framework.test import APIClient
 
+from config.celery import app as celery_app
 from tests.factories import OrganizationFactory, make_api_key
 
 
@@ -55,42 +62,74 @@ def _database_url_for_subprocess() -> str:
     return f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+# Every task this test session sends, from app code too, goes to a queue of its own,
+# which only the workers started below consume: parallel runs and a developer's
+# `make run` never take each other's messages.
+TEST_QUEUE = f"test-{uuid.uuid4().hex[:12]}"
+celery_app.conf.task_default_queue = TEST_QUEUE
+
+
+class WorkerProcess:
+    """A real `celery worker` subprocess reading the test database."""
+
+    def __init__(self, **env: str):
+        self.queue = TEST_QUEUE
+        root = Path(__file__).resolve().parent.parent
+        self.log_path = root / "var" / f"worker-{uuid.uuid4().hex[:8]}.log"
+        self.log = open(self.log_path, "w+")  # noqa: SIM115 - closed in stop()
+        environment = {
+            **os.environ,
+            "DATABASE_URL": _database_url_for_subprocess(),
+            "DJANGO_DEBUG": "1",
+            "CELERY_TASK_DEFAULT_QUEUE": TEST_QUEUE,
+            **env,
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q", TEST_QUEUE,
+             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO"],
+            cwd=root, env=environment, stdout=self.log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+    def kill(self) -> None:
+        """SIGKILL: the worker dies mid-task, as on an OOM kill or a lost machine."""
+        self.process.kill()
+        self.process.wait(timeout=20)
+
+    def stop(self) -> str:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.log.seek(0)
+        output = self.log.read()
+        self.log.close()
+        self.log_path.unlink(missing_ok=True)
+        return output
+
+
 @pytest.fixture
-def celery_worker(transactional_db):
-    """A real Celery worker process on the configured broker, reading the test database.
+def start_worker(transactional_db):
+    """Start real workers (`start_worker(SETTING="value")`); all are stopped after the test."""
+    workers: list[WorkerProcess] = []
 
-    It consumes a queue of its own, so tasks meant for it are sent with
-    `.apply_async(queue=celery_worker)`; the fixture's value is that queue name.
-    """
-    import os
-    import subprocess
-    import sys
-    import uuid
-    from pathlib import Path
+    def start(**env: str) -> WorkerProcess:
+        worker = WorkerProcess(**env)
+        workers.append(worker)
+        return worker
 
-    queue = f"test-{uuid.uuid4().hex[:12]}"
-    env = {**os.environ, "DATABASE_URL": _database_url_for_subprocess(), "DJANGO_DEBUG": "1"}
-    root = Path(__file__).resolve().parent.parent
-    log = open(root / "var" / f"worker-{queue}.log", "w+")  # noqa: SIM115 - closed below
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q", queue,
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO"],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        yield queue
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.seek(0)
-        output = log.read()
-        log.close()
-        os.unlink(log.name)
-        if process.returncode not in (0, -15) and "Traceback" in output:
+    yield start
+    for worker in workers:
+        output = worker.stop()
+        if "Traceback" in output:
             print(output)
+
+
+@pytest.fixture
+def celery_worker(start_worker):
+    """One real worker with default settings; the value is the queue it consumes."""
+    return start_worker().queue
 
 
 def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):

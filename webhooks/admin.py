@@ -1,6 +1,84 @@
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.utils import timezone
 
-from webhooks.models import WebhookEvent
+from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from webhooks.services import webhook_deliveries_requeue_failed
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(admin.ModelAdmin):
+    list_display = ("id", "organization", "url", "is_active", "success_count", "failure_count",
+                    "consecutive_failures", "last_triggered_at")  # fmt: skip
+    list_filter = ("is_active", "organization")
+    search_fields = ("id", "url", "organization__slug")
+    list_select_related = ("organization",)
+    fields = ("id", "organization", "url", "description", "events", "is_active", "disabled_reason", "success_count",
+              "failure_count", "consecutive_failures", "last_triggered_at", "created_at", "updated_at")  # fmt: skip
+    readonly_fields = ("id", "organization", "url", "events", "disabled_reason", "success_count", "failure_count",
+                       "consecutive_failures", "last_triggered_at", "created_at", "updated_at")  # fmt: skip
+    actions = ["enable", "disable"]
+
+    def has_add_permission(self, request):
+        return False  # endpoints are created through the API, which validates URLs and returns the secret
+
+    @admin.action(description="Enable selected endpoints (resets the failure streak)")
+    def enable(self, request, queryset):
+        count = queryset.filter(is_active=False).update(
+            is_active=True, consecutive_failures=0, disabled_reason="", updated_at=timezone.now()
+        )
+        self.message_user(request, f"Enabled {count} endpoint(s).", messages.SUCCESS)
+
+    @admin.action(description="Disable selected endpoints")
+    def disable(self, request, queryset):
+        count = queryset.filter(is_active=True).update(
+            is_active=False, disabled_reason=f"disabled by staff ({request.user})", updated_at=timezone.now()
+        )
+        self.message_user(request, f"Disabled {count} endpoint(s).", messages.SUCCESS)
+
+
+class WebhookAttemptInline(admin.TabularInline):
+    model = WebhookAttempt
+    fields = ("number", "response_code", "response_time_ms", "error", "manual", "created_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "endpoint",
+        "event_type",
+        "status",
+        "attempts",
+        "response_code",
+        "next_attempt_at",
+        "created_at",
+    )
+    list_filter = ("status", "event_type", "is_test", "created_at")
+    search_fields = ("=id", "=endpoint__id", "endpoint__url")
+    list_select_related = ("endpoint",)
+    date_hierarchy = "created_at"
+    readonly_fields = [f.name for f in WebhookDelivery._meta.fields]
+    inlines = [WebhookAttemptInline]
+    actions = ["retry_failed"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Retry selected failed deliveries")
+    def retry_failed(self, request, queryset):
+        count = webhook_deliveries_requeue_failed(deliveries=queryset)
+        self.message_user(
+            request, f"Queued {count} failed delivery(ies) for another attempt.", messages.SUCCESS
+        )
 
 
 @admin.register(WebhookEvent)

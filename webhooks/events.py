@@ -2,25 +2,65 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from django.db import transaction
+from django.utils import timezone
+
 from platform_api.models import Organization
-from webhooks.models import WebhookEvent
+from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 EVENT_TYPES = ("payment.completed", "payment.failed", "checkout.completed", "checkout.expired")
+TEST_EVENT = "test.ping"
+
+
+def delivery_body(*, event_type: str, endpoint_id: str, timestamp: str, data: dict[str, Any]) -> str:
+    """The body of a delivery, serialized once: it is stored and these exact bytes are signed and sent."""
+    return json.dumps(
+        {"event": event_type, "webhook_id": endpoint_id, "timestamp": timestamp, "data": data},
+        separators=(",", ":"),
+        sort_keys=True,
+    )
 
 
 def emit_event(
     *, organization: Organization | None, event_type: str, data: dict[str, Any]
 ) -> WebhookEvent | None:
-    """Record `event_type` for the organization, in the caller's transaction.
+    """Record `event_type` and one delivery per subscribed active endpoint, in the caller's transaction.
 
-    Anonymous resources (no organization) have no endpoints, so nothing is
-    recorded for them. Delivery to the organization's endpoints is attached
-    here by the webhooks feature.
+    The deliveries are handed to workers only once that transaction commits, so
+    a rolled-back business change sends nothing. Anonymous resources (no
+    organization) have no endpoints, and nothing is recorded for them.
     """
     if event_type not in EVENT_TYPES:
         raise ValueError(f"unknown event type {event_type!r}")
     if organization is None:
         return None
-    return WebhookEvent.objects.create(organization=organization, event_type=event_type, data=data)
+    now = timezone.now()
+    event = WebhookEvent.objects.create(
+        organization=organization, event_type=event_type, data=data, created_at=now
+    )
+    timestamp = now.isoformat().replace("+00:00", "Z")
+    endpoints = WebhookEndpoint.objects.filter(organization=organization, is_active=True).order_by("pk")
+    deliveries = [
+        WebhookDelivery(
+            endpoint=endpoint,
+            event=event,
+            event_type=event_type,
+            body=delivery_body(
+                event_type=event_type, endpoint_id=endpoint.id, timestamp=timestamp, data=data
+            ),
+            next_attempt_at=now,
+            created_at=now,
+        )
+        for endpoint in endpoints
+        if endpoint.subscribes_to(event_type)
+    ]
+    WebhookDelivery.objects.bulk_create(deliveries)
+    if deliveries:
+        from webhooks.tasks import deliver_webhook
+
+        ids = [d.id for d in deliveries]
+        transaction.on_commit(lambda: [deliver_webhook.delay(delivery_id) for delivery_id in ids])
+    return event

@@ -1,4 +1,4 @@
-"""Webhook events: what happened to an organization's payments, recorded for delivery."""
+"""Webhook endpoints, the events they subscribe to, and durable delivery records."""
 
 from django.db import models
 from django.utils import timezone
@@ -6,12 +6,52 @@ from django.utils import timezone
 from platform_api.ids import public_id
 
 
+def new_webhook_endpoint_id() -> str:
+    return public_id("wh")
+
+
 def new_webhook_event_id() -> str:
     return public_id("wevt")
 
 
+def new_delivery_id() -> str:
+    return public_id("del")
+
+
+class WebhookEndpoint(models.Model):
+    """A merchant URL that receives signed POSTs for the event types it subscribes to."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_webhook_endpoint_id, editable=False)
+    organization = models.ForeignKey(
+        "platform_api.Organization", on_delete=models.CASCADE, related_name="webhook_endpoints"
+    )
+    url = models.URLField(max_length=2048)
+    description = models.CharField(max_length=500, blank=True)
+    events = models.JSONField(default=list, help_text='Event types, or ["*"] for all.')
+    secret_encrypted = models.TextField(editable=False, help_text="The whsec_ secret, AES-GCM encrypted.")
+    is_active = models.BooleanField(default=True)
+    disabled_reason = models.CharField(max_length=200, blank=True)
+    success_count = models.PositiveIntegerField(default=0)
+    failure_count = models.PositiveIntegerField(default=0)
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    last_triggered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["organization", "is_active"], name="whendpoint_org_active")]
+        verbose_name = "webhook endpoint"
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.url}"
+
+    def subscribes_to(self, event_type: str) -> bool:
+        return "*" in self.events or event_type in self.events
+
+
 class WebhookEvent(models.Model):
-    """An event (`checkout.expired`, `payment.completed`, ...) for one organization's endpoints."""
+    """An event (`checkout.expired`, `payment.completed`, ...) that happened to an organization."""
 
     id = models.CharField(primary_key=True, max_length=32, default=new_webhook_event_id, editable=False)
     organization = models.ForeignKey(
@@ -27,3 +67,60 @@ class WebhookEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.id}"
+
+
+class WebhookDelivery(models.Model):
+    """One event for one endpoint: the exact body sent on every attempt, and where its retries stand."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SUCCESS = "success"
+        FAILED = "failed"
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_delivery_id, editable=False)
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    event = models.ForeignKey(
+        WebhookEvent, null=True, blank=True, on_delete=models.SET_NULL, related_name="deliveries"
+    )
+    event_type = models.CharField(max_length=64)
+    body = models.TextField(help_text="Serialized once; the same bytes are signed and sent on every attempt.")
+    is_test = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a worker may (re)try; pushed ahead while an attempt is in flight.",
+    )
+    response_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_time_ms = models.PositiveIntegerField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["status", "next_attempt_at"], name="delivery_due"),
+            models.Index(fields=["endpoint", "-created_at"], name="delivery_endpoint_created"),
+        ]
+        verbose_name_plural = "webhook deliveries"
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.event_type} {self.status}"
+
+
+class WebhookAttempt(models.Model):
+    """One HTTP attempt of a delivery: what came back, or why nothing did."""
+
+    delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE, related_name="attempt_log")
+    number = models.PositiveIntegerField()
+    response_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_time_ms = models.PositiveIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=500, blank=True)
+    manual = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["delivery", "number"]
+        constraints = [models.UniqueConstraint(fields=["delivery", "number"], name="attempt_delivery_number")]

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from platform_api.fields import StrictCharField
+from webhooks.events import EVENT_TYPES
+from webhooks.urlguard import UnsafeWebhookUrl, validate_webhook_url
+
+EVENT_CHOICES = [*EVENT_TYPES, "*"]
+
+
+class WebhookUrlField(StrictCharField):
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 2048)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            validate_webhook_url(value)
+        except UnsafeWebhookUrl as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return value
+
+
+class EventListField(serializers.ListField):
+    def __init__(self, **kwargs):
+        super().__init__(
+            child=serializers.ChoiceField(choices=EVENT_CHOICES), allow_empty=False, max_length=20, **kwargs
+        )
+
+    def to_internal_value(self, data):
+        events = super().to_internal_value(data)
+        if "*" in events and len(events) > 1:
+            raise serializers.ValidationError('Use ["*"] alone to subscribe to every event.')
+        return sorted(set(events), key=events.index)
+
+
+class WebhookCreateSerializer(serializers.Serializer):
+    url = WebhookUrlField()
+    events = EventListField()
+    description = StrictCharField(required=False, allow_blank=True, max_length=500)
+
+
+class WebhookUpdateSerializer(serializers.Serializer):
+    url = WebhookUrlField(required=False)
+    events = EventListField(required=False)
+    is_active = serializers.BooleanField(required=False)
+
+    def to_internal_value(self, data):
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("is_active"), str | int)
+            and not isinstance(data.get("is_active"), bool)
+        ):
+            raise serializers.ValidationError({"is_active": ["Must be true or false."]})
+        return super().to_internal_value(data)
+
+
+class WebhookSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    url = serializers.CharField()
+    events = serializers.ListField(child=serializers.CharField())
+    description = serializers.CharField()
+    is_active = serializers.BooleanField()
+    success_count = serializers.IntegerField()
+    failure_count = serializers.IntegerField()
+    last_triggered_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class WebhookCreatedSerializer(WebhookSerializer):
+    secret = serializers.SerializerMethodField(help_text="whsec_...; returned only on creation.")
+
+    def get_secret(self, _obj) -> str:
+        return self.context["secret"]
+
+
+class DeliverySerializer(serializers.Serializer):
+    id = serializers.CharField()
+    event_type = serializers.CharField()
+    status = serializers.CharField()
+    response_code = serializers.IntegerField(allow_null=True)
+    response_time_ms = serializers.IntegerField(allow_null=True)
+    attempts = serializers.IntegerField()
+    created_at = serializers.DateTimeField()

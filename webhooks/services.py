@@ -1,0 +1,148 @@
+"""Every write to webhook endpoints: create, update, delete, test and manual retry."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from audit.services import audit_event_record
+from platform_api.errors import PlatformError
+from platform_api.http import RequestContext
+from webhooks.crypto import encrypt_secret, new_endpoint_secret
+from webhooks.delivery import AttemptResult, attempt_delivery
+from webhooks.events import TEST_EVENT, delivery_body
+from webhooks.models import WebhookDelivery, WebhookEndpoint
+
+
+def _audit(ctx: RequestContext, endpoint_id: str, action: str, status_code: int) -> None:
+    audit_event_record(
+        ctx=ctx,
+        event_type=f"webhook.{action}",
+        resource_type="webhook",
+        resource_id=endpoint_id,
+        status_code=status_code,
+    )
+
+
+@transaction.atomic
+def webhook_endpoint_create(
+    *, ctx: RequestContext, url: str, events: list[str], description: str = ""
+) -> tuple[WebhookEndpoint, str]:
+    """Create an endpoint; returns it with its secret, which is shown only this once."""
+    organization = ctx.organization
+    if (
+        WebhookEndpoint.objects.filter(organization=organization).count()
+        >= settings.WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION
+    ):
+        raise PlatformError.invalid_field(
+            None,
+            f"An organization can have at most {settings.WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION} webhook endpoints.",
+        )
+    secret = new_endpoint_secret()
+    endpoint = WebhookEndpoint.objects.create(
+        organization=organization,
+        url=url,
+        events=events,
+        description=description,
+        secret_encrypted=encrypt_secret(secret),
+    )
+    _audit(ctx, endpoint.id, "created", 201)
+    return endpoint, secret
+
+
+@transaction.atomic
+def webhook_endpoint_update(
+    *,
+    ctx: RequestContext,
+    endpoint: WebhookEndpoint,
+    url: str | None = None,
+    events: list[str] | None = None,
+    is_active: bool | None = None,
+) -> WebhookEndpoint:
+    changes = {
+        k: v for k, v in {"url": url, "events": events, "is_active": is_active}.items() if v is not None
+    }
+    if not changes:
+        raise PlatformError.no_updates()
+    endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+    resumed = is_active is True and not endpoint.is_active
+    for field, value in changes.items():
+        setattr(endpoint, field, value)
+    if resumed:
+        endpoint.consecutive_failures = 0
+        endpoint.disabled_reason = ""
+    endpoint.updated_at = timezone.now()
+    endpoint.save(update_fields=[*changes, "consecutive_failures", "disabled_reason", "updated_at"])
+    if resumed:
+        _reschedule_paused(endpoint)
+    _audit(ctx, endpoint.id, "updated", 200)
+    return endpoint
+
+
+def _reschedule_paused(endpoint: WebhookEndpoint) -> None:
+    """Deliveries held while the endpoint was paused become due again."""
+    from webhooks.tasks import deliver_webhook
+
+    held = list(
+        WebhookDelivery.objects.filter(
+            endpoint=endpoint, status="pending", next_attempt_at__isnull=True
+        ).values_list("pk", flat=True)
+    )
+    WebhookDelivery.objects.filter(pk__in=held).update(next_attempt_at=timezone.now())
+    transaction.on_commit(lambda: [deliver_webhook.delay(delivery_id) for delivery_id in held])
+
+
+@transaction.atomic
+def webhook_endpoint_delete(*, ctx: RequestContext, endpoint: WebhookEndpoint) -> None:
+    """Delete the endpoint; its pending deliveries go with it (a worker finding one gone does nothing)."""
+    endpoint_id = endpoint.id
+    endpoint.delete()
+    _audit(ctx, endpoint_id, "deleted", 200)
+
+
+def webhook_endpoint_send_test(*, endpoint: WebhookEndpoint) -> AttemptResult:
+    """Send a `test.ping` now, synchronously, and keep it in the delivery history."""
+    now = timezone.now()
+    delivery = WebhookDelivery.objects.create(
+        endpoint=endpoint,
+        event_type=TEST_EVENT,
+        is_test=True,
+        next_attempt_at=now,
+        created_at=now,
+        body=delivery_body(
+            event_type=TEST_EVENT,
+            endpoint_id=endpoint.id,
+            timestamp=now.isoformat().replace("+00:00", "Z"),
+            data={"message": "A test delivery from the checkout service.", "test": True},
+        ),
+    )
+    result = attempt_delivery(delivery.id)
+    if result is None:  # only if the endpoint vanished mid-test
+        raise PlatformError.not_found("webhook", endpoint.id)
+    return result
+
+
+def webhook_delivery_retry(*, delivery: WebhookDelivery) -> AttemptResult:
+    """Retry a failed delivery once, now; the same body, signature and delivery id as before."""
+    if delivery.status != WebhookDelivery.Status.FAILED:
+        raise PlatformError.invalid_transition(
+            f"Only a failed delivery can be retried; delivery {delivery.id} is {delivery.status}."
+        )
+    result = attempt_delivery(delivery.id, manual=True)
+    if result is None:
+        raise PlatformError.invalid_transition(f"Delivery {delivery.id} is already being retried.")
+    return result
+
+
+def webhook_deliveries_requeue_failed(*, deliveries) -> int:
+    """Make failed deliveries pending and due again (operations, after a merchant's outage)."""
+    from webhooks.tasks import deliver_webhook
+
+    with transaction.atomic():
+        ids = list(deliveries.filter(status=WebhookDelivery.Status.FAILED).values_list("pk", flat=True))
+        WebhookDelivery.objects.filter(pk__in=ids, status=WebhookDelivery.Status.FAILED).update(
+            status=WebhookDelivery.Status.PENDING, next_attempt_at=timezone.now(), completed_at=None
+        )
+        transaction.on_commit(lambda: [deliver_webhook.delay(delivery_id) for delivery_id in ids])
+    return len(ids)

@@ -1,0 +1,142 @@
+"""Webhook endpoint management under /api/v1/webhooks (envelope `{success: true, data}`)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from platform_api.api import PlatformAPIView
+from platform_api.errors import PlatformError
+from platform_api.http import RequestContext
+from platform_api.models import Permission
+from platform_api.pagination import parse_positive_int
+from platform_api.selectors import scoped_get
+from platform_api.serializers import ErrorSerializer
+from webhooks import services
+from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.serializers import (
+    DeliverySerializer,
+    WebhookCreatedSerializer,
+    WebhookCreateSerializer,
+    WebhookSerializer,
+    WebhookUpdateSerializer,
+)
+
+ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 409, 429, 500)}
+
+
+def envelope(name: str, data):
+    return inline_serializer(name=name, fields={"success": serializers.BooleanField(), "data": data})
+
+
+def ok(data, status_code: int = status.HTTP_200_OK) -> Response:
+    return Response({"success": True, "data": data}, status=status_code)
+
+
+class WebhookViewMixin:
+    # Managing endpoints needs admin; reading them (and their deliveries) needs read.
+    permissions_by_method = {
+        "GET": Permission.READ,
+        "POST": Permission.ADMIN,
+        "PATCH": Permission.ADMIN,
+        "DELETE": Permission.ADMIN,
+    }
+
+    def get_endpoint(self, webhook_id: str) -> WebhookEndpoint:
+        return scoped_get(
+            WebhookEndpoint.objects.all(),
+            organization=self.request.auth.organization,
+            resource_type="webhook",
+            resource_id=webhook_id,
+        )
+
+
+class WebhookCollectionView(WebhookViewMixin, PlatformAPIView):
+    @extend_schema(
+        operation_id="webhooks_list",
+        tags=["Webhooks"],
+        responses={200: envelope("WebhookListEnvelope", WebhookSerializer(many=True)), **ERRORS},
+    )
+    def get(self, request):
+        endpoints = WebhookEndpoint.objects.filter(organization=request.auth.organization).order_by(
+            "-created_at"
+        )
+        return ok(WebhookSerializer(endpoints, many=True).data)
+
+    @extend_schema(operation_id="webhooks_create", tags=["Webhooks"], request=WebhookCreateSerializer,
+                   responses={201: envelope("WebhookCreatedEnvelope", WebhookCreatedSerializer()), **ERRORS})  # fmt: skip
+    def post(self, request):
+        serializer = WebhookCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        endpoint, secret = services.webhook_endpoint_create(
+            ctx=RequestContext.from_request(request), **serializer.validated_data
+        )
+        return ok(
+            WebhookCreatedSerializer(endpoint, context={"secret": secret}).data, status.HTTP_201_CREATED
+        )
+
+
+class WebhookDetailView(WebhookViewMixin, PlatformAPIView):
+    @extend_schema(
+        operation_id="webhooks_retrieve",
+        tags=["Webhooks"],
+        responses={200: envelope("WebhookEnvelope", WebhookSerializer()), **ERRORS},
+    )
+    def get(self, request, webhook_id: str):
+        return ok(WebhookSerializer(self.get_endpoint(webhook_id)).data)
+
+    @extend_schema(operation_id="webhooks_update", tags=["Webhooks"], request=WebhookUpdateSerializer,
+                   responses={200: envelope("WebhookUpdatedEnvelope", WebhookSerializer()), **ERRORS})  # fmt: skip
+    def patch(self, request, webhook_id: str):
+        endpoint = self.get_endpoint(webhook_id)
+        serializer = WebhookUpdateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        endpoint = services.webhook_endpoint_update(
+            ctx=RequestContext.from_request(request), endpoint=endpoint, **serializer.validated_data
+        )
+        return ok(WebhookSerializer(endpoint).data)
+
+    @extend_schema(operation_id="webhooks_delete", tags=["Webhooks"],
+                   responses={200: envelope("WebhookDeleted", inline_serializer("WebhookDeletedData", {"id": serializers.CharField(), "deleted": serializers.BooleanField()})), **ERRORS})  # fmt: skip
+    def delete(self, request, webhook_id: str):
+        endpoint = self.get_endpoint(webhook_id)
+        services.webhook_endpoint_delete(ctx=RequestContext.from_request(request), endpoint=endpoint)
+        return ok({"id": webhook_id, "deleted": True})
+
+
+class WebhookTestView(WebhookViewMixin, PlatformAPIView):
+    @extend_schema(operation_id="webhooks_test", tags=["Webhooks"], request=None,
+                   responses={200: envelope("WebhookTestResult", inline_serializer("WebhookTestData", {
+                       "delivery_id": serializers.CharField(), "status": serializers.CharField(),
+                       "response_code": serializers.IntegerField(allow_null=True), "success": serializers.BooleanField()})), **ERRORS})  # fmt: skip
+    def post(self, request, webhook_id: str):
+        result = services.webhook_endpoint_send_test(endpoint=self.get_endpoint(webhook_id))
+        return ok({"delivery_id": result.delivery_id, "status": "sent", "response_code": result.response_code,
+                   "success": result.succeeded})  # fmt: skip
+
+
+class WebhookDeliveriesView(WebhookViewMixin, PlatformAPIView):
+    @extend_schema(operation_id="webhooks_deliveries", tags=["Webhooks"],
+                   parameters=[OpenApiParameter("limit", int, description="Default 20, max 100. Newest first.")],
+                   responses={200: envelope("DeliveryList", DeliverySerializer(many=True)), **ERRORS})  # fmt: skip
+    def get(self, request, webhook_id: str):
+        endpoint = self.get_endpoint(webhook_id)
+        limit = parse_positive_int(request.query_params, "limit", 20, 100)
+        deliveries = WebhookDelivery.objects.filter(endpoint=endpoint).order_by("-created_at", "-pk")[:limit]
+        return ok(DeliverySerializer(deliveries, many=True).data)
+
+
+class WebhookDeliveryRetryView(WebhookViewMixin, PlatformAPIView):
+    @extend_schema(operation_id="webhooks_delivery_retry", tags=["Webhooks"], request=None,
+                   responses={200: envelope("DeliveryRetryResult", inline_serializer("DeliveryRetryData", {
+                       "delivery_id": serializers.CharField(), "status": serializers.CharField(),
+                       "response_code": serializers.IntegerField(allow_null=True), "attempts": serializers.IntegerField()})), **ERRORS})  # fmt: skip
+    def post(self, request, webhook_id: str, delivery_id: str):
+        endpoint = self.get_endpoint(webhook_id)
+        delivery = WebhookDelivery.objects.filter(endpoint=endpoint, pk=delivery_id).first()
+        if delivery is None:
+            raise PlatformError.not_found("delivery", delivery_id)
+        result = services.webhook_delivery_retry(delivery=delivery)
+        return ok({"delivery_id": result.delivery_id, "status": "sent", "response_code": result.response_code,
+                   "attempts": result.attempts})  # fmt: skip
