@@ -11,6 +11,7 @@ urlpatterns = [
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
     path("api/v1/", include("platform_api.urls")),
     path("", include("orders.urls")),
+    path("", include("onramp.urls")),
     # Everything else outside the admin, static files and the docs is an unknown
     # order-interface path, answered in its envelope.
     re_path(r"^(?!admin|static/|api/)(?P<path>.*)$", order_route_not_found),

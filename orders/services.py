@@ -142,7 +142,15 @@ def _onramp_metadata(onramp: dict | None, *, payer_ip: str, fingerprint: dict | 
     return metadata
 
 
-@transaction.atomic
+def _check_session(session: CheckoutSession | None, session_id, organization: Organization | None) -> None:
+    if session is None or (organization and session.organization_id not in (None, organization.pk)):
+        raise OrderError(f"checkoutSessionId: no checkout session {session_id}.")
+    if session.status != CheckoutSession.Status.OPEN or session.expires_at <= timezone.now():
+        raise OrderError(f"checkoutSessionId: checkout session {session.pk} is {session.status}, not open.")
+    if Order.objects.filter(checkout_session=session).exists():
+        raise OrderError(f"checkoutSessionId: checkout session {session.pk} already has an order.", 409)
+
+
 def order_create(
     *,
     organization: Organization | None,
@@ -150,59 +158,69 @@ def order_create(
     payer_ip: str,
     fingerprint: dict | None = None,
 ) -> Order:
-    """Create an order with its own deposit address, linked to an open checkout session if one is named."""
-    onramp = data.get("onramp")
-    if onramp and onramp["vendor"] == "vendorB-web2":
-        raise OrderError(
-            "Card payments (vendorB-web2) are not configured on this service: set VENDOR_B_SECRET_KEY "
-            "and VENDOR_B_API_URL to enable them.",
-            503,
-        )
-    session = None
-    if data.get("checkoutSessionId"):
-        session = CheckoutSession.objects.select_for_update().filter(pk=data["checkoutSessionId"]).first()
-        if session is None or (organization and session.organization_id not in (None, organization.pk)):
-            raise OrderError(f"checkoutSessionId: no checkout session {data['checkoutSessionId']}.")
-        if session.status != CheckoutSession.Status.OPEN or session.expires_at <= timezone.now():
-            raise OrderError(
-                f"checkoutSessionId: checkout session {session.pk} is {session.status}, not open."
-            )
-        if Order.objects.filter(checkout_session=session).exists():
-            raise OrderError(f"checkoutSessionId: checkout session {session.pk} already has an order.", 409)
-        organization = organization or session.organization
+    """Create an order with its own deposit address, linked to an open checkout session if one is named.
+
+    Vendor calls (an onramp session token, a card payment intent) happen before
+    the database transaction, so no lock is held while a vendor answers; the
+    session is checked before them and again under its row lock.
+    """
+    session_id = data.get("checkoutSessionId")
+    if session_id:
+        _check_session(CheckoutSession.objects.filter(pk=session_id).first(), session_id, organization)
+
+    from onramp.services import onramp_extras  # the onramp app builds on orders, not the reverse
 
     order_id = uuid.uuid4()
-    now = timezone.now()
-    src_amount = data["srcAmount"]
+    global_address = deposit_address_for(kind="order", identifier=str(order_id))
     balance = recipient_discount_balance(data["recipientAddress"])
-    usd_value = token_usd_value(chain_id=data["srcChain"], address=data["srcTokenAddress"], amount=src_amount)
+    usd_value = token_usd_value(
+        chain_id=data["srcChain"], address=data["srcTokenAddress"], amount=data["srcAmount"]
+    )
+    extras = onramp_extras(
+        order_id=str(order_id),
+        global_address=global_address,
+        data=data,
+        payer_ip=payer_ip,
+        usd_value=usd_value,
+        recipient_balance=balance,
+    )
+    onramp_metadata = _onramp_metadata(data.get("onramp"), payer_ip=payer_ip, fingerprint=fingerprint)
+    if onramp_metadata is not None:
+        onramp_metadata.update(extras.pop("onramp_metadata", {}))
     points_amount, _ = fees.points_for(usd_value=usd_value, recipient_balance=balance)
-    payload = data["payload"]
+    now = timezone.now()
     try:
         with transaction.atomic():
+            session = None
+            if session_id:
+                session = CheckoutSession.objects.select_for_update().filter(pk=session_id).first()
+                _check_session(session, session_id, organization)
+                organization = organization or session.organization
             return Order.objects.create(
                 id=order_id,
                 organization=organization,
                 checkout_session=session,
                 type=data["type"],
                 recipient_address=data["recipientAddress"],
-                global_address=deposit_address_for(kind="order", identifier=str(order_id)),
+                global_address=global_address,
                 src_chain=data["srcChain"],
                 dst_chain=data["dstChain"],
                 src_token_address=data["srcTokenAddress"],
                 dst_token_address=data["dstTokenAddress"],
-                src_amount=src_amount,
+                src_amount=data["srcAmount"],
                 created_at=now,
                 expired_at=now + timedelta(seconds=settings.ORDER_LIFETIME_SECONDS),
                 creator_address=(data.get("creatorAddress") or "").lower() or None,
                 partner_id=data.get("partnerId"),
                 client_reference_id=data.get("clientReferenceId") or None,
-                onramp_metadata=_onramp_metadata(onramp, payer_ip=payer_ip, fingerprint=fingerprint),
-                payload=payload,
+                onramp_metadata=onramp_metadata,
+                payload=data["payload"],
                 metadata=data["metadata"],
-                action=data.get("action") or payload.get("action"),
-                fee=fees.standard_fee(usd_value=usd_value, recipient_balance=balance).as_dict(),
+                action=data.get("action") or data["payload"].get("action"),
+                fee=extras.pop("fee", None)
+                or fees.standard_fee(usd_value=usd_value, recipient_balance=balance).as_dict(),
                 points_amount=points_amount,
+                **extras,
             )
     except IntegrityError:
         # Two requests raced for the same session; the unique constraint let one through.

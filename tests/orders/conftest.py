@@ -1,10 +1,5 @@
 import copy
 
-import pytest
-from django.conf import settings
-
-from orders.tokens import token_list_load
-
 USDC_BASE = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 ETH = "0x0000000000000000000000000000000000000000"
 USDC_ARB = "0xaf88d065e77c8cC2239327C5EDb3A432268e5831"
@@ -65,8 +60,3 @@ def order_body(order_type="swap", **overrides):
         body["metadata"]["nft"] = {"name": "Pass #7", "imageUrl": "https://example.com/7.png"}
     body.update(overrides)
     return body
-
-
-@pytest.fixture
-def tokens(db):
-    token_list_load(settings.TOKEN_LIST_FILE)

@@ -171,7 +171,7 @@ def test_another_organizations_session_is_not_found(api_client, tokens, organiza
 
 
 ONRAMP = {
-    "vendor": "vendorA",
+    "vendor": "vendorB",
     "paymentMethod": "card",
     "country": "US",
     "redirectUrl": "https://shop.example/back",

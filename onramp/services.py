@@ -1,0 +1,157 @@
+"""Onramp use cases: vendorB support checks, and what an order needs from its onramp vendor."""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import Any
+
+from django.conf import settings
+
+from onramp.geo import Location
+from onramp.vendor_a import VendorAClient
+from onramp.vendor_b import VendorBClient, is_configured
+from orders import fees
+from orders.envelope import OrderError
+from orders.models import Order, Token
+
+# vendorA's network names for the chains the service settles on.
+VENDOR_A_NETWORKS = {
+    1: "ethereum",
+    10: "optimism",
+    56: "bnb-chain",
+    137: "polygon",
+    8453: "base",
+    42161: "arbitrum",
+    43114: "avalanche-c-chain",
+}
+CENT = Decimal("0.01")
+
+
+def usd(value: Decimal) -> str:
+    return f"${value.quantize(CENT, rounding=ROUND_FLOOR):,.2f}"
+
+
+def vendor_b_support(*, location: Location, usd_amount: Decimal | None) -> dict[str, Any]:
+    """Whether vendorB's crypto onramp and card payments work for this caller (and amount)."""
+    if not is_configured():
+        raise OrderError(
+            "Card payments (vendorB) are not configured on this service: set VENDOR_B_API_URL, VENDOR_B_SECRET_KEY.",
+            503,
+        )
+    region = f"{location.country}-{location.region}" if location.country and location.region else None
+    in_region = (
+        location.country in settings.VENDOR_B_SUPPORTED_COUNTRIES
+        and region not in settings.VENDOR_B_EXCLUDED_REGIONS
+    )
+    if usd_amount is None:
+        return {"stripeOnramp": in_region, "stripeWeb2": {"isSupport": in_region}}
+    within_limits = Decimal(settings.VENDOR_B_MIN_USD) <= usd_amount <= Decimal(settings.VENDOR_B_MAX_USD)
+    card = fees.card_fee(
+        original_amount=fees.usd_to_usdc_units(usd_amount), usd_value=usd_amount, recipient_balance=0
+    )
+    onramp_usd = Decimal(card.final_amount).scaleb(-fees.USDC_DECIMALS)
+    return {
+        "stripeOnramp": in_region,
+        "stripeWeb2": {
+            "isSupport": in_region and within_limits,
+            "formattedTotalUsd": usd(usd_amount),
+            "formattedOnrampUsd": usd(onramp_usd),
+            "formattedFeeUsd": usd(usd_amount - onramp_usd.quantize(CENT, rounding=ROUND_FLOOR)),
+        },
+    }
+
+
+def _src_token(data: dict) -> Token | None:
+    return Token.objects.filter(chain_id=data["srcChain"], address__iexact=data["srcTokenAddress"]).first()
+
+
+def _vendor_a_extras(
+    *, order_id: str, global_address: str, data: dict, payer_ip: str, usd_value: Decimal
+) -> dict:
+    onramp = data["onramp"]
+    network = VENDOR_A_NETWORKS.get(data["srcChain"])
+    if network is None:
+        raise OrderError(f"onramp.vendor: vendorA does not serve chain {data['srcChain']}.")
+    client = VendorAClient()
+    symbol = data["metadata"]["srcToken"]["symbol"]
+    token = client.session_token(
+        destination_address=global_address, blockchains=[network], assets=[symbol], client_ip=payer_ip
+    )
+    url = client.hosted_url(
+        session_token=token["token"],
+        defaultAsset=symbol,
+        defaultNetwork=network,
+        presetFiatAmount=str(usd_value.quantize(CENT, rounding=ROUND_CEILING)) if usd_value > 0 else None,
+        fiatCurrency="USD",
+        defaultPaymentMethod=onramp.get("paymentMethod"),
+        redirectUrl=onramp.get("redirectUrl"),
+        partnerUserRef=order_id,
+    )
+    return {"one_click_buy_url": url}
+
+
+def card_charge_cents(
+    *, needed_units: int, usd_value: Decimal, recipient_balance: int
+) -> tuple[int, fees.CardFee]:
+    """The smallest card charge (in cents) whose amount after card and service fees covers `needed_units` of USDC."""
+    standard = fees.standard_fee(usd_value=usd_value, recipient_balance=recipient_balance)
+    total_bps = settings.CARD_VENDOR_FEE_BPS + standard.final_fee_bps
+    fixed = fees.usd_to_usdc_units(
+        Decimal(settings.CARD_VENDOR_FEE_USD) + Decimal(settings.CARD_SERVICE_FEE_USD)
+    )
+    cents = math.ceil((needed_units + fixed) * fees.BPS / (fees.BPS - total_bps) / 10**4)
+    while True:
+        card = fees.card_fee(
+            original_amount=cents * 10**4, usd_value=usd_value, recipient_balance=recipient_balance
+        )
+        if card.final_amount >= needed_units:
+            return cents, card
+        cents += 1  # integer rounding left it a cent short
+
+
+def _vendor_b_card_extras(*, order_id: str, data: dict, recipient_balance: int) -> dict:
+    token = _src_token(data)
+    if token is None or token.symbol != "USDC":
+        raise OrderError("srcTokenAddress: card payments settle in USDC; use the USDC of the source chain.")
+    client = VendorBClient()
+    usd_value = Decimal(data["srcAmount"]).scaleb(-token.decimals)
+    cents, card = card_charge_cents(
+        needed_units=data["srcAmount"], usd_value=usd_value, recipient_balance=recipient_balance
+    )
+    if not Decimal(settings.VENDOR_B_MIN_USD) <= Decimal(cents) / 100 <= Decimal(settings.VENDOR_B_MAX_USD):
+        raise OrderError(
+            f"srcAmount: card payments must charge between ${settings.VENDOR_B_MIN_USD} and ${settings.VENDOR_B_MAX_USD}."
+        )
+    intent_id = client.create_payment_intent(amount_cents=cents, order_id=order_id)
+    return {
+        "vendor_b_payment_intent_id": intent_id,
+        "status": Order.Status.WAITING_STRIPE_PAYMENT,
+        "fee": card.as_dict(),
+        "onramp_metadata": {"vendorBAmountInCents": cents},
+    }
+
+
+def onramp_extras(
+    *,
+    order_id: str,
+    global_address: str,
+    data: dict,
+    payer_ip: str,
+    usd_value: Decimal,
+    recipient_balance: int,
+) -> dict:
+    """What the order's onramp vendor adds to it (URLs, payment intent, status, fee). Calls the vendor."""
+    onramp = data.get("onramp")
+    vendor = onramp["vendor"] if onramp else "none"
+    if vendor == "vendorA":
+        return _vendor_a_extras(
+            order_id=order_id,
+            global_address=global_address,
+            data=data,
+            payer_ip=payer_ip,
+            usd_value=usd_value,
+        )
+    if vendor == "vendorB-web2":
+        return _vendor_b_card_extras(order_id=order_id, data=data, recipient_balance=recipient_balance)
+    return {}

@@ -1,0 +1,137 @@
+"""Onramp helpers on the order interface: vendorA URLs and tokens, vendorB support."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+
+from onramp.geo import locate
+from onramp.serializers import DirectUrlSerializer, OnrampUrlSerializer, SessionTokenSerializer
+from onramp.services import vendor_b_support
+from onramp.vendor_a import VendorAClient, map_buy_options
+from orders.envelope import OrderAPIView, OrderError, ok
+from orders.views import ERROR, envelope_schema
+from platform_api.http import client_ip
+
+ERRORS = {400: ERROR, 429: ERROR, 500: ERROR, 502: ERROR, 503: ERROR}
+
+
+def _validated(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class VendorAOnrampUrlView(OrderAPIView):
+    @extend_schema(
+        tags=["Onramp"], request=OnrampUrlSerializer, responses={200: envelope_schema("OnrampUrl"), **ERRORS}
+    )
+    def post(self, request):
+        data = _validated(OnrampUrlSerializer, request.data)
+        client = VendorAClient()
+        token = client.session_token(
+            destination_address=data["destinationAddress"], blockchains=data["blockchains"], assets=None,
+            client_ip=client_ip(request),
+        )["token"]  # fmt: skip
+        url = client.hosted_url(
+            session_token=token,
+            defaultAsset=data["defaultAsset"],
+            defaultNetwork=data["blockchains"][0],
+            presetFiatAmount=data["presetFiatAmount"],
+            fiatCurrency=data["fiatCurrency"],
+            defaultPaymentMethod=data["defaultPaymentMethod"],
+            redirectUrl=data["redirectUrl"],
+            partnerUserRef=data["orderId"],
+        )
+        body = {"url": url, "sessionToken": token} if data["useSessionToken"] else {"url": url}
+        return ok(body, "Onramp URL")
+
+
+class VendorADirectUrlView(OrderAPIView):
+    @extend_schema(
+        tags=["Onramp"], request=DirectUrlSerializer, responses={200: envelope_schema("DirectUrl"), **ERRORS}
+    )
+    def post(self, request):
+        data = _validated(DirectUrlSerializer, request.data)
+        client = VendorAClient()
+        token = client.session_token(
+            destination_address=data["destinationAddress"], blockchains=data["blockchains"], assets=data.get("assets"),
+            client_ip=client_ip(request),
+        )["token"]  # fmt: skip
+        url = client.hosted_url(
+            session_token=token,
+            defaultNetwork=data["blockchains"][0],
+            **{
+                k: data.get(k)
+                for k in (
+                    "presetFiatAmount",
+                    "fiatCurrency",
+                    "defaultAsset",
+                    "defaultPaymentMethod",
+                    "redirectUrl",
+                )
+            },
+        )
+        return ok({"url": url, "sessionToken": token}, "Direct URL")
+
+
+class VendorASessionTokenView(OrderAPIView):
+    @extend_schema(
+        tags=["Onramp"],
+        request=SessionTokenSerializer,
+        responses={200: envelope_schema("SessionToken"), **ERRORS},
+    )
+    def post(self, request):
+        data = _validated(SessionTokenSerializer, request.data)
+        token = VendorAClient().session_token(
+            destination_address=data["destinationAddress"], blockchains=data["blockchains"], assets=data.get("assets"),
+            client_ip=client_ip(request),
+        )  # fmt: skip
+        return ok(token, "Session token")
+
+
+class VendorAOptionsView(OrderAPIView):
+    @extend_schema(
+        tags=["Onramp"],
+        parameters=[
+            OpenApiParameter("country", str, required=True, description="ISO 3166-1 alpha-2."),
+            OpenApiParameter("subdivision", str),
+            OpenApiParameter("payment_method", str, description="Keep only this payment method's limits."),
+            OpenApiParameter("purchase_method", str),
+            OpenApiParameter("chainIds", str, many=True, description="Keep only networks on these chains."),
+        ],
+        responses={200: envelope_schema("OnrampOptions"), **ERRORS},
+    )
+    def get(self, request):
+        query = request.query_params
+        country = (query.get("country") or "").strip().upper()
+        if len(country) != 2 or not country.isalpha():
+            raise OrderError("country is required: an ISO 3166-1 alpha-2 code such as US.")
+        chain_ids = [c for value in query.getlist("chainIds") for c in value.split(",") if c.strip()] or None
+        raw = VendorAClient().buy_options(
+            country=country, subdivision=(query.get("subdivision") or "").upper() or None
+        )
+        return ok(
+            map_buy_options(raw, chain_ids=chain_ids, payment_method=query.get("payment_method") or None),
+            "Options",
+        )
+
+
+class VendorBSupportedView(OrderAPIView):
+    @extend_schema(
+        tags=["Onramp"],
+        parameters=[OpenApiParameter("usdAmount", str, description="Card amount in USD, e.g. 25.00.")],
+        responses={200: envelope_schema("VendorBSupport"), **ERRORS},
+    )
+    def get(self, request):
+        raw = request.query_params.get("usdAmount")
+        amount = None
+        if raw not in (None, ""):
+            try:
+                amount = Decimal(raw)
+            except InvalidOperation:
+                amount = None
+            if amount is None or not amount.is_finite() or amount <= 0 or amount > Decimal("1000000000"):
+                raise OrderError(f"usdAmount must be a positive decimal amount, got '{raw}'.")
+        return ok(vendor_b_support(location=locate(request), usd_amount=amount), "vendorB support")
