@@ -1,5 +1,10 @@
 """What can go wrong talking to an onramp vendor, as order-interface errors."""
 
+from collections.abc import Callable
+from typing import Any
+
+import requests
+
 from orders.envelope import OrderError
 
 
@@ -16,3 +21,23 @@ def vendor_unavailable(vendor: str) -> OrderError:
 
 def vendor_refused(vendor: str, reason: str | None) -> OrderError:
     return OrderError(f"{vendor} refused the request: {reason or 'no reason given'}.", 400)
+
+
+def vendor_json(vendor: str, send: Callable[[], requests.Response], reason_of: Callable[[Any], Any]) -> Any:
+    """Send a request and return its JSON body; a refusal (4xx but 429) is 400, anything else wrong 502."""
+    try:
+        response = send()
+    except requests.RequestException as exc:
+        raise vendor_unavailable(vendor) from exc
+    if 400 <= response.status_code < 500 and response.status_code != 429:
+        try:
+            reason = reason_of(response.json())
+        except (ValueError, AttributeError, TypeError):
+            reason = None
+        raise vendor_refused(vendor, str(reason)[:300] if reason else None)
+    if response.status_code != 200:
+        raise vendor_unavailable(vendor)
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise vendor_unavailable(vendor) from exc

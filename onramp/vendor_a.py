@@ -13,13 +13,12 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import jwt
-import requests
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from django.conf import settings
 
 from config.http_client import build_session
-from onramp.errors import not_configured, vendor_refused, vendor_unavailable
+from onramp.errors import not_configured, vendor_json, vendor_unavailable
 
 VENDOR = "vendorA"
 REQUIRED_SETTINGS = ["VENDOR_A_API_URL", "VENDOR_A_PAY_URL", "VENDOR_A_KEY_ID", "VENDOR_A_PRIVATE_KEY"]
@@ -63,8 +62,9 @@ class VendorAClient:
 
     def _call(self, method: str, path: str, *, params=None, json=None) -> dict[str, Any]:
         url = f"{self.api_url}{path}"
-        try:
-            response = self.session.request(
+        data = vendor_json(
+            VENDOR,
+            lambda: self.session.request(
                 method,
                 url,
                 params=params,
@@ -72,21 +72,12 @@ class VendorAClient:
                 headers={"Authorization": f"Bearer {self.bearer_token(method, url)}"},
                 timeout=settings.PROVIDER_TIMEOUT_SECONDS,
                 allow_redirects=False,
-            )
-        except requests.RequestException as exc:
-            raise vendor_unavailable(VENDOR) from exc
-        if 400 <= response.status_code < 500 and response.status_code != 429:
-            try:
-                reason = response.json().get("message") or response.json().get("errorMessage")
-            except ValueError:
-                reason = None
-            raise vendor_refused(VENDOR, str(reason)[:300] if reason else None)
-        if response.status_code != 200:
+            ),
+            lambda body: body.get("message") or body.get("errorMessage"),
+        )
+        if not isinstance(data, dict):
             raise vendor_unavailable(VENDOR)
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise vendor_unavailable(VENDOR) from exc
+        return data
 
     def session_token(
         self, *, destination_address: str, blockchains: list[str], assets: list[str] | None, client_ip: str

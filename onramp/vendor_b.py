@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import requests
 from django.conf import settings
 
 from config.http_client import build_session
-from onramp.errors import not_configured, vendor_refused, vendor_unavailable
+from onramp.errors import not_configured, vendor_json, vendor_unavailable
 
 VENDOR = "vendorB"
 REQUIRED_SETTINGS = ["VENDOR_B_API_URL", "VENDOR_B_SECRET_KEY"]
@@ -32,8 +31,9 @@ class VendorBClient:
             "metadata[order_id]": order_id,
             "description": f"Order {order_id}",
         }
-        try:
-            response = self.session.post(
+        data = vendor_json(
+            VENDOR,
+            lambda: self.session.post(
                 f"{self.api_url}/v1/payment_intents",
                 data=form,
                 headers={
@@ -42,19 +42,9 @@ class VendorBClient:
                 },
                 timeout=settings.PROVIDER_TIMEOUT_SECONDS,
                 allow_redirects=False,
-            )
-        except requests.RequestException as exc:
-            raise vendor_unavailable(VENDOR) from exc
-        if 400 <= response.status_code < 500 and response.status_code != 429:
-            try:
-                reason = (response.json().get("error") or {}).get("message")
-            except (ValueError, AttributeError):
-                reason = None
-            raise vendor_refused(VENDOR, reason)
-        if response.status_code != 200:
+            ),
+            lambda body: (body.get("error") or {}).get("message"),
+        )
+        if not isinstance(data, dict) or not data.get("id"):
             raise vendor_unavailable(VENDOR)
-        try:
-            intent_id = response.json()["id"]
-        except (ValueError, KeyError) as exc:
-            raise vendor_unavailable(VENDOR) from exc
-        return str(intent_id)
+        return str(data["id"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -88,3 +89,20 @@ class EpochMillisField(serializers.Field):
 
     def to_representation(self, value):
         return int(value.timestamp() * 1000) if value is not None else None
+
+
+class SupportedChainIdField(StrictIntegerField):
+    """A chain id (JSON integer) among SUPPORTED_CHAIN_IDS."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("min_value", 1)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if value not in settings.SUPPORTED_CHAIN_IDS:
+            supported = ", ".join(str(c) for c in settings.SUPPORTED_CHAIN_IDS)
+            raise serializers.ValidationError(
+                f"Chain {value} is not supported; supported chains: {supported}."
+            )
+        return value

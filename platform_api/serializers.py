@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.utils import timezone
 from rest_framework import serializers
 
@@ -10,7 +9,7 @@ from platform_api.fields import (
     AddressField,
     EpochMillisField,
     StrictCharField,
-    StrictIntegerField,
+    SupportedChainIdField,
     TokenAmountField,
 )
 from platform_api.models import Permission
@@ -113,16 +112,8 @@ class ApiKeyRevokedSerializer(serializers.Serializer):
 class QuickPayCreateSerializer(serializers.Serializer):
     amount = TokenAmountField(help_text="Amount in the token's smallest unit, as a string of digits.")
     token_address = AddressField()
-    chain_id = StrictIntegerField(min_value=1)
+    chain_id = SupportedChainIdField()
     recipient_address = AddressField()
-
-    def validate_chain_id(self, value: int) -> int:
-        if value not in settings.SUPPORTED_CHAIN_IDS:
-            supported = ", ".join(str(c) for c in settings.SUPPORTED_CHAIN_IDS)
-            raise serializers.ValidationError(
-                f"Chain {value} is not supported; supported chains: {supported}."
-            )
-        return value
 
 
 class QuickPaymentSerializer(serializers.Serializer):

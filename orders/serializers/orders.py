@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from django.conf import settings
 from rest_framework import serializers
 
 from orders.models import Order
@@ -18,24 +17,13 @@ from orders.serializers.common import (
     TokenAmountField,
     TokenShapeSerializer,
 )
+from platform_api.fields import SupportedChainIdField
 
 ONRAMP_VENDORS = ["vendorA", "vendorB", "vendorB-web2", "none"]
 TRADE_TYPES = ["EXACT_INPUT", "EXACT_OUTPUT"]
 
 
-class ChainIdField(StrictIntegerField):
-    def __init__(self, **kwargs):
-        kwargs.setdefault("min_value", 1)
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data):
-        value = super().to_internal_value(data)
-        if value not in settings.SUPPORTED_CHAIN_IDS:
-            supported = ", ".join(str(c) for c in settings.SUPPORTED_CHAIN_IDS)
-            raise serializers.ValidationError(
-                f"Chain {value} is not supported; supported chains: {supported}."
-            )
-        return value
+ChainIdField = SupportedChainIdField
 
 
 class TypeChoiceField(serializers.ChoiceField):
