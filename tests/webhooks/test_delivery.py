@@ -329,3 +329,36 @@ def test_claims_make_a_second_attempt_a_no_op(organization, endpoint, receiver):
     )
     assert attempt_delivery(delivery.id) is None
     assert len(receiver.log) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_counters_are_exact_under_concurrent_workers(organization, receiver):
+    """Eight threads (own connections) finish deliveries of one endpoint at once: no increment is lost."""
+    from django.db import connection
+
+    receiver.expect_request("/hook").respond_with_data("ok")
+    endpoint, _ = make_endpoint(organization, receiver.url_for("/hook"))
+    for _ in range(16):
+        emit_event(organization=organization, event_type="payment.completed", data=DATA)
+    ids = list(WebhookDelivery.objects.values_list("pk", flat=True))
+    errors = []
+
+    def work(chunk):
+        try:
+            for delivery_id in chunk:
+                attempt_delivery(delivery_id)
+        except Exception as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(ids[i::8],)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    endpoint.refresh_from_db()
+    assert endpoint.success_count == 16
+    assert WebhookDelivery.objects.filter(status="success").count() == 16
