@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 
 from onramp.geo import Location
-from onramp.vendor_a import VendorAClient
+from onramp.vendor_a import VendorAClient, map_buy_options
 from onramp.vendor_b import VendorBClient, is_configured
 from orders import fees
 from orders.envelope import OrderError
@@ -155,3 +155,64 @@ def onramp_extras(
     if vendor == "vendorB-web2":
         return _vendor_b_card_extras(order_id=order_id, data=data, recipient_balance=recipient_balance)
     return {}
+
+
+# --- vendorA helpers behind the /onramp/vendorA endpoints ------------------------------
+
+DIRECT_URL_OPTIONS = (
+    "presetFiatAmount",
+    "fiatCurrency",
+    "defaultAsset",
+    "defaultPaymentMethod",
+    "redirectUrl",
+)
+
+
+def vendor_a_session_token(
+    *, destination_address: str, blockchains: list[str], assets: list[str] | None, client_ip: str
+) -> dict:
+    return VendorAClient().session_token(
+        destination_address=destination_address, blockchains=blockchains, assets=assets, client_ip=client_ip
+    )
+
+
+def vendor_a_onramp_url(*, data: dict, client_ip: str) -> dict:
+    """A hosted buy URL for an order; the session token is returned too when asked for."""
+    client = VendorAClient()
+    token = client.session_token(
+        destination_address=data["destinationAddress"],
+        blockchains=data["blockchains"],
+        assets=None,
+        client_ip=client_ip,
+    )["token"]
+    url = client.hosted_url(
+        session_token=token,
+        defaultAsset=data["defaultAsset"],
+        defaultNetwork=data["blockchains"][0],
+        presetFiatAmount=data["presetFiatAmount"],
+        fiatCurrency=data["fiatCurrency"],
+        defaultPaymentMethod=data["defaultPaymentMethod"],
+        redirectUrl=data["redirectUrl"],
+        partnerUserRef=data["orderId"],
+    )
+    return {"url": url, "sessionToken": token} if data["useSessionToken"] else {"url": url}
+
+
+def vendor_a_direct_url(*, data: dict, client_ip: str) -> dict:
+    client = VendorAClient()
+    token = client.session_token(
+        destination_address=data["destinationAddress"],
+        blockchains=data["blockchains"],
+        assets=data.get("assets"),
+        client_ip=client_ip,
+    )["token"]
+    options = {name: data.get(name) for name in DIRECT_URL_OPTIONS}
+    url = client.hosted_url(session_token=token, defaultNetwork=data["blockchains"][0], **options)
+    return {"url": url, "sessionToken": token}
+
+
+def vendor_a_options(
+    *, country: str, subdivision: str | None, chain_ids: list[str] | None, payment_method: str | None
+) -> dict:
+    raw = VendorAClient().buy_options(country=country, subdivision=subdivision)
+    return map_buy_options(raw, chain_ids=chain_ids, payment_method=payment_method)

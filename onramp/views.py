@@ -6,10 +6,9 @@ from decimal import Decimal, InvalidOperation
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 
+from onramp import services
 from onramp.geo import locate
 from onramp.serializers import DirectUrlSerializer, OnrampUrlSerializer, SessionTokenSerializer
-from onramp.services import vendor_b_support
-from onramp.vendor_a import VendorAClient, map_buy_options
 from orders.envelope import OrderAPIView, OrderError, ok
 from orders.views import ERROR, envelope_schema
 from platform_api.http import client_ip
@@ -29,23 +28,7 @@ class VendorAOnrampUrlView(OrderAPIView):
     )
     def post(self, request):
         data = _validated(OnrampUrlSerializer, request.data)
-        client = VendorAClient()
-        token = client.session_token(
-            destination_address=data["destinationAddress"], blockchains=data["blockchains"], assets=None,
-            client_ip=client_ip(request),
-        )["token"]  # fmt: skip
-        url = client.hosted_url(
-            session_token=token,
-            defaultAsset=data["defaultAsset"],
-            defaultNetwork=data["blockchains"][0],
-            presetFiatAmount=data["presetFiatAmount"],
-            fiatCurrency=data["fiatCurrency"],
-            defaultPaymentMethod=data["defaultPaymentMethod"],
-            redirectUrl=data["redirectUrl"],
-            partnerUserRef=data["orderId"],
-        )
-        body = {"url": url, "sessionToken": token} if data["useSessionToken"] else {"url": url}
-        return ok(body, "Onramp URL")
+        return ok(services.vendor_a_onramp_url(data=data, client_ip=client_ip(request)), "Onramp URL")
 
 
 class VendorADirectUrlView(OrderAPIView):
@@ -54,26 +37,7 @@ class VendorADirectUrlView(OrderAPIView):
     )
     def post(self, request):
         data = _validated(DirectUrlSerializer, request.data)
-        client = VendorAClient()
-        token = client.session_token(
-            destination_address=data["destinationAddress"], blockchains=data["blockchains"], assets=data.get("assets"),
-            client_ip=client_ip(request),
-        )["token"]  # fmt: skip
-        url = client.hosted_url(
-            session_token=token,
-            defaultNetwork=data["blockchains"][0],
-            **{
-                k: data.get(k)
-                for k in (
-                    "presetFiatAmount",
-                    "fiatCurrency",
-                    "defaultAsset",
-                    "defaultPaymentMethod",
-                    "redirectUrl",
-                )
-            },
-        )
-        return ok({"url": url, "sessionToken": token}, "Direct URL")
+        return ok(services.vendor_a_direct_url(data=data, client_ip=client_ip(request)), "Direct URL")
 
 
 class VendorASessionTokenView(OrderAPIView):
@@ -84,10 +48,12 @@ class VendorASessionTokenView(OrderAPIView):
     )
     def post(self, request):
         data = _validated(SessionTokenSerializer, request.data)
-        token = VendorAClient().session_token(
-            destination_address=data["destinationAddress"], blockchains=data["blockchains"], assets=data.get("assets"),
+        token = services.vendor_a_session_token(
+            destination_address=data["destinationAddress"],
+            blockchains=data["blockchains"],
+            assets=data.get("assets"),
             client_ip=client_ip(request),
-        )  # fmt: skip
+        )
         return ok(token, "Session token")
 
 
@@ -108,14 +74,16 @@ class VendorAOptionsView(OrderAPIView):
         country = (query.get("country") or "").strip().upper()
         if len(country) != 2 or not country.isalpha():
             raise OrderError("country is required: an ISO 3166-1 alpha-2 code such as US.")
-        chain_ids = [c for value in query.getlist("chainIds") for c in value.split(",") if c.strip()] or None
-        raw = VendorAClient().buy_options(
-            country=country, subdivision=(query.get("subdivision") or "").upper() or None
+        options = services.vendor_a_options(
+            country=country,
+            subdivision=(query.get("subdivision") or "").upper() or None,
+            chain_ids=[
+                c.strip() for value in query.getlist("chainIds") for c in value.split(",") if c.strip()
+            ]
+            or None,
+            payment_method=query.get("payment_method") or None,
         )
-        return ok(
-            map_buy_options(raw, chain_ids=chain_ids, payment_method=query.get("payment_method") or None),
-            "Options",
-        )
+        return ok(options, "Options")
 
 
 class VendorBSupportedView(OrderAPIView):
@@ -134,4 +102,4 @@ class VendorBSupportedView(OrderAPIView):
                 amount = None
             if amount is None or not amount.is_finite() or amount <= 0 or amount > Decimal("1000000000"):
                 raise OrderError(f"usdAmount must be a positive decimal amount, got '{raw}'.")
-        return ok(vendor_b_support(location=locate(request), usd_amount=amount), "vendorB support")
+        return ok(services.vendor_b_support(location=locate(request), usd_amount=amount), "vendorB support")

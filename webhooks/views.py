@@ -7,14 +7,12 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from platform_api.api import PlatformAPIView
-from platform_api.errors import PlatformError
 from platform_api.http import RequestContext
 from platform_api.models import Permission
 from platform_api.pagination import parse_positive_int
-from platform_api.selectors import scoped_get
 from platform_api.serializers import ErrorSerializer
-from webhooks import services
-from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks import selectors, services
+from webhooks.models import WebhookEndpoint
 from webhooks.serializers import (
     DeliverySerializer,
     WebhookCreatedSerializer,
@@ -44,11 +42,8 @@ class WebhookViewMixin:
     }
 
     def get_endpoint(self, webhook_id: str) -> WebhookEndpoint:
-        return scoped_get(
-            WebhookEndpoint.objects.all(),
-            organization=self.request.auth.organization,
-            resource_type="webhook",
-            resource_id=webhook_id,
+        return selectors.webhook_endpoint_get(
+            organization=self.request.auth.organization, webhook_id=webhook_id
         )
 
 
@@ -59,9 +54,7 @@ class WebhookCollectionView(WebhookViewMixin, PlatformAPIView):
         responses={200: envelope("WebhookListEnvelope", WebhookSerializer(many=True)), **ERRORS},
     )
     def get(self, request):
-        endpoints = WebhookEndpoint.objects.filter(organization=request.auth.organization).order_by(
-            "-created_at"
-        )
+        endpoints = selectors.webhook_endpoint_list(organization=request.auth.organization)
         return ok(WebhookSerializer(endpoints, many=True).data)
 
     @extend_schema(operation_id="webhooks_create", tags=["Webhooks"], request=WebhookCreateSerializer,
@@ -123,7 +116,7 @@ class WebhookDeliveriesView(WebhookViewMixin, PlatformAPIView):
     def get(self, request, webhook_id: str):
         endpoint = self.get_endpoint(webhook_id)
         limit = parse_positive_int(request.query_params, "limit", 20, 100)
-        deliveries = WebhookDelivery.objects.filter(endpoint=endpoint).order_by("-created_at", "-pk")[:limit]
+        deliveries = selectors.webhook_delivery_list(endpoint=endpoint, limit=limit)
         return ok(DeliverySerializer(deliveries, many=True).data)
 
 
@@ -134,9 +127,7 @@ class WebhookDeliveryRetryView(WebhookViewMixin, PlatformAPIView):
                        "response_code": serializers.IntegerField(allow_null=True), "attempts": serializers.IntegerField()})), **ERRORS})  # fmt: skip
     def post(self, request, webhook_id: str, delivery_id: str):
         endpoint = self.get_endpoint(webhook_id)
-        delivery = WebhookDelivery.objects.filter(endpoint=endpoint, pk=delivery_id).first()
-        if delivery is None:
-            raise PlatformError.not_found("delivery", delivery_id)
+        delivery = selectors.webhook_delivery_get(endpoint=endpoint, delivery_id=delivery_id)
         result = services.webhook_delivery_retry(delivery=delivery)
         return ok({"delivery_id": result.delivery_id, "status": "sent", "response_code": result.response_code,
                    "attempts": result.attempts})  # fmt: skip
