@@ -7,7 +7,7 @@ MANAGE := $(BIN)/python manage.py
 # Development mode unless the caller says otherwise (production sets DJANGO_DEBUG=0).
 export DJANGO_DEBUG ?= 1
 
-.PHONY: install run test lint format migrations-check clean
+.PHONY: install run test bench lint format migrations-check clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
@@ -36,6 +36,9 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(BIN)/pytest
+
+bench: $(VENV)/.installed
+	$(BIN)/python tests/benchmarks/bench.py
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
