@@ -80,27 +80,27 @@ class Order(models.Model):
     """One payment: a deposit on the source chain turned into an outcome on the destination chain."""
 
     class Type(models.TextChoices):
-        SWAP = "swap"
-        X402_SWAP = "x402_swap"
-        DUEL = "duel"
-        CUSTOM = "custom"
-        CUSTOM_EXACT_IN = "custom_exact_in"
-        MINT_NFT = "mint_nft"
-        JOIN_TOURNAMENT = "join_tournament"
-        FUND_TOURNAMENT = "fund_tournament"
+        SWAP = "swap", "swap"
+        X402_SWAP = "x402_swap", "x402_swap"
+        DUEL = "duel", "duel"
+        CUSTOM = "custom", "custom"
+        CUSTOM_EXACT_IN = "custom_exact_in", "custom_exact_in"
+        MINT_NFT = "mint_nft", "mint_nft"
+        JOIN_TOURNAMENT = "join_tournament", "join_tournament"
+        FUND_TOURNAMENT = "fund_tournament", "fund_tournament"
 
     class Status(models.TextChoices):
-        SCANNING_DEPOSIT = "scanning_deposit_transaction"
-        WAITING_STRIPE_PAYMENT = "waiting_stripe_payment"
-        EXPIRED = "expired"
-        SENDING_TOKEN_FROM_VAULT = "sending_token_from_vault"  # noqa: S105 - a status, not a secret
-        QUOTING_AFTER_DEPOSIT = "quoting_after_deposit"
-        RELAY = "relay"
-        EXECUTING = "executing"
-        EXECUTED = "executed"
-        REFUNDING = "refunding"
-        REFUNDED = "refunded"
-        FAILURE = "failure"
+        SCANNING_DEPOSIT = "scanning_deposit_transaction", "scanning_deposit_transaction"
+        WAITING_STRIPE_PAYMENT = "waiting_stripe_payment", "waiting_stripe_payment"
+        EXPIRED = "expired", "expired"
+        SENDING_TOKEN_FROM_VAULT = "sending_token_from_vault", "sending_token_from_vault"
+        QUOTING_AFTER_DEPOSIT = "quoting_after_deposit", "quoting_after_deposit"
+        RELAY = "relay", "relay"
+        EXECUTING = "executing", "executing"
+        EXECUTED = "executed", "executed"
+        REFUNDING = "refunding", "refunding"
+        REFUNDED = "refunded", "refunded"
+        FAILURE = "failure", "failure"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(
