@@ -43,6 +43,7 @@ bench: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: $(VENV)/.installed
 	$(BIN)/ruff check --fix .

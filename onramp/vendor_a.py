@@ -33,17 +33,15 @@ class VendorAClient:
         self.pay_url = settings.VENDOR_A_PAY_URL.rstrip("/")
         self.key_id = settings.VENDOR_A_KEY_ID
         try:
-            self.private_key = load_pem_private_key(settings.VENDOR_A_PRIVATE_KEY.encode(), password=None)
+            key = load_pem_private_key(settings.VENDOR_A_PRIVATE_KEY.encode(), password=None)
         except ValueError as exc:
             raise not_configured(
                 VENDOR, ["VENDOR_A_PRIVATE_KEY (a PEM EC P-256 or Ed25519 private key)"]
             ) from exc
-        if isinstance(self.private_key, ec.EllipticCurvePrivateKey):
-            self.algorithm = "ES256"
-        elif isinstance(self.private_key, ed25519.Ed25519PrivateKey):
-            self.algorithm = "EdDSA"
-        else:
+        if not isinstance(key, ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey):
             raise not_configured(VENDOR, ["VENDOR_A_PRIVATE_KEY (a PEM EC P-256 or Ed25519 private key)"])
+        self.private_key: ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey = key
+        self.algorithm = "ES256" if isinstance(key, ec.EllipticCurvePrivateKey) else "EdDSA"
         self.session = build_session()
 
     def bearer_token(self, method: str, url: str) -> str:

@@ -102,7 +102,7 @@ class OptionalApiKeyAuthentication(ApiKeyAuthentication):
 
 class OrderAPIView(APIView):
     authentication_classes = [OptionalApiKeyAuthentication]
-    permission_classes = []
+    permission_classes: list[type] = []
 
     def get_exception_handler(self):
         return order_exception_handler

@@ -7,7 +7,7 @@ import uuid
 from django.db import models
 from django.utils import timezone
 
-AMOUNT = {"max_digits": 78, "decimal_places": 0}  # uint256 in the token's smallest unit
+UINT256_DIGITS = 78  # amounts are uint256 in the token's smallest unit
 
 
 class Token(models.Model):
@@ -117,7 +117,7 @@ class Order(models.Model):
     dst_chain = models.PositiveBigIntegerField()
     src_token_address = models.CharField(max_length=42)
     dst_token_address = models.CharField(max_length=42)
-    src_amount = models.DecimalField(**AMOUNT)
+    src_amount = models.DecimalField(max_digits=UINT256_DIGITS, decimal_places=0)
     error_details = models.TextField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     expired_at = models.DateTimeField(help_text="The deposit must arrive before this time.")
@@ -160,7 +160,7 @@ class DepositTx(models.Model):
     chain = models.PositiveBigIntegerField()
     from_address = models.CharField(max_length=42, null=True, blank=True)
     tx_hash = models.CharField(max_length=66)
-    amount = models.DecimalField(**AMOUNT)
+    amount = models.DecimalField(max_digits=UINT256_DIGITS, decimal_places=0)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -201,7 +201,7 @@ class RefundTx(models.Model):
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="refund_txs")
     chain = models.PositiveBigIntegerField()
     tx_hash = models.CharField(max_length=66)
-    amount = models.DecimalField(**AMOUNT)
+    amount = models.DecimalField(max_digits=UINT256_DIGITS, decimal_places=0)
     status = models.CharField(max_length=10, choices=Status.choices)
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -71,17 +71,16 @@ class OfflineQuoteProvider:
 
     name = "offline"
 
-    def _token(self, chain_id: int, address: str) -> Token:
+    def _token(self, chain_id: int, address: str) -> tuple[Token, Decimal]:
         token = Token.objects.filter(chain_id=chain_id, address__iexact=address).first()
         if token is None or token.usd_price is None or token.usd_price <= 0:
             raise QuoteRejected(f"No reference price for token {address} on chain {chain_id}.")
-        return token
+        return token, token.usd_price
 
     def quote(self, request: QuoteRequest) -> dict[str, Any]:
         logger.info("OFFLINE quote provider: pricing from token-registry reference prices, not a market")
-        token_in = self._token(request.origin_chain_id, request.origin_currency)
-        token_out = self._token(request.destination_chain_id, request.destination_currency)
-        price_in, price_out = token_in.usd_price, token_out.usd_price
+        token_in, price_in = self._token(request.origin_chain_id, request.origin_currency)
+        token_out, price_out = self._token(request.destination_chain_id, request.destination_currency)
         if request.trade_type == EXACT_INPUT:
             amount_in = request.amount
             usd = Decimal(amount_in).scaleb(-token_in.decimals) * price_in

@@ -195,6 +195,7 @@ def order_create(
             if session_id:
                 session = CheckoutSession.objects.select_for_update().filter(pk=session_id).first()
                 _check_session(session, session_id, organization)
+                assert session is not None  # _check_session refuses a missing one
                 organization = organization or session.organization
             return Order.objects.create(
                 id=order_id,
@@ -230,7 +231,7 @@ def order_create(
 # Lifecycle transitions (DESIGN.md): each is one conditional update, so a replayed
 # chain event or a second worker changes nothing.
 
-ADVANCE = {  # target status -> the statuses it may follow
+ADVANCE: dict[str, tuple[str, ...]] = {  # target status -> the statuses it may follow
     Order.Status.SENDING_TOKEN_FROM_VAULT: (Order.Status.QUOTING_AFTER_DEPOSIT,),
     Order.Status.RELAY: (Order.Status.SENDING_TOKEN_FROM_VAULT,),
     Order.Status.EXECUTING: (Order.Status.RELAY,),

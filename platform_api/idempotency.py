@@ -93,6 +93,7 @@ def claim(*, scope: str, key: str, method: str, path: str, data: Any) -> Idempot
         raise PlatformError.idempotency_conflict(
             "A request with this Idempotency-Key is still in progress; retry after it has finished."
         )
+    assert existing.response_status is not None  # completed records always hold their response
     return StoredResponse(status=existing.response_status, body=existing.response_body)
 
 

@@ -31,6 +31,8 @@ def webhook_endpoint_create(
 ) -> tuple[WebhookEndpoint, str]:
     """Create an endpoint; returns it with its secret, which is shown only this once."""
     organization = ctx.organization
+    if organization is None:
+        raise ValueError("webhook endpoints belong to an organization")
     if (
         WebhookEndpoint.objects.filter(organization=organization).count()
         >= settings.WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION

@@ -65,7 +65,7 @@ def validate_webhook_url(url: str, *, resolve: bool = True) -> None:
     except (socket.gaierror, UnicodeError) as exc:
         raise UnsafeWebhookUrl(f"The host '{host}' does not resolve.") from exc
     for info in infos:
-        if not address_allowed(info[4][0]):
+        if not address_allowed(str(info[4][0])):
             raise UnsafeWebhookUrl("The URL resolves to a private, loopback or otherwise non-public address.")
 
 
