@@ -231,7 +231,10 @@ def _notify_disabled(endpoint: WebhookEndpoint) -> None:
 
 def due_delivery_ids(*, limit: int = 500) -> list[str]:
     return list(
-        WebhookDelivery.objects.filter(status=Status.PENDING, next_attempt_at__lte=timezone.now())
+        # Test pings are sent by the request that created them, never by the sweep.
+        WebhookDelivery.objects.filter(
+            status=Status.PENDING, is_test=False, next_attempt_at__lte=timezone.now()
+        )
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)[:limit]
     )

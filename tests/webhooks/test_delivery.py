@@ -362,3 +362,13 @@ def test_counters_are_exact_under_concurrent_workers(organization, receiver):
     endpoint.refresh_from_db()
     assert endpoint.success_count == 16
     assert WebhookDelivery.objects.filter(status="success").count() == 16
+
+
+def test_the_sweep_leaves_test_pings_to_their_request(organization, endpoint):
+    from webhooks.delivery import due_delivery_ids
+
+    due = _delivery(organization)
+    WebhookDelivery.objects.create(
+        endpoint=endpoint[0], event_type="test.ping", is_test=True, body="{}", next_attempt_at=timezone.now()
+    )
+    assert due_delivery_ids() == [due.id]
