@@ -204,10 +204,9 @@ class AmountQuote(QuoteCommonSerializer):
     amount = TokenAmountField()
 
 
-class CustomQuotePayload(serializers.Serializer):
-    data = HexDataField()
-    to = AddressField()
-    spenderAddress = AddressField(required=False)
+class CustomQuotePayload(CustomPayload):
+    """The order's custom payload, except that a quote needs an amount to price (no zero)."""
+
     amount = TokenAmountField()
 
 
