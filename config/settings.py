@@ -227,9 +227,12 @@ if CELERY_BROKER_URL == "filesystem://":
     # A broker that needs no server: messages are files under var/celery/.
     _celery_dir = VAR_DIR / "celery" / "queue"
     _celery_dir.mkdir(parents=True, exist_ok=True)
+    (VAR_DIR / "celery" / "control").mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_celery_dir),
         "data_folder_out": str(_celery_dir),
+        # Broadcast exchanges (worker control) too, or kombu writes them to ./control.
+        "control_folder": str(VAR_DIR / "celery" / "control"),
         "store_processed": False,
     }
 else:
@@ -341,25 +344,44 @@ CELERY_BEAT_SCHEDULE.update(
 
 # --- Webhooks -----------------------------------------------------------------
 
-# 32 bytes, URL-safe base64: encrypts endpoint secrets at rest. Required in production.
-WEBHOOK_SECRET_KEY = os.environ.get("WEBHOOK_SECRET_KEY", "")
-if not WEBHOOK_SECRET_KEY and not DEBUG:
+# 32 bytes, URL-safe base64: encrypts secrets at rest (webhook endpoint secrets, stored idempotent
+# responses). Required in production. WEBHOOK_SECRET_KEY is its earlier name and still read.
+ENCRYPTION_KEY = os.environ.get("ENCRYPTION_KEY") or os.environ.get("WEBHOOK_SECRET_KEY", "")
+if not ENCRYPTION_KEY and not DEBUG:
     raise ImproperlyConfigured(
-        "WEBHOOK_SECRET_KEY must be set when DJANGO_DEBUG is off: 32 random bytes, URL-safe base64 "
+        "ENCRYPTION_KEY must be set when DJANGO_DEBUG is off: 32 random bytes, URL-safe base64 "
         '(python -c "import base64,os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())").'
     )
+# Total deadline of one attempt: name lookup, connect, TLS, sending and the response's head.
 WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", "30"))
+WEBHOOK_CONNECT_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_CONNECT_TIMEOUT_SECONDS", "5"))
+# Attempts made inside a web request (test pings, manual retries) answer within 10 s.
+WEBHOOK_SYNC_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_SYNC_TIMEOUT_SECONDS", "8"))
 # Seconds to wait after each failed attempt: three retries, then `failed`.
 WEBHOOK_RETRY_DELAYS = [int(s) for s in env_list("WEBHOOK_RETRY_DELAYS", "60,600,3600")]
 WEBHOOK_AUTO_DISABLE_AFTER = env_int("WEBHOOK_AUTO_DISABLE_AFTER", 10)
 # An attempt in flight holds its delivery this long; if the worker dies, the sweep retries after it.
-WEBHOOK_DELIVERY_LEASE_SECONDS = env_int("WEBHOOK_DELIVERY_LEASE_SECONDS", int(WEBHOOK_TIMEOUT_SECONDS) + 30)
+# It must outlast the attempt's deadline, so that a live attempt is never handed to a second worker.
+WEBHOOK_DELIVERY_LEASE_SECONDS = env_int("WEBHOOK_DELIVERY_LEASE_SECONDS", int(WEBHOOK_TIMEOUT_SECONDS) + 60)
+if WEBHOOK_DELIVERY_LEASE_SECONDS < WEBHOOK_TIMEOUT_SECONDS + 10:
+    raise ImproperlyConfigured(
+        "WEBHOOK_DELIVERY_LEASE_SECONDS must exceed WEBHOOK_TIMEOUT_SECONDS by 10 s or more."
+    )
+# At most this many attempts to one endpoint at once (one while its last attempt failed), so that a
+# slow receiver holds a few delivery threads, never the pool; a busy endpoint's next delivery waits.
+WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT = env_int("WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT", 4)
+WEBHOOK_BUSY_RETRY_SECONDS = env_int("WEBHOOK_BUSY_RETRY_SECONDS", 2)
+# Deliveries run on their own queue, consumed by a thread-pool worker (see README, "Running").
+CELERY_WEBHOOK_QUEUE = os.environ.get("CELERY_WEBHOOK_QUEUE", "webhooks")
+# After a rotation the previous secret keeps signing this long, beside the new one.
+WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS = env_int("WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS", 24 * 3600)
 WEBHOOK_SWEEP_INTERVAL_SECONDS = env_int("WEBHOOK_SWEEP_INTERVAL_SECONDS", 15)
 # Plain HTTP to localhost / 127.0.0.1 / ::1 (and loopback addresses) only in development.
 WEBHOOK_ALLOW_LOCALHOST = env_bool("WEBHOOK_ALLOW_LOCALHOST", DEBUG)
 WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION = env_int("WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION", 20)
 
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
+CELERY_TASK_ROUTES = {"webhooks.tasks.deliver_webhook": {"queue": CELERY_WEBHOOK_QUEUE}}
 CELERY_BEAT_SCHEDULE["webhooks-sweep-due-deliveries"] = {
     "task": "webhooks.tasks.sweep_due_deliveries",
     "schedule": float(WEBHOOK_SWEEP_INTERVAL_SECONDS),

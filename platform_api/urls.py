@@ -13,6 +13,11 @@ urlpatterns = [
     path("webhooks/<str:webhook_id>", webhook_views.WebhookDetailView.as_view(), name="webhook"),
     path("webhooks/<str:webhook_id>/test", webhook_views.WebhookTestView.as_view(), name="webhook-test"),
     path(
+        "webhooks/<str:webhook_id>/rotate-secret",
+        webhook_views.WebhookRotateSecretView.as_view(),
+        name="webhook-rotate-secret",
+    ),
+    path(
         "webhooks/<str:webhook_id>/deliveries",
         webhook_views.WebhookDeliveriesView.as_view(),
         name="webhook-deliveries",

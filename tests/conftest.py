@@ -74,13 +74,15 @@ def _database_url_for_subprocess() -> str:
 # which only the workers started below consume: parallel runs and a developer's
 # `make run` never take each other's messages.
 TEST_QUEUE = f"test-{uuid.uuid4().hex[:12]}"
+TEST_WEBHOOK_QUEUE = f"{TEST_QUEUE}-webhooks"
 celery_app.conf.task_default_queue = TEST_QUEUE
+celery_app.conf.task_routes = {"webhooks.tasks.deliver_webhook": {"queue": TEST_WEBHOOK_QUEUE}}
 
 
 class WorkerProcess:
     """A real `celery worker` subprocess reading the test database."""
 
-    def __init__(self, **env: str):
+    def __init__(self, pool: str = "solo", concurrency: int = 1, **env: str):
         self.queue = TEST_QUEUE
         root = Path(__file__).resolve().parent.parent
         self.log_path = root / "var" / f"worker-{uuid.uuid4().hex[:8]}.log"
@@ -90,10 +92,12 @@ class WorkerProcess:
             "DATABASE_URL": _database_url_for_subprocess(),
             "DJANGO_DEBUG": "1",
             "CELERY_TASK_DEFAULT_QUEUE": TEST_QUEUE,
+            "CELERY_WEBHOOK_QUEUE": TEST_WEBHOOK_QUEUE,
             **env,
         }
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q", TEST_QUEUE,
+            [sys.executable, "-m", "celery", "-A", "config", "worker", f"--pool={pool}", f"--concurrency={concurrency}",
+             "-Q", f"{TEST_QUEUE},{TEST_WEBHOOK_QUEUE}",
              "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO"],
             cwd=root, env=environment, stdout=self.log, stderr=subprocess.STDOUT,
         )  # fmt: skip
@@ -122,8 +126,8 @@ def start_worker(transactional_db):
     """Start real workers (`start_worker(SETTING="value")`); all are stopped after the test."""
     workers: list[WorkerProcess] = []
 
-    def start(**env: str) -> WorkerProcess:
-        worker = WorkerProcess(**env)
+    def start(pool: str = "solo", concurrency: int = 1, **env: str) -> WorkerProcess:
+        worker = WorkerProcess(pool, concurrency, **env)
         workers.append(worker)
         return worker
 

@@ -1,32 +1,42 @@
 """Sending deliveries: claim, POST the stored body, record the attempt, schedule or finish.
 
-The database is the truth. A delivery is claimed by pushing `next_attempt_at`
-past the attempt's lease with a conditional update, so two workers never send
-it at once; a worker that dies mid-attempt leaves the claim to lapse, and the
-periodic sweep hands the delivery to another worker. The body is never
-rebuilt: every attempt sends and signs the same stored bytes.
+The database is the truth. A claim is one short transaction that locks the
+endpoint row, checks the endpoint's in-flight cap, records the attempt as
+started (so a worker killed mid-attempt leaves `attempts` true) and pushes
+`next_attempt_at` to the end of the attempt's lease, which is longer than the
+attempt's total deadline: a live attempt is never handed to a second worker.
+If the worker dies, the lease lapses and the periodic sweep hands the delivery
+to another worker. The body is never rebuilt: every attempt sends the same
+stored bytes.
+
+Isolation: every attempt ends by its deadline (`core.safehttp`), an endpoint
+has at most WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT attempts in flight (one while
+its last attempt failed), and deliveries run on their own queue in a thread
+pool, so a slow receiver holds a few threads, never the whole worker.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import logging
-import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-import requests
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core import safehttp
 from webhooks.crypto import decrypt_secret, sign
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from webhooks.urlguard import GuardedAdapter, UnsafeWebhookUrl, validate_webhook_url
 
 logger = logging.getLogger(__name__)
 Status = WebhookDelivery.Status
+CUT_OFF = "cut off: the worker stopped before the attempt finished"
 
 
 @dataclass(frozen=True)
@@ -35,162 +45,263 @@ class AttemptResult:
     response_code: int | None
     succeeded: bool
     attempts: int
+    error: str = ""
+    timed_out: bool = False
 
 
-def _session() -> requests.Session:
-    session = requests.Session()
-    adapter = GuardedAdapter(max_retries=0)  # retries are ours, on the database schedule
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
+@dataclass(frozen=True)
+class _Claim:
+    delivery: WebhookDelivery
+    endpoint: WebhookEndpoint
+    number: int
+    started_at: datetime
+    manual: bool
 
 
-def _headers(
-    delivery: WebhookDelivery, endpoint: WebhookEndpoint, body: bytes, timestamp: str
-) -> dict[str, str]:
+# Signing ----------------------------------------------------------------------
+
+
+def signing_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
+    """The current secret, then the one it replaced while that one still signs (24 h after a rotation)."""
+    secrets = [decrypt_secret(endpoint.secret_encrypted)]
+    if (
+        endpoint.previous_secret_encrypted
+        and endpoint.previous_secret_expires_at is not None
+        and endpoint.previous_secret_expires_at > now
+    ):
+        secrets.append(decrypt_secret(endpoint.previous_secret_encrypted))
+    return secrets
+
+
+def standard_signature(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
+    """Standard Webhooks `v1,` signature: base64 HMAC-SHA256 of `id.timestamp.body`.
+
+    The key is the base64-decoded part of the secret after `whsec_`, as the
+    `standardwebhooks` libraries derive it.
+    """
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    digest = hmac.new(key, f"{message_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(digest).decode()
+
+
+def delivery_headers(delivery: WebhookDelivery, endpoint: WebhookEndpoint, now: datetime) -> dict[str, str]:
+    body = delivery.body.encode()
+    secrets = signing_secrets(endpoint, now)
+    unix = int(now.timestamp())
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "checkout-service-webhooks/1",
-        "X-Service-Signature": sign(body, decrypt_secret(endpoint.secret_encrypted)),
+        "X-Service-Signature": sign(body, secrets[0]),
         "X-Service-Webhook-Id": endpoint.id,
         "X-Service-Delivery-Id": delivery.id,
         "X-Service-Event": delivery.event_type,
-        "X-Service-Timestamp": timestamp,
+        "X-Service-Timestamp": delivery.created_at.isoformat().replace("+00:00", "Z"),
+        "webhook-id": delivery.id,
+        "webhook-timestamp": str(unix),
+        "webhook-signature": " ".join(standard_signature(s, delivery.id, unix, body) for s in secrets),
     }
+    if len(secrets) > 1:
+        headers["X-Service-Signature-Previous"] = sign(body, secrets[1])
     if delivery.is_test:
         headers["X-Service-Test"] = "true"
     return headers
 
 
-def _post(delivery: WebhookDelivery, endpoint: WebhookEndpoint) -> tuple[int | None, int, str]:
-    """(status code or None, elapsed ms, error text). Never raises for network trouble."""
-    body = delivery.body.encode()
-    timestamp = delivery.created_at.isoformat().replace("+00:00", "Z")
-    started = time.monotonic()
-    try:
-        validate_webhook_url(endpoint.url, resolve=False)
-        response = _session().post(
-            endpoint.url,
-            data=body,
-            headers=_headers(delivery, endpoint, body, timestamp),
-            timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
-            allow_redirects=False,
-            stream=True,  # the receiver's body is not needed; do not read an unbounded one
-        )
-        response.close()
-        return response.status_code, int((time.monotonic() - started) * 1000), ""
-    except UnsafeWebhookUrl as exc:
-        return None, int((time.monotonic() - started) * 1000), str(exc)[:500]
-    except requests.Timeout:
-        return (
-            None,
-            int((time.monotonic() - started) * 1000),
-            f"timed out after {settings.WEBHOOK_TIMEOUT_SECONDS:g} s",
-        )
-    except requests.RequestException as exc:
-        return (
-            None,
-            int((time.monotonic() - started) * 1000),
-            f"{exc.__class__.__name__}: connection failed"[:500],
-        )
+# Claim, send, record -------------------------------------------------------------
 
 
-def _claim(delivery_id: str, *, manual: bool) -> bool:
-    now = timezone.now()
-    lease = now + timedelta(seconds=settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
-    deliveries = WebhookDelivery.objects.filter(pk=delivery_id)
-    if manual:
-        claimed = deliveries.filter(status=Status.FAILED).update(status=Status.PENDING, next_attempt_at=lease)
-    else:
-        claimed = deliveries.filter(status=Status.PENDING, next_attempt_at__lte=now).update(
-            next_attempt_at=lease
-        )
-    return claimed == 1
-
-
-def attempt_delivery(delivery_id: str, *, manual: bool = False) -> AttemptResult | None:
-    """Make one attempt if the delivery is due (or, `manual`, failed); None if there was nothing to do."""
-    if not _claim(delivery_id, manual=manual):
-        return None
-    delivery = (
-        WebhookDelivery.objects.select_related("endpoint", "endpoint__organization")
-        .filter(pk=delivery_id)
-        .first()
-    )
-    if delivery is None:  # the endpoint was deleted, which cancels its deliveries
-        return None
-    endpoint = delivery.endpoint
-    if not endpoint.is_active and not delivery.is_test and not manual:
-        # Paused: keep the delivery, send nothing; resuming the endpoint reschedules it.
-        WebhookDelivery.objects.filter(pk=delivery_id, status=Status.PENDING).update(next_attempt_at=None)
-        return None
-    code, elapsed_ms, error = _post(delivery, endpoint)
-    succeeded = code is not None and 200 <= code < 300
-    if code is not None and not succeeded:
-        error = f"HTTP {code}"
-    return _record(
-        delivery, endpoint, code=code, elapsed_ms=elapsed_ms, error=error, succeeded=succeeded, manual=manual
-    )
+def _max_attempts() -> int:
+    return 1 + len(settings.WEBHOOK_RETRY_DELAYS)
 
 
 @transaction.atomic
-def _record(delivery, endpoint, *, code, elapsed_ms, error, succeeded, manual) -> AttemptResult | None:
-    # Lock the row: an endpoint deleted while the POST was in flight takes its deliveries with it.
-    if not WebhookDelivery.objects.select_for_update().filter(pk=delivery.pk).exists():
+def _claim(delivery_id: str, *, manual: bool, synchronous: bool) -> _Claim | None:
+    endpoint_id = WebhookDelivery.objects.filter(pk=delivery_id).values_list("endpoint_id", flat=True).first()
+    if endpoint_id is None:  # the endpoint was deleted, which cancels its deliveries
+        return None
+    # The endpoint row is the lock that makes the in-flight count exact across workers.
+    endpoint = WebhookEndpoint.objects.select_for_update().filter(pk=endpoint_id).first()
+    delivery = WebhookDelivery.objects.select_for_update().filter(pk=delivery_id).first()
+    if endpoint is None or delivery is None:
         return None
     now = timezone.now()
+    if manual:
+        if delivery.status != Status.FAILED:
+            return None
+    elif (
+        delivery.status != Status.PENDING
+        or delivery.next_attempt_at is None
+        or delivery.next_attempt_at > now
+        or (delivery.is_test and not synchronous)  # test pings belong to the request that sends them
+    ):
+        return None
+    if delivery.attempt_started_at is not None:  # an earlier attempt's lease lapsed: its worker died
+        WebhookAttempt.objects.filter(
+            delivery=delivery, number=delivery.attempts, finished_at__isnull=True
+        ).update(error=CUT_OFF)
+    deliveries = WebhookDelivery.objects.filter(pk=delivery.pk)
+    if not manual and not delivery.is_test:
+        if not endpoint.is_active:
+            # Paused: keep the delivery, send nothing; resuming the endpoint reschedules it.
+            deliveries.update(next_attempt_at=None, attempt_started_at=None)
+            return None
+        if delivery.attempts >= _max_attempts():  # the last attempt was cut off
+            deliveries.update(
+                status=Status.FAILED, next_attempt_at=None, attempt_started_at=None, last_error=CUT_OFF,
+                completed_at=now,
+            )  # fmt: skip
+            _count(endpoint, delivery, status=Status.FAILED, manual=False, failed=True, now=now)
+            return None
+        cap = 1 if endpoint.last_attempt_failed else settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT
+        in_flight = (
+            WebhookDelivery.objects.filter(
+                endpoint=endpoint, attempt_started_at__isnull=False, next_attempt_at__gt=now
+            )
+            .exclude(pk=delivery.pk)
+            .count()
+        )
+        if in_flight >= cap:
+            # Busy: wait for a slot. The attempt that frees one hands this endpoint its next delivery.
+            deliveries.update(next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_BUSY_RETRY_SECONDS))
+            return None
     number = delivery.attempts + 1
-    WebhookAttempt.objects.create(
-        delivery=delivery,
-        number=number,
-        response_code=code,
-        response_time_ms=elapsed_ms,
-        error=error,
-        manual=manual,
+    lease = now + timedelta(seconds=settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
+    deliveries.update(
+        status=Status.PENDING,
+        attempts=number,
+        attempt_started_at=now,
+        next_attempt_at=lease,
+        completed_at=None,
+    )
+    WebhookAttempt.objects.create(delivery=delivery, number=number, manual=manual, created_at=now)
+    return _Claim(delivery=delivery, endpoint=endpoint, number=number, started_at=now, manual=manual)
+
+
+def attempt_delivery(
+    delivery_id: str, *, manual: bool = False, synchronous: bool = False
+) -> AttemptResult | None:
+    """Make one attempt if the delivery is due (or, `manual`, failed); None if there was nothing to do.
+
+    `synchronous` attempts run inside a web request (test pings, manual
+    retries) and have the shorter WEBHOOK_SYNC_TIMEOUT_SECONDS deadline.
+    """
+    claim = _claim(delivery_id, manual=manual, synchronous=synchronous or manual)
+    if claim is None:
+        return None
+    deadline = (
+        settings.WEBHOOK_SYNC_TIMEOUT_SECONDS if synchronous or manual else settings.WEBHOOK_TIMEOUT_SECONDS
+    )
+    try:
+        headers = delivery_headers(claim.delivery, claim.endpoint, timezone.now())
+        result = safehttp.post(
+            claim.endpoint.url,
+            claim.delivery.body.encode(),
+            headers,
+            deadline_seconds=deadline,
+            connect_timeout_seconds=settings.WEBHOOK_CONNECT_TIMEOUT_SECONDS,
+            allow_loopback=settings.WEBHOOK_ALLOW_LOCALHOST,
+        )
+    except Exception:
+        logger.exception("Webhook delivery %s: the attempt could not be made", delivery_id)
+        result = safehttp.PostResult(None, 0, "internal error while sending")
+    return _record(claim, result)
+
+
+@transaction.atomic
+def _record(claim: _Claim, result: safehttp.PostResult) -> AttemptResult | None:
+    # Only the attempt that holds the claim records it; an endpoint deleted meanwhile took its deliveries.
+    delivery = (
+        WebhookDelivery.objects.select_for_update()
+        .filter(pk=claim.delivery.pk, attempt_started_at=claim.started_at)
+        .first()
+    )
+    if delivery is None:
+        return None
+    now = timezone.now()
+    code = result.status
+    succeeded = code is not None and 200 <= code < 300
+    error = f"HTTP {code}" if code is not None and not succeeded else result.error
+    WebhookAttempt.objects.filter(delivery=delivery, number=claim.number).update(
+        response_code=code, response_time_ms=result.elapsed_ms, error=error[:500], finished_at=now
     )
     retries = settings.WEBHOOK_RETRY_DELAYS
+    number = claim.number
     if succeeded:
         status, next_attempt_at = Status.SUCCESS, None
-    elif manual or delivery.is_test or number > len(retries):
+    elif claim.manual or delivery.is_test or number > len(retries):
         status, next_attempt_at = Status.FAILED, None
     else:
         status, next_attempt_at = Status.PENDING, now + timedelta(seconds=retries[number - 1])
     WebhookDelivery.objects.filter(pk=delivery.pk).update(
         status=status,
-        attempts=number,
         next_attempt_at=next_attempt_at,
+        attempt_started_at=None,
         response_code=code,
-        response_time_ms=elapsed_ms,
-        last_error=error,
+        response_time_ms=result.elapsed_ms,
+        last_error=error[:500],
         completed_at=now if status != Status.PENDING else None,
     )
-    _count(endpoint, delivery, status=status, manual=manual, now=now)
+    _count(claim.endpoint, delivery, status=status, manual=claim.manual, failed=not succeeded, now=now)
+    from webhooks.tasks import deliver_webhook
+
     if next_attempt_at is not None and retries[number - 1] <= 60:
         # Short delays are also queued with a countdown; the sweep remains the guarantee.
-        from webhooks.tasks import deliver_webhook
-
         countdown = retries[number - 1]
         transaction.on_commit(lambda: deliver_webhook.apply_async((delivery.pk,), countdown=countdown))
-    return AttemptResult(delivery_id=delivery.pk, response_code=code, succeeded=succeeded, attempts=number)
+    waiting = _next_waiting(claim.endpoint.pk, now)
+    if waiting is not None:
+        transaction.on_commit(lambda: deliver_webhook.delay(waiting))
+    return AttemptResult(
+        delivery_id=delivery.pk,
+        response_code=code,
+        succeeded=succeeded,
+        attempts=number,
+        error=error,
+        timed_out=result.timed_out,
+    )
 
 
-def _count(endpoint: WebhookEndpoint, delivery: WebhookDelivery, *, status: str, manual: bool, now) -> None:
+def _next_waiting(endpoint_id: str, now: datetime) -> str | None:
+    """The endpoint's oldest due delivery that is not in flight: the slot just freed is its turn."""
+    return (
+        WebhookDelivery.objects.filter(
+            endpoint_id=endpoint_id,
+            status=Status.PENDING,
+            is_test=False,
+            attempt_started_at__isnull=True,
+            next_attempt_at__lte=now + timedelta(seconds=settings.WEBHOOK_BUSY_RETRY_SECONDS),
+        )
+        .order_by("next_attempt_at")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+def _count(
+    endpoint: WebhookEndpoint, delivery: WebhookDelivery, *, status: str, manual: bool, failed: bool, now
+) -> None:
     """Endpoint counters, with F() so concurrent workers never lose an increment."""
     endpoints = WebhookEndpoint.objects.filter(pk=endpoint.pk)
     if delivery.is_test:
         endpoints.update(last_triggered_at=now)
         return
     if status == Status.SUCCESS:
-        endpoints.update(success_count=F("success_count") + 1, consecutive_failures=0, last_triggered_at=now)
+        endpoints.update(
+            success_count=F("success_count") + 1,
+            consecutive_failures=0,
+            last_attempt_failed=False,
+            last_triggered_at=now,
+        )
     elif status == Status.FAILED and not manual:
         endpoints.update(
             failure_count=F("failure_count") + 1,
             consecutive_failures=F("consecutive_failures") + 1,
+            last_attempt_failed=True,
             last_triggered_at=now,
         )
         _maybe_disable(endpoint.pk)
     else:
-        endpoints.update(last_triggered_at=now)
+        endpoints.update(last_attempt_failed=failed, last_triggered_at=now)
 
 
 def _maybe_disable(endpoint_id: str) -> None:

@@ -29,11 +29,20 @@ class WebhookEndpoint(models.Model):
     description = models.CharField(max_length=500, blank=True)
     events = models.JSONField(default=list, help_text='Event types, or ["*"] for all.')
     secret_encrypted = models.TextField(editable=False, help_text="The whsec_ secret, AES-GCM encrypted.")
+    previous_secret_encrypted = models.TextField(
+        blank=True,
+        editable=False,
+        help_text="The secret before the last rotation, still signing until it expires.",
+    )
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
     is_active = models.BooleanField(default=True)
     disabled_reason = models.CharField(max_length=200, blank=True)
     success_count = models.PositiveIntegerField(default=0)
     failure_count = models.PositiveIntegerField(default=0)
     consecutive_failures = models.PositiveIntegerField(default=0)
+    last_attempt_failed = models.BooleanField(
+        default=False, help_text="While true, at most one attempt to this endpoint is in flight at a time."
+    )
     last_triggered_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now)
@@ -92,6 +101,9 @@ class WebhookDelivery(models.Model):
         blank=True,
         help_text="When a worker may (re)try; pushed ahead while an attempt is in flight.",
     )
+    attempt_started_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set while an attempt is in flight (its lease is next_attempt_at)."
+    )
     response_code = models.PositiveSmallIntegerField(null=True, blank=True)
     response_time_ms = models.PositiveIntegerField(null=True, blank=True)
     last_error = models.CharField(max_length=500, blank=True)
@@ -103,6 +115,7 @@ class WebhookDelivery(models.Model):
         indexes = [
             models.Index(fields=["status", "next_attempt_at"], name="delivery_due"),
             models.Index(fields=["endpoint", "-created_at"], name="delivery_endpoint_created"),
+            models.Index(fields=["endpoint", "attempt_started_at"], name="delivery_endpoint_inflight"),
         ]
         verbose_name_plural = "webhook deliveries"
 
@@ -119,7 +132,10 @@ class WebhookAttempt(models.Model):
     response_time_ms = models.PositiveIntegerField(null=True, blank=True)
     error = models.CharField(max_length=500, blank=True)
     manual = models.BooleanField(default=False)
-    created_at = models.DateTimeField(default=timezone.now)
+    created_at = models.DateTimeField(default=timezone.now, help_text="When the attempt started.")
+    finished_at = models.DateTimeField(
+        null=True, blank=True, help_text="Empty while in flight, or if cut off."
+    )
 
     class Meta:
         ordering = ["delivery", "number"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -9,7 +11,7 @@ from django.utils import timezone
 from audit.services import audit_event_record
 from platform_api.errors import PlatformError
 from platform_api.http import RequestContext
-from webhooks.crypto import encrypt_secret, new_endpoint_secret
+from webhooks.crypto import decrypt_secret, encrypt_secret, new_endpoint_secret
 from webhooks.delivery import AttemptResult, attempt_delivery
 from webhooks.events import TEST_EVENT, delivery_body
 from webhooks.models import WebhookDelivery, WebhookEndpoint
@@ -103,6 +105,36 @@ def webhook_endpoint_delete(*, ctx: RequestContext, endpoint: WebhookEndpoint) -
     _audit(ctx, endpoint_id, "deleted", 200)
 
 
+@transaction.atomic
+def webhook_endpoint_rotate_secret(
+    *, ctx: RequestContext, endpoint: WebhookEndpoint
+) -> tuple[WebhookEndpoint, str]:
+    """A new secret, returned this once; the old one keeps signing beside it for the overlap period.
+
+    Rotating again within the overlap replaces the older secret: only the two
+    newest ever sign.
+    """
+    endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+    secret = new_endpoint_secret()
+    now = timezone.now()
+    endpoint.previous_secret_encrypted = encrypt_secret(decrypt_secret(endpoint.secret_encrypted))
+    endpoint.previous_secret_expires_at = now + timedelta(
+        seconds=settings.WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS
+    )
+    endpoint.secret_encrypted = encrypt_secret(secret)
+    endpoint.updated_at = now
+    endpoint.save(
+        update_fields=[
+            "previous_secret_encrypted",
+            "previous_secret_expires_at",
+            "secret_encrypted",
+            "updated_at",
+        ]
+    )
+    _audit(ctx, endpoint.id, "secret_rotated", 200)
+    return endpoint, secret
+
+
 def webhook_endpoint_send_test(*, endpoint: WebhookEndpoint) -> AttemptResult:
     """Send a `test.ping` now, synchronously, and keep it in the delivery history."""
     now = timezone.now()
@@ -119,7 +151,7 @@ def webhook_endpoint_send_test(*, endpoint: WebhookEndpoint) -> AttemptResult:
             data={"message": "A test delivery from the checkout service.", "test": True},
         ),
     )
-    result = attempt_delivery(delivery.id)
+    result = attempt_delivery(delivery.id, synchronous=True)
     if result is None:  # only if the endpoint vanished mid-test
         raise PlatformError.not_found("webhook", endpoint.id)
     return result

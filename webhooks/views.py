@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -98,15 +99,46 @@ class WebhookDetailView(WebhookViewMixin, PlatformAPIView):
         return ok({"id": webhook_id, "deleted": True})
 
 
+def _attempt_data(result) -> dict:
+    """What a synchronous attempt tells the caller; `error` says why it failed, e.g. no answer in time."""
+    error = None
+    if not result.succeeded:
+        error = (
+            f"The receiver did not answer within {settings.WEBHOOK_SYNC_TIMEOUT_SECONDS:g} seconds."
+            if result.timed_out
+            else result.error or None
+        )
+    return {"delivery_id": result.delivery_id, "status": "sent", "response_code": result.response_code,
+            "success": result.succeeded, "error": error}  # fmt: skip
+
+
+ATTEMPT_FIELDS = {
+    "delivery_id": serializers.CharField(),
+    "status": serializers.CharField(),
+    "response_code": serializers.IntegerField(allow_null=True),
+    "success": serializers.BooleanField(),
+    "error": serializers.CharField(allow_null=True, help_text="Why the attempt failed; null on success."),
+}
+
+
 class WebhookTestView(WebhookViewMixin, PlatformAPIView):
     @extend_schema(operation_id="webhooks_test", tags=["Webhooks"], request=None,
-                   responses={200: envelope("WebhookTestResult", inline_serializer("WebhookTestData", {
-                       "delivery_id": serializers.CharField(), "status": serializers.CharField(),
-                       "response_code": serializers.IntegerField(allow_null=True), "success": serializers.BooleanField()})), **ERRORS})  # fmt: skip
+                   responses={200: envelope("WebhookTestResult", inline_serializer("WebhookTestData", ATTEMPT_FIELDS)), **ERRORS})  # fmt: skip
     def post(self, request, webhook_id: str):
         result = services.webhook_endpoint_send_test(endpoint=self.get_endpoint(webhook_id))
-        return ok({"delivery_id": result.delivery_id, "status": "sent", "response_code": result.response_code,
-                   "success": result.succeeded})  # fmt: skip
+        return ok(_attempt_data(result))
+
+
+class WebhookRotateSecretView(WebhookViewMixin, PlatformAPIView):
+    @extend_schema(operation_id="webhooks_rotate_secret", tags=["Webhooks"], request=None,
+                   description="A new secret, shown only in this response. The previous secret keeps signing beside it "
+                               "for 24 hours (`webhook-signature` carries both, `X-Service-Signature-Previous` the old one).",
+                   responses={200: envelope("WebhookRotatedEnvelope", WebhookCreatedSerializer()), **ERRORS})  # fmt: skip
+    def post(self, request, webhook_id: str):
+        endpoint, secret = services.webhook_endpoint_rotate_secret(
+            ctx=RequestContext.from_request(request), endpoint=self.get_endpoint(webhook_id)
+        )
+        return ok(WebhookCreatedSerializer(endpoint, context={"secret": secret}).data)
 
 
 class WebhookDeliveriesView(WebhookViewMixin, PlatformAPIView):
@@ -123,11 +155,9 @@ class WebhookDeliveriesView(WebhookViewMixin, PlatformAPIView):
 class WebhookDeliveryRetryView(WebhookViewMixin, PlatformAPIView):
     @extend_schema(operation_id="webhooks_delivery_retry", tags=["Webhooks"], request=None,
                    responses={200: envelope("DeliveryRetryResult", inline_serializer("DeliveryRetryData", {
-                       "delivery_id": serializers.CharField(), "status": serializers.CharField(),
-                       "response_code": serializers.IntegerField(allow_null=True), "attempts": serializers.IntegerField()})), **ERRORS})  # fmt: skip
+                       **ATTEMPT_FIELDS, "attempts": serializers.IntegerField()})), **ERRORS})  # fmt: skip
     def post(self, request, webhook_id: str, delivery_id: str):
         endpoint = self.get_endpoint(webhook_id)
         delivery = selectors.webhook_delivery_get(endpoint=endpoint, delivery_id=delivery_id)
         result = services.webhook_delivery_retry(delivery=delivery)
-        return ok({"delivery_id": result.delivery_id, "status": "sent", "response_code": result.response_code,
-                   "attempts": result.attempts})  # fmt: skip
+        return ok({**_attempt_data(result), "attempts": result.attempts})

@@ -5,6 +5,7 @@ import threading
 import time
 
 import pytest
+from django.utils import timezone
 from werkzeug import Response
 
 from tests.conftest import client_for, wait_for
@@ -92,7 +93,7 @@ def test_worker_killed_mid_delivery_loses_nothing(start_worker, organization, re
         return Response("ok")
 
     receiver.expect_request("/hook").respond_with_handler(handler)
-    lease = {"WEBHOOK_DELIVERY_LEASE_SECONDS": "3"}
+    lease = {"WEBHOOK_TIMEOUT_SECONDS": "1", "WEBHOOK_DELIVERY_LEASE_SECONDS": "11"}
     doomed = start_worker(**lease)
     _, raw = make_api_key(organization, permissions=["write"])
     session_id = client_for(raw).post("/checkout-sessions", {}, format="json").json()["data"]["id"]
@@ -102,10 +103,14 @@ def test_worker_killed_mid_delivery_loses_nothing(start_worker, organization, re
     doomed.kill()
     release.set()
     delivery = WebhookDelivery.objects.get()
-    assert (delivery.status, delivery.attempts) == ("pending", 0)  # nothing was recorded, nothing lost
+    # The attempt was recorded when it started; the delivery stays pending: nothing is lost.
+    assert (delivery.status, delivery.attempts) == ("pending", 1)
+    assert WebhookAttempt.objects.get(delivery=delivery).finished_at is None
 
     start_worker(**lease)
-    time.sleep(3.5)  # the dead worker's claim lapses
+    time.sleep(
+        max(0.0, (delivery.next_attempt_at - timezone.now()).total_seconds()) + 0.5
+    )  # the claim lapses
     sweep_due_deliveries.delay()
 
     wait_for(lambda: WebhookDelivery.objects.filter(status="success").exists())
@@ -113,4 +118,7 @@ def test_worker_killed_mid_delivery_loses_nothing(start_worker, organization, re
     assert first.get_data() == second.get_data()
     assert first.headers["X-Service-Signature"] == second.headers["X-Service-Signature"]
     assert first.headers["X-Service-Delivery-Id"] == second.headers["X-Service-Delivery-Id"] == delivery.id
-    assert WebhookDelivery.objects.get().attempts == 1
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == delivery.id
+    attempts = list(WebhookAttempt.objects.filter(delivery=delivery).order_by("number"))
+    assert [a.error.startswith("cut off") for a in attempts] == [True, False]
+    assert (attempts[1].response_code, WebhookDelivery.objects.get().attempts) == (200, 2)
