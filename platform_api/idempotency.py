@@ -18,10 +18,12 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.crypto import decrypt_json, encrypt_json
 from platform_api.errors import PlatformError
 from platform_api.models import IdempotencyRecord
 
 HEADER = "Idempotency-Key"
+PURPOSE = "idempotency"
 MAX_KEY_LENGTH = 255
 # A claim older than this is from a request that died (timeout, crash) and may be taken over.
 ABANDONED_AFTER = timedelta(minutes=2)
@@ -74,7 +76,7 @@ def claim(*, scope: str, key: str, method: str, path: str, data: Any) -> Idempot
             request_digest=digest,
             state=IdempotencyRecord.State.IN_PROGRESS,
             response_status=None,
-            response_body=None,
+            response_body_encrypted="",
             created_at=now,
         )
         if taken == 1:
@@ -94,7 +96,12 @@ def claim(*, scope: str, key: str, method: str, path: str, data: Any) -> Idempot
             "A request with this Idempotency-Key is still in progress; retry after it has finished."
         )
     assert existing.response_status is not None  # completed records always hold their response
-    return StoredResponse(status=existing.response_status, body=existing.response_body)
+    body = (
+        decrypt_json(existing.response_body_encrypted, purpose=PURPOSE)
+        if existing.response_body_encrypted
+        else None
+    )
+    return StoredResponse(status=existing.response_status, body=body)
 
 
 def complete(record: IdempotencyRecord, *, status: int, body: Any) -> None:
@@ -103,7 +110,9 @@ def complete(record: IdempotencyRecord, *, status: int, body: Any) -> None:
         IdempotencyRecord.objects.filter(pk=record.pk, state=IdempotencyRecord.State.IN_PROGRESS).delete()
         return
     IdempotencyRecord.objects.filter(pk=record.pk).update(
-        state=IdempotencyRecord.State.COMPLETED, response_status=status, response_body=body
+        state=IdempotencyRecord.State.COMPLETED,
+        response_status=status,
+        response_body_encrypted=encrypt_json(body, purpose=PURPOSE) if body is not None else "",
     )
 
 

@@ -124,7 +124,8 @@ class IdempotencyRecord(models.Model):
     request_digest = models.CharField(max_length=64)
     state = models.CharField(max_length=20, choices=State.choices, default=State.IN_PROGRESS)
     response_status = models.PositiveSmallIntegerField(null=True)
-    response_body = models.JSONField(null=True)
+    # The response may hold a secret shown once (an API key, a webhook secret): stored encrypted.
+    response_body_encrypted = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
