@@ -12,13 +12,15 @@ import logging
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.inputs import InvalidInput, PayloadTooLarge, check_body_size, check_query
 from platform_api import ratelimit
-from platform_api.api import ApiKeyAuthentication, presented_key
+from platform_api.api import ApiKeyAuthentication, authenticate_limiting_failures, presented_key
 from platform_api.errors import PlatformError, first_validation_error
 from platform_api.http import client_ip, ip_digest
 from platform_api.models import ApiKey
@@ -60,6 +62,10 @@ def to_order_error(exc: BaseException) -> OrderError:
         return OrderError(exc.message, exc.status, exc.headers)
     if isinstance(exc, drf_exceptions.ValidationError):
         return OrderError(validation_message(exc))
+    if isinstance(exc, RequestDataTooBig):
+        exc = PayloadTooLarge()
+    if isinstance(exc, InvalidInput):
+        return OrderError(f"{exc.param}: {exc.detail}" if exc.param else str(exc.detail))
     if isinstance(exc, drf_exceptions.ParseError):
         return OrderError(f"The request body is not valid JSON: {exc.detail}")
     if isinstance(exc, drf_exceptions.UnsupportedMediaType):
@@ -107,6 +113,14 @@ class OrderAPIView(APIView):
     def get_exception_handler(self):
         return order_exception_handler
 
+    def initial(self, request, *args, **kwargs):
+        check_body_size(request)
+        super().initial(request, *args, **kwargs)
+        check_query(request.query_params)
+
+    def perform_authentication(self, request):
+        authenticate_limiting_failures(request)
+
     def check_throttles(self, request):
         if request.method != "POST":
             return
@@ -116,7 +130,7 @@ class OrderAPIView(APIView):
             raise OrderError(
                 f"Rate limit of {limit} requests per minute exceeded. Retry after {result.retry_after} seconds.",
                 429,
-                {"Retry-After": str(result.retry_after)},
+                {"Retry-After": str(result.retry_after), **result.headers()},
             )
 
     @property

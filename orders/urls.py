@@ -1,6 +1,9 @@
 from django.urls import path
 
+from core.inputs import register_converters
 from orders import views
+
+register_converters()
 
 urlpatterns = [
     path("checkout-sessions", views.CheckoutSessionCreateView.as_view(), name="checkout-sessions"),
@@ -22,5 +25,5 @@ urlpatterns = [
         views.OrderComprehensiveView.as_view(),
         name="order-comprehensive",
     ),
-    path("chains/<str:chain_id>/tokens", views.ChainTokensView.as_view(), name="chain-tokens"),
+    path("chains/<int64:chain_id>/tokens", views.ChainTokensView.as_view(), name="chain-tokens"),
 ]

@@ -201,12 +201,12 @@ class ChainTokensView(OrderAPIView):
         ],
         responses={200: envelope_schema("TokenListResponse"), 400: ERROR},
     )
-    def get(self, request, chain_id: str):
-        if not chain_id.isdigit() or int(chain_id) < 1:
+    def get(self, request, chain_id: int):
+        if chain_id < 1:
             raise OrderError(f"chainId must be a positive integer, got '{chain_id}'.")
         limit = query_int(request.query_params, "limit", 50, 1, 500)
         term = (request.query_params.get("term") or "").strip()[:100] or None
-        tokens = selectors.tokens_on_chain(chain_id=int(chain_id), term=term, limit=limit)
+        tokens = selectors.tokens_on_chain(chain_id=chain_id, term=term, limit=limit)
         return ok([token_shape(token) for token in tokens])
 
 

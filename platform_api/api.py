@@ -15,6 +15,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.inputs import check_body_size, check_query
 from platform_api import idempotency, ratelimit
 from platform_api.errors import PlatformError, platform_exception_handler
 from platform_api.http import client_ip, ip_digest
@@ -28,6 +29,33 @@ def presented_key(request) -> str | None:
     if scheme.lower() == "bearer" and credentials.strip():
         return credentials.strip()
     return request.headers.get("X-API-Key", "").strip() or None
+
+
+def authenticate_limiting_failures(request) -> None:
+    """Run the view's authenticators; failed attempts are limited per client IP (both interfaces).
+
+    An address over its budget gets 429 before its key is even looked at, so
+    guessing keys cannot go faster than AUTH_FAILURE_RATE_LIMIT_PER_MINUTE.
+    A 401 carries the failure bucket's X-RateLimit-* headers.
+    """
+    if presented_key(request) is None:  # no key, nothing to guess: the view says whether one is needed
+        request.user  # noqa: B018 - runs the authenticators
+        return
+    bucket = f"authfail:{ip_digest(client_ip(request))}"
+    limit = settings.AUTH_FAILURE_RATE_LIMIT_PER_MINUTE
+    state = ratelimit.peek(bucket, limit)
+    if not state.allowed:
+        error = PlatformError.rate_limited(
+            state.retry_after, limit, what="failed authentications from this address"
+        )
+        error.headers.update(state.headers())
+        raise error
+    try:
+        request.user  # noqa: B018 - runs the authenticators
+    except PlatformError as exc:
+        if exc.status == 401:
+            exc.headers.update(ratelimit.hit(bucket, limit).headers())
+        raise
 
 
 class ApiKeyAuthentication(BaseAuthentication):
@@ -71,16 +99,34 @@ class PlatformAPIView(APIView):
     def get_exception_handler(self):
         return platform_exception_handler
 
+    def initial(self, request, *args, **kwargs):
+        check_body_size(request)
+        super().initial(request, *args, **kwargs)  # authentication, permission, rate limit
+        check_query(request.query_params)
+
     # Rate limit -------------------------------------------------------------
 
     def rate_limit_bucket(self, request) -> tuple[str, int]:
         return f"key:{request.auth.pk}", settings.PLATFORM_RATE_LIMIT_PER_MINUTE
 
+    def perform_authentication(self, request):
+        if self.authentication_classes:
+            authenticate_limiting_failures(request)
+
     def check_throttles(self, request):
         bucket, limit = self.rate_limit_bucket(request)
         result = ratelimit.hit(bucket, limit)
+        self.rate_limit_result = result
         if not result.allowed:
             raise PlatformError.rate_limited(result.retry_after, limit)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        result = getattr(self, "rate_limit_result", None)
+        if result is not None:
+            for name, value in result.headers().items():
+                response[name] = value
+        return response
 
     # Idempotency ------------------------------------------------------------
 

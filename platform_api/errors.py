@@ -11,9 +11,12 @@ import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
+
+from core.inputs import InvalidInput, PayloadTooLarge
 
 logger = logging.getLogger(__name__)
 
@@ -109,12 +112,12 @@ class PlatformError(Exception):
         )
 
     @classmethod
-    def rate_limited(cls, retry_after: int, limit: int) -> PlatformError:
+    def rate_limited(cls, retry_after: int, limit: int, what: str = "requests") -> PlatformError:
         return cls(
             status=429,
             type="rate_limit_error",
             code="rate_limit_exceeded",
-            message=f"Rate limit of {limit} requests per minute exceeded. Retry after {retry_after} seconds.",
+            message=f"Rate limit of {limit} {what} per minute exceeded. Retry after {retry_after} seconds.",
             headers={"Retry-After": str(retry_after)},
         )
 
@@ -170,6 +173,14 @@ def to_platform_error(exc: BaseException) -> PlatformError:
         return exc
     if isinstance(exc, drf_exceptions.ValidationError):
         return error_from_validation(exc)
+    if isinstance(exc, InvalidInput):
+        return PlatformError.invalid_field(exc.param, str(exc.detail))
+    if isinstance(exc, RequestDataTooBig):
+        exc = PayloadTooLarge()
+    if isinstance(exc, PayloadTooLarge):
+        return PlatformError(
+            status=413, type=INVALID_REQUEST, code="request_too_large", message=str(exc.detail)
+        )
     if isinstance(exc, drf_exceptions.ParseError):
         return PlatformError.invalid_field(None, f"The request body is not valid JSON: {exc.detail}")
     if isinstance(exc, drf_exceptions.UnsupportedMediaType):

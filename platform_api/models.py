@@ -133,15 +133,12 @@ class IdempotencyRecord(models.Model):
         indexes = [models.Index(fields=["created_at"], name="idempotency_created")]
 
 
-class RateLimitCounter(models.Model):
-    """Requests counted in one fixed one-minute window (used when no Redis is configured)."""
+class RateLimitBucket(models.Model):
+    """The times of the requests a bucket allowed in the last 60 s (used when no Redis is configured)."""
 
-    bucket = models.CharField(max_length=200)
-    window_start = models.BigIntegerField(help_text="Window start, seconds since the epoch.")
-    count = models.PositiveIntegerField(default=0)
+    bucket = models.CharField(max_length=200, unique=True)
+    hits = models.TextField(blank=True, default="", help_text="Seconds since the epoch, space-separated.")
+    expires_at = models.FloatField(default=0, help_text="When the newest hit leaves the window.")
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["bucket", "window_start"], name="ratelimit_bucket_window")
-        ]
-        indexes = [models.Index(fields=["window_start"], name="ratelimit_window")]
+        indexes = [models.Index(fields=["expires_at"], name="ratelimit_bucket_expires")]

@@ -16,6 +16,8 @@ from platform_api.errors import PlatformError
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
+# Pages past the end are empty; past this one the offset would be absurd (and overflow a database integer).
+MAX_PAGE = 1_000_000
 
 
 def parse_positive_int(query, name: str, default: int, maximum: int | None = None) -> int:
@@ -23,6 +25,8 @@ def parse_positive_int(query, name: str, default: int, maximum: int | None = Non
     if raw in (None, ""):
         return default
     try:
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
+            raise ValueError(raw)
         value = int(raw)
     except (TypeError, ValueError):
         raise PlatformError.invalid_field(name, f"'{name}' must be a whole number, got '{raw}'.") from None
@@ -41,7 +45,7 @@ class ListParams:
 
     @classmethod
     def from_query(cls, query, *, sort_fields: tuple[str, ...] = ("created_at",)) -> ListParams:
-        page = parse_positive_int(query, "page", 1)
+        page = parse_positive_int(query, "page", 1, MAX_PAGE)
         limit = parse_positive_int(query, "limit", DEFAULT_LIMIT, MAX_LIMIT)
         sort = query.get("sort") or sort_fields[0]
         if sort not in sort_fields:

@@ -1,9 +1,16 @@
-"""Fixed-window rate limits, atomic across processes.
+"""Sliding-window rate limits: at most `limit` requests in any 60 seconds, atomic across processes.
 
-With REDIS_URL set, counters live in Redis (INCR + EXPIRE in one pipeline).
-Without it, one `INSERT ... ON CONFLICT DO UPDATE ... RETURNING` statement on
-the database counts atomically, so several web processes on one SQLite or
-PostgreSQL database still share the limit.
+Each bucket keeps the times of the requests it allowed in the last 60 seconds;
+a request is allowed while fewer than `limit` are kept. Unlike fixed windows,
+no 60-second interval, wherever it starts, ever holds more than `limit`
+allowed requests (the burst above the limit is 0), and a client that used its
+budget learns exactly when the next slot frees.
+
+With REDIS_URL set, a bucket is a sorted set updated by one Lua script (one
+round trip, atomic). Without it, a bucket is one database row, read and
+written under a row lock in one short transaction; several web processes on
+one SQLite or PostgreSQL database still share the limit. Refused requests are
+not recorded, so a client that keeps hammering is not locked out for longer.
 """
 
 from __future__ import annotations
@@ -14,9 +21,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from django.conf import settings
-from django.db import connection
+from django.db import transaction
 
-from platform_api.models import RateLimitCounter
+from platform_api.models import RateLimitBucket
 
 WINDOW_SECONDS = 60
 
@@ -28,9 +35,39 @@ def _clock() -> float:
 @dataclass(frozen=True)
 class RateLimitResult:
     allowed: bool
-    count: int
+    count: int  # requests counted in the window, this one included when allowed
     limit: int
-    retry_after: int
+    retry_after: int  # seconds until the next slot frees (0 when one is free now)
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.limit - self.count)
+
+    def headers(self) -> dict[str, str]:
+        """`X-RateLimit-*`: the limit, what is left of it now, and seconds until a slot frees."""
+        return {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(self.remaining),
+            "X-RateLimit-Reset": str(self.retry_after),
+        }
+
+
+_SCRIPT = """
+local key, now, window, limit, record = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+local count = redis.call('ZCARD', key)
+local allowed = 0
+if count < limit then
+  allowed = 1
+  if record == '1' then
+    redis.call('ZADD', key, now, ARGV[5])
+    count = count + 1
+    redis.call('PEXPIRE', key, math.ceil(window * 1000) + 1000)
+  end
+end
+local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+return {allowed, count, oldest[2] or ''}
+"""
 
 
 @lru_cache(maxsize=1)
@@ -40,41 +77,62 @@ def _redis_client():
     return redis.Redis.from_url(settings.REDIS_URL)
 
 
-def _count_in_redis(bucket: str, window_start: int) -> int:
-    key = f"ratelimit:{bucket}:{window_start}"
-    pipe = _redis_client().pipeline(transaction=True)
-    pipe.incr(key)
-    pipe.expire(key, WINDOW_SECONDS + 5)
-    count, _ = pipe.execute()
-    return int(count)
+@lru_cache(maxsize=1)
+def _redis_script():
+    return _redis_client().register_script(_SCRIPT)
 
 
-def _count_in_database(bucket: str, window_start: int) -> int:
-    table = connection.ops.quote_name(RateLimitCounter._meta.db_table)
-    sql = (
-        f"INSERT INTO {table} (bucket, window_start, count) VALUES (%s, %s, 1) "  # noqa: S608 - table name is ours
-        f"ON CONFLICT (bucket, window_start) DO UPDATE SET count = {table}.count + 1 RETURNING count"
+def _in_redis(bucket: str, limit: int, now: float, record: bool) -> tuple[bool, int, float | None]:
+    member = f"{now:.6f}:{time.monotonic_ns()}"  # unique even for hits at the same instant
+    allowed, count, oldest = _redis_script()(
+        keys=[f"ratelimit:{bucket}"], args=[now, WINDOW_SECONDS, limit, "1" if record else "0", member]
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [bucket, window_start])
-        return int(cursor.fetchone()[0])
+    return bool(allowed), int(count), float(oldest) if oldest else None
+
+
+def _in_database(bucket: str, limit: int, now: float, record: bool) -> tuple[bool, int, float | None]:
+    if not record:  # a peek: one indexed read, no lock, no write
+        stored = RateLimitBucket.objects.filter(bucket=bucket).values_list("hits", flat=True).first() or ""
+        kept = [h for h in (float(h) for h in stored.split()) if h > now - WINDOW_SECONDS]
+        return len(kept) < limit, len(kept), min(kept, default=None)
+    with transaction.atomic():
+        row = RateLimitBucket.objects.select_for_update().filter(bucket=bucket).first()
+        if row is None:  # first use: create it (or find the one another process just created), then lock
+            RateLimitBucket.objects.bulk_create([RateLimitBucket(bucket=bucket)], ignore_conflicts=True)
+            row = RateLimitBucket.objects.select_for_update().get(bucket=bucket)
+        hits = [float(h) for h in row.hits.split()]
+        kept = [h for h in hits if h > now - WINDOW_SECONDS]
+        allowed = len(kept) < limit
+        if allowed:
+            kept.append(now)
+        if allowed or len(kept) != len(hits):
+            row.hits = " ".join(f"{h:.6f}" for h in kept)
+            row.expires_at = max(kept, default=now) + WINDOW_SECONDS
+            row.save(update_fields=["hits", "expires_at"])
+    return allowed, len(kept), min(kept, default=None)
+
+
+def _check(bucket: str, limit: int, now: float | None, *, record: bool) -> RateLimitResult:
+    now = _clock() if now is None else now
+    backend = _in_redis if settings.REDIS_URL else _in_database
+    allowed, count, oldest = backend(bucket, limit, now, record)
+    full = count >= limit
+    retry_after = max(1, math.ceil(oldest + WINDOW_SECONDS - now)) if full and oldest is not None else 0
+    return RateLimitResult(allowed=allowed, count=count, limit=limit, retry_after=retry_after)
 
 
 def hit(bucket: str, limit: int, now: float | None = None) -> RateLimitResult:
-    """Count one request against `bucket`; `allowed` is False once `limit` is passed in this window."""
-    now = _clock() if now is None else now
-    window_start = int(now // WINDOW_SECONDS) * WINDOW_SECONDS
-    count = (
-        _count_in_redis(bucket, window_start)
-        if settings.REDIS_URL
-        else _count_in_database(bucket, window_start)
-    )
-    retry_after = max(1, math.ceil(window_start + WINDOW_SECONDS - now))
-    return RateLimitResult(allowed=count <= limit, count=count, limit=limit, retry_after=retry_after)
+    """Count one request against `bucket` if the window has room; `allowed` says whether it had."""
+    return _check(bucket, limit, now, record=True)
+
+
+def peek(bucket: str, limit: int, now: float | None = None) -> RateLimitResult:
+    """Whether a request would be allowed now, without counting one."""
+    return _check(bucket, limit, now, record=False)
 
 
 def purge_expired_windows(now: float | None = None) -> int:
-    """Delete database counters of windows that have ended."""
+    """Delete database buckets whose every request has left the window."""
     now = _clock() if now is None else now
-    deleted, _ = RateLimitCounter.objects.filter(window_start__lt=now - WINDOW_SECONDS).delete()
+    deleted, _ = RateLimitBucket.objects.filter(expires_at__lt=now).delete()
     return deleted

@@ -44,7 +44,7 @@ def test_limit_and_unknown_chain(api_client, tokens):
 
 @pytest.mark.parametrize(
     "path",
-    ["/chains/base/tokens", "/chains/0/tokens", "/chains/8453/tokens?limit=0", "/chains/8453/tokens?limit=x"],
+    ["/chains/0/tokens", "/chains/8453/tokens?limit=0", "/chains/8453/tokens?limit=x"],
 )
 def test_bad_chain_or_limit_is_400(api_client, path):
     response = api_client.get(path)
@@ -84,3 +84,10 @@ def test_load_tokens_refuses_bad_files_and_writes_nothing(tmp_path, db, content)
     with pytest.raises(CommandError):
         call_command("load_tokens", str(path))
     assert not Token.objects.exists()
+
+
+def test_a_chain_id_that_is_not_a_number_is_no_endpoint(api_client):
+    """The path converter takes 1 to 18 ASCII digits; anything else is no route (404 in the envelope)."""
+    response = api_client.get("/chains/base/tokens")
+    assert response.status_code == 404
+    assert response.json()["success"] is False

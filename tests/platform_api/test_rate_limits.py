@@ -39,8 +39,17 @@ def test_platform_allows_120_requests_a_minute_per_key_then_429(organization, ad
     error = response.json()["error"]
     assert (error["type"], error["code"]) == ("rate_limit_error", "rate_limit_exceeded")
     retry_after = int(response["Retry-After"])
-    assert retry_after == 43  # the frozen clock stands 17 s into its window
+    assert retry_after == 60  # every request was at the same (frozen) instant: the oldest leaves in 60 s
     assert f"Retry after {retry_after} seconds" in error["message"]
+    assert (
+        response["X-RateLimit-Limit"],
+        response["X-RateLimit-Remaining"],
+        response["X-RateLimit-Reset"],
+    ) == (
+        "120",
+        "0",
+        "60",
+    )
 
     # Another key of the same organization has its own budget.
     _, other = make_api_key(organization, permissions=["read"])
@@ -112,12 +121,63 @@ def test_trusted_proxy_hop_is_the_client_ip(api_client, settings):
     assert other.status_code == 201
 
 
-def test_windows_are_counted_separately():
+def test_the_window_slides():
     assert ratelimit.hit("test:window", 1, now=600.0).allowed is True
-    assert ratelimit.hit("test:window", 1, now=659.0).allowed is False
-    next_window = ratelimit.hit("test:window", 1, now=660.0)
-    assert next_window.allowed is True
-    assert next_window.retry_after == 60
+    refused = ratelimit.hit("test:window", 1, now=659.5)
+    assert (refused.allowed, refused.retry_after) == (False, 1)
+    later = ratelimit.hit("test:window", 1, now=660.0)  # the first request left the window
+    assert (later.allowed, later.remaining) == (True, 0)
+    assert later.retry_after == 60
+
+
+def test_a_clock_minute_boundary_does_not_double_the_limit():
+    """220 requests in 6 s across a minute boundary, limit 110: fixed windows let all through."""
+    times = [1_799_999_997.0 + i * 6 / 220 for i in range(220)]
+    allowed = [t for t in times if ratelimit.hit("test:boundary", 110, now=t).allowed]
+    assert len(allowed) == 110
+
+
+def test_no_60_second_interval_holds_more_than_the_limit():
+    import random
+
+    rng = random.Random(7)
+    times = sorted(1_000_000.0 + rng.uniform(0, 300) for _ in range(1500))
+    allowed = [t for t in times if ratelimit.hit("test:sliding", 50, now=t).allowed]
+    assert len(allowed) >= 250  # the limit is reached, not undershot
+    for index, start in enumerate(allowed):
+        within = [t for t in allowed[index:] if t < start + 60]
+        assert len(within) <= 50
+
+
+def test_every_platform_response_carries_the_rate_limit_headers(admin_client, api_client):
+    first = admin_client.get("/api/v1/api-keys")
+    second = admin_client.get("/api/v1/webhooks")
+    assert (first["X-RateLimit-Limit"], first["X-RateLimit-Remaining"]) == ("120", "119")
+    assert second["X-RateLimit-Remaining"] == "118"
+    assert first["X-RateLimit-Reset"] == "0"
+    invalid = admin_client.post("/api/v1/api-keys", {"name": ""}, format="json")
+    assert (invalid.status_code, invalid["X-RateLimit-Remaining"]) == (400, "117")
+    quick = api_client.post("/api/v1/quick-pay", QUICK_PAY, format="json", REMOTE_ADDR="203.0.113.50")
+    assert (quick.status_code, quick["X-RateLimit-Limit"], quick["X-RateLimit-Remaining"]) == (201, "5", "4")
+
+
+def test_failed_authentications_are_limited_per_client_ip(organization, admin_key, settings):
+    """A key guesser gets 429 before its guesses are even checked; other addresses are not affected."""
+    settings.AUTH_FAILURE_RATE_LIMIT_PER_MINUTE = 20
+    guesser = client_for("svc_live_" + "x" * 40)
+    statuses = [guesser.get("/api/v1/api-keys", REMOTE_ADDR="198.51.100.7").status_code for _ in range(20)]
+    assert statuses == [401] * 20
+    blocked = guesser.get("/api/v1/api-keys", REMOTE_ADDR="198.51.100.7")
+    assert blocked.status_code == 429
+    assert blocked.json()["error"]["code"] == "rate_limit_exceeded"
+    assert "failed authentications" in blocked.json()["error"]["message"]
+    # The real key from the same address waits too (it cannot be told apart from a lucky guess) ...
+    real = client_for(admin_key[1])
+    assert real.get("/api/v1/api-keys", REMOTE_ADDR="198.51.100.7").status_code == 429
+    # ... the order interface shares the budget ...
+    assert guesser.get("/orders?creatorAddress=0x" + "1" * 40, REMOTE_ADDR="198.51.100.7").status_code == 429
+    # ... and other addresses are not affected.
+    assert real.get("/api/v1/api-keys", REMOTE_ADDR="198.51.100.8").status_code == 200
 
 
 @pytest.mark.django_db(transaction=True)
@@ -149,8 +209,9 @@ def test_counter_is_atomic_under_concurrency(backend, settings):
     assert ratelimit.hit("test:concurrency", 10_000, now=1_200.0).count == 201
 
 
-def test_purge_removes_only_ended_database_windows(settings):
-    settings.REDIS_URL = ""  # Redis expires its own counters; the database needs purging
-    ratelimit.hit("test:purge", 5, now=0.0)
-    ratelimit.hit("test:purge", 5, now=1_000.0)
+def test_purge_removes_only_ended_database_buckets(settings):
+    settings.REDIS_URL = ""  # Redis expires its own buckets; the database needs purging
+    ratelimit.hit("test:purge-old", 5, now=0.0)
+    ratelimit.hit("test:purge-new", 5, now=1_000.0)
     assert ratelimit.purge_expired_windows(now=1_010.0) == 1
+    assert ratelimit.hit("test:purge-new", 5, now=1_010.0).count == 2

@@ -1,3 +1,4 @@
+# ruff: noqa: S104 - the addresses below are data, never bound
 """Every special-purpose address is refused, in every spelling, when a URL is saved and before connecting."""
 
 import socket
