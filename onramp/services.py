@@ -33,12 +33,13 @@ def usd(value: Decimal) -> str:
 
 
 def vendor_b_support(*, location: Location, usd_amount: Decimal | None) -> dict[str, Any]:
-    """Whether vendorB's crypto onramp and card payments work for this caller (and amount)."""
+    """Whether vendorB's crypto onramp and card payments work for this caller (and amount).
+
+    A service without vendorB answers "not supported" rather than an error: a
+    front end asks this before it shows the card option, and simply hides it.
+    """
     if not is_configured():
-        raise OrderError(
-            "Card payments (vendorB) are not configured on this service: set VENDOR_B_API_URL, VENDOR_B_SECRET_KEY.",
-            503,
-        )
+        return {"stripeOnramp": False, "stripeWeb2": {"isSupport": False}}
     region = f"{location.country}-{location.region}" if location.country and location.region else None
     in_region = (
         location.country in settings.VENDOR_B_SUPPORTED_COUNTRIES

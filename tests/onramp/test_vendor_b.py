@@ -115,10 +115,12 @@ def test_support_from_a_geolite2_database(api_client, vendor_b, settings, tmp_pa
     )
 
 
-def test_support_check_unconfigured_is_503(api_client):
-    response = _supported(api_client)
-    assert response.status_code == 503
-    assert "VENDOR_B_SECRET_KEY" in response.json()["message"]
+@pytest.mark.parametrize("query", ["", "?usdAmount=100"])
+def test_support_check_unconfigured_says_not_supported(api_client, edge_headers, query):
+    """A front end asks before it shows the card option: 200 and "no", never a 503 that breaks the page."""
+    response = _supported(api_client, query, HTTP_CF_IPCOUNTRY="US")
+    assert response.status_code == 200
+    assert response.json()["data"] == {"stripeOnramp": False, "stripeWeb2": {"isSupport": False}}
 
 
 # --- card orders ---------------------------------------------------------------
