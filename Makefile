@@ -4,8 +4,9 @@ VENV ?= .venv
 PORT ?= 8000
 BIN := $(VENV)/bin
 MANAGE := $(BIN)/python manage.py
-# Development mode unless the caller says otherwise (production sets DJANGO_DEBUG=0).
-export DJANGO_DEBUG ?= 1
+# Development mode unless the caller says otherwise (production sets SERVICE_ENV=production).
+# Django's debug pages stay off unless DJANGO_DEBUG=1 is asked for.
+export SERVICE_ENV ?= development
 
 .PHONY: install run test bench lint format migrations-check clean
 
@@ -23,16 +24,13 @@ install: $(VENV)/.installed
 run: $(VENV)/.installed
 	$(MANAGE) migrate --noinput
 	$(MANAGE) load_tokens
-	@if [ "$(DJANGO_DEBUG)" = "0" ]; then $(MANAGE) collectstatic --noinput -v0; fi
+	@if [ "$(SERVICE_ENV)" = "production" ]; then $(MANAGE) collectstatic --noinput -v0; fi
 	@echo
 	@echo "Web server:    http://127.0.0.1:$(PORT)/   (API docs: /api/docs/, admin: /admin/)"
-	@echo "Staff user:    DJANGO_DEBUG=1 $(MANAGE) createsuperuser"
-	@echo "First API key: DJANGO_DEBUG=1 $(MANAGE) create_api_key --org acme --name dev --permissions admin"
+	@echo "Staff user:    $(MANAGE) createsuperuser"
+	@echo "First API key: $(MANAGE) create_api_key --org acme --name dev --permissions admin"
 	@echo
-	@trap 'kill $$(jobs -p) 2>/dev/null; wait' EXIT INT TERM; \
-	$(BIN)/celery -A config worker --loglevel=INFO --concurrency=2 & \
-	$(BIN)/celery -A config beat --loglevel=INFO & \
-	$(MANAGE) runserver 127.0.0.1:$(PORT) --noreload
+	exec $(BIN)/python -m config.supervise --port $(PORT)
 
 test: $(VENV)/.installed
 	$(BIN)/pytest

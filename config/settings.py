@@ -3,7 +3,12 @@
 One module, driven by environment variables. Development defaults are embedded
 (SQLite under var/, a file-system Celery broker) so that `make run` works on a
 machine that has only Python; production sets DATABASE_URL, REDIS_URL,
-DJANGO_SECRET_KEY and DJANGO_DEBUG=0.
+DJANGO_SECRET_KEY and ENCRYPTION_KEY.
+
+Two switches, kept apart: SERVICE_ENV (`production` unless set; `development`
+turns on the conveniences: an insecure default secret key, plain-HTTP
+webhooks to localhost, console email, static files from the app folders) and
+DJANGO_DEBUG (Django's debug pages, off unless asked for, development only).
 """
 
 from __future__ import annotations
@@ -36,20 +41,29 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 # --- Core -------------------------------------------------------------------
 
-# Off unless asked for: wsgi, asgi and Celery start in production mode. manage.py
-# and the Makefile turn it on for development (see README).
+# Django's debug pages (tracebacks, URL lists): off unless asked for, and never in production.
 DEBUG = env_bool("DJANGO_DEBUG", False)
+# wsgi and Celery start in production mode unless told otherwise; `make run`, `make test`
+# and manage.py (when no DJANGO_SECRET_KEY is set) say development.
+SERVICE_ENV = os.environ.get("SERVICE_ENV", "development" if DEBUG else "production").strip().lower()
+if SERVICE_ENV not in ("development", "production"):
+    raise ImproperlyConfigured("SERVICE_ENV must be 'development' or 'production'.")
+DEVELOPMENT = SERVICE_ENV == "development"
+if DEBUG and not DEVELOPMENT:
+    raise ImproperlyConfigured(
+        "DJANGO_DEBUG shows tracebacks to anyone: it is for SERVICE_ENV=development only."
+    )
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
-    if not DEBUG:
+    if not DEVELOPMENT:
         raise ImproperlyConfigured(
-            "DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off "
-            "(for development, set DJANGO_DEBUG=1 or use `make run`)."
+            "DJANGO_SECRET_KEY must be set in production (for development, set SERVICE_ENV=development "
+            "or use `make run`)."
         )
     SECRET_KEY = "dev-insecure-secret-key-do-not-use-in-production-0123456789abcdef"  # noqa: S105
 
-ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG else "")
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEVELOPMENT else "")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
@@ -149,19 +163,19 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
-        if DEBUG
+        if DEVELOPMENT
         else "whitenoise.storage.CompressedManifestStaticFilesStorage"
     },
 }
 # Serve static files from the finders in development so no collectstatic is needed.
-WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_USE_FINDERS = DEVELOPMENT
 
 # --- Security (production) ---------------------------------------------------
 
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DJANGO_BEHIND_TLS_PROXY", False) else None
 )
-if not DEBUG:
+if not DEVELOPMENT:
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
@@ -181,18 +195,22 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 EMAIL_BACKEND = os.environ.get(
     "EMAIL_BACKEND",
     "django.core.mail.backends.console.EmailBackend"
-    if DEBUG
+    if DEVELOPMENT
     else "django.core.mail.backends.smtp.EmailBackend",
 )
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "no-reply@checkout.localhost")
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25)
 
+# Request bodies above this are refused with 413 by both interfaces (the largest legitimate one is an
+# order with 8 KB of metadata).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("REQUEST_BODY_MAX_BYTES", 1024 * 1024)
+
 # --- REST framework and OpenAPI ---------------------------------------------
 
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.inputs.StrictJSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
@@ -265,6 +283,8 @@ CELERY_BEAT_SCHEDULE = {
 PLATFORM_RATE_LIMIT_PER_MINUTE = env_int("PLATFORM_RATE_LIMIT_PER_MINUTE", 120)
 QUICK_PAY_RATE_LIMIT_PER_MINUTE = env_int("QUICK_PAY_RATE_LIMIT_PER_MINUTE", 5)
 ORDER_WRITE_RATE_LIMIT_PER_MINUTE = env_int("ORDER_WRITE_RATE_LIMIT_PER_MINUTE", 300)
+# Requests with an invalid, expired or revoked key, per client IP, on both interfaces.
+AUTH_FAILURE_RATE_LIMIT_PER_MINUTE = env_int("AUTH_FAILURE_RATE_LIMIT_PER_MINUTE", 20)
 IDEMPOTENCY_KEY_TTL_SECONDS = env_int("IDEMPOTENCY_KEY_TTL_SECONDS", 24 * 3600)
 API_KEY_LAST_USED_RESOLUTION_SECONDS = 60
 AUDIT_RETENTION_DAYS = env_int("AUDIT_RETENTION_DAYS", 90)
@@ -347,9 +367,9 @@ CELERY_BEAT_SCHEDULE.update(
 # 32 bytes, URL-safe base64: encrypts secrets at rest (webhook endpoint secrets, stored idempotent
 # responses). Required in production. WEBHOOK_SECRET_KEY is its earlier name and still read.
 ENCRYPTION_KEY = os.environ.get("ENCRYPTION_KEY") or os.environ.get("WEBHOOK_SECRET_KEY", "")
-if not ENCRYPTION_KEY and not DEBUG:
+if not ENCRYPTION_KEY and not DEVELOPMENT:
     raise ImproperlyConfigured(
-        "ENCRYPTION_KEY must be set when DJANGO_DEBUG is off: 32 random bytes, URL-safe base64 "
+        "ENCRYPTION_KEY must be set in production: 32 random bytes, URL-safe base64 "
         '(python -c "import base64,os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())").'
     )
 # Total deadline of one attempt: name lookup, connect, TLS, sending and the response's head.
@@ -377,7 +397,7 @@ CELERY_WEBHOOK_QUEUE = os.environ.get("CELERY_WEBHOOK_QUEUE", "webhooks")
 WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS = env_int("WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS", 24 * 3600)
 WEBHOOK_SWEEP_INTERVAL_SECONDS = env_int("WEBHOOK_SWEEP_INTERVAL_SECONDS", 15)
 # Plain HTTP to localhost / 127.0.0.1 / ::1 (and loopback addresses) only in development.
-WEBHOOK_ALLOW_LOCALHOST = env_bool("WEBHOOK_ALLOW_LOCALHOST", DEBUG)
+WEBHOOK_ALLOW_LOCALHOST = env_bool("WEBHOOK_ALLOW_LOCALHOST", DEVELOPMENT)
 WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION = env_int("WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION", 20)
 
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")

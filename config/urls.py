@@ -12,7 +12,7 @@ urlpatterns = [
     path("api/v1/", include("platform_api.urls")),
     path("", include("orders.urls")),
     path("", include("onramp.urls")),
-    # Everything else outside the admin, static files and the docs is an unknown
-    # order-interface path, answered in its envelope.
-    re_path(r"^(?!admin|static/|api/)(?P<path>.*)$", order_route_not_found),
+    # Everything else outside the admin (which has its own) is an unknown path of the root
+    # interface, answered in its envelope, with DEBUG on or off: /api/, /static/nope, /x.
+    re_path(r"^(?!admin/)(?P<path>.*)$", order_route_not_found),
 ]

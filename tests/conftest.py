@@ -90,7 +90,7 @@ class WorkerProcess:
         environment = {
             **os.environ,
             "DATABASE_URL": _database_url_for_subprocess(),
-            "DJANGO_DEBUG": "1",
+            "SERVICE_ENV": "development",
             "CELERY_TASK_DEFAULT_QUEUE": TEST_QUEUE,
             "CELERY_WEBHOOK_QUEUE": TEST_WEBHOOK_QUEUE,
             **env,

@@ -1,15 +1,24 @@
-"""Production settings refuse to start without a secret and pass Django's deployment checks."""
+"""Production settings refuse to start without their secrets, pass Django's deployment checks, and keep
+Django's debug pages apart from the development conveniences."""
 
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+SECRET = "k3y-" + "x7Qp9zL2mN4vB8wR1tY6uI0oP5aS3dF" * 2
+ENCRYPTION_KEY = "q2V0x7eB3l0m9mFh1cW2aKx0JmYk3i8nP4r5s6t7u8E="
 
 
 def _manage(*args, **env):
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "SERVICE_ENV", "ENCRYPTION_KEY", "WEBHOOK_SECRET_KEY"))
+    }
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
@@ -20,10 +29,22 @@ def _manage(*args, **env):
     )
 
 
-def test_debug_off_without_secret_key_refuses_to_start():
-    result = _manage("check", DJANGO_DEBUG="0")
+def test_manage_py_works_in_development_without_extra_variables():
+    result = _manage("check")
+    assert result.returncode == 0, result.stderr
+
+
+def test_production_without_secret_key_refuses_to_start():
+    result = _manage("check", SERVICE_ENV="production")
     assert result.returncode != 0
     assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+def test_manage_py_with_a_secret_key_is_production():
+    """A production shell always has the secret key: manage.py then needs the rest of production's settings."""
+    result = _manage("check", DJANGO_SECRET_KEY=SECRET)
+    assert result.returncode != 0
+    assert "ENCRYPTION_KEY must be set in production" in result.stderr
 
 
 def test_deploy_check_is_clean_in_production_mode():
@@ -32,17 +53,46 @@ def test_deploy_check_is_clean_in_production_mode():
         "--deploy",
         "--fail-level",
         "WARNING",
-        DJANGO_DEBUG="0",
-        DJANGO_SECRET_KEY="k3y-" + "x7Qp9zL2mN4vB8wR1tY6uI0oP5aS3dF" * 2,
+        SERVICE_ENV="production",
+        DJANGO_SECRET_KEY=SECRET,
         DJANGO_ALLOWED_HOSTS="checkout.example.com",
-        WEBHOOK_SECRET_KEY="q2V0x7eB3l0m9mFh1cW2aKx0JmYk3i8nP4r5s6t7u8E=",
+        ENCRYPTION_KEY=ENCRYPTION_KEY,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_debug_off_without_webhook_key_refuses_to_start():
+def test_debug_pages_are_refused_in_production():
     result = _manage(
-        "check", DJANGO_DEBUG="0", DJANGO_SECRET_KEY="k3y-" + "x7Qp9zL2mN4vB8wR1tY6uI0oP5aS3dF" * 2
+        "check",
+        SERVICE_ENV="production",
+        DJANGO_DEBUG="1",
+        DJANGO_SECRET_KEY=SECRET,
+        ENCRYPTION_KEY=ENCRYPTION_KEY,
     )
     assert result.returncode != 0
-    assert "WEBHOOK_SECRET_KEY must be set" in result.stderr
+    assert "DJANGO_DEBUG" in result.stderr
+
+
+def test_development_does_not_turn_on_debug_pages(settings):
+    from django.conf import settings as live
+
+    assert (live.DEVELOPMENT, live.DEBUG) == (True, False)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+@pytest.mark.parametrize("path", ["/api/", "/api/nope", "/static/nope", "/nope", "/orders/x/y/z"])
+def test_unknown_paths_answer_json_404_in_the_root_envelope(client, settings, debug, path):
+    settings.DEBUG = debug
+    response = client.get(path)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    body = response.json()
+    assert (body["success"], body["statusCode"]) == (False, 404)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_unknown_platform_paths_answer_json_404_in_the_platform_envelope(client, settings, debug):
+    settings.DEBUG = debug
+    response = client.get("/api/v1/nope")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "resource_not_found"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_DEBUG", "1")
+os.environ.setdefault("SERVICE_ENV", "development")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ["DATABASE_URL"] = os.environ.get(
     "BENCH_DATABASE_URL", f"sqlite:///{ROOT / 'var' / 'bench.sqlite3'}"

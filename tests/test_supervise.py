@@ -1,0 +1,83 @@
+"""`make run`'s supervisor: gunicorn, two workers and beat start together and stop together."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _children(pid: int) -> set[int]:
+    found, frontier = set(), [pid]
+    while frontier:
+        parent = frontier.pop()
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                    found.add(int(entry.name))
+                    frontier.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_the_supervisor_serves_and_stops_every_child(tmp_path, signum):
+    port = _free_port()
+    env = {**os.environ, "SERVICE_ENV": "development", "VAR_DIR": str(tmp_path), "DATABASE_URL": ""}
+    env.pop("DJANGO_DEBUG", None)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=120
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "config.supervise", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        body = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and body is None:
+            try:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/chains/1/tokens", timeout=2
+                ) as response:
+                    body = json.loads(response.read())
+            except OSError:
+                time.sleep(0.3)
+        assert body is not None and body["success"] is True
+        children = _children(process.pid)
+        assert len(children) >= 4  # gunicorn (and its workers), two celery workers, beat
+
+        process.send_signal(signum)
+        assert process.wait(timeout=40) == 0
+        assert [pid for pid in children if _alive(pid)] == []
+    finally:
+        if process.poll() is None:
+            process.kill()
