@@ -32,6 +32,7 @@ def commands(port: int, bin_dir: Path) -> dict[str, list[str]]:
             str(bin_dir / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
             "--workers", web_workers, "--worker-class", "gthread", "--threads", web_threads,
             "--backlog", "2048", "--keep-alive", "5", "--graceful-timeout", "10", "--access-logfile", "-",
+            "--no-control-socket",
         ],
         "worker": [*celery, "worker", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", "default@%h",
                    "--concurrency", "2", "--loglevel", "INFO"],

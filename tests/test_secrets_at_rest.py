@@ -28,17 +28,23 @@ def _cache_dump() -> str:
     return "\n".join(repr(client.dump(key)) + repr(key) for key in client.scan_iter("*"))
 
 
-def test_secrets_created_with_an_idempotency_key_are_never_stored_or_logged(admin_client, caplog):
-    caplog.set_level(logging.DEBUG)
-    key = admin_client.post(
+def _create_key_and_endpoint(client):
+    """An API key and a webhook endpoint, each created with an Idempotency-Key (the same ones each call)."""
+    key = client.post(
         "/api/v1/api-keys", {"name": "ci", "permissions": ["read"]}, format="json", HTTP_IDEMPOTENCY_KEY="k-1"
     )
-    hook = admin_client.post(
+    hook = client.post(
         "/api/v1/webhooks",
         {"url": "https://93.184.216.34/x", "events": ["*"]},
         format="json",
         HTTP_IDEMPOTENCY_KEY="w-1",
     )
+    return key, hook
+
+
+def test_secrets_created_with_an_idempotency_key_are_never_stored_or_logged(admin_client, caplog):
+    caplog.set_level(logging.DEBUG)
+    key, hook = _create_key_and_endpoint(admin_client)
     assert (key.status_code, hook.status_code) == (201, 201)
     raw_key, secret = key.json()["key"], hook.json()["data"]["secret"]
     assert raw_key.startswith("svc_live_") and secret.startswith("whsec_")
@@ -50,15 +56,7 @@ def test_secrets_created_with_an_idempotency_key_are_never_stored_or_logged(admi
         assert value not in logged
 
     # A replay still returns the first response, secret included.
-    replay_key = admin_client.post(
-        "/api/v1/api-keys", {"name": "ci", "permissions": ["read"]}, format="json", HTTP_IDEMPOTENCY_KEY="k-1"
-    )
-    replay_hook = admin_client.post(
-        "/api/v1/webhooks",
-        {"url": "https://93.184.216.34/x", "events": ["*"]},
-        format="json",
-        HTTP_IDEMPOTENCY_KEY="w-1",
-    )
+    replay_key, replay_hook = _create_key_and_endpoint(admin_client)
     assert replay_key["Idempotent-Replayed"] == replay_hook["Idempotent-Replayed"] == "true"
     assert (replay_key.json()["key"], replay_hook.json()["data"]["secret"]) == (raw_key, secret)
 

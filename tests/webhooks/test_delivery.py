@@ -337,10 +337,11 @@ def test_claims_make_a_second_attempt_a_no_op(organization, endpoint, receiver):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_counters_are_exact_under_concurrent_workers(organization, receiver):
+def test_counters_are_exact_under_concurrent_workers(organization, receiver, settings):
     """Eight threads (own connections) finish deliveries of one endpoint at once: no increment is lost."""
     from django.db import connection
 
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT = 16  # this test is about counters, not the cap
     receiver.expect_request("/hook").respond_with_data("ok")
     endpoint, _ = make_endpoint(organization, receiver.url_for("/hook"))
     for _ in range(16):
@@ -377,3 +378,49 @@ def test_the_sweep_leaves_test_pings_to_their_request(organization, endpoint):
         endpoint=endpoint[0], event_type="test.ping", is_test=True, body="{}", next_attempt_at=timezone.now()
     )
     assert due_delivery_ids() == [due.id]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_attempts_in_flight_per_endpoint_are_capped(organization, receiver, settings):
+    """Four workers at once, cap 2: the receiver never sees more than 2 requests at a time; the rest wait."""
+    import time
+
+    from django.db import connection
+
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT = 2
+    lock, state = threading.Lock(), {"now": 0, "most": 0}
+
+    def slow(_request):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        time.sleep(0.5)
+        with lock:
+            state["now"] -= 1
+        return Response("ok")
+
+    receiver.expect_request("/hook").respond_with_handler(slow)
+    make_endpoint(organization, receiver.url_for("/hook"))
+    for _ in range(4):
+        emit_event(organization=organization, event_type="payment.completed", data=DATA)
+    ids = list(WebhookDelivery.objects.values_list("pk", flat=True))
+    results = []
+
+    def work(delivery_id):
+        try:
+            results.append(attempt_delivery(delivery_id))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(delivery_id,)) for delivery_id in ids]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    sent = [r for r in results if r is not None]
+    assert state["most"] <= 2
+    assert len(sent) == 2 and all(r.succeeded for r in sent)
+    waiting = WebhookDelivery.objects.filter(status="pending")
+    assert waiting.count() == 2
+    assert all(d.attempts == 0 and d.next_attempt_at > timezone.now() for d in waiting)
