@@ -8,7 +8,7 @@ MANAGE := $(BIN)/python manage.py
 # Django's debug pages stay off unless DJANGO_DEBUG=1 is asked for.
 export SERVICE_ENV ?= development
 
-.PHONY: install run test bench lint format migrations-check clean
+.PHONY: install run test apicheck bench lint format migrations-check clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
@@ -34,6 +34,10 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(BIN)/pytest
+
+# schemathesis against both interfaces of a real server: no 5xx, no schema-valid request refused.
+apicheck: $(VENV)/.installed
+	$(BIN)/python tests/apicheck/run.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python tests/benchmarks/bench.py

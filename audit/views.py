@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from audit.selectors import audit_event_list
 from audit.serializers import AuditEventListSerializer, AuditEventSerializer, parse_iso8601
+from core import openapi
 from platform_api.api import PlatformAPIView
-from platform_api.pagination import ListParams
+from platform_api.pagination import MAX_LIMIT, MAX_PAGE, ListParams
 from platform_api.serializers import ErrorSerializer
 
 
@@ -15,12 +17,12 @@ class AuditEventListView(PlatformAPIView):
         operation_id="events_list",
         tags=["Audit log"],
         parameters=[
-            OpenApiParameter("type", str, description="Event type, e.g. api_key.created."),
-            OpenApiParameter("resource_type", str, description="e.g. api_key, webhook."),
-            OpenApiParameter("from", str, description="ISO 8601; events at or after."),
-            OpenApiParameter("to", str, description="ISO 8601; events at or before."),
-            OpenApiParameter("page", int, description="Default 1."),
-            OpenApiParameter("limit", int, description="Default 20, max 100."),
+            openapi.text("type", max_length=100, description="Event type, e.g. api_key.created."),
+            openapi.text("resource_type", max_length=100, description="e.g. api_key, webhook."),
+            OpenApiParameter("from", OpenApiTypes.DATETIME, description="ISO 8601; events at or after."),
+            OpenApiParameter("to", OpenApiTypes.DATETIME, description="ISO 8601; events at or before."),
+            openapi.integer("page", minimum=1, maximum=MAX_PAGE, description="Default 1."),
+            openapi.integer("limit", minimum=1, maximum=MAX_LIMIT, description="Default 20."),
         ],
         responses={200: AuditEventListSerializer, **{c: ErrorSerializer for c in (400, 401, 403, 429, 500)}},
     )

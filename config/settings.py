@@ -238,6 +238,21 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "PlatformErrorCodeEnum": "platform_api.serializers.ERROR_CODES",
         "PlatformErrorTypeEnum": "platform_api.serializers.ERROR_TYPES",
+        # The `type` of each order type's request shape (a one-value enum), named after the type.
+        **{
+            "".join(part.capitalize() for part in t.split("_")) + "TypeEnum": [t]
+            for t in (
+                "swap",
+                "x402_swap",
+                "duel",
+                "custom",
+                "custom_exact_in",
+                "mint_nft",
+                "join_tournament",
+                "fund_tournament",
+            )
+        },
+        "OnrampVendorEnum": "orders.serializers.orders.ONRAMP_VENDORS",
     },
 }
 
@@ -297,6 +312,8 @@ QUICK_PAY_TTL_SECONDS = env_int("QUICK_PAY_TTL_SECONDS", 15 * 60)
 # Chains the service settles on (Ethereum, Optimism, BNB Chain, Polygon, Base,
 # Arbitrum, Avalanche C-Chain, B3).
 SUPPORTED_CHAIN_IDS = [int(c) for c in env_list("SUPPORTED_CHAIN_IDS", "1,10,56,137,8453,42161,43114,8333")]
+# One name for the chain-id enum of every field that takes a supported chain.
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["SupportedChainIdEnum"] = [(c, c) for c in SUPPORTED_CHAIN_IDS]
 
 # Deposit addresses are CREATE2 addresses of per-payment forwarder contracts
 # deployed on demand by the service's factory (see docs/decisions.md). The

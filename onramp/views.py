@@ -6,6 +6,7 @@ from decimal import Decimal, InvalidOperation
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 
+from core import openapi
 from onramp import services
 from onramp.geo import locate
 from onramp.serializers import DirectUrlSerializer, OnrampUrlSerializer, SessionTokenSerializer
@@ -61,11 +62,26 @@ class VendorAOptionsView(OrderAPIView):
     @extend_schema(
         tags=["Onramp"],
         parameters=[
-            OpenApiParameter("country", str, required=True, description="ISO 3166-1 alpha-2."),
-            OpenApiParameter("subdivision", str),
-            OpenApiParameter("payment_method", str, description="Keep only this payment method's limits."),
-            OpenApiParameter("purchase_method", str),
-            OpenApiParameter("chainIds", str, many=True, description="Keep only networks on these chains."),
+            OpenApiParameter(
+                "country",
+                {"type": "string", "pattern": "^[A-Za-z]{2}$"},
+                required=True,
+                description="ISO 3166-1 alpha-2.",
+            ),
+            openapi.text("subdivision", max_length=10),
+            openapi.text(
+                "payment_method", max_length=64, description="Keep only this payment method's limits."
+            ),
+            openapi.text("purchase_method", max_length=64),
+            OpenApiParameter(
+                "chainIds",
+                {
+                    "type": "array",
+                    "items": {"type": "string", "pattern": openapi.PRINTABLE, "maxLength": 200},
+                },
+                explode=True,
+                description="Keep only networks on these chains.",
+            ),
         ],
         responses={200: envelope_schema("OnrampOptions"), **ERRORS},
     )
@@ -89,7 +105,13 @@ class VendorAOptionsView(OrderAPIView):
 class VendorBSupportedView(OrderAPIView):
     @extend_schema(
         tags=["Onramp"],
-        parameters=[OpenApiParameter("usdAmount", str, description="Card amount in USD, e.g. 25.00.")],
+        parameters=[
+            OpenApiParameter(
+                "usdAmount",
+                {"type": "string", "pattern": r"^[0-9]{1,9}(\.[0-9]{1,6})?$"},
+                description="Card amount in USD, e.g. 25.00 (0 is simply not supported).",
+            )
+        ],
         responses={200: envelope_schema("VendorBSupport"), **ERRORS},
     )
     def get(self, request):
@@ -100,6 +122,6 @@ class VendorBSupportedView(OrderAPIView):
                 amount = Decimal(raw)
             except InvalidOperation:
                 amount = None
-            if amount is None or not amount.is_finite() or amount <= 0 or amount > Decimal("1000000000"):
-                raise OrderError(f"usdAmount must be a positive decimal amount, got '{raw}'.")
+            if amount is None or not amount.is_finite() or amount < 0 or amount > Decimal("1000000000"):
+                raise OrderError(f"usdAmount must be a decimal amount of at most 1000000000, got '{raw}'.")
         return ok(services.vendor_b_support(location=locate(request), usd_amount=amount), "vendorB support")

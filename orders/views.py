@@ -7,13 +7,20 @@ from django.http import HttpRequest
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 
+from core import openapi
 from orders import selectors, services
 from orders.envelope import OrderAPIView, OrderError, ok, order_error_response
 from orders.evm import is_address
 from orders.providers import token_shape
 from orders.quotes import quote_build
 from orders.representations import order_data, order_detail_data, session_data
-from orders.serializers.orders import OrderCreateSerializer, order_type_of, quote_serializer_for
+from orders.serializers.orders import (
+    ORDER_REQUEST,
+    QUOTE_REQUEST,
+    OrderCreateSerializer,
+    order_type_of,
+    quote_serializer_for,
+)
 from orders.serializers.sessions import CheckoutSessionCreateSerializer
 from platform_api.http import client_ip
 from platform_api.models import Permission
@@ -73,7 +80,8 @@ class CheckoutSessionDetailView(OrderAPIView):
     @extend_schema(
         tags=["Checkout sessions"],
         parameters=[
-            OpenApiParameter("include", str, enum=["order"], description="Embed the session's order.")
+            openapi.path("session_id", openapi.UUID),
+            OpenApiParameter("include", str, enum=["order"], description="Embed the session's order."),
         ],
         responses={200: envelope_schema("CheckoutSessionDetailResponse"), **ERRORS},
     )
@@ -92,6 +100,7 @@ class CheckoutSessionExpireView(OrderAPIView):
     @extend_schema(
         tags=["Checkout sessions"],
         request=None,
+        parameters=[openapi.path("session_id", openapi.UUID)],
         responses={200: envelope_schema("CheckoutSessionExpired"), 400: ERROR},
     )
     def post(self, request, session_id: str):
@@ -103,7 +112,7 @@ class CheckoutSessionExpireView(OrderAPIView):
 
 
 class OrderQuoteView(OrderAPIView):
-    @extend_schema(tags=["Orders"], request=inline_serializer("QuoteRequest", {"type": serializers.CharField()}),
+    @extend_schema(tags=["Orders"], request=QUOTE_REQUEST,
                    responses={200: envelope_schema("QuoteResponse"), 502: ERROR, **ERRORS})  # fmt: skip
     def post(self, request):
         serializer = quote_serializer_for(request.data)
@@ -117,9 +126,13 @@ class OrderCollectionView(OrderAPIView):
         operation_id="orders_list",
         tags=["Orders"],
         parameters=[
-            OpenApiParameter("creatorAddress", str, required=True),
-            OpenApiParameter("limit", int, description=f"Default 20, max {settings.ORDER_LIST_MAX_LIMIT}."),
-            OpenApiParameter("offset", int, description="Orders to skip. Newest first."),
+            OpenApiParameter("creatorAddress", openapi.ADDRESS, required=True),
+            openapi.integer(
+                "limit", minimum=1, maximum=settings.ORDER_LIST_MAX_LIMIT, description="Default 20."
+            ),
+            openapi.integer(
+                "offset", minimum=0, maximum=1_000_000, description="Orders to skip. Newest first."
+            ),
         ],
         responses={200: envelope_schema("OrderListResponse"), **ERRORS},
     )
@@ -136,7 +149,7 @@ class OrderCollectionView(OrderAPIView):
 
     @extend_schema(
         tags=["Orders"],
-        request=OrderCreateSerializer,
+        request=ORDER_REQUEST,
         responses={200: envelope_schema("OrderResponse"), 409: ERROR, 503: ERROR, **ERRORS},
     )
     def post(self, request):
@@ -163,7 +176,11 @@ def fingerprint_from_headers(request) -> dict | None:
 class OrderDetailView(OrderAPIView):
     sanitized = True
 
-    @extend_schema(tags=["Orders"], responses={200: envelope_schema("OrderDetailResponse"), **ERRORS})
+    @extend_schema(
+        tags=["Orders"],
+        parameters=[openapi.path("order_id", openapi.UUID)],
+        responses={200: envelope_schema("OrderDetailResponse"), **ERRORS},
+    )
     def get(self, request, order_id: str):
         order = selectors.order_with_transactions(selectors.parse_uuid(order_id, "orderId"))
         if order is None or not self.may_see(order):
@@ -194,10 +211,11 @@ class ChainTokensView(OrderAPIView):
     @extend_schema(
         tags=["Tokens"],
         parameters=[
-            OpenApiParameter(
-                "term", str, description="Symbol or name (case-insensitive), or an exact address."
+            openapi.path("chain_id", {"type": "integer", "minimum": 1, "maximum": 10**18 - 1}),
+            openapi.text(
+                "term", max_length=100, description="Symbol or name (case-insensitive), or an exact address."
             ),
-            OpenApiParameter("limit", int, description="Default 50, max 500."),
+            openapi.integer("limit", minimum=1, maximum=500, description="Default 50."),
         ],
         responses={200: envelope_schema("TokenListResponse"), 400: ERROR},
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from django.conf import settings
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -38,7 +37,6 @@ class AddressField(serializers.Field):
         return value
 
 
-@extend_schema_field({"type": "string", "pattern": "^[0-9]+$", "example": "1000000"})
 class TokenAmountField(serializers.Field):
     """A token amount in the smallest unit, as a decimal string of digits."""
 
@@ -66,7 +64,6 @@ class TokenAmountField(serializers.Field):
         return str(int(value))
 
 
-@extend_schema_field(OpenApiTypes.INT)
 class StrictIntegerField(serializers.IntegerField):
     """An integer given as a JSON number; strings, booleans and fractions are refused."""
 
@@ -91,6 +88,7 @@ class EpochMillisField(serializers.Field):
         return int(value.timestamp() * 1000) if value is not None else None
 
 
+@extend_schema_field({"type": "integer", "enum": settings.SUPPORTED_CHAIN_IDS})
 class SupportedChainIdField(StrictIntegerField):
     """A chain id (JSON integer) among SUPPORTED_CHAIN_IDS."""
 

@@ -63,7 +63,7 @@ class ErrorSerializer(serializers.Serializer):
 class ApiKeyCreateSerializer(serializers.Serializer):
     name = StrictCharField(max_length=100)
     permissions = serializers.ListField(
-        child=serializers.ChoiceField(choices=Permission.values), allow_empty=False
+        child=serializers.ChoiceField(choices=Permission.values), allow_empty=False, min_length=1
     )
     expires_at = EpochMillisField(required=False, allow_null=True)
 

@@ -7,12 +7,13 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from core import openapi
 from platform_api import selectors, services
 from platform_api.api import PlatformAPIView, PublicPlatformAPIView
 from platform_api.errors import PlatformError, platform_error_response
 from platform_api.http import RequestContext
 from platform_api.models import Permission
-from platform_api.pagination import ListParams, list_envelope
+from platform_api.pagination import MAX_LIMIT, MAX_PAGE, ListParams, list_envelope
 from platform_api.serializers import (
     ApiKeyCreatedSerializer,
     ApiKeyCreateSerializer,
@@ -27,14 +28,13 @@ from platform_api.serializers import (
 ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 409, 429, 500)}
 IDEMPOTENCY_HEADER = OpenApiParameter(
     "Idempotency-Key",
-    str,
+    {"type": "string", "pattern": "^[ -~]{1,255}$"},
     OpenApiParameter.HEADER,
     description="Replays the first response for 24 hours; a different body under the same key is 409.",
 )
 LIST_PARAMETERS = [
-    OpenApiParameter("page", int, description="1-indexed page, default 1."),
-    OpenApiParameter("limit", int, description="Page size, default 20, max 100."),
-    OpenApiParameter("sort", str, description="Sort field, default created_at."),
+    openapi.integer("page", minimum=1, maximum=MAX_PAGE, description="1-indexed page, default 1."),
+    openapi.integer("limit", minimum=1, maximum=MAX_LIMIT, description="Page size, default 20."),
     OpenApiParameter("order", str, enum=["asc", "desc"], description="Default desc."),
 ]
 
@@ -45,7 +45,12 @@ class ApiKeyCollectionView(PlatformAPIView):
     @extend_schema(
         operation_id="api_keys_list",
         tags=["API keys"],
-        parameters=LIST_PARAMETERS,
+        parameters=[
+            *LIST_PARAMETERS,
+            OpenApiParameter(
+                "sort", str, enum=["created_at", "name", "last_used_at"], description="Default created_at."
+            ),
+        ],
         responses={200: ApiKeyListSerializer, **ERRORS},
     )
     def get(self, request):

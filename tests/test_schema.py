@@ -31,3 +31,43 @@ def test_error_schema_enumerates_the_contract_codes(client):
     codes = set(components["PlatformErrorCodeEnum"]["enum"])
     assert {"key_missing", "key_invalid", "key_expired", "key_revoked", "rate_limit_exceeded"} <= codes
     assert "idempotency_error" in components["PlatformErrorTypeEnum"]["enum"]
+
+
+def _resolve(schema, node):
+    while "$ref" in node:
+        node = schema["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
+    return node
+
+
+def _param(operation, name):
+    return next(p for p in operation["parameters"] if p["name"] == name)["schema"]
+
+
+def test_request_schemas_state_the_rules_the_server_applies(client):
+    """The cases schemathesis found allowed by the schema and refused by the server, now stated."""
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    paths = schema["paths"]
+    assert _param(paths["/api/v1/events"]["get"], "page")["minimum"] == 1
+    assert _param(paths["/chains/{chain_id}/tokens"]["get"], "chain_id")["minimum"] == 1
+    assert _param(paths["/orders/{order_id}"]["get"], "order_id")["format"] == "uuid"
+    session = _resolve(
+        schema, paths["/checkout-sessions"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    )
+    assert session["properties"]["success_url"]["pattern"].startswith("^https?://")
+    assert session["additionalProperties"] is False
+    token = _resolve(
+        schema,
+        paths["/onramp/vendorA/session-token"]["post"]["requestBody"]["content"]["application/json"][
+            "schema"
+        ],
+    )
+    assert token["properties"]["blockchains"]["minItems"] == 1
+    order = _resolve(schema, paths["/orders"]["post"]["requestBody"]["content"]["application/json"]["schema"])
+    assert order["discriminator"]["propertyName"] == "type"
+    duel = _resolve(schema, {"$ref": order["discriminator"]["mapping"]["duel"]})
+    payload = _resolve(schema, duel["properties"]["payload"])
+    assert payload["required"] == ["expectedDstAmount"]
+    keys = _resolve(
+        schema, paths["/api/v1/api-keys"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    )
+    assert keys["properties"]["permissions"]["minItems"] == 1

@@ -26,7 +26,11 @@ class WebhookUrlField(StrictCharField):
 class EventListField(serializers.ListField):
     def __init__(self, **kwargs):
         super().__init__(
-            child=serializers.ChoiceField(choices=EVENT_CHOICES), allow_empty=False, max_length=20, **kwargs
+            child=serializers.ChoiceField(choices=EVENT_CHOICES),
+            allow_empty=False,
+            min_length=1,
+            max_length=20,
+            **kwargs,
         )
 
     def to_internal_value(self, data):

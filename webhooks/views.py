@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
+from core import openapi
 from platform_api.api import PlatformAPIView
 from platform_api.http import RequestContext
 from platform_api.models import Permission
@@ -143,7 +144,7 @@ class WebhookRotateSecretView(WebhookViewMixin, PlatformAPIView):
 
 class WebhookDeliveriesView(WebhookViewMixin, PlatformAPIView):
     @extend_schema(operation_id="webhooks_deliveries", tags=["Webhooks"],
-                   parameters=[OpenApiParameter("limit", int, description="Default 20, max 100. Newest first.")],
+                   parameters=[openapi.integer("limit", minimum=1, maximum=100, description="Default 20. Newest first.")],
                    responses={200: envelope("DeliveryList", DeliverySerializer(many=True)), **ERRORS})  # fmt: skip
     def get(self, request, webhook_id: str):
         endpoint = self.get_endpoint(webhook_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from orders.models import Order
@@ -245,3 +246,39 @@ QUOTES = {
 
 def quote_serializer_for(data) -> serializers.Serializer:
     return QUOTES[order_type_of(data)](data=data)
+
+
+# --- OpenAPI: one request shape per order type, selected by `type` ------------------
+
+
+def _typed(
+    base: type[serializers.Serializer], order_type: str, name: str, **fields
+) -> type[serializers.Serializer]:
+    """`base` with `type` fixed to `order_type` (and `fields` replaced), for the schema only."""
+    type_field = extend_schema_field({"type": "string", "enum": [order_type]})(
+        type(f"{name}Type", (TypeChoiceField,), {})
+    )
+    attrs = {"type": type_field(), **fields}
+    return type(name, (base,), attrs)
+
+
+def _camel(order_type: str) -> str:
+    return "".join(part.capitalize() for part in order_type.split("_"))
+
+
+ORDER_REQUEST = PolymorphicProxySerializer(
+    component_name="OrderCreate",
+    resource_type_field_name="type",
+    serializers={
+        order_type: _typed(OrderCreateSerializer, order_type, f"{_camel(order_type)}Order", payload=payload())
+        for order_type, payload in PAYLOADS.items()
+    },
+)
+QUOTE_REQUEST = PolymorphicProxySerializer(
+    component_name="Quote",
+    resource_type_field_name="type",
+    serializers={
+        order_type: _typed(serializer, order_type, f"{_camel(order_type)}Quote")
+        for order_type, serializer in QUOTES.items()
+    },
+)

@@ -69,11 +69,16 @@ def test_amounts_outside_the_limits_are_not_supported(api_client, vendor_b, edge
     assert data["stripeOnramp"] is True
 
 
-@pytest.mark.parametrize("amount", ["abc", "-5", "0", "NaN", "Infinity"])
+@pytest.mark.parametrize("amount", ["abc", "-5", "NaN", "Infinity", "1000000001"])
 def test_bad_amount_is_400(api_client, vendor_b, edge_headers, amount):
     response = _supported(api_client, f"?usdAmount={amount}", HTTP_CF_IPCOUNTRY="US")
     assert response.status_code == 400
     assert response.json()["message"].startswith("usdAmount")
+
+
+def test_a_zero_amount_is_not_supported(api_client, vendor_b, edge_headers):
+    data = _supported(api_client, "?usdAmount=0", HTTP_CF_IPCOUNTRY="US").json()["data"]
+    assert (data["stripeOnramp"], data["stripeWeb2"]["isSupport"]) == (True, False)
 
 
 def test_headers_are_ignored_unless_an_edge_is_configured(api_client, vendor_b):

@@ -1,0 +1,34 @@
+"""OpenAPI parameters that state the rules the server applies, so clients (and schemathesis) can follow them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter
+
+# What `core.inputs.check_query` accepts in any free-text query value: no control characters.
+PRINTABLE = r"^[^\u0000-\u001f\u007f]*$"
+UUID = {"type": "string", "format": "uuid"}
+PUBLIC_ID = {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}
+ADDRESS = {"type": "string", "pattern": "^0x[0-9a-fA-F]{40}$", "example": "0x" + "ab" * 20}
+
+
+def integer(
+    name: str, *, minimum: int, maximum: int, description: str = "", **kwargs: Any
+) -> OpenApiParameter:
+    return OpenApiParameter(
+        name, {"type": "integer", "minimum": minimum, "maximum": maximum}, description=description, **kwargs
+    )
+
+
+def text(name: str, *, max_length: int = 200, description: str = "", **kwargs: Any) -> OpenApiParameter:
+    return OpenApiParameter(
+        name,
+        {"type": "string", "maxLength": max_length, "pattern": PRINTABLE},
+        description=description,
+        **kwargs,
+    )
+
+
+def path(name: str, schema: dict[str, Any], description: str = "") -> OpenApiParameter:
+    return OpenApiParameter(name, schema, OpenApiParameter.PATH, description=description)
