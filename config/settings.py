@@ -313,7 +313,9 @@ QUICK_PAY_TTL_SECONDS = env_int("QUICK_PAY_TTL_SECONDS", 15 * 60)
 # Arbitrum, Avalanche C-Chain, B3).
 SUPPORTED_CHAIN_IDS = [int(c) for c in env_list("SUPPORTED_CHAIN_IDS", "1,10,56,137,8453,42161,43114,8333")]
 # One name for the chain-id enum of every field that takes a supported chain.
-SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["SupportedChainIdEnum"] = [(c, c) for c in SUPPORTED_CHAIN_IDS]
+_enum_names = SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]
+assert isinstance(_enum_names, dict)
+_enum_names["SupportedChainIdEnum"] = [(c, c) for c in SUPPORTED_CHAIN_IDS]
 
 # Deposit addresses are CREATE2 addresses of per-payment forwarder contracts
 # deployed on demand by the service's factory (see docs/decisions.md). The

@@ -336,35 +336,42 @@ def test_claims_make_a_second_attempt_a_no_op(organization, endpoint, receiver):
     assert len(receiver.log) == 0
 
 
+def _attempt_concurrently(chunks: list[list[str]]) -> list:
+    """One thread per chunk, each with its own database connection, attempting its deliveries in turn."""
+    from django.db import connection
+
+    results: list = []
+
+    def work(chunk):
+        try:
+            for delivery_id in chunk:
+                results.append(attempt_delivery(delivery_id))
+        except Exception as exc:
+            results.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(chunk,)) for chunk in chunks]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
 @pytest.mark.django_db(transaction=True)
 def test_counters_are_exact_under_concurrent_workers(organization, receiver, settings):
     """Eight threads (own connections) finish deliveries of one endpoint at once: no increment is lost."""
-    from django.db import connection
-
     settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT = 16  # this test is about counters, not the cap
     receiver.expect_request("/hook").respond_with_data("ok")
     endpoint, _ = make_endpoint(organization, receiver.url_for("/hook"))
     for _ in range(16):
         emit_event(organization=organization, event_type="payment.completed", data=DATA)
     ids = list(WebhookDelivery.objects.values_list("pk", flat=True))
-    errors = []
 
-    def work(chunk):
-        try:
-            for delivery_id in chunk:
-                attempt_delivery(delivery_id)
-        except Exception as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
+    results = _attempt_concurrently([ids[i::8] for i in range(8)])
 
-    threads = [threading.Thread(target=work, args=(ids[i::8],)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    assert errors == []
+    assert all(not isinstance(r, Exception) for r in results)
     endpoint.refresh_from_db()
     assert endpoint.success_count == 16
     assert WebhookDelivery.objects.filter(status="success").count() == 16
@@ -385,8 +392,6 @@ def test_attempts_in_flight_per_endpoint_are_capped(organization, receiver, sett
     """Four workers at once, cap 2: the receiver never sees more than 2 requests at a time; the rest wait."""
     import time
 
-    from django.db import connection
-
     settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT = 2
     lock, state = threading.Lock(), {"now": 0, "most": 0}
 
@@ -404,19 +409,8 @@ def test_attempts_in_flight_per_endpoint_are_capped(organization, receiver, sett
     for _ in range(4):
         emit_event(organization=organization, event_type="payment.completed", data=DATA)
     ids = list(WebhookDelivery.objects.values_list("pk", flat=True))
-    results = []
 
-    def work(delivery_id):
-        try:
-            results.append(attempt_delivery(delivery_id))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work, args=(delivery_id,)) for delivery_id in ids]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = _attempt_concurrently([[delivery_id] for delivery_id in ids])
 
     sent = [r for r in results if r is not None]
     assert state["most"] <= 2
