@@ -235,6 +235,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # What the path converters of core.inputs accept, stated for every path that uses them.
+    "PATH_CONVERTER_OVERRIDES": {
+        "public_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+        "int64": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1},
+    },
     "ENUM_NAME_OVERRIDES": {
         "PlatformErrorCodeEnum": "platform_api.serializers.ERROR_CODES",
         "PlatformErrorTypeEnum": "platform_api.serializers.ERROR_TYPES",
@@ -253,6 +258,11 @@ SPECTACULAR_SETTINGS = {
             )
         },
         "OnrampVendorEnum": "orders.serializers.orders.ONRAMP_VENDORS",
+        "OrderStatusEnum": "orders.models.Order.Status",
+        "OrderTypeEnum": "orders.models.Order.Type",
+        "CheckoutSessionStatusEnum": "orders.models.CheckoutSession.Status",
+        "RelayTxStatusEnum": "orders.models.RelayTx.Status",
+        "RefundTxStatusEnum": "orders.models.RefundTx.Status",
     },
 }
 

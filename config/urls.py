@@ -14,5 +14,5 @@ urlpatterns = [
     path("", include("onramp.urls")),
     # Everything else outside the admin (which has its own) is an unknown path of the root
     # interface, answered in its envelope, with DEBUG on or off: /api/, /static/nope, /x.
-    re_path(r"^(?!admin/)(?P<path>.*)$", order_route_not_found),
+    re_path(r"^(?!admin/)(?P<path>[\s\S]*)$", order_route_not_found),  # [\s\S]: a newline too
 ]

@@ -4,15 +4,39 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
 
 from core import openapi
 from onramp import services
 from onramp.geo import locate
 from onramp.serializers import DirectUrlSerializer, OnrampUrlSerializer, SessionTokenSerializer
 from orders.envelope import OrderAPIView, OrderError, ok
-from orders.views import ERROR, envelope_schema
+from orders.serializers.responses import envelope
+from orders.views import ERROR
 from platform_api.http import client_ip
+
+URL_DATA = inline_serializer(
+    "OnrampUrlData",
+    {"url": serializers.CharField(), "sessionToken": serializers.CharField(required=False)},
+)
+TOKEN_DATA = inline_serializer(
+    "SessionTokenData",
+    {"token": serializers.CharField(), "channelId": serializers.CharField(allow_null=True)},
+)
+
+
+class CardSupportSerializer(serializers.Serializer):
+    isSupport = serializers.BooleanField()
+    formattedTotalUsd = serializers.CharField(required=False, help_text="Only with usdAmount.")
+    formattedOnrampUsd = serializers.CharField(required=False)
+    formattedFeeUsd = serializers.CharField(required=False)
+
+
+class VendorBSupportSerializer(serializers.Serializer):
+    stripeOnramp = serializers.BooleanField()
+    stripeWeb2 = CardSupportSerializer()
+
 
 ERRORS = {400: ERROR, 429: ERROR, 500: ERROR, 502: ERROR, 503: ERROR}
 
@@ -25,7 +49,9 @@ def _validated(serializer_class, data) -> dict:
 
 class VendorAOnrampUrlView(OrderAPIView):
     @extend_schema(
-        tags=["Onramp"], request=OnrampUrlSerializer, responses={200: envelope_schema("OnrampUrl"), **ERRORS}
+        tags=["Onramp"],
+        request=OnrampUrlSerializer,
+        responses={200: envelope("OnrampUrlResponse", URL_DATA), **ERRORS},
     )
     def post(self, request):
         data = _validated(OnrampUrlSerializer, request.data)
@@ -34,7 +60,9 @@ class VendorAOnrampUrlView(OrderAPIView):
 
 class VendorADirectUrlView(OrderAPIView):
     @extend_schema(
-        tags=["Onramp"], request=DirectUrlSerializer, responses={200: envelope_schema("DirectUrl"), **ERRORS}
+        tags=["Onramp"],
+        request=DirectUrlSerializer,
+        responses={200: envelope("DirectUrlResponse", URL_DATA), **ERRORS},
     )
     def post(self, request):
         data = _validated(DirectUrlSerializer, request.data)
@@ -45,7 +73,7 @@ class VendorASessionTokenView(OrderAPIView):
     @extend_schema(
         tags=["Onramp"],
         request=SessionTokenSerializer,
-        responses={200: envelope_schema("SessionToken"), **ERRORS},
+        responses={200: envelope("SessionTokenResponse", TOKEN_DATA), **ERRORS},
     )
     def post(self, request):
         data = _validated(SessionTokenSerializer, request.data)
@@ -83,7 +111,7 @@ class VendorAOptionsView(OrderAPIView):
                 description="Keep only networks on these chains.",
             ),
         ],
-        responses={200: envelope_schema("OnrampOptions"), **ERRORS},
+        responses={200: envelope("OnrampOptionsResponse", serializers.DictField()), **ERRORS},
     )
     def get(self, request):
         query = request.query_params
@@ -112,7 +140,7 @@ class VendorBSupportedView(OrderAPIView):
                 description="Card amount in USD, e.g. 25.00 (0 is simply not supported).",
             )
         ],
-        responses={200: envelope_schema("VendorBSupport"), **ERRORS},
+        responses={200: envelope("VendorBSupportResponse", VendorBSupportSerializer()), **ERRORS},
     )
     def get(self, request):
         raw = request.query_params.get("usdAmount")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import HttpRequest
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 
@@ -14,6 +15,7 @@ from orders.evm import is_address
 from orders.providers import token_shape
 from orders.quotes import quote_build
 from orders.representations import order_data, order_detail_data, session_data
+from orders.serializers import responses
 from orders.serializers.orders import (
     ORDER_REQUEST,
     QUOTE_REQUEST,
@@ -24,19 +26,6 @@ from orders.serializers.orders import (
 from orders.serializers.sessions import CheckoutSessionCreateSerializer
 from platform_api.http import client_ip
 from platform_api.models import Permission
-
-
-def envelope_schema(name: str, data_field: serializers.Field | None = None):
-    return inline_serializer(
-        name=name,
-        fields={
-            "success": serializers.BooleanField(),
-            "message": serializers.CharField(),
-            "data": data_field or serializers.JSONField(),
-            "statusCode": serializers.IntegerField(),
-        },
-    )
-
 
 ERROR = inline_serializer(
     name="OrderError",
@@ -66,7 +55,7 @@ class CheckoutSessionCreateView(OrderAPIView):
     @extend_schema(
         tags=["Checkout sessions"],
         request=CheckoutSessionCreateSerializer,
-        responses={200: envelope_schema("CheckoutSessionResponse"), **ERRORS},
+        responses={200: responses.SESSION_RESPONSE, **ERRORS},
     )
     def post(self, request):
         serializer = CheckoutSessionCreateSerializer(data=request.data)
@@ -83,7 +72,7 @@ class CheckoutSessionDetailView(OrderAPIView):
             openapi.path("session_id", openapi.UUID),
             OpenApiParameter("include", str, enum=["order"], description="Embed the session's order."),
         ],
-        responses={200: envelope_schema("CheckoutSessionDetailResponse"), **ERRORS},
+        responses={200: responses.SESSION_DETAIL_RESPONSE, **ERRORS},
     )
     def get(self, request, session_id: str):
         session = selectors.checkout_session_get(selectors.parse_uuid(session_id, "sessionId"))
@@ -101,7 +90,7 @@ class CheckoutSessionExpireView(OrderAPIView):
         tags=["Checkout sessions"],
         request=None,
         parameters=[openapi.path("session_id", openapi.UUID)],
-        responses={200: envelope_schema("CheckoutSessionExpired"), 400: ERROR},
+        responses={200: responses.SESSION_EXPIRED_RESPONSE, 400: ERROR, 429: ERROR},
     )
     def post(self, request, session_id: str):
         parsed = selectors.parse_uuid(session_id, "sessionId")
@@ -113,7 +102,7 @@ class CheckoutSessionExpireView(OrderAPIView):
 
 class OrderQuoteView(OrderAPIView):
     @extend_schema(tags=["Orders"], request=QUOTE_REQUEST,
-                   responses={200: envelope_schema("QuoteResponse"), 502: ERROR, **ERRORS})  # fmt: skip
+                   responses={200: responses.QUOTE_RESPONSE, 502: ERROR, **ERRORS})  # fmt: skip
     def post(self, request):
         serializer = quote_serializer_for(request.data)
         serializer.is_valid(raise_exception=True)
@@ -134,7 +123,7 @@ class OrderCollectionView(OrderAPIView):
                 "offset", minimum=0, maximum=1_000_000, description="Orders to skip. Newest first."
             ),
         ],
-        responses={200: envelope_schema("OrderListResponse"), **ERRORS},
+        responses={200: responses.ORDER_LIST_RESPONSE, **ERRORS},
     )
     def get(self, request):
         creator = request.query_params.get("creatorAddress")
@@ -150,7 +139,7 @@ class OrderCollectionView(OrderAPIView):
     @extend_schema(
         tags=["Orders"],
         request=ORDER_REQUEST,
-        responses={200: envelope_schema("OrderResponse"), 409: ERROR, 503: ERROR, **ERRORS},
+        responses={200: responses.ORDER_RESPONSE, 409: ERROR, 503: ERROR, **ERRORS},
     )
     def post(self, request):
         order_type_of(request.data)
@@ -179,7 +168,7 @@ class OrderDetailView(OrderAPIView):
     @extend_schema(
         tags=["Orders"],
         parameters=[openapi.path("order_id", openapi.UUID)],
-        responses={200: envelope_schema("OrderDetailResponse"), **ERRORS},
+        responses={200: responses.ORDER_DETAIL_RESPONSE, 403: ERROR, **ERRORS},
     )
     def get(self, request, order_id: str):
         order = selectors.order_with_transactions(selectors.parse_uuid(order_id, "orderId"))
@@ -217,7 +206,7 @@ class ChainTokensView(OrderAPIView):
             ),
             openapi.integer("limit", minimum=1, maximum=500, description="Default 50."),
         ],
-        responses={200: envelope_schema("TokenListResponse"), 400: ERROR},
+        responses={200: responses.TOKEN_LIST_RESPONSE, **ERRORS},
     )
     def get(self, request, chain_id: int):
         if chain_id < 1:
@@ -228,5 +217,6 @@ class ChainTokensView(OrderAPIView):
         return ok([token_shape(token) for token in tokens])
 
 
+@csrf_exempt  # an API path, not a form: no CSRF token is ever sent (else an HTML 403 for POST/DELETE)
 def order_route_not_found(request: HttpRequest, path: str = ""):
     return order_error_response(OrderError(f"No endpoint at {request.method} {request.path}.", 404))

@@ -33,5 +33,5 @@ urlpatterns = [
         name="webhook-delivery-retry",
     ),
     # Must stay last: everything else under /api/v1 is a 404 in the platform envelope.
-    re_path(r"^(?P<path>.*)$", views.platform_route_not_found),
+    re_path(r"^(?P<path>[\s\S]*)$", views.platform_route_not_found),  # [\s\S]: a newline too
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.http import HttpRequest
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -114,6 +115,7 @@ class QuickPayView(PublicPlatformAPIView):
         return Response(QuickPaymentSerializer(payment).data, status=status.HTTP_201_CREATED)
 
 
+@csrf_exempt  # an API path, not a form: no CSRF token is ever sent (else an HTML 403 for POST/DELETE)
 def platform_route_not_found(request: HttpRequest, path: str = ""):
     """Any path under /api/v1 that matches no endpoint."""
     return platform_error_response(

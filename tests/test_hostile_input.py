@@ -163,3 +163,24 @@ def test_hostile_paths_and_queries_on_the_platform(admin_client, path, status, p
     _assert_envelope(path, response)
     assert response.json()["error"].get("param") == param
     assert "Traceback" not in caplog.text
+
+
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/api-keys/%C2%84",
+        "/api/v1/nope",
+        "/nope",
+        "/chains/x/tokens",
+        "/api/v1/webhooks/%0A8",
+        "/a%0Ab",
+    ],
+)
+def test_writes_to_unknown_paths_are_json_404_not_a_csrf_page(method, path):
+    """Without a CSRF token (API clients never send one), unknown paths still answer 404 in the envelope."""
+    from django.test import Client
+
+    response = getattr(Client(enforce_csrf_checks=True), method)(path)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
