@@ -119,8 +119,10 @@ def _claim(delivery_id: str, *, manual: bool, synchronous: bool) -> _Claim | Non
     endpoint_id = WebhookDelivery.objects.filter(pk=delivery_id).values_list("endpoint_id", flat=True).first()
     if endpoint_id is None:  # the endpoint was deleted, which cancels its deliveries
         return None
-    # The endpoint row is the lock that makes the in-flight count exact across workers.
-    endpoint = WebhookEndpoint.objects.select_for_update().filter(pk=endpoint_id).first()
+    # The endpoint row is the lock that makes the in-flight count exact across workers. Every
+    # transaction here locks the endpoint before the delivery (never the other way round), and
+    # FOR NO KEY UPDATE leaves new deliveries' foreign-key checks free to proceed.
+    endpoint = WebhookEndpoint.objects.select_for_update(no_key=True).filter(pk=endpoint_id).first()
     delivery = WebhookDelivery.objects.select_for_update().filter(pk=delivery_id).first()
     if endpoint is None or delivery is None:
         return None
@@ -162,7 +164,10 @@ def _claim(delivery_id: str, *, manual: bool, synchronous: bool) -> _Claim | Non
         )
         if in_flight >= cap:
             # Busy: wait for a slot. The attempt that frees one hands this endpoint its next delivery.
-            deliveries.update(next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_BUSY_RETRY_SECONDS))
+            deliveries.update(
+                next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_BUSY_RETRY_SECONDS),
+                waiting_for_slot=True,
+            )
             return None
     number = delivery.attempts + 1
     lease = now + timedelta(seconds=settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
@@ -172,6 +177,7 @@ def _claim(delivery_id: str, *, manual: bool, synchronous: bool) -> _Claim | Non
         attempt_started_at=now,
         next_attempt_at=lease,
         completed_at=None,
+        waiting_for_slot=False,
     )
     WebhookAttempt.objects.create(delivery=delivery, number=number, manual=manual, created_at=now)
     return _Claim(delivery=delivery, endpoint=endpoint, number=number, started_at=now, manual=manual)
@@ -210,6 +216,8 @@ def attempt_delivery(
 @transaction.atomic
 def _record(claim: _Claim, result: safehttp.PostResult) -> AttemptResult | None:
     # Only the attempt that holds the claim records it; an endpoint deleted meanwhile took its deliveries.
+    # Endpoint first, then delivery: the order _claim locks them in.
+    WebhookEndpoint.objects.select_for_update(no_key=True).filter(pk=claim.endpoint.pk).first()
     delivery = (
         WebhookDelivery.objects.select_for_update()
         .filter(pk=claim.delivery.pk, attempt_started_at=claim.started_at)
@@ -262,19 +270,30 @@ def _record(claim: _Claim, result: safehttp.PostResult) -> AttemptResult | None:
 
 
 def _next_waiting(endpoint_id: str, now: datetime) -> str | None:
-    """The endpoint's oldest due delivery that is not in flight: the slot just freed is its turn."""
-    return (
+    """The endpoint's oldest delivery waiting for a slot: the slot just freed is its turn, now.
+
+    Waiting deliveries were postponed by WEBHOOK_BUSY_RETRY_SECONDS; the one
+    chosen is made due at once, so that a busy endpoint's queue drains as
+    fast as its slots free, not at the postponement's pace. Retries waiting
+    for their delay are not waiting for a slot and are left alone.
+    """
+    waiting = (
         WebhookDelivery.objects.filter(
             endpoint_id=endpoint_id,
             status=Status.PENDING,
-            is_test=False,
+            waiting_for_slot=True,
             attempt_started_at__isnull=True,
-            next_attempt_at__lte=now + timedelta(seconds=settings.WEBHOOK_BUSY_RETRY_SECONDS),
         )
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)
         .first()
     )
+    if waiting is not None:
+        # Its turn is given: the next freed slot goes to the next one (its claim may postpone it again).
+        WebhookDelivery.objects.filter(pk=waiting, waiting_for_slot=True).update(
+            next_attempt_at=now, waiting_for_slot=False
+        )
+    return waiting
 
 
 def _count(

@@ -104,6 +104,9 @@ class WebhookDelivery(models.Model):
     attempt_started_at = models.DateTimeField(
         null=True, blank=True, help_text="Set while an attempt is in flight (its lease is next_attempt_at)."
     )
+    waiting_for_slot = models.BooleanField(
+        default=False, help_text="Postponed because its endpoint had its most attempts in flight."
+    )
     response_code = models.PositiveSmallIntegerField(null=True, blank=True)
     response_time_ms = models.PositiveIntegerField(null=True, blank=True)
     last_error = models.CharField(max_length=500, blank=True)
