@@ -8,7 +8,7 @@ MANAGE := $(BIN)/python manage.py
 # Django's debug pages stay off unless DJANGO_DEBUG=1 is asked for.
 export SERVICE_ENV ?= development
 
-.PHONY: install run test apicheck bench lint format migrations-check clean
+.PHONY: install run test apicheck bench bench-queries lint format migrations-check clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
@@ -39,7 +39,13 @@ test: $(VENV)/.installed
 apicheck: $(VENV)/.installed
 	$(BIN)/python tests/apicheck/run.py
 
+# Hot paths over HTTP with wrk, side by side with a bare Django view (PostgreSQL + Redis); writes docs/benchmarks.md.
 bench: $(VENV)/.installed
+	@command -v wrk >/dev/null || apt-get install -y -qq wrk >/dev/null 2>&1 || { echo "make bench needs wrk (Debian: apt-get install wrk)"; exit 2; }
+	$(BIN)/python tests/benchmarks/http_bench.py
+
+# Queries and peak memory per request, in-process (SQLite unless BENCH_DATABASE_URL).
+bench-queries: $(VENV)/.installed
 	$(BIN)/python tests/benchmarks/bench.py
 
 lint: $(VENV)/.installed

@@ -1,0 +1,11 @@
+"""The baseline of `make bench`: one bare Django JSON view, on the service's own settings and middleware."""
+
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+from django.conf import settings
+from django.core.wsgi import get_wsgi_application
+
+settings.ROOT_URLCONF = "tests.benchmarks.bare_urls"
+application = get_wsgi_application()

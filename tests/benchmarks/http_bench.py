@@ -1,0 +1,296 @@
+"""`make bench`: the hot paths over HTTP, side by side with a bare Django JSON view, in one run.
+
+Starts gunicorn (as `make run` does: gthread, 2 processes x 8 threads) on
+PostgreSQL + Redis (BENCH_DATABASE_URL / BENCH_REDIS_URL, default the local
+ones), and on the same settings a bare Django JSON view; drives each endpoint
+with wrk (16 connections) and prints req/s, p50, p99 and the ratio to bare
+Django. Then measures webhook fan-out to a local receiver. Writes the table to
+docs/benchmarks.md. Not a test: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+BIN = Path(sys.executable).parent
+DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/checkout_bench")
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
+EVENTS = int(os.environ.get("BENCH_EVENTS", "1000000"))
+DURATION = os.environ.get("BENCH_DURATION", "10s")
+CONNECTIONS = os.environ.get("BENCH_CONNECTIONS", "16")
+FANOUT_EVENTS = int(os.environ.get("BENCH_FANOUT_EVENTS", "200"))
+FANOUT_ENDPOINTS = int(os.environ.get("BENCH_FANOUT_ENDPOINTS", "5"))
+
+ENV = {
+    **os.environ,
+    "SERVICE_ENV": "development",
+    "DJANGO_SETTINGS_MODULE": "config.settings",
+    "DATABASE_URL": DATABASE_URL,
+    "REDIS_URL": REDIS_URL,
+    "CELERY_BROKER_URL": REDIS_URL,
+    "LOG_LEVEL": "WARNING",
+    # One key makes every request here: lift the limits so the numbers measure work, not 429s.
+    "PLATFORM_RATE_LIMIT_PER_MINUTE": "100000000",
+    "ORDER_WRITE_RATE_LIMIT_PER_MINUTE": "100000000",
+    "AUTH_FAILURE_RATE_LIMIT_PER_MINUTE": "100000000",
+}
+ENV.pop("DJANGO_DEBUG", None)
+os.environ.update(ENV)
+
+
+def _fail(message: str) -> None:
+    print(f"make bench: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _ensure_database() -> None:
+    import psycopg
+
+    base, _, name = DATABASE_URL.rpartition("/")
+    try:
+        with psycopg.connect(f"{base}/postgres", autocommit=True, connect_timeout=5) as conn:
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+                conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError as exc:
+        _fail(f"PostgreSQL is not reachable at {base} ({exc}); set BENCH_DATABASE_URL.")
+
+
+def _seed() -> dict[str, str]:
+    """Migrate, load tokens, one organization with a key, an order, and EVENTS audit events."""
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+
+    from audit.models import AuditEvent
+    from platform_api.services import api_key_create, organization_get_or_create
+    from tests.orders.conftest import order_body
+
+    call_command("migrate", verbosity=0)
+    call_command("load_tokens", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    organization = organization_get_or_create(slug="bench")
+    _, key = api_key_create(organization=organization, name="bench", permissions=["admin"])
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {key}", HTTP_HOST="127.0.0.1")
+    order = client.post("/orders", order_body(), content_type="application/json").json()["data"]
+    have = AuditEvent.objects.filter(organization=organization).count()
+    if have < EVENTS:
+        print(f"seeding {EVENTS - have:,} audit events ...", flush=True)
+        table = AuditEvent._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {table} (id, organization_id, event_type, resource_type, resource_id, ip_address, "  # noqa: S608
+                "request_method, request_path, status_code, created_at) "
+                "SELECT 'evt_b' || lpad(g::text, 8, '0') || substr(md5(random()::text), 1, 12), %s, "
+                "CASE WHEN g %% 10 = 0 THEN 'webhook.created' ELSE 'api_key.created' END, "
+                "'api_key', 'ak_' || g, '203.0.113.7', 'POST', '/api/v1/api-keys', 201, "
+                "now() - (g || ' seconds')::interval FROM generate_series(1, %s) AS g",
+                [organization.pk, EVENTS - have],
+            )
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {table}")
+    return {"key": key, "order_id": order["id"], "organization": organization.pk}
+
+
+def _gunicorn(app: str, port: int) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [str(BIN / "gunicorn"), app, "--bind", f"127.0.0.1:{port}", "--workers", "2", "--worker-class", "gthread",
+         "--threads", "8", "--no-control-socket", "--log-level", "warning"],
+        cwd=ROOT, env=ENV,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    _fail(f"gunicorn {app} did not start")
+    raise AssertionError  # unreachable
+
+
+def _wrk(url: str, *, headers: dict[str, str], body: dict | None = None) -> dict[str, float]:
+    script = None
+    command = ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{DURATION}", "--latency", url]
+    for name, value in headers.items():
+        command += ["-H", f"{name}: {value}"]
+    if body is not None:
+        script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)  # noqa: SIM115
+        script.write(f'wrk.method = "POST"\nwrk.body = {json.dumps(json.dumps(body))}\n')
+        script.write('wrk.headers["Content-Type"] = "application/json"\n')
+        script.close()
+        command += ["-s", script.name]
+    warm_up = ["-d2s" if c.startswith("-d") else c for c in command]
+    subprocess.run(warm_up, capture_output=True, check=True)  # warm up: connections, caches, lazy imports
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    if script is not None:
+        os.unlink(script.name)
+
+    def latency(percentile: str) -> float:
+        match = re.search(rf"^\s+{percentile}%\s+([\d.]+)(us|ms|s)\s*$", output, re.MULTILINE)
+        if not match:
+            return float("nan")
+        value, unit = float(match.group(1)), match.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    return {
+        "rate": rate,
+        "p50": latency("50"),
+        "p99": latency("99"),
+        "errors": int(errors.group(1)) if errors else 0,
+    }
+
+
+class _Receiver(BaseHTTPRequestHandler):
+    received = 0
+    lock = threading.Lock()
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        with _Receiver.lock:
+            _Receiver.received += 1
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def _fanout(organization_id: str) -> dict[str, float]:
+    """Deliveries/s to a local receiver, and commit-to-first-attempt p99, with a real thread-pool worker."""
+    from django.db import transaction
+
+    from platform_api.http import RequestContext
+    from platform_api.models import Organization
+    from webhooks.events import emit_event
+    from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+    from webhooks.services import webhook_endpoint_create
+
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    organization = Organization.objects.get(pk=organization_id)
+    WebhookEndpoint.objects.filter(organization=organization).delete()
+    ctx = RequestContext(
+        organization=organization, api_key=None, ip_address="127.0.0.1", method="POST", path="/"
+    )
+    for _ in range(FANOUT_ENDPOINTS):
+        webhook_endpoint_create(ctx=ctx, url=f"http://127.0.0.1:{receiver.server_port}/hook", events=["*"])
+    worker = subprocess.Popen(
+        [str(BIN / "celery"), "-A", "config", "worker", "-Q", "webhooks", "-P", "threads", "-c", "32",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "WARNING"],
+        cwd=ROOT, env=ENV,
+    )  # fmt: skip
+    try:
+        time.sleep(5)  # the worker connects
+        total = FANOUT_EVENTS * FANOUT_ENDPOINTS
+        started = time.monotonic()
+        for _ in range(FANOUT_EVENTS):
+            with transaction.atomic():
+                emit_event(organization=organization, event_type="payment.completed", data={"bench": True})
+        deadline = time.monotonic() + 300
+        while _Receiver.received < total and time.monotonic() < deadline:
+            time.sleep(0.05)
+        elapsed = time.monotonic() - started
+        delays = sorted(
+            (attempt.created_at - attempt.delivery.created_at).total_seconds()
+            for attempt in WebhookAttempt.objects.filter(
+                number=1, delivery__endpoint__organization=organization
+            ).select_related("delivery")
+        )
+        WebhookDelivery.objects.filter(endpoint__organization=organization).delete()
+        return {
+            "deliveries": _Receiver.received,
+            "rate": _Receiver.received / elapsed,
+            "p99": delays[int(len(delays) * 0.99) - 1] * 1000 if delays else float("nan"),
+        }
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+        receiver.shutdown()
+
+
+def main() -> None:
+    if shutil.which("wrk") is None:
+        _fail("wrk is not installed (Debian: apt-get install wrk).")
+    _ensure_database()
+    seeded = _seed()
+    auth = {"Authorization": f"Bearer {seeded['key']}"}
+    from tests.orders.conftest import order_body
+
+    app_port, bare_port = _free_port(), _free_port()
+    app, bare = (
+        _gunicorn("config.wsgi:application", app_port),
+        _gunicorn("tests.benchmarks.bare_wsgi:application", bare_port),
+    )
+    base = f"http://127.0.0.1:{app_port}"
+    rows: list[tuple[str, dict[str, float]]] = []
+    try:
+        baseline = _wrk(f"http://127.0.0.1:{bare_port}/bare", headers={})
+        rows.append(("bare Django JSON view", baseline))
+        for name, path, headers, body in (
+            ("GET /api/v1/api-keys", "/api/v1/api-keys", auth, None),
+            ("GET /orders/{id}", f"/orders/{seeded['order_id']}", {}, None),
+            ("GET /chains/8453/tokens", "/chains/8453/tokens", {}, None),
+            ("POST /orders", "/orders", {}, order_body()),
+            (f"GET /api/v1/events ({EVENTS:,} events)", "/api/v1/events", auth, None),
+            ("GET /api/v1/events?type=webhook.created", "/api/v1/events?type=webhook.created", auth, None),
+        ):
+            rows.append((name, _wrk(base + path, headers=headers, body=body)))
+    finally:
+        for process in (app, bare):
+            process.terminate()
+            process.wait(timeout=30)
+    fanout = _fanout(seeded["organization"])
+
+    lines = [
+        "| endpoint | req/s | p50 ms | p99 ms | x bare | non-2xx |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, row in rows:
+        lines.append(
+            f"| {name} | {row['rate']:.0f} | {row['p50']:.1f} | {row['p99']:.1f} | "
+            f"{row['rate'] / baseline['rate']:.2f} | {row['errors']} |"
+        )
+    lines.append("")
+    lines.append(
+        f"Webhook fan-out: {fanout['deliveries']:.0f} deliveries ({FANOUT_EVENTS} events x {FANOUT_ENDPOINTS} "
+        f"endpoints) at {fanout['rate']:.0f} deliveries/s; event commit to first attempt p99 {fanout['p99']:.0f} ms."
+    )
+    table = "\n".join(lines)
+    print(table)
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    (ROOT / "docs" / "benchmarks.md").write_text(
+        "# Benchmarks\n\n"
+        "Measured by `make bench` (tests/benchmarks/http_bench.py): gunicorn as `make run` starts it (gthread, "
+        f"2 processes x 8 threads) on PostgreSQL + Redis, wrk with {CONNECTIONS} connections for {DURATION} per "
+        "endpoint, and a bare Django JSON view on the same settings and server in the same run. Ratios are to "
+        f"that view. Machine: {machine}.\n\n{table}\n"
+    )
+
+
+if __name__ == "__main__":
+    main()
