@@ -157,11 +157,13 @@ def _wrk(url: str, *, headers: dict[str, str], body: dict | None = None) -> dict
 
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    timeouts = re.search(r"Socket errors: .*timeout (\d+)", output)
     return {
         "rate": rate,
         "p50": latency("50"),
         "p99": latency("99"),
         "errors": int(errors.group(1)) if errors else 0,
+        "timeouts": int(timeouts.group(1)) if timeouts else 0,
     }
 
 
@@ -267,13 +269,13 @@ def main() -> None:
     fanout = _fanout(seeded["organization"])
 
     lines = [
-        "| endpoint | req/s | p50 ms | p99 ms | x bare | non-2xx |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| endpoint | req/s | p50 ms | p99 ms | x bare | non-2xx | time-outs (> 2 s) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, row in rows:
         lines.append(
             f"| {name} | {row['rate']:.0f} | {row['p50']:.1f} | {row['p99']:.1f} | "
-            f"{row['rate'] / baseline['rate']:.2f} | {row['errors']} |"
+            f"{row['rate'] / baseline['rate']:.2f} | {row['errors']} | {row['timeouts']} |"
         )
     lines.append("")
     lines.append(
