@@ -64,6 +64,17 @@ def _organization():
     return Organization.objects.first() or OrganizationFactory(slug="acme")
 
 
+def _row_counts() -> dict[str, int]:
+    from django.apps import apps
+
+    return {
+        model._meta.label: model.objects.count()
+        for model in apps.get_models()
+        if model._meta.app_label in ("platform_api", "orders", "webhooks", "audit", "onramp")
+        and model._meta.label != "platform_api.RateLimitBucket"  # counting the request is the point of it
+    }
+
+
 def _assert_envelope(path, response):
     body = response.json()
     if path.startswith("/api/v1/"):
@@ -87,8 +98,11 @@ def test_the_schema_lists_the_write_operations():
 @pytest.mark.parametrize("kind", list(HOSTILE_BODIES))
 def test_hostile_bodies_are_4xx_in_the_envelope(method, path, kind, caplog):
     body = HOSTILE_BODIES[kind]
-    response = getattr(_client(path), method)(path, data=body, content_type="application/json")
+    client = _client(path)
+    before = _row_counts()
+    response = getattr(client, method)(path, data=body, content_type="application/json")
     assert 400 <= response.status_code < 500, (response.status_code, response.content[:300])
+    assert _row_counts() == before  # nothing was written
     _assert_envelope(path, response)
     assert "Traceback" not in caplog.text
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
