@@ -81,13 +81,9 @@ class RelayTxOutputSerializer(serializers.Serializer):
     createdAt = serializers.IntegerField()
 
 
-class RefundTxOutputSerializer(serializers.Serializer):
-    orderId = serializers.UUIDField()
-    chain = serializers.IntegerField()
-    txHash = serializers.CharField()
+class RefundTxOutputSerializer(RelayTxOutputSerializer):
     amount = serializers.CharField()
     status = serializers.ChoiceField(choices=RefundTx.Status.choices)
-    createdAt = serializers.IntegerField()
 
 
 class OrderDetailOutputSerializer(serializers.Serializer):
