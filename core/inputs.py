@@ -147,6 +147,15 @@ class PublicIdConverter:
         return value
 
 
+class InputChecksMixin:
+    """For an interface's base view: body size before anything reads it, the query after authentication."""
+
+    def initial(self, request, *args, **kwargs):
+        check_body_size(request)
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        check_query(request.query_params)
+
+
 def register_converters() -> None:
     """Register `<int64:...>` and `<public_id:...>` once, from whichever URL module loads first."""
     from django.urls.converters import get_converters, register_converter

@@ -18,7 +18,7 @@ from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.inputs import InvalidInput, PayloadTooLarge, check_body_size, check_query
+from core.inputs import InputChecksMixin, InvalidInput, PayloadTooLarge
 from platform_api import ratelimit
 from platform_api.api import ApiKeyAuthentication, authenticate_limiting_failures, presented_key
 from platform_api.errors import PlatformError, first_validation_error
@@ -106,17 +106,12 @@ class OptionalApiKeyAuthentication(ApiKeyAuthentication):
         return (None, api_key_authenticate(raw_key=raw))
 
 
-class OrderAPIView(APIView):
+class OrderAPIView(InputChecksMixin, APIView):
     authentication_classes = [OptionalApiKeyAuthentication]
     permission_classes: list[type] = []
 
     def get_exception_handler(self):
         return order_exception_handler
-
-    def initial(self, request, *args, **kwargs):
-        check_body_size(request)
-        super().initial(request, *args, **kwargs)
-        check_query(request.query_params)
 
     def perform_authentication(self, request):
         authenticate_limiting_failures(request)

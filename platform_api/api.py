@@ -15,7 +15,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.inputs import check_body_size, check_query
+from core.inputs import InputChecksMixin
 from platform_api import idempotency, ratelimit
 from platform_api.errors import PlatformError, platform_exception_handler
 from platform_api.http import client_ip, ip_digest
@@ -85,7 +85,7 @@ class _Rollback(Exception):
         self.response = response
 
 
-class PlatformAPIView(APIView):
+class PlatformAPIView(InputChecksMixin, APIView):
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [HasRequiredPermission]
     # Method -> required level; anything not listed needs `write` (GET: `read`).
@@ -98,11 +98,6 @@ class PlatformAPIView(APIView):
 
     def get_exception_handler(self):
         return platform_exception_handler
-
-    def initial(self, request, *args, **kwargs):
-        check_body_size(request)
-        super().initial(request, *args, **kwargs)  # authentication, permission, rate limit
-        check_query(request.query_params)
 
     # Rate limit -------------------------------------------------------------
 

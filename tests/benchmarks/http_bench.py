@@ -23,6 +23,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import NoReturn
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -52,7 +53,7 @@ ENV.pop("DJANGO_DEBUG", None)
 os.environ.update(ENV)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     print(f"make bench: {message}", file=sys.stderr)
     sys.exit(2)
 
@@ -128,7 +129,6 @@ def _gunicorn(app: str, port: int) -> subprocess.Popen:
             time.sleep(0.2)
     process.kill()
     _fail(f"gunicorn {app} did not start")
-    raise AssertionError  # unreachable
 
 
 def _wrk(url: str, *, headers: dict[str, str], body: dict | None = None) -> dict[str, float]:
