@@ -19,20 +19,17 @@ import time
 from pathlib import Path
 
 GRACE_SECONDS = 15
+GUNICORN_CONFIG = Path(__file__).with_name("gunicorn.conf.py")
 
 
 def commands(port: int, bin_dir: Path) -> dict[str, list[str]]:
     from django.conf import settings
 
-    web_workers = os.environ.get("WEB_CONCURRENCY", "2")
-    web_threads = os.environ.get("WEB_THREADS", "8")
     celery = [str(bin_dir / "celery"), "-A", "config"]
     return {
         "web": [
-            str(bin_dir / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
-            "--workers", web_workers, "--worker-class", "gthread", "--threads", web_threads,
-            "--backlog", "2048", "--keep-alive", "5", "--graceful-timeout", "10", "--access-logfile", "-",
-            "--no-control-socket",
+            str(bin_dir / "gunicorn"), "-c", str(GUNICORN_CONFIG), "--bind", f"127.0.0.1:{port}",
+            "config.wsgi:application",
         ],
         "worker": [*celery, "worker", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", "default@%h",
                    "--concurrency", "2", "--loglevel", "INFO"],

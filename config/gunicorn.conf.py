@@ -1,0 +1,25 @@
+"""Gunicorn settings, one file for `make run`, `make bench` and production.
+
+    gunicorn -c config/gunicorn.conf.py config.wsgi:application
+
+Threads (gthread) so that a slow client holds a thread, not a process; each
+worker process hands the GIL between its threads quickly (config/threads.py).
+"""
+
+import os
+
+from config.threads import tune_thread_switching
+
+bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+worker_class = "gthread"
+threads = int(os.environ.get("WEB_THREADS", "8"))
+backlog = 2048
+keepalive = 5
+graceful_timeout = 10
+control_socket_disable = True  # gunicorn >= 25 would otherwise open a control socket beside the app
+accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
+
+
+def post_fork(server, worker):
+    tune_thread_switching()
