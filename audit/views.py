@@ -11,11 +11,20 @@ from platform_api.api import PlatformAPIView
 from platform_api.pagination import MAX_LIMIT, MAX_PAGE, ListParams
 from platform_api.serializers import ErrorSerializer
 
+# The list pages through the newest LIST_WINDOW matching events; `total` is exact up to it. Counting
+# every event of a busy organization on each request would scan millions of rows (see docs/decisions.md).
+LIST_WINDOW = 10_000
+
 
 class AuditEventListView(PlatformAPIView):
     @extend_schema(
         operation_id="events_list",
         tags=["Audit log"],
+        description=(
+            f"Newest first. Pages reach the newest {LIST_WINDOW:,} matching events, and `total` is exact up to "
+            f"{LIST_WINDOW:,}: a `total` of {LIST_WINDOW:,} means at least that many. Pages past them are empty; "
+            "narrow with `to` (and `from`) to reach older events."
+        ),
         parameters=[
             openapi.text("type", max_length=100, description="Event type, e.g. api_key.created."),
             openapi.text("resource_type", max_length=100, description="e.g. api_key, webhook."),
@@ -36,7 +45,7 @@ class AuditEventListView(PlatformAPIView):
             created_from=parse_iso8601(query, "from"),
             created_to=parse_iso8601(query, "to"),
         )
-        page, total = params.apply(events)
+        page, total = params.apply(events, count_bound=LIST_WINDOW)
         return Response(
             {
                 "success": True,

@@ -55,13 +55,27 @@ class ListParams:
             raise PlatformError.invalid_field("order", "'order' must be 'asc' or 'desc'.")
         return cls(page=page, limit=limit, sort=sort, order=order)
 
-    def apply(self, queryset: QuerySet) -> tuple[list[Any], int]:
-        """One page of `queryset` in the requested order (pk breaks ties, so pages never overlap)."""
+    def apply(self, queryset: QuerySet, *, count_bound: int | None = None) -> tuple[list[Any], int]:
+        """One page of `queryset` in the requested order (pk breaks ties, so pages never overlap), and the total.
+
+        The page is read first; the total costs a second query only when the
+        page cannot tell it (a full page, or an empty one past the first), so
+        a short list is one query. With `count_bound`, the list is a window on
+        the first `count_bound` matches: the count stops there (it never scans
+        a million rows) and pages past it are empty, like pages past the end.
+        """
         prefix = "-" if self.order == "desc" else ""
         ordered = queryset.order_by(f"{prefix}{self.sort}", f"{prefix}pk")
-        total = ordered.count()
         offset = (self.page - 1) * self.limit
-        return list(ordered[offset : offset + self.limit]), total
+        end = offset + self.limit if count_bound is None else min(offset + self.limit, count_bound)
+        rows = list(ordered[offset:end]) if offset < end else []
+        if rows and len(rows) < self.limit and (count_bound is None or end < count_bound):
+            return rows, offset + len(rows)  # the last page: the total is known
+        if not rows and offset == 0:
+            return rows, 0
+        if count_bound is None:
+            return rows, ordered.count()
+        return rows, ordered.order_by()[:count_bound].count()
 
     def has_more(self, total: int) -> bool:
         return self.page * self.limit < total

@@ -97,3 +97,21 @@ def test_listing_does_not_grow_with_page_size(reader, organization, django_asser
     # write, in a savepoint: database backend), count, page: the same for any page size.
     with django_assert_max_num_queries(8):
         reader.get("/api/v1/events?limit=100")
+
+
+def test_total_is_exact_up_to_the_window_and_pages_stop_there(reader, organization, monkeypatch):
+    monkeypatch.setattr("audit.views.LIST_WINDOW", 4)
+    events = [AuditEventFactory(organization=organization) for _ in range(6)]
+    newest = sorted(events, key=lambda e: (e.created_at, e.id), reverse=True)
+
+    first = reader.get("/api/v1/events?limit=3").json()
+    second = reader.get("/api/v1/events?limit=3&page=2").json()
+    third = reader.get("/api/v1/events?limit=3&page=3").json()
+
+    assert first["pagination"] == {"page": 1, "limit": 3, "total": 4, "total_pages": 2}
+    assert [e["id"] for e in first["data"] + second["data"]] == [e.id for e in newest[:4]]
+    assert third["data"] == [] and third["pagination"]["total"] == 4
+    narrowed = reader.get("/api/v1/events", {"to": newest[4].created_at.isoformat()}).json()
+    assert newest[4].id in [e["id"] for e in narrowed["data"]]
+    monkeypatch.setattr("audit.views.LIST_WINDOW", 10)
+    assert reader.get("/api/v1/events?limit=3").json()["pagination"]["total"] == 6

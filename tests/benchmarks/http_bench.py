@@ -1,6 +1,7 @@
 """`make bench`: the hot paths over HTTP, side by side with a bare Django JSON view, in one run.
 
-Starts gunicorn (as `make run` does: gthread, 2 processes x 8 threads) on
+Starts gunicorn with config/gunicorn.conf.py, as `make run` does (gthread,
+2 processes x 8 threads; no access log here), on
 PostgreSQL + Redis (BENCH_DATABASE_URL / BENCH_REDIS_URL, default the local
 ones), and on the same settings a bare Django JSON view; drives each endpoint
 with wrk (16 connections) and prints req/s, p50, p99 and the ratio to bare
@@ -109,16 +110,16 @@ def _seed() -> dict[str, str]:
                 "now() - (g || ' seconds')::interval FROM generate_series(1, %s) AS g",
                 [organization.pk, EVENTS - have],
             )
-        with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {table}")
+        with connection.cursor() as cursor:  # as autovacuum would: statistics and the visibility map
+            cursor.execute(f"VACUUM ANALYZE {table}")
     return {"key": key, "order_id": order["id"], "organization": organization.pk}
 
 
 def _gunicorn(app: str, port: int) -> subprocess.Popen:
     process = subprocess.Popen(
-        [str(BIN / "gunicorn"), app, "--bind", f"127.0.0.1:{port}", "--workers", "2", "--worker-class", "gthread",
-         "--threads", "8", "--no-control-socket", "--log-level", "warning"],
-        cwd=ROOT, env=ENV,
+        [str(BIN / "gunicorn"), "-c", str(ROOT / "config" / "gunicorn.conf.py"), "--bind", f"127.0.0.1:{port}",
+         "--log-level", "warning", app],
+        cwd=ROOT, env={**ENV, "GUNICORN_ACCESS_LOG": ""},
     )  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -223,7 +224,8 @@ def _fanout(organization_id: str) -> dict[str, float]:
                 number=1, delivery__endpoint__organization=organization
             ).select_related("delivery")
         )
-        WebhookDelivery.objects.filter(endpoint__organization=organization).delete()
+        if not os.environ.get("BENCH_KEEP_DELIVERIES"):
+            WebhookDelivery.objects.filter(endpoint__organization=organization).delete()
         return {
             "deliveries": _Receiver.received,
             "rate": _Receiver.received / elapsed,

@@ -64,3 +64,40 @@ def test_page_past_the_end_is_empty(admin_client, admin_key):
     assert body["data"] == []
     assert body["has_more"] is False
     assert body["total_count"] == 1
+
+
+@pytest.mark.parametrize(
+    ("page", "limit", "queries", "rows", "total"),
+    [
+        (1, 20, 1, 5, 5),  # a short first page is the whole list: no count
+        (3, 2, 1, 1, 5),  # a short last page tells the total too
+        (1, 2, 2, 2, 5),  # a full page needs the count
+        (4, 2, 2, 0, 5),  # past the end: empty, and the count
+    ],
+)
+def test_total_costs_a_query_only_when_the_page_cannot_tell_it(
+    five_keys, organization, django_assert_num_queries, page, limit, queries, rows, total
+):
+    from platform_api.pagination import ListParams
+    from platform_api.selectors import api_key_list
+
+    params = ListParams(page=page, limit=limit, sort="created_at", order="desc")
+    with django_assert_num_queries(queries):
+        found, counted = params.apply(api_key_list(organization=organization))
+    assert (len(found), counted) == (rows, total)
+
+
+@pytest.mark.parametrize(
+    ("page", "limit", "rows", "total"),
+    [(1, 2, 2, 3), (2, 2, 1, 3), (3, 2, 0, 3), (1, 20, 3, 3), (1, 3, 3, 3)],
+)
+def test_a_count_bound_is_a_window_on_the_first_matches(five_keys, organization, page, limit, rows, total):
+    from platform_api.pagination import ListParams
+    from platform_api.selectors import api_key_list
+
+    params = ListParams(page=page, limit=limit, sort="created_at", order="desc")
+    found, counted = params.apply(api_key_list(organization=organization), count_bound=3)
+
+    assert (len(found), counted) == (rows, total)
+    newest_three = [k.pk for k in reversed(five_keys)][:3]
+    assert [k.pk for k in found] == newest_three[(page - 1) * limit : page * limit]
