@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from orders.models import CheckoutSession, Order
+from orders.selectors import OrderWithTransactions
 
 # Personal data that only the comprehensive view may show.
 PRIVATE_ONRAMP_FIELDS = ("ipAddress", "fingerprint")
@@ -79,8 +80,9 @@ def order_data(order: Order, *, sanitized: bool = True) -> dict[str, Any]:
     }
 
 
-def order_detail_data(order: Order, *, sanitized: bool = True) -> dict[str, Any]:
-    """`{order, depositTxs, relayTxs, executeTx, refundTxs, points}`; expects the tx relations prefetched."""
+def order_detail_data(found: OrderWithTransactions, *, sanitized: bool = True) -> dict[str, Any]:
+    """`{order, depositTxs, relayTxs, executeTx, refundTxs, points}`."""
+    order = found.order
     order_id = str(order.id)
     return {
         "order": order_data(order, sanitized=sanitized),
@@ -93,7 +95,7 @@ def order_detail_data(order: Order, *, sanitized: bool = True) -> dict[str, Any]
                 "amount": str(tx.amount),
                 "createdAt": millis(tx.created_at),
             }
-            for tx in order.deposit_txs.all()
+            for tx in found.deposits
         ],
         "relayTxs": [
             {
@@ -103,7 +105,7 @@ def order_detail_data(order: Order, *, sanitized: bool = True) -> dict[str, Any]
                 "status": tx.status,
                 "createdAt": millis(tx.created_at),
             }
-            for tx in order.relay_txs.all()
+            for tx in found.relays
         ],
         "executeTx": order.execute_tx,
         "refundTxs": [
@@ -115,7 +117,7 @@ def order_detail_data(order: Order, *, sanitized: bool = True) -> dict[str, Any]
                 "status": tx.status,
                 "createdAt": millis(tx.created_at),
             }
-            for tx in order.refund_txs.all()
+            for tx in found.refunds
         ],
         "points": order.points if order.status == Order.Status.EXECUTED else None,
     }

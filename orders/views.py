@@ -171,10 +171,10 @@ class OrderDetailView(OrderAPIView):
         responses={200: responses.ORDER_DETAIL_RESPONSE, 403: ERROR, **ERRORS},
     )
     def get(self, request, order_id: str):
-        order = selectors.order_with_transactions(selectors.parse_uuid(order_id, "orderId"))
-        if order is None or not self.may_see(order):
+        found = selectors.order_with_transactions(selectors.parse_uuid(order_id, "orderId"))
+        if found is None or not self.may_see(found.order):
             raise OrderError(f"Order {order_id} not found.", 404)
-        return ok(order_detail_data(order, sanitized=self.sanitized))
+        return ok(order_detail_data(found, sanitized=self.sanitized))
 
     def may_see(self, order) -> bool:
         return True

@@ -278,3 +278,47 @@ def test_unpaid_orders_expire_with_their_sessions(api_client, tokens, organizati
     session.refresh_from_db()
     assert session.status == "expired"
     assert WebhookEvent.objects.get().data["reason"] == "order_expired"
+
+
+def test_detail_lists_each_kind_of_transaction_in_two_queries(api_client, tokens, django_assert_num_queries):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from orders.models import DepositTx, RefundTx, RelayTx
+
+    order = Order.objects.get(pk=_post(api_client, order_body()).json()["data"]["id"])
+    other = Order.objects.get(pk=_post(api_client, order_body()).json()["data"]["id"])
+    at = timezone.now()
+    from django.db import connection
+
+    # uint256 amounts survive the UNION; SQLite itself keeps only 15 digits of a DecimalField (known, see
+    # docs/decisions.md), so there the amount is one it can hold.
+    big = 2**255 + 7 if connection.vendor == "postgresql" else 10**14 + 7
+    DepositTx.objects.create(
+        order=order, chain=8453, from_address="0x" + "1" * 40, tx_hash="0x" + "a" * 64, amount=big,
+        created_at=at + timedelta(seconds=2),
+    )  # fmt: skip
+    DepositTx.objects.create(order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=5, created_at=at)
+    DepositTx.objects.create(order=other, chain=8453, tx_hash="0x" + "c" * 64, amount=9, created_at=at)
+    RelayTx.objects.create(order=order, chain=42161, tx_hash="0x" + "d" * 64, status="success", created_at=at)
+    RefundTx.objects.create(
+        order=order, chain=8453, tx_hash="0x" + "e" * 64, amount=big, status="failure", created_at=at
+    )
+
+    with django_assert_num_queries(2):
+        data = api_client.get(f"/orders/{order.id}").json()["data"]
+
+    millis = int(at.timestamp() * 1000)
+    assert [(tx["txHash"][2], tx["amount"], tx["from"]) for tx in data["depositTxs"]] == [
+        ("b", "5", None),
+        ("a", str(big), "0x" + "1" * 40),
+    ]
+    assert data["relayTxs"] == [
+        {"orderId": str(order.id), "chain": 42161, "txHash": "0x" + "d" * 64, "status": "success",
+         "createdAt": millis},
+    ]  # fmt: skip
+    assert data["refundTxs"] == [
+        {"orderId": str(order.id), "chain": 8453, "txHash": "0x" + "e" * 64, "amount": str(big),
+         "status": "failure", "createdAt": millis},
+    ]  # fmt: skip
