@@ -3,7 +3,7 @@
 from django.db import models
 from django.utils import timezone
 
-from platform_api.ids import public_id
+from core.ids import public_id
 
 
 def new_audit_event_id() -> str:

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from platform_api.http import RequestContext
+from platform_api.context import RequestContext
 
 
 def audit_event_record(

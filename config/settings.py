@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "chains",
     "platform_api",
     "audit",
     "orders",

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from django.conf import settings
 
-from platform_api.http import client_ip
+from core.http import client_ip
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from orders.serializers.common import StrictBooleanField, StrictCharField
+from core.fields import StrictBooleanField, StrictCharField
 
 
 def strings(**kwargs):

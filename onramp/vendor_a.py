@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from django.conf import settings
 
-from config.http_client import build_session
+from core.http_client import build_session
 from onramp.errors import not_configured, vendor_json, vendor_unavailable
 
 VENDOR = "vendorA"

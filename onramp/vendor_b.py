@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from config.http_client import build_session
+from core.http_client import build_session
 from onramp.errors import not_configured, vendor_json, vendor_unavailable
 
 VENDOR = "vendorB"

@@ -18,11 +18,11 @@ from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.http import client_ip, ip_digest
 from core.inputs import InputChecksMixin, InvalidInput, PayloadTooLarge
 from platform_api import ratelimit
 from platform_api.api import ApiKeyAuthentication, authenticate_limiting_failures, presented_key
 from platform_api.errors import PlatformError, first_validation_error
-from platform_api.http import client_ip, ip_digest
 from platform_api.models import ApiKey
 from platform_api.services import api_key_authenticate
 

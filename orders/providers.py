@@ -16,7 +16,7 @@ from typing import Any
 import requests
 from django.conf import settings
 
-from config.http_client import build_session
+from core.http_client import build_session
 from orders.models import Token
 
 logger = logging.getLogger(__name__)
@@ -190,57 +190,7 @@ class RelayQuoteProvider:
         return str(message)[:300] if message else None
 
 
-class OfflineChainReader:
-    """Development chain reader: every balance is 0, so no whale discount applies."""
-
-    name = "offline"
-
-    def balance_of(self, *, chain_id: int, token: str, holder: str) -> int:
-        return 0
-
-
-class RpcChainReader:
-    """ERC-20 balances over JSON-RPC `eth_call`, one RPC URL per chain from settings."""
-
-    name = "rpc"
-    BALANCE_OF = "0x70a08231"
-
-    def __init__(self, rpc_urls: dict[int, str] | None = None):
-        self.rpc_urls = settings.CHAIN_RPC_URLS if rpc_urls is None else rpc_urls
-        self.session = build_session()  # eth_call reads state only
-
-    def balance_of(self, *, chain_id: int, token: str, holder: str) -> int:
-        url = self.rpc_urls.get(chain_id)
-        if not url:
-            raise ProviderUnavailable(f"no RPC URL configured for chain {chain_id}")
-        data = self.BALANCE_OF + holder[2:].lower().rjust(64, "0")
-        payload = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "eth_call",
-            "params": [{"to": token, "data": data}, "latest"],
-        }
-        try:
-            response = self.session.post(
-                url, json=payload, timeout=settings.PROVIDER_TIMEOUT_SECONDS, allow_redirects=False
-            )
-            response.raise_for_status()
-            body = response.json()
-        except (requests.RequestException, ValueError) as exc:
-            raise ProviderUnavailable(f"RPC for chain {chain_id} failed: {exc.__class__.__name__}") from exc
-        if "error" in body or not isinstance(body.get("result"), str):
-            raise ProviderUnavailable(f"RPC for chain {chain_id} returned an error")
-        result = body["result"]
-        return int(result, 16) if result not in ("0x", "") else 0
-
-
 def get_quote_provider():
     if settings.QUOTE_PROVIDER == "relay":
         return RelayQuoteProvider()
     return OfflineQuoteProvider()
-
-
-def get_chain_reader():
-    if settings.CHAIN_READER == "rpc":
-        return RpcChainReader()
-    return OfflineChainReader()

@@ -9,8 +9,8 @@ from decimal import Decimal
 
 from django.db.models import CharField, DecimalField, F, Q, QuerySet, Value
 
+from chains.evm import is_address, to_checksum_address
 from orders.envelope import OrderError
-from orders.evm import is_address, to_checksum_address
 from orders.models import UINT256_DIGITS, CheckoutSession, DepositTx, Order, RefundTx, RelayTx, Token
 
 

@@ -12,11 +12,11 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from chains.evm import deposit_address_for
+from chains.readers import ChainUnavailable, get_chain_reader
 from orders import fees
 from orders.envelope import OrderError
-from orders.evm import deposit_address_for
 from orders.models import CheckoutSession, DepositTx, Order, RefundTx, Token
-from orders.providers import ProviderUnavailable, get_chain_reader
 from orders.representations import session_event_data
 from platform_api.models import Organization
 from webhooks.events import emit_event
@@ -116,7 +116,7 @@ def recipient_discount_balance(recipient: str | None) -> int:
         return get_chain_reader().balance_of(
             chain_id=settings.DISCOUNT_TOKEN_CHAIN_ID, token=settings.DISCOUNT_TOKEN_ADDRESS, holder=recipient
         )
-    except ProviderUnavailable as exc:
+    except ChainUnavailable as exc:
         logger.warning("Discount-token balance unavailable, charging the undiscounted fee: %s", exc)
         return 0
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from orders.evm import is_address, to_checksum_address
+from chains.evm import is_address, to_checksum_address
 from orders.models import Token
 
 

@@ -8,10 +8,11 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 
+from chains.evm import is_address
 from core import openapi
+from core.http import client_ip
 from orders import selectors, services
 from orders.envelope import OrderAPIView, OrderError, ok, order_error_response
-from orders.evm import is_address
 from orders.providers import token_shape
 from orders.quotes import quote_build
 from orders.representations import order_data, order_detail_data, session_data
@@ -24,7 +25,6 @@ from orders.serializers.orders import (
     quote_serializer_for,
 )
 from orders.serializers.sessions import CheckoutSessionCreateSerializer
-from platform_api.http import client_ip
 from platform_api.models import Permission
 
 ERROR = inline_serializer(

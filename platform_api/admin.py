@@ -1,7 +1,8 @@
 from django import forms
 from django.contrib import admin, messages
 
-from platform_api.http import RequestContext, client_ip
+from core.http import client_ip
+from platform_api.context import RequestContext
 from platform_api.models import ApiKey, Organization, Permission, QuickPayment
 from platform_api.services import api_key_create, api_key_revoke
 

@@ -15,10 +15,10 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.http import client_ip, ip_digest
 from core.inputs import InputChecksMixin
 from platform_api import idempotency, ratelimit
 from platform_api.errors import PlatformError, platform_exception_handler
-from platform_api.http import client_ip, ip_digest
 from platform_api.models import Permission
 from platform_api.services import api_key_authenticate
 

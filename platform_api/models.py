@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from platform_api.ids import public_id
+from core.ids import public_id
 
 
 def new_organization_id() -> str:

@@ -37,7 +37,7 @@ HTTP_URL = r"^https?://[a-z0-9]{1,20}(\.[a-z0-9]{1,20}){0,3}\.[a-z]{2,10}(/[A-Za
 
 
 class StrictCharFieldExtension(OpenApiSerializerFieldExtension):
-    target_class = "platform_api.fields.StrictCharField"
+    target_class = "core.fields.StrictCharField"
     match_subclasses = True
 
     def map_serializer_field(self, auto_schema, direction):
@@ -67,7 +67,7 @@ class TemplateUrlFieldExtension(UrlFieldExtension):
 class TokenAmountFieldExtension(OpenApiSerializerFieldExtension):
     """Digits in the token's smallest unit, below 2**256 (77 significant digits always are); zero only where allowed."""
 
-    target_class = "platform_api.fields.TokenAmountField"
+    target_class = "chains.fields.TokenAmountField"
     match_subclasses = True
 
     def map_serializer_field(self, auto_schema, direction):

@@ -5,13 +5,8 @@ from __future__ import annotations
 from django.utils import timezone
 from rest_framework import serializers
 
-from platform_api.fields import (
-    AddressField,
-    EpochMillisField,
-    StrictCharField,
-    SupportedChainIdField,
-    TokenAmountField,
-)
+from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
+from core.fields import EpochMillisField, StrictCharField
 from platform_api.models import Permission
 
 ERROR_TYPES = [

@@ -11,10 +11,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import audit_event_record
-from orders.evm import deposit_address_for
+from chains.evm import deposit_address_for
+from core.ids import random_base62
+from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
-from platform_api.http import RequestContext
-from platform_api.ids import random_base62
 from platform_api.models import ApiKey, Organization, Permission, QuickPayment, new_quick_payment_id
 
 API_KEY_PREFIX = "svc_live_"

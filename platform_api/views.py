@@ -11,8 +11,8 @@ from rest_framework.response import Response
 from core import openapi
 from platform_api import selectors, services
 from platform_api.api import PlatformAPIView, PublicPlatformAPIView
+from platform_api.context import RequestContext
 from platform_api.errors import PlatformError, platform_error_response
-from platform_api.http import RequestContext
 from platform_api.models import Permission
 from platform_api.pagination import MAX_LIMIT, MAX_PAGE, ListParams, list_envelope
 from platform_api.serializers import (

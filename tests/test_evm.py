@@ -1,4 +1,4 @@
-from orders.evm import create2_address, deposit_address_for, is_address, keccak256, to_checksum_address
+from chains.evm import create2_address, deposit_address_for, is_address, keccak256, to_checksum_address
 
 
 def test_keccak256_is_keccak_not_sha3():

@@ -10,7 +10,7 @@ import secrets
 from Crypto.Cipher import AES
 
 from core.crypto import master_key
-from platform_api.ids import random_base62
+from core.ids import random_base62
 
 VERSION = "v1"
 

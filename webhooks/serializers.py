@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from platform_api.fields import StrictCharField
+from core.fields import StrictCharField
 from webhooks.events import EVENT_TYPES
 from webhooks.urlguard import UnsafeWebhookUrl, validate_webhook_url
 

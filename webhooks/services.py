@@ -9,8 +9,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import audit_event_record
+from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
-from platform_api.http import RequestContext
 from webhooks.crypto import decrypt_secret, encrypt_secret, new_endpoint_secret
 from webhooks.delivery import AttemptResult, attempt_delivery
 from webhooks.events import TEST_EVENT, delivery_body

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 
 from core import openapi
 from platform_api.api import PlatformAPIView
-from platform_api.http import RequestContext
+from platform_api.context import RequestContext
 from platform_api.models import Permission
 from platform_api.pagination import parse_positive_int
 from platform_api.serializers import ErrorSerializer

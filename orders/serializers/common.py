@@ -10,7 +10,8 @@ from django.core.validators import URLValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from platform_api.fields import AddressField, StrictCharField, StrictIntegerField, TokenAmountField
+from chains.fields import AddressField, TokenAmountField
+from core.fields import StrictBooleanField, StrictCharField, StrictIntegerField
 
 __all__ = [
     "CLIENT_REFERENCE_RE",
@@ -39,13 +40,6 @@ class StrictSerializer(serializers.Serializer):
             if unknown:
                 raise serializers.ValidationError({unknown[0]: ["Unknown field."]})
         return super().to_internal_value(data)
-
-
-class StrictBooleanField(serializers.BooleanField):
-    def to_internal_value(self, data):
-        if not isinstance(data, bool):
-            self.fail("invalid", input=data)
-        return data
 
 
 class TemplateUrlField(StrictCharField):

@@ -7,6 +7,7 @@ import json
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
+from chains.fields import SupportedChainIdField
 from orders.models import Order
 from orders.serializers.common import (
     CLIENT_REFERENCE_RE,
@@ -18,7 +19,6 @@ from orders.serializers.common import (
     TokenAmountField,
     TokenShapeSerializer,
 )
-from platform_api.fields import SupportedChainIdField
 
 ONRAMP_VENDORS = ["vendorA", "vendorB", "vendorB-web2", "none"]
 TRADE_TYPES = ["EXACT_INPUT", "EXACT_OUTPUT"]

@@ -187,7 +187,7 @@ def _fanout(organization_id: str) -> dict[str, float]:
     """Deliveries/s to a local receiver, and commit-to-first-attempt p99, with a real thread-pool worker."""
     from django.db import transaction
 
-    from platform_api.http import RequestContext
+    from platform_api.context import RequestContext
     from platform_api.models import Organization
     from webhooks.events import emit_event
     from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint

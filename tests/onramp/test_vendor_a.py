@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from werkzeug import Response
 
-from orders.evm import deposit_address_for
+from chains.evm import deposit_address_for
 from orders.models import Order
 from tests.orders.conftest import order_body
 

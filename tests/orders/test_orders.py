@@ -4,7 +4,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from orders.evm import deposit_address_for
+from chains.evm import deposit_address_for
 from orders.models import CheckoutSession, Order
 from orders.services import orders_expire_unpaid
 from orders.tasks import expire_unpaid_orders

@@ -3,7 +3,7 @@ import json
 import pytest
 from werkzeug import Response
 
-from orders.providers import OfflineChainReader, ProviderUnavailable, RpcChainReader
+from chains.readers import ChainUnavailable, OfflineChainReader, RpcChainReader
 from tests.orders.conftest import CONTRACT, ETH, RECIPIENT, USDC_ARB, USDC_BASE
 
 pytestmark = pytest.mark.django_db
@@ -265,5 +265,5 @@ def test_rpc_failure_means_no_discount_not_no_quote(api_client, tokens, httpserv
 
 def test_chain_readers():
     assert OfflineChainReader().balance_of(chain_id=1, token=USDC_BASE, holder=RECIPIENT) == 0
-    with pytest.raises(ProviderUnavailable):
+    with pytest.raises(ChainUnavailable):
         RpcChainReader(rpc_urls={}).balance_of(chain_id=1, token=USDC_BASE, holder=RECIPIENT)

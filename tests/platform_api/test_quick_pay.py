@@ -3,7 +3,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from orders.evm import deposit_address_for, is_address
+from chains.evm import deposit_address_for, is_address
 from platform_api.models import QuickPayment
 from platform_api.services import quick_payments_expire
 from platform_api.tasks import expire_quick_payments

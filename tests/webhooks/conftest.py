@@ -5,7 +5,7 @@ import json
 import pytest
 from django.utils import timezone
 
-from platform_api.http import RequestContext
+from platform_api.context import RequestContext
 from webhooks.services import webhook_endpoint_create
 
 

@@ -1,19 +1,16 @@
-"""Request facts shared by both interfaces: the client IP and the request context."""
+"""Request facts shared by both interfaces: the client IP, and a keyed digest of it."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import ipaddress
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 
 if TYPE_CHECKING:
     from django.http import HttpRequest
-
-    from platform_api.models import ApiKey, Organization
 
 
 def _valid_ip(value: str) -> str | None:
@@ -44,25 +41,3 @@ def client_ip(request: HttpRequest) -> str:
 def ip_digest(ip: str) -> str:
     """A keyed digest of an IP, for counters and idempotency scopes that must not store the IP itself."""
     return hmac.new(settings.SECRET_KEY.encode(), ip.encode(), hashlib.sha256).hexdigest()[:32]
-
-
-@dataclass(frozen=True)
-class RequestContext:
-    """Who made a request and how: passed to services so they can audit what they write."""
-
-    organization: Organization | None
-    api_key: ApiKey | None
-    ip_address: str
-    method: str
-    path: str
-
-    @classmethod
-    def from_request(cls, request) -> RequestContext:
-        api_key = getattr(request, "auth", None)
-        return cls(
-            organization=api_key.organization if api_key is not None else None,
-            api_key=api_key,
-            ip_address=client_ip(request),
-            method=request.method,
-            path=request.path,
-        )

@@ -1,25 +1,15 @@
-"""Strict serializer fields for money-moving input: no silent coercion."""
+"""Serializer fields for chain values: addresses, uint256 token amounts, supported chain ids."""
 
 from __future__ import annotations
-
-from datetime import UTC, datetime
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from orders.evm import is_address
+from chains.evm import is_address
+from core.fields import StrictIntegerField
 
 MAX_UINT256_DIGITS = 78
-
-
-class StrictCharField(serializers.CharField):
-    """A string field that refuses numbers and booleans instead of turning them into text."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 @extend_schema_field({"type": "string", "pattern": "^0x[0-9a-fA-F]{40}$", "example": "0x" + "ab" * 20})
@@ -62,30 +52,6 @@ class TokenAmountField(serializers.Field):
 
     def to_representation(self, value):
         return str(int(value))
-
-
-class StrictIntegerField(serializers.IntegerField):
-    """An integer given as a JSON number; strings, booleans and fractions are refused."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-@extend_schema_field({"type": "integer", "description": "Milliseconds since the Unix epoch."})
-class EpochMillisField(serializers.Field):
-    """A datetime shown (and accepted) as milliseconds since the epoch."""
-
-    default_error_messages = {"invalid": "Must be a timestamp in milliseconds since the Unix epoch."}
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int) or data < 0 or data > 253402300799999:
-            self.fail("invalid")
-        return datetime.fromtimestamp(data / 1000, tz=UTC)
-
-    def to_representation(self, value):
-        return int(value.timestamp() * 1000) if value is not None else None
 
 
 @extend_schema_field({"type": "integer", "enum": settings.SUPPORTED_CHAIN_IDS})

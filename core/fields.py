@@ -1,0 +1,50 @@
+"""Strict serializer fields for money-moving input: no silent coercion of types."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+
+class StrictCharField(serializers.CharField):
+    """A string field that refuses numbers and booleans instead of turning them into text."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """An integer given as a JSON number; strings, booleans and fractions are refused."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON true or false; strings such as 'yes' and numbers are refused."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+@extend_schema_field({"type": "integer", "description": "Milliseconds since the Unix epoch."})
+class EpochMillisField(serializers.Field):
+    """A datetime shown (and accepted) as milliseconds since the epoch."""
+
+    default_error_messages = {"invalid": "Must be a timestamp in milliseconds since the Unix epoch."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int) or data < 0 or data > 253402300799999:
+            self.fail("invalid")
+        return datetime.fromtimestamp(data / 1000, tz=UTC)
+
+    def to_representation(self, value):
+        return int(value.timestamp() * 1000) if value is not None else None

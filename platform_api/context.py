@@ -1,0 +1,33 @@
+"""Who made a request and how, for services that audit what they write."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from core.http import client_ip
+
+if TYPE_CHECKING:
+    from platform_api.models import ApiKey, Organization
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """Who made a request and how: passed to services so they can audit what they write."""
+
+    organization: Organization | None
+    api_key: ApiKey | None
+    ip_address: str
+    method: str
+    path: str
+
+    @classmethod
+    def from_request(cls, request) -> RequestContext:
+        api_key = getattr(request, "auth", None)
+        return cls(
+            organization=api_key.organization if api_key is not None else None,
+            api_key=api_key,
+            ip_address=client_ip(request),
+            method=request.method,
+            path=request.path,
+        )
