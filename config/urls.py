@@ -3,13 +3,23 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from orders.views import order_route_not_found
+from platform_api.views import platform_route_not_found
+
+# The platform interface: each app mounts its own resources under /api/v1/.
+platform = [
+    path("", include("platform_api.urls")),
+    path("", include("audit.urls")),
+    path("", include("webhooks.urls")),
+    # Must stay last: everything else under /api/v1 is a 404 in the platform envelope.
+    re_path(r"^(?P<path>[\s\S]*)$", platform_route_not_found),  # [\s\S]: a newline too
+]
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
-    path("api/v1/", include("platform_api.urls")),
+    path("api/v1/", include(platform)),
     path("", include("orders.urls")),
     path("", include("onramp.urls")),
     # Everything else outside the admin (which has its own) is an unknown path of the root

@@ -10,12 +10,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from audit.services import audit_event_record
 from chains.evm import deposit_address_for
 from core.ids import random_base62
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 from platform_api.models import ApiKey, Organization, Permission, QuickPayment, new_quick_payment_id
+from platform_api.signals import record_write
 
 API_KEY_PREFIX = "svc_live_"
 API_KEY_RANDOM_LENGTH = 40  # ~238 bits
@@ -57,7 +57,7 @@ def api_key_create(
         key_digest=api_key_digest(raw_key),
     )
     if ctx is not None:
-        audit_event_record(
+        record_write(
             ctx=ctx,
             event_type="api_key.created",
             resource_type="api_key",
@@ -73,7 +73,7 @@ def api_key_revoke(*, api_key: ApiKey, ctx: RequestContext | None = None) -> Api
     now = timezone.now()
     revoked = ApiKey.objects.filter(pk=api_key.pk, is_active=True).update(is_active=False, revoked_at=now)
     if revoked and ctx is not None:
-        audit_event_record(
+        record_write(
             ctx=ctx,
             event_type="api_key.revoked",
             resource_type="api_key",

@@ -1,0 +1,29 @@
+"""How other apps learn of platform writes without the platform importing them.
+
+`record_write` is called inside the write's transaction by every service that
+creates, updates or deletes a platform resource. The audit app receives it
+and records the event in that same transaction; a receiver that fails rolls
+the write back, so a write is never left without its audit record.
+"""
+
+from __future__ import annotations
+
+from django.dispatch import Signal
+
+from platform_api.context import RequestContext
+
+# kwargs: ctx (RequestContext), event_type, resource_type, resource_id, status_code
+resource_written = Signal()
+
+
+def record_write(
+    *, ctx: RequestContext, event_type: str, resource_type: str, resource_id: str, status_code: int
+) -> None:
+    resource_written.send(
+        sender=RequestContext,
+        ctx=ctx,
+        event_type=event_type,
+        resource_type=resource_type,
+        resource_id=resource_id,
+        status_code=status_code,
+    )

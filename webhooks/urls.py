@@ -1,0 +1,27 @@
+from django.urls import path
+
+from core.inputs import register_converters
+from webhooks import views
+
+register_converters()
+
+urlpatterns = [
+    path("webhooks", views.WebhookCollectionView.as_view(), name="webhooks"),
+    path("webhooks/<public_id:webhook_id>", views.WebhookDetailView.as_view(), name="webhook"),
+    path("webhooks/<public_id:webhook_id>/test", views.WebhookTestView.as_view(), name="webhook-test"),
+    path(
+        "webhooks/<public_id:webhook_id>/rotate-secret",
+        views.WebhookRotateSecretView.as_view(),
+        name="webhook-rotate-secret",
+    ),
+    path(
+        "webhooks/<public_id:webhook_id>/deliveries",
+        views.WebhookDeliveriesView.as_view(),
+        name="webhook-deliveries",
+    ),
+    path(
+        "webhooks/<public_id:webhook_id>/deliveries/<public_id:delivery_id>/retry",
+        views.WebhookDeliveryRetryView.as_view(),
+        name="webhook-delivery-retry",
+    ),
+]
