@@ -367,6 +367,10 @@ CARD_SERVICE_FEE_USD = os.environ.get("CARD_SERVICE_FEE_USD", "0.00")
 POINTS_PER_USD = 1
 POINTS_MULTIPLIER_TIERS = [(100_000, 2), (1_000_000, 3)]
 
+# How order creation reaches a fiat onramp (a class with `order_extras`); "orders.onramps.NoOnramp"
+# refuses orders that name one.
+ORDER_ONRAMP_ADAPTER = os.environ.get("ORDER_ONRAMP_ADAPTER", "onramp.adapters.OrderOnramp")
+
 # External providers. "offline" prices from the token registry and reads balances as 0;
 # "relay" / "rpc" call the real services.
 QUOTE_PROVIDER = os.environ.get("QUOTE_PROVIDER", "offline")

@@ -15,7 +15,7 @@ class DomainError(Exception):
         self.field = field
 
 
-class InvalidInput(DomainError):
+class InvalidRequest(DomainError):
     """The request cannot be served as asked (a bad value, an unsupported combination)."""
 
 

@@ -1,26 +1,23 @@
-"""What can go wrong talking to an onramp vendor, as order-interface errors."""
+"""What can go wrong talking to an onramp vendor, as domain errors."""
 
 from collections.abc import Callable
 from typing import Any
 
 import requests
 
-from orders.envelope import OrderError
+from core.errors import InvalidRequest, NotConfigured, UpstreamError
 
 
-def not_configured(vendor: str, settings_names: list[str]) -> OrderError:
-    return OrderError(
-        f"{vendor} is not configured on this service: set {', '.join(settings_names)}.",
-        503,
-    )
+def not_configured(vendor: str, settings_names: list[str]) -> NotConfigured:
+    return NotConfigured(f"{vendor} is not configured on this service: set {', '.join(settings_names)}.")
 
 
-def vendor_unavailable(vendor: str) -> OrderError:
-    return OrderError(f"{vendor} is unavailable right now; retry shortly.", 502)
+def vendor_unavailable(vendor: str) -> UpstreamError:
+    return UpstreamError(f"{vendor} is unavailable right now; retry shortly.")
 
 
-def vendor_refused(vendor: str, reason: str | None) -> OrderError:
-    return OrderError(f"{vendor} refused the request: {reason or 'no reason given'}.", 400)
+def vendor_refused(vendor: str, reason: str | None) -> InvalidRequest:
+    return InvalidRequest(f"{vendor} refused the request: {reason or 'no reason given'}.")
 
 
 def vendor_json(vendor: str, send: Callable[[], requests.Response], reason_of: Callable[[Any], Any]) -> Any:

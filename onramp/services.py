@@ -8,11 +8,11 @@ from typing import Any
 
 from django.conf import settings
 
+from core.errors import InvalidRequest
 from onramp.geo import Location
 from onramp.vendor_a import VendorAClient, map_buy_options
 from onramp.vendor_b import VendorBClient, is_configured
 from orders import fees
-from orders.envelope import OrderError
 from orders.models import Order, Token
 
 # vendorA's network names for the chains the service settles on.
@@ -73,7 +73,7 @@ def _vendor_a_extras(
     onramp = data["onramp"]
     network = VENDOR_A_NETWORKS.get(data["srcChain"])
     if network is None:
-        raise OrderError(f"onramp.vendor: vendorA does not serve chain {data['srcChain']}.")
+        raise InvalidRequest(f"vendorA does not serve chain {data['srcChain']}.", field="onramp.vendor")
     client = VendorAClient()
     symbol = data["metadata"]["srcToken"]["symbol"]
     token = client.session_token(
@@ -114,15 +114,18 @@ def card_charge_cents(
 def _vendor_b_card_extras(*, order_id: str, data: dict, recipient_balance: int) -> dict:
     token = _src_token(data)
     if token is None or token.symbol != "USDC":
-        raise OrderError("srcTokenAddress: card payments settle in USDC; use the USDC of the source chain.")
+        raise InvalidRequest(
+            "card payments settle in USDC; use the USDC of the source chain.", field="srcTokenAddress"
+        )
     client = VendorBClient()
     usd_value = Decimal(data["srcAmount"]).scaleb(-token.decimals)
     cents, card = card_charge_cents(
         needed_units=data["srcAmount"], usd_value=usd_value, recipient_balance=recipient_balance
     )
     if not Decimal(settings.VENDOR_B_MIN_USD) <= Decimal(cents) / 100 <= Decimal(settings.VENDOR_B_MAX_USD):
-        raise OrderError(
-            f"srcAmount: card payments must charge between ${settings.VENDOR_B_MIN_USD} and ${settings.VENDOR_B_MAX_USD}."
+        raise InvalidRequest(
+            f"card payments must charge between ${settings.VENDOR_B_MIN_USD} and ${settings.VENDOR_B_MAX_USD}.",
+            field="srcAmount",
         )
     intent_id = client.create_payment_intent(amount_cents=cents, order_id=order_id)
     return {

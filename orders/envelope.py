@@ -18,6 +18,7 @@ from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core import errors as domain
 from core.http import client_ip, ip_digest
 from core.inputs import InputChecksMixin, InvalidInput, PayloadTooLarge
 from platform_api import ratelimit
@@ -55,9 +56,22 @@ def validation_message(exc: drf_exceptions.ValidationError) -> str:
     return f"{param}: {leaf}" if param else str(leaf)
 
 
+# A domain error's status on this interface (the first class it is an instance of).
+DOMAIN_STATUS: tuple[tuple[type[domain.DomainError], int], ...] = (
+    (domain.NotFound, 404),
+    (domain.Conflict, 409),
+    (domain.UpstreamError, 502),
+    (domain.NotConfigured, 503),
+    (domain.DomainError, 400),
+)
+
+
 def to_order_error(exc: BaseException) -> OrderError:
     if isinstance(exc, OrderError):
         return exc
+    if isinstance(exc, domain.DomainError):
+        status = next(status for kind, status in DOMAIN_STATUS if isinstance(exc, kind))
+        return OrderError(f"{exc.field}: {exc.message}" if exc.field else exc.message, status)
     if isinstance(exc, PlatformError):  # an API key sent to the order interface was refused
         return OrderError(exc.message, exc.status, exc.headers)
     if isinstance(exc, drf_exceptions.ValidationError):

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.conf import settings
 
+from core.errors import InvalidRequest, UpstreamError
 from orders import fees
-from orders.envelope import OrderError
 from orders.providers import (
     EXACT_INPUT,
     EXACT_OUTPUT,
@@ -85,10 +85,10 @@ def quote_build(data: dict[str, Any]) -> tuple[dict[str, Any], str]:
     try:
         details = provider.quote(request)
     except QuoteRejected as exc:
-        raise OrderError(f"No quote for this trade: {exc}") from exc
+        raise InvalidRequest(f"No quote for this trade: {exc}") from exc
     except ProviderUnavailable as exc:
         logger.warning("Quote provider %s unavailable: %s", provider.name, exc)
-        raise OrderError("The pricing service is unavailable; retry shortly.", 502) from exc
+        raise UpstreamError("The pricing service is unavailable; retry shortly.") from exc
 
     balance = recipient_discount_balance(recipient)
     usd_value = _decimal(

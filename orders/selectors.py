@@ -10,7 +10,7 @@ from decimal import Decimal
 from django.db.models import CharField, DecimalField, F, Q, QuerySet, Value
 
 from chains.evm import is_address, to_checksum_address
-from orders.envelope import OrderError
+from core.errors import InvalidRequest
 from orders.models import UINT256_DIGITS, CheckoutSession, DepositTx, Order, RefundTx, RelayTx, Token
 
 
@@ -18,7 +18,7 @@ def parse_uuid(value: str, what: str) -> uuid.UUID:
     try:
         return uuid.UUID(str(value))
     except ValueError:
-        raise OrderError(f"{what} must be a UUID, got '{value}'.") from None
+        raise InvalidRequest(f"must be a UUID, got '{value}'.", field=what) from None
 
 
 def checkout_session_get(session_id: uuid.UUID) -> CheckoutSession | None:

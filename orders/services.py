@@ -14,9 +14,10 @@ from django.utils import timezone
 
 from chains.evm import deposit_address_for
 from chains.readers import ChainUnavailable, get_chain_reader
+from core.errors import Conflict, InvalidRequest
 from orders import fees
-from orders.envelope import OrderError
 from orders.models import CheckoutSession, DepositTx, Order, RefundTx, Token
+from orders.onramps import get_onramp_adapter
 from orders.representations import session_event_data
 from platform_api.models import Organization
 from webhooks.events import emit_event
@@ -144,11 +145,13 @@ def _onramp_metadata(onramp: dict | None, *, payer_ip: str, fingerprint: dict | 
 
 def _check_session(session: CheckoutSession | None, session_id, organization: Organization | None) -> None:
     if session is None or (organization and session.organization_id not in (None, organization.pk)):
-        raise OrderError(f"checkoutSessionId: no checkout session {session_id}.")
+        raise InvalidRequest(f"no checkout session {session_id}.", field="checkoutSessionId")
     if session.status != CheckoutSession.Status.OPEN or session.expires_at <= timezone.now():
-        raise OrderError(f"checkoutSessionId: checkout session {session.pk} is {session.status}, not open.")
+        raise InvalidRequest(
+            f"checkout session {session.pk} is {session.status}, not open.", field="checkoutSessionId"
+        )
     if Order.objects.filter(checkout_session=session).exists():
-        raise OrderError(f"checkoutSessionId: checkout session {session.pk} already has an order.", 409)
+        raise Conflict(f"checkout session {session.pk} already has an order.", field="checkoutSessionId")
 
 
 def order_create(
@@ -168,15 +171,13 @@ def order_create(
     if session_id:
         _check_session(CheckoutSession.objects.filter(pk=session_id).first(), session_id, organization)
 
-    from onramp.services import onramp_extras  # the onramp app builds on orders, not the reverse
-
     order_id = uuid.uuid4()
     global_address = deposit_address_for(kind="order", identifier=str(order_id))
     balance = recipient_discount_balance(data["recipientAddress"])
     usd_value = token_usd_value(
         chain_id=data["srcChain"], address=data["srcTokenAddress"], amount=data["srcAmount"]
     )
-    extras = onramp_extras(
+    extras = get_onramp_adapter().order_extras(
         order_id=str(order_id),
         global_address=global_address,
         data=data,
@@ -225,7 +226,7 @@ def order_create(
             )
     except IntegrityError:
         # Two requests raced for the same session; the unique constraint let one through.
-        raise OrderError("checkoutSessionId: this checkout session already has an order.", 409) from None
+        raise Conflict("this checkout session already has an order.", field="checkoutSessionId") from None
 
 
 # Lifecycle transitions (DESIGN.md): each is one conditional update, so a replayed

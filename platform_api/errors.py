@@ -16,6 +16,7 @@ from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 
+from core import errors as domain
 from core.inputs import InvalidInput, PayloadTooLarge
 
 logger = logging.getLogger(__name__)
@@ -167,12 +168,27 @@ def error_from_validation(exc: drf_exceptions.ValidationError) -> PlatformError:
     return PlatformError.invalid_field(param_or_none, message)
 
 
+def from_domain_error(exc: domain.DomainError) -> PlatformError:
+    """A service's refusal in the platform's terms; a provider failure is a 503 the client may retry."""
+    if isinstance(exc, domain.NotFound):
+        return PlatformError(
+            status=404, type="not_found_error", code="resource_not_found", message=exc.message
+        )
+    if isinstance(exc, domain.Conflict):
+        return PlatformError.invalid_transition(exc.message)
+    if isinstance(exc, domain.UpstreamError | domain.NotConfigured):
+        return PlatformError(status=503, type="api_error", code="internal_error", message=exc.message)
+    return PlatformError.invalid_field(exc.field, exc.message)
+
+
 def to_platform_error(exc: BaseException) -> PlatformError:
     """Map any exception raised while serving a platform request to a PlatformError."""
     if isinstance(exc, PlatformError):
         return exc
     if isinstance(exc, drf_exceptions.ValidationError):
         return error_from_validation(exc)
+    if isinstance(exc, domain.DomainError):
+        return from_domain_error(exc)
     if isinstance(exc, InvalidInput):
         return PlatformError.invalid_field(exc.param, str(exc.detail))
     if isinstance(exc, RequestDataTooBig):

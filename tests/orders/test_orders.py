@@ -322,3 +322,17 @@ def test_detail_lists_each_kind_of_transaction_in_two_queries(api_client, tokens
         {"orderId": str(order.id), "chain": 8453, "txHash": "0x" + "e" * 64, "amount": str(big),
          "status": "failure", "createdAt": millis},
     ]  # fmt: skip
+
+
+def test_without_an_onramp_adapter_orders_naming_one_are_refused(api_client, tokens, settings):
+    settings.ORDER_ONRAMP_ADAPTER = "orders.onramps.NoOnramp"
+
+    refused = _post(api_client, order_body(onramp=ONRAMP))
+    accepted = _post(api_client, order_body())
+
+    assert (refused.status_code, refused.json()["message"]) == (
+        503,
+        "onramp: no fiat onramp is configured on this service.",
+    )
+    assert accepted.status_code == 200
+    assert Order.objects.count() == 1
