@@ -1,7 +1,6 @@
 from django import forms
 from django.contrib import admin, messages
 
-from core.http import client_ip
 from platform_api.context import RequestContext
 from platform_api.models import ApiKey, Organization, Permission, QuickPayment
 from platform_api.services import api_key_create, api_key_revoke
@@ -33,17 +32,6 @@ class ApiKeyAddForm(forms.ModelForm):
     class Meta:
         model = ApiKey
         fields = ("organization", "name", "permissions", "expires_at")
-
-
-def _admin_ctx(request, organization: Organization) -> RequestContext:
-    # Staff actions are audited like API actions, under the key's organization.
-    return RequestContext(
-        organization=organization,
-        api_key=None,
-        ip_address=client_ip(request),
-        method=request.method,
-        path=request.path,
-    )
 
 
 @admin.register(ApiKey)
@@ -112,7 +100,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
             name=form.cleaned_data["name"],
             permissions=form.cleaned_data["permissions"],
             expires_at=form.cleaned_data.get("expires_at"),
-            ctx=_admin_ctx(request, form.cleaned_data["organization"]),
+            ctx=RequestContext.for_staff(request, form.cleaned_data["organization"]),
         )
         # The admin goes on to log and link `obj`; make it the row the service created.
         for field in ApiKey._meta.concrete_fields:
@@ -130,7 +118,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def revoke_selected(self, request, queryset):
         revoked = 0
         for api_key in queryset.select_related("organization").filter(is_active=True):
-            api_key_revoke(api_key=api_key, ctx=_admin_ctx(request, api_key.organization))
+            api_key_revoke(api_key=api_key, ctx=RequestContext.for_staff(request, api_key.organization))
             revoked += 1
         self.message_user(request, f"Revoked {revoked} API key(s).", messages.SUCCESS)
 

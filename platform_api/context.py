@@ -22,6 +22,17 @@ class RequestContext:
     path: str
 
     @classmethod
+    def for_staff(cls, request, organization: Organization) -> RequestContext:
+        """A staff action in the admin, audited like an API action under the resource's organization."""
+        return cls(
+            organization=organization,
+            api_key=None,
+            ip_address=client_ip(request),
+            method=request.method,
+            path=request.path,
+        )
+
+    @classmethod
     def from_request(cls, request) -> RequestContext:
         api_key = getattr(request, "auth", None)
         return cls(

@@ -1,8 +1,8 @@
 from django.contrib import admin, messages
-from django.utils import timezone
 
+from platform_api.context import RequestContext
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
-from webhooks.services import webhook_deliveries_requeue_failed
+from webhooks.services import webhook_deliveries_requeue_failed, webhook_endpoint_update
 
 
 @admin.register(WebhookEndpoint)
@@ -14,26 +14,39 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     list_select_related = ("organization",)
     fields = ("id", "organization", "url", "description", "events", "is_active", "disabled_reason", "success_count",
               "failure_count", "consecutive_failures", "last_triggered_at", "created_at", "updated_at")  # fmt: skip
-    readonly_fields = ("id", "organization", "url", "events", "disabled_reason", "success_count", "failure_count",
-                       "consecutive_failures", "last_triggered_at", "created_at", "updated_at")  # fmt: skip
+    # Every staff change goes through the services (actions below), which audit it and
+    # reschedule what a pause held; the form itself changes nothing.
+    readonly_fields = fields
     actions = ["enable", "disable"]
 
     def has_add_permission(self, request):
         return False  # endpoints are created through the API, which validates URLs and returns the secret
 
-    @admin.action(description="Enable selected endpoints (resets the failure streak)")
+    def has_delete_permission(self, request, obj=None):
+        return False  # deleting goes through the API, which audits it
+
+    @admin.action(description="Enable selected endpoints (resets the failure streak, sends held deliveries)")
     def enable(self, request, queryset):
-        count = queryset.filter(is_active=False).update(
-            is_active=True, consecutive_failures=0, disabled_reason="", updated_at=timezone.now()
-        )
-        self.message_user(request, f"Enabled {count} endpoint(s).", messages.SUCCESS)
+        endpoints = list(queryset.filter(is_active=False).select_related("organization"))
+        for endpoint in endpoints:
+            webhook_endpoint_update(
+                ctx=RequestContext.for_staff(request, endpoint.organization),
+                endpoint=endpoint,
+                is_active=True,
+            )
+        self.message_user(request, f"Enabled {len(endpoints)} endpoint(s).", messages.SUCCESS)
 
     @admin.action(description="Disable selected endpoints")
     def disable(self, request, queryset):
-        count = queryset.filter(is_active=True).update(
-            is_active=False, disabled_reason=f"disabled by staff ({request.user})", updated_at=timezone.now()
-        )
-        self.message_user(request, f"Disabled {count} endpoint(s).", messages.SUCCESS)
+        endpoints = list(queryset.filter(is_active=True).select_related("organization"))
+        for endpoint in endpoints:
+            webhook_endpoint_update(
+                ctx=RequestContext.for_staff(request, endpoint.organization),
+                endpoint=endpoint,
+                is_active=False,
+                pause_reason=f"disabled by staff ({request.user})",
+            )
+        self.message_user(request, f"Disabled {len(endpoints)} endpoint(s).", messages.SUCCESS)
 
 
 class WebhookAttemptInline(admin.TabularInline):

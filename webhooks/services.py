@@ -8,9 +8,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from audit.services import audit_event_record
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
+from platform_api.signals import record_write
 from webhooks.crypto import decrypt_secret, encrypt_secret, new_endpoint_secret
 from webhooks.delivery import AttemptResult, attempt_delivery
 from webhooks.events import TEST_EVENT, delivery_body
@@ -18,7 +18,7 @@ from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 
 def _audit(ctx: RequestContext, endpoint_id: str, action: str, status_code: int) -> None:
-    audit_event_record(
+    record_write(
         ctx=ctx,
         event_type=f"webhook.{action}",
         resource_type="webhook",
@@ -63,7 +63,9 @@ def webhook_endpoint_update(
     url: str | None = None,
     events: list[str] | None = None,
     is_active: bool | None = None,
+    pause_reason: str = "",
 ) -> WebhookEndpoint:
+    """Change an endpoint; resuming one clears its failure streak and makes its held deliveries due."""
     changes = {
         k: v for k, v in {"url": url, "events": events, "is_active": is_active}.items() if v is not None
     }
@@ -71,11 +73,14 @@ def webhook_endpoint_update(
         raise PlatformError.no_updates()
     endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
     resumed = is_active is True and not endpoint.is_active
+    paused = is_active is False and endpoint.is_active
     for field, value in changes.items():
         setattr(endpoint, field, value)
     if resumed:
         endpoint.consecutive_failures = 0
         endpoint.disabled_reason = ""
+    elif paused:
+        endpoint.disabled_reason = pause_reason[:200]
     endpoint.updated_at = timezone.now()
     endpoint.save(update_fields=[*changes, "consecutive_failures", "disabled_reason", "updated_at"])
     if resumed:

@@ -78,6 +78,38 @@ def test_admin_pages_and_actions(admin_user, failed):
     assert WebhookDelivery.objects.get(pk=rows[3].pk).status == "success"
 
 
+def test_admin_actions_go_through_the_service_audited_and_resending_what_the_pause_held(
+    admin_user, organization, django_capture_on_commit_callbacks
+):
+    from audit.models import AuditEvent
+
+    endpoint, _ = make_endpoint(organization, "https://hooks.example.com/a")
+    staff = Client()
+    staff.force_login(admin_user)
+    staff.post("/admin/webhooks/webhookendpoint/", {"action": "disable", "_selected_action": [endpoint.pk]})
+    paused = WebhookEndpoint.objects.get(pk=endpoint.pk)
+    assert (paused.is_active, paused.disabled_reason) == (False, f"disabled by staff ({admin_user})")
+    held = WebhookDelivery.objects.create(
+        endpoint=endpoint, event_type="payment.completed", body="{}", status="pending", next_attempt_at=None
+    )
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        staff.post(
+            "/admin/webhooks/webhookendpoint/", {"action": "enable", "_selected_action": [endpoint.pk]}
+        )
+
+    resumed = WebhookEndpoint.objects.get(pk=endpoint.pk)
+    assert (resumed.is_active, resumed.disabled_reason) == (True, "")
+    held.refresh_from_db()
+    assert held.next_attempt_at is not None and held.next_attempt_at <= timezone.now()
+    assert callbacks, "the held delivery is queued for a worker"
+    audited = AuditEvent.objects.filter(organization=organization, resource_id=endpoint.pk)
+    updates = audited.filter(event_type="webhook.updated").values_list("request_path", flat=True)
+    assert list(updates) == ["/admin/webhooks/webhookendpoint/"] * 2
+    staff.post(f"/admin/webhooks/webhookendpoint/{endpoint.pk}/change/", {"is_active": ""})
+    assert WebhookEndpoint.objects.get(pk=endpoint.pk).is_active is True  # the form changes nothing
+
+
 def test_secrets_round_trip_and_tampering_is_detected():
     token = encrypt_secret("whsec_abc")
     assert token.startswith("v1:")
