@@ -1,6 +1,6 @@
 """Gunicorn settings, one file for `make run`, `make bench` and production.
 
-    gunicorn -c config/gunicorn.conf.py config.wsgi:application
+    gunicorn -c config/gunicorn_conf.py config.wsgi:application
 
 Threads (gthread) so that a slow client holds a thread, not a process; each
 worker process hands the GIL between its threads quickly (config/threads.py).

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 GRACE_SECONDS = 15
-GUNICORN_CONFIG = Path(__file__).with_name("gunicorn.conf.py")
+GUNICORN_CONFIG = Path(__file__).with_name("gunicorn_conf.py")
 
 
 def commands(port: int, bin_dir: Path) -> dict[str, list[str]]:

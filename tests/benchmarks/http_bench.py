@@ -1,6 +1,6 @@
 """`make bench`: the hot paths over HTTP, side by side with a bare Django JSON view, in one run.
 
-Starts gunicorn with config/gunicorn.conf.py, as `make run` does (gthread,
+Starts gunicorn with config/gunicorn_conf.py, as `make run` does (gthread,
 2 processes x 8 threads; no access log here), on
 PostgreSQL + Redis (BENCH_DATABASE_URL / BENCH_REDIS_URL, default the local
 ones), and on the same settings a bare Django JSON view; drives each endpoint
@@ -117,7 +117,7 @@ def _seed() -> dict[str, str]:
 
 def _gunicorn(app: str, port: int) -> subprocess.Popen:
     process = subprocess.Popen(
-        [str(BIN / "gunicorn"), "-c", str(ROOT / "config" / "gunicorn.conf.py"), "--bind", f"127.0.0.1:{port}",
+        [str(BIN / "gunicorn"), "-c", str(ROOT / "config" / "gunicorn_conf.py"), "--bind", f"127.0.0.1:{port}",
          "--log-level", "warning", app],
         cwd=ROOT, env={**ENV, "GUNICORN_ACCESS_LOG": ""},
     )  # fmt: skip
