@@ -11,7 +11,7 @@ from rest_framework import serializers
 from chains.evm import is_address
 from core import openapi
 from core.http import client_ip
-from orders import selectors, services
+from orders import examples, selectors, services
 from orders.envelope import OrderAPIView, OrderError, ok, order_error_response
 from orders.providers import token_shape
 from orders.quotes import quote_build
@@ -55,6 +55,7 @@ class CheckoutSessionCreateView(OrderAPIView):
     @extend_schema(
         tags=["Checkout sessions"],
         request=CheckoutSessionCreateSerializer,
+        examples=[examples.CHECKOUT_SESSION],
         responses={200: responses.SESSION_RESPONSE, **ERRORS},
     )
     def post(self, request):
@@ -101,7 +102,7 @@ class CheckoutSessionExpireView(OrderAPIView):
 
 
 class OrderQuoteView(OrderAPIView):
-    @extend_schema(tags=["Orders"], request=QUOTE_REQUEST,
+    @extend_schema(tags=["Orders"], request=QUOTE_REQUEST, examples=[examples.QUOTE],
                    responses={200: responses.QUOTE_RESPONSE, 502: ERROR, **ERRORS})  # fmt: skip
     def post(self, request):
         serializer = quote_serializer_for(request.data)
@@ -139,6 +140,7 @@ class OrderCollectionView(OrderAPIView):
     @extend_schema(
         tags=["Orders"],
         request=ORDER_REQUEST,
+        examples=[examples.ORDER],
         responses={200: responses.ORDER_RESPONSE, 409: ERROR, 503: ERROR, **ERRORS},
     )
     def post(self, request):

@@ -71,3 +71,16 @@ def test_request_schemas_state_the_rules_the_server_applies(client):
         schema, paths["/api/v1/api-keys"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     )
     assert keys["properties"]["permissions"]["minItems"] == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "status"), [("/checkout-sessions", 200), ("/orders/quote", 200), ("/orders", 200)]
+)
+def test_the_documented_request_examples_are_accepted_as_they_stand(client, tokens, path, status):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    examples = schema["paths"][path]["post"]["requestBody"]["content"]["application/json"]["examples"]
+    assert examples, path
+
+    for example in examples.values():
+        response = client.post(path, example["value"], content_type="application/json")
+        assert (response.status_code, response.json()["success"]) == (status, True), response.content
