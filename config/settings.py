@@ -428,6 +428,9 @@ if WEBHOOK_DELIVERY_LEASE_SECONDS < WEBHOOK_TIMEOUT_SECONDS + 10:
 # slow receiver holds a few delivery threads, never the pool; a busy endpoint's next delivery waits.
 WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT = env_int("WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT", 4)
 WEBHOOK_BUSY_RETRY_SECONDS = env_int("WEBHOOK_BUSY_RETRY_SECONDS", 2)
+# A thread whose attempt succeeded goes on with its endpoint's next due delivery for at most this long,
+# then hands the slot on through the broker, so that one busy endpoint cannot keep it from the others.
+WEBHOOK_DRAIN_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_SECONDS", "10"))
 # Deliveries run on their own queue, consumed by a thread-pool worker (see README, "Running").
 CELERY_WEBHOOK_QUEUE = os.environ.get("CELERY_WEBHOOK_QUEUE", "webhooks")
 # After a rotation the previous secret keeps signing this long, beside the new one.

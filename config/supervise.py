@@ -26,6 +26,13 @@ def commands(port: int, bin_dir: Path) -> dict[str, list[str]]:
     from django.conf import settings
 
     celery = [str(bin_dir / "celery"), "-A", "config"]
+    webhook_workers = {
+        # One thread-pool process per core: a process runs Python on one core at a time (the GIL).
+        f"webhooks-{n}": [*celery, "worker", "-Q", settings.CELERY_WEBHOOK_QUEUE, "-n", f"webhooks{n}@%h",
+                          "--pool", "threads", "--concurrency", os.environ.get("WEBHOOK_CONCURRENCY", "16"),
+                          "--loglevel", "INFO"]
+        for n in range(1, int(os.environ.get("WEBHOOK_WORKERS", "2")) + 1)
+    }  # fmt: skip
     return {
         "web": [
             str(bin_dir / "gunicorn"), "-c", str(GUNICORN_CONFIG), "--bind", f"127.0.0.1:{port}",
@@ -33,9 +40,7 @@ def commands(port: int, bin_dir: Path) -> dict[str, list[str]]:
         ],
         "worker": [*celery, "worker", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", "default@%h",
                    "--concurrency", "2", "--loglevel", "INFO"],
-        "webhooks": [*celery, "worker", "-Q", settings.CELERY_WEBHOOK_QUEUE, "-n", "webhooks@%h",
-                     "--pool", "threads", "--concurrency", os.environ.get("WEBHOOK_CONCURRENCY", "32"),
-                     "--loglevel", "INFO"],
+        **webhook_workers,
         "beat": [*celery, "beat", "--loglevel", "INFO", "--schedule", str(settings.CELERY_BEAT_SCHEDULE_FILENAME)],
     }  # fmt: skip
 

@@ -21,13 +21,14 @@ import base64
 import hashlib
 import hmac
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from core import safehttp
@@ -114,17 +115,44 @@ def _max_attempts() -> int:
     return 1 + len(settings.WEBHOOK_RETRY_DELAYS)
 
 
+def _not_due_or_busy(delivery_id: str, now: datetime) -> bool:
+    """True when a worker's delivery is not due, or every slot of its endpoint is taken: no lock, no write.
+
+    Most tasks that find nothing to do are duplicates of a delivery already
+    sent by a thread that kept its endpoint's slot (`deliver_and_continue`).
+    A due delivery of a busy endpoint is left as it is: each attempt counted
+    as in flight here ends after this count, and then either takes the
+    endpoint's oldest due delivery itself or hands its slot to it through the
+    broker (`_record`), so the delivery is not forgotten. The locked claim
+    re-checks everything.
+    """
+    row = (
+        WebhookDelivery.objects.filter(pk=delivery_id)
+        .values("endpoint_id", "status", "next_attempt_at", "is_test", "attempt_started_at")
+        .first()
+    )
+    if row is None or row["status"] != Status.PENDING or row["is_test"]:
+        return True
+    if row["next_attempt_at"] is None or row["next_attempt_at"] > now:
+        return True
+    if row["attempt_started_at"] is not None:
+        return False  # a lapsed lease: the locked claim records the cut-off attempt
+    in_flight = WebhookDelivery.objects.filter(
+        endpoint_id=row["endpoint_id"], attempt_started_at__isnull=False, next_attempt_at__gt=now
+    ).count()
+    return in_flight >= settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT
+
+
 @transaction.atomic
 def _claim(delivery_id: str, *, manual: bool, synchronous: bool) -> _Claim | None:
-    endpoint_id = WebhookDelivery.objects.filter(pk=delivery_id).values_list("endpoint_id", flat=True).first()
-    if endpoint_id is None:  # the endpoint was deleted, which cancels its deliveries
+    delivery = WebhookDelivery.objects.select_for_update().filter(pk=delivery_id).first()
+    if delivery is None:  # the endpoint was deleted, which cancels its deliveries
         return None
     # The endpoint row is the lock that makes the in-flight count exact across workers. Every
-    # transaction here locks the endpoint before the delivery (never the other way round), and
+    # transaction here locks deliveries before their endpoint (never the other way round), and
     # FOR NO KEY UPDATE leaves new deliveries' foreign-key checks free to proceed.
-    endpoint = WebhookEndpoint.objects.select_for_update(no_key=True).filter(pk=endpoint_id).first()
-    delivery = WebhookDelivery.objects.select_for_update().filter(pk=delivery_id).first()
-    if endpoint is None or delivery is None:
+    endpoint = WebhookEndpoint.objects.select_for_update(no_key=True).filter(pk=delivery.endpoint_id).first()
+    if endpoint is None:
         return None
     now = timezone.now()
     if manual:
@@ -169,9 +197,16 @@ def _claim(delivery_id: str, *, manual: bool, synchronous: bool) -> _Claim | Non
                 waiting_for_slot=True,
             )
             return None
+    return _start_attempt(delivery, endpoint, now, manual=manual)
+
+
+def _start_attempt(
+    delivery: WebhookDelivery, endpoint: WebhookEndpoint, now: datetime, *, manual: bool
+) -> _Claim:
+    """Record the attempt as started and lease the delivery; the caller holds both rows' locks."""
     number = delivery.attempts + 1
     lease = now + timedelta(seconds=settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
-    deliveries.update(
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
         status=Status.PENDING,
         attempts=number,
         attempt_started_at=now,
@@ -197,9 +232,37 @@ def attempt_delivery(
     deadline = (
         settings.WEBHOOK_SYNC_TIMEOUT_SECONDS if synchronous or manual else settings.WEBHOOK_TIMEOUT_SECONDS
     )
+    result, _ = _record(claim, _send(claim, deadline), may_continue=False)
+    return result
+
+
+def deliver_and_continue(delivery_id: str) -> int:
+    """The worker's entry: attempt the delivery if it is due, then keep its endpoint's slot.
+
+    After a successful attempt the thread takes the endpoint's next due (or
+    waiting) delivery in the same transaction that records the last one, so a
+    burst to one endpoint drains at the receiver's pace without a broker hop
+    or a fresh claim per delivery. It stops after WEBHOOK_DRAIN_SECONDS (then
+    hands the slot on through the broker, as a failed attempt does), so that
+    one busy endpoint cannot keep a thread from the others. Returns the
+    number of attempts made.
+    """
+    if _not_due_or_busy(delivery_id, timezone.now()):
+        return 0
+    claim = _claim(delivery_id, manual=False, synchronous=False)
+    stop_at = time.monotonic() + settings.WEBHOOK_DRAIN_SECONDS
+    attempts = 0
+    while claim is not None:
+        result = _send(claim, settings.WEBHOOK_TIMEOUT_SECONDS)
+        attempts += 1
+        _, claim = _record(claim, result, may_continue=time.monotonic() < stop_at)
+    return attempts
+
+
+def _send(claim: _Claim, deadline: float) -> safehttp.PostResult:
     try:
         headers = delivery_headers(claim.delivery, claim.endpoint, timezone.now())
-        result = safehttp.post(
+        return safehttp.post(
             claim.endpoint.url,
             claim.delivery.body.encode(),
             headers,
@@ -208,23 +271,28 @@ def attempt_delivery(
             allow_loopback=settings.WEBHOOK_ALLOW_LOCALHOST,
         )
     except Exception:
-        logger.exception("Webhook delivery %s: the attempt could not be made", delivery_id)
-        result = safehttp.PostResult(None, 0, "internal error while sending")
-    return _record(claim, result)
+        logger.exception("Webhook delivery %s: the attempt could not be made", claim.delivery.pk)
+        return safehttp.PostResult(None, 0, "internal error while sending")
 
 
 @transaction.atomic
-def _record(claim: _Claim, result: safehttp.PostResult) -> AttemptResult | None:
+def _record(
+    claim: _Claim, result: safehttp.PostResult, *, may_continue: bool
+) -> tuple[AttemptResult | None, _Claim | None]:
+    """Record the attempt; with `may_continue`, after a success, also claim the endpoint's next delivery.
+
+    Deliveries are locked first and the endpoint row last, by the counters'
+    update, so that the threads draining one endpoint hold its row only for
+    that update, not for the whole record.
+    """
     # Only the attempt that holds the claim records it; an endpoint deleted meanwhile took its deliveries.
-    # Endpoint first, then delivery: the order _claim locks them in.
-    WebhookEndpoint.objects.select_for_update(no_key=True).filter(pk=claim.endpoint.pk).first()
     delivery = (
         WebhookDelivery.objects.select_for_update()
         .filter(pk=claim.delivery.pk, attempt_started_at=claim.started_at)
         .first()
     )
     if delivery is None:
-        return None
+        return None, None
     now = timezone.now()
     code = result.status
     succeeded = code is not None and 200 <= code < 300
@@ -249,17 +317,13 @@ def _record(claim: _Claim, result: safehttp.PostResult) -> AttemptResult | None:
         last_error=error[:500],
         completed_at=now if status != Status.PENDING else None,
     )
-    _count(claim.endpoint, delivery, status=status, manual=claim.manual, failed=not succeeded, now=now)
     from webhooks.tasks import deliver_webhook
 
     if next_attempt_at is not None and retries[number - 1] <= 60:
         # Short delays are also queued with a countdown; the sweep remains the guarantee.
         countdown = retries[number - 1]
         transaction.on_commit(lambda: deliver_webhook.apply_async((delivery.pk,), countdown=countdown))
-    waiting = _next_waiting(claim.endpoint.pk, now)
-    if waiting is not None:
-        transaction.on_commit(lambda: deliver_webhook.delay(waiting))
-    return AttemptResult(
+    outcome = AttemptResult(
         delivery_id=delivery.pk,
         response_code=code,
         succeeded=succeeded,
@@ -267,10 +331,35 @@ def _record(claim: _Claim, result: safehttp.PostResult) -> AttemptResult | None:
         error=error,
         timed_out=result.timed_out,
     )
+    following = None
+    if may_continue and succeeded and not (claim.manual or delivery.is_test):
+        # Read afresh: a pause or a new URL applies to the next attempt.
+        endpoint = WebhookEndpoint.objects.filter(pk=claim.endpoint.pk, is_active=True).first()
+        next_delivery = _next_for_slot(endpoint, now) if endpoint is not None else None
+        if endpoint is not None and next_delivery is not None:
+            following = _start_attempt(next_delivery, endpoint, now, manual=False)
+    if following is None:
+        waiting = _next_waiting(claim.endpoint.pk, now)
+        if waiting is not None:
+            transaction.on_commit(lambda: deliver_webhook.delay(waiting))
+    # Last: the counters' update takes the endpoint row's lock, held only until the commit.
+    _count(claim.endpoint, delivery, status=status, manual=claim.manual, failed=not succeeded, now=now)
+    return outcome, following
+
+
+def _next_for_slot(endpoint: WebhookEndpoint, now: datetime) -> WebhookDelivery | None:
+    """The endpoint's oldest delivery waiting for a slot or due now, locked; one a claim holds is skipped."""
+    return (
+        WebhookDelivery.objects.select_for_update(skip_locked=True)
+        .filter(endpoint=endpoint, status=Status.PENDING, is_test=False, attempt_started_at__isnull=True)
+        .filter(Q(waiting_for_slot=True) | Q(next_attempt_at__lte=now))
+        .order_by("created_at", "pk")
+        .first()
+    )
 
 
 def _next_waiting(endpoint_id: str, now: datetime) -> str | None:
-    """The endpoint's oldest delivery waiting for a slot: the slot just freed is its turn, now.
+    """The endpoint's oldest delivery waiting for a slot or due now: the slot just freed is its turn.
 
     Waiting deliveries were postponed by WEBHOOK_BUSY_RETRY_SECONDS; the one
     chosen is made due at once, so that a busy endpoint's queue drains as
@@ -279,12 +368,11 @@ def _next_waiting(endpoint_id: str, now: datetime) -> str | None:
     """
     waiting = (
         WebhookDelivery.objects.filter(
-            endpoint_id=endpoint_id,
-            status=Status.PENDING,
-            waiting_for_slot=True,
-            attempt_started_at__isnull=True,
+            endpoint_id=endpoint_id, status=Status.PENDING, is_test=False, attempt_started_at__isnull=True
         )
-        .order_by("next_attempt_at")
+        .filter(Q(waiting_for_slot=True) | Q(next_attempt_at__lte=now))
+        # Postponed ones first: a due one not marked waiting still has its own task coming.
+        .order_by("-waiting_for_slot", "created_at", "pk")
         .values_list("pk", flat=True)
         .first()
     )

@@ -106,6 +106,8 @@ def _reschedule_paused(endpoint: WebhookEndpoint) -> None:
 def webhook_endpoint_delete(*, ctx: RequestContext, endpoint: WebhookEndpoint) -> None:
     """Delete the endpoint; its pending deliveries go with it (a worker finding one gone does nothing)."""
     endpoint_id = endpoint.id
+    # Its deliveries first, then the endpoint: the order in which delivery workers lock them.
+    WebhookDelivery.objects.filter(endpoint=endpoint).delete()
     endpoint.delete()
     _audit(ctx, endpoint_id, "deleted", 200)
 

@@ -1,12 +1,15 @@
 from celery import shared_task
 
-from webhooks.delivery import attempt_delivery, due_delivery_ids
+from webhooks.delivery import deliver_and_continue, due_delivery_ids
 
 
 @shared_task(acks_late=True)
 def deliver_webhook(delivery_id: str) -> None:
-    """One attempt of one delivery; a no-op when it is not due (already sent, claimed, or gone)."""
-    attempt_delivery(delivery_id)
+    """An attempt of the delivery, then of its endpoint's next ones while the thread keeps the slot.
+
+    A no-op when the delivery is not due (already sent, claimed, or gone).
+    """
+    deliver_and_continue(delivery_id)
 
 
 @shared_task

@@ -202,11 +202,14 @@ def _fanout(organization_id: str) -> dict[str, float]:
     )
     for _ in range(FANOUT_ENDPOINTS):
         webhook_endpoint_create(ctx=ctx, url=f"http://127.0.0.1:{receiver.server_port}/hook", events=["*"])
-    worker = subprocess.Popen(
-        [str(BIN / "celery"), "-A", "config", "worker", "-Q", "webhooks", "-P", "threads", "-c", "32",
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "WARNING"],
-        cwd=ROOT, env=ENV,
-    )  # fmt: skip
+    from config.supervise import commands
+
+    # The webhook workers exactly as `make run` starts them.
+    workers = [
+        subprocess.Popen([*command[:-1], "WARNING"], cwd=ROOT, env=ENV)
+        for name, command in commands(0, BIN).items()
+        if name.startswith("webhooks")
+    ]
     try:
         time.sleep(5)  # the worker connects
         total = FANOUT_EVENTS * FANOUT_ENDPOINTS
@@ -232,8 +235,10 @@ def _fanout(organization_id: str) -> dict[str, float]:
             "p99": delays[int(len(delays) * 0.99) - 1] * 1000 if delays else float("nan"),
         }
     finally:
-        worker.terminate()
-        worker.wait(timeout=30)
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.wait(timeout=30)
         receiver.shutdown()
 
 

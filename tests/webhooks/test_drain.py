@@ -1,0 +1,95 @@
+"""A worker thread keeps its endpoint's slot: after a success it takes the endpoint's next due delivery."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from werkzeug import Response
+
+from tests.factories import OrganizationFactory
+from tests.webhooks.conftest import make_endpoint
+from webhooks.delivery import deliver_and_continue
+from webhooks.events import emit_event
+from webhooks.models import WebhookAttempt, WebhookDelivery
+
+pytestmark = pytest.mark.django_db
+
+
+def _emit(organization, count):
+    for i in range(count):
+        emit_event(organization=organization, event_type="payment.completed", data={"n": i})
+    return list(
+        WebhookDelivery.objects.filter(endpoint__organization=organization).order_by("created_at", "pk")
+    )
+
+
+def test_one_task_drains_its_endpoints_due_deliveries_oldest_first(organization, receiver, settings):
+    settings.WEBHOOK_DRAIN_SECONDS = 60
+    make_endpoint(organization, receiver.url_for("/hook"))
+    other_org = OrganizationFactory(slug="other")
+    make_endpoint(other_org, receiver.url_for("/other"))
+    seen = []
+    receiver.expect_request("/hook", method="POST").respond_with_handler(
+        lambda request: (seen.append(request.get_json()["data"]["n"]), Response("ok"))[1]
+    )
+    deliveries = _emit(organization, 5)
+    foreign = _emit(other_org, 1)[0]
+    later = deliveries[4]
+    WebhookDelivery.objects.filter(pk=later.pk).update(next_attempt_at=timezone.now() + timedelta(minutes=1))
+
+    assert deliver_and_continue(deliveries[0].pk) == 4
+
+    assert seen == [0, 1, 2, 3]  # oldest first; a delivery not yet due is left for its time
+    statuses = dict(WebhookDelivery.objects.values_list("pk", "status"))
+    assert [statuses[d.pk] for d in deliveries] == ["success"] * 4 + ["pending"]
+    assert statuses[foreign.pk] == "pending"  # another endpoint's delivery is its own thread's business
+    assert sorted(WebhookAttempt.objects.values_list("number", flat=True)) == [1, 1, 1, 1]
+    assert deliver_and_continue(deliveries[1].pk) == 0  # its own task, arriving later, finds nothing to do
+
+
+def test_the_drain_stops_after_a_failure_and_after_its_time(organization, receiver, settings):
+    make_endpoint(organization, receiver.url_for("/hook"))
+    receiver.expect_request("/hook", method="POST").respond_with_data("down", status=503)
+    deliveries = _emit(organization, 3)
+
+    assert deliver_and_continue(deliveries[0].pk) == 1  # a failing receiver is not hammered
+
+    settings.WEBHOOK_DRAIN_SECONDS = 0
+    receiver.clear()
+    receiver.expect_request("/hook", method="POST").respond_with_data("ok")
+    WebhookDelivery.objects.filter(endpoint__organization=organization).update(next_attempt_at=timezone.now())
+    assert deliver_and_continue(deliveries[1].pk) == 1
+
+
+def test_a_busy_endpoints_delivery_is_left_due_without_a_lock_or_a_write_and_a_freed_slot_takes_it(
+    organization, receiver, settings, django_assert_max_num_queries
+):
+    from core.safehttp import PostResult
+    from webhooks.delivery import _Claim, _record
+
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT = 2
+    endpoint, _ = make_endpoint(organization, receiver.url_for("/hook"))
+    deliveries = _emit(organization, 3)
+    now = timezone.now()
+    WebhookDelivery.objects.filter(pk__in=[d.pk for d in deliveries[:2]]).update(
+        attempt_started_at=now, next_attempt_at=now + timedelta(minutes=1), attempts=1
+    )
+    for delivery in deliveries[:2]:
+        WebhookAttempt.objects.create(delivery=delivery, number=1, created_at=now)
+
+    with django_assert_max_num_queries(2):
+        assert deliver_and_continue(deliveries[2].pk) == 0
+
+    untouched = WebhookDelivery.objects.get(pk=deliveries[2].pk)
+    assert (untouched.attempts, untouched.waiting_for_slot) == (0, False)
+    assert untouched.next_attempt_at == deliveries[2].next_attempt_at
+    assert not receiver.log
+
+    # The first in-flight attempt ends: its thread takes the waiting delivery with the slot it frees.
+    first = WebhookDelivery.objects.get(pk=deliveries[0].pk)
+    claim = _Claim(delivery=first, endpoint=endpoint, number=1, started_at=now, manual=False)
+    outcome, following = _record(claim, PostResult(200, 3), may_continue=True)
+
+    assert outcome.succeeded and following is not None
+    assert following.delivery.pk == deliveries[2].pk and following.number == 1
+    assert WebhookDelivery.objects.get(pk=deliveries[2].pk).attempt_started_at is not None
