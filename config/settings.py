@@ -431,6 +431,8 @@ WEBHOOK_BUSY_RETRY_SECONDS = env_int("WEBHOOK_BUSY_RETRY_SECONDS", 2)
 # A thread whose attempt succeeded goes on with its endpoint's next due delivery for at most this long,
 # then hands the slot on through the broker, so that one busy endpoint cannot keep it from the others.
 WEBHOOK_DRAIN_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_SECONDS", "10"))
+# How many of its endpoint's deliveries such a thread claims at a time (then sends one after the other).
+WEBHOOK_DRAIN_BATCH = env_int("WEBHOOK_DRAIN_BATCH", 32)
 # Deliveries run on their own queue, consumed by a thread-pool worker (see README, "Running").
 CELERY_WEBHOOK_QUEUE = os.environ.get("CELERY_WEBHOOK_QUEUE", "webhooks")
 # After a rotation the previous secret keeps signing this long, beside the new one.

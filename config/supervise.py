@@ -28,9 +28,10 @@ def commands(port: int, bin_dir: Path) -> dict[str, list[str]]:
     celery = [str(bin_dir / "celery"), "-A", "config"]
     webhook_workers = {
         # One thread-pool process per core: a process runs Python on one core at a time (the GIL).
+        # Deliveries are short and bounded by their deadline, so each thread may hold 4 messages.
         f"webhooks-{n}": [*celery, "worker", "-Q", settings.CELERY_WEBHOOK_QUEUE, "-n", f"webhooks{n}@%h",
                           "--pool", "threads", "--concurrency", os.environ.get("WEBHOOK_CONCURRENCY", "16"),
-                          "--loglevel", "INFO"]
+                          "--prefetch-multiplier", "4", "--loglevel", "INFO"]
         for n in range(1, int(os.environ.get("WEBHOOK_WORKERS", "2")) + 1)
     }  # fmt: skip
     return {

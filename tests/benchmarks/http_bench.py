@@ -12,6 +12,7 @@ docs/benchmarks.md. Not a test: nothing here asserts a time.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import platform
 import re
@@ -20,7 +21,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -36,6 +36,8 @@ DURATION = os.environ.get("BENCH_DURATION", "10s")
 CONNECTIONS = os.environ.get("BENCH_CONNECTIONS", "16")
 FANOUT_EVENTS = int(os.environ.get("BENCH_FANOUT_EVENTS", "200"))
 FANOUT_ENDPOINTS = int(os.environ.get("BENCH_FANOUT_ENDPOINTS", "5"))
+# Events come from many web requests at once, not from one loop: this many processes emit them.
+FANOUT_PRODUCERS = int(os.environ.get("BENCH_FANOUT_PRODUCERS", "4"))
 
 ENV = {
     **os.environ,
@@ -169,13 +171,12 @@ def _wrk(url: str, *, headers: dict[str, str], body: dict | None = None) -> dict
 
 
 class _Receiver(BaseHTTPRequestHandler):
-    received = 0
-    lock = threading.Lock()
+    received = None  # a multiprocessing.Value, shared with the bench
 
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        with _Receiver.lock:
-            _Receiver.received += 1
+        with _Receiver.received.get_lock():
+            _Receiver.received.value += 1
         self.send_response(200)
         self.end_headers()
 
@@ -183,25 +184,55 @@ class _Receiver(BaseHTTPRequestHandler):
         pass
 
 
+def _serve_receiver(received, port) -> None:
+    """The webhook receiver, in its own process: a real receiver is another service, with its own GIL."""
+    _Receiver.received = received
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    port.value = server.server_port
+    server.serve_forever()
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _emit_events(organization_id: str, count: int) -> None:
+    """One producer: `count` events, each committed on its own, as a web request would."""
+    from django.db import transaction
+
+    from platform_api.models import Organization
+    from webhooks.events import emit_event
+
+    organization = Organization.objects.get(pk=organization_id)
+    for _ in range(count):
+        with transaction.atomic():
+            emit_event(organization=organization, event_type="payment.completed", data={"bench": True})
+
+
 def _fanout(organization_id: str) -> dict[str, float]:
     """Deliveries/s to a local receiver, and commit-to-first-attempt p99, with a real thread-pool worker."""
-    from django.db import transaction
+    from django.db import connections
 
     from platform_api.context import RequestContext
     from platform_api.models import Organization
-    from webhooks.events import emit_event
     from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
     from webhooks.services import webhook_endpoint_create
 
-    receiver = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    received, port = multiprocessing.Value("i", 0), multiprocessing.Value("i", 0)
+    receiver = multiprocessing.get_context("fork").Process(target=_serve_receiver, args=(received, port))
+    connections.close_all()  # the child must not share the parent's database connection
+    receiver.start()
+    while not port.value:
+        time.sleep(0.05)
     organization = Organization.objects.get(pk=organization_id)
     WebhookEndpoint.objects.filter(organization=organization).delete()
     ctx = RequestContext(
         organization=organization, api_key=None, ip_address="127.0.0.1", method="POST", path="/"
     )
     for _ in range(FANOUT_ENDPOINTS):
-        webhook_endpoint_create(ctx=ctx, url=f"http://127.0.0.1:{receiver.server_port}/hook", events=["*"])
+        webhook_endpoint_create(ctx=ctx, url=f"http://127.0.0.1:{port.value}/hook", events=["*"])
     from config.supervise import commands
 
     # The webhook workers exactly as `make run` starts them.
@@ -211,14 +242,23 @@ def _fanout(organization_id: str) -> dict[str, float]:
         if name.startswith("webhooks")
     ]
     try:
-        time.sleep(5)  # the worker connects
+        time.sleep(5)  # the workers start and connect
+        idle_cpu = sum(_cpu_seconds(worker.pid) for worker in workers)
         total = FANOUT_EVENTS * FANOUT_ENDPOINTS
         started = time.monotonic()
-        for _ in range(FANOUT_EVENTS):
-            with transaction.atomic():
-                emit_event(organization=organization, event_type="payment.completed", data={"bench": True})
+        connections.close_all()
+        producers = [
+            multiprocessing.get_context("fork").Process(
+                target=_emit_events, args=(organization_id, FANOUT_EVENTS // FANOUT_PRODUCERS)
+            )
+            for _ in range(FANOUT_PRODUCERS)
+        ]
+        for producer in producers:
+            producer.start()
+        for producer in producers:
+            producer.join()
         deadline = time.monotonic() + 300
-        while _Receiver.received < total and time.monotonic() < deadline:
+        while received.value < total and time.monotonic() < deadline:
             time.sleep(0.05)
         elapsed = time.monotonic() - started
         delays = sorted(
@@ -227,19 +267,21 @@ def _fanout(organization_id: str) -> dict[str, float]:
                 number=1, delivery__endpoint__organization=organization
             ).select_related("delivery")
         )
+        worker_cpu = sum(_cpu_seconds(worker.pid) for worker in workers) - idle_cpu
         if not os.environ.get("BENCH_KEEP_DELIVERIES"):
             WebhookDelivery.objects.filter(endpoint__organization=organization).delete()
         return {
-            "deliveries": _Receiver.received,
-            "rate": _Receiver.received / elapsed,
+            "deliveries": received.value,
+            "rate": received.value / elapsed,
             "p99": delays[int(len(delays) * 0.99) - 1] * 1000 if delays else float("nan"),
+            "worker_ms": worker_cpu / max(received.value, 1) * 1000,
         }
     finally:
         for worker in workers:
             worker.terminate()
         for worker in workers:
             worker.wait(timeout=30)
-        receiver.shutdown()
+        receiver.terminate()
 
 
 def main() -> None:
@@ -286,8 +328,9 @@ def main() -> None:
         )
     lines.append("")
     lines.append(
-        f"Webhook fan-out: {fanout['deliveries']:.0f} deliveries ({FANOUT_EVENTS} events x {FANOUT_ENDPOINTS} "
-        f"endpoints) at {fanout['rate']:.0f} deliveries/s; event commit to first attempt p99 {fanout['p99']:.0f} ms."
+        f"Webhook fan-out: {fanout['deliveries']:.0f} deliveries ({FANOUT_EVENTS} events from {FANOUT_PRODUCERS} "
+        f"processes x {FANOUT_ENDPOINTS} endpoints) at {fanout['rate']:.0f} deliveries/s; event commit to first attempt p99 {fanout['p99']:.0f} ms; "
+        f"webhook workers' CPU {fanout['worker_ms']:.1f} ms per delivery."
     )
     table = "\n".join(lines)
     print(table)

@@ -88,8 +88,77 @@ def test_a_busy_endpoints_delivery_is_left_due_without_a_lock_or_a_write_and_a_f
     # The first in-flight attempt ends: its thread takes the waiting delivery with the slot it frees.
     first = WebhookDelivery.objects.get(pk=deliveries[0].pk)
     claim = _Claim(delivery=first, endpoint=endpoint, number=1, started_at=now, manual=False)
-    outcome, following = _record(claim, PostResult(200, 3), may_continue=True)
+    outcomes, following = _record([(claim, PostResult(200, 3), now)], [], may_continue=True)
 
-    assert outcome.succeeded and following is not None
-    assert following.delivery.pk == deliveries[2].pk and following.number == 1
+    assert [o.succeeded for o in outcomes] == [True]
+    assert [(c.delivery.pk, c.number) for c in following] == [(deliveries[2].pk, 1)]
     assert WebhookDelivery.objects.get(pk=deliveries[2].pk).attempt_started_at is not None
+
+
+def test_a_drain_claims_batches_and_records_each_attempt_when_it_was_really_sent(
+    organization, receiver, settings, django_assert_max_num_queries
+):
+    settings.WEBHOOK_DRAIN_SECONDS = 60
+    settings.WEBHOOK_DRAIN_BATCH = 8
+    make_endpoint(organization, receiver.url_for("/hook"))
+    receiver.expect_request("/hook", method="POST").respond_with_data("ok")
+    deliveries = _emit(organization, 20)
+
+    with django_assert_max_num_queries(60):  # a claim and a record per delivery took 10 each
+        assert deliver_and_continue(deliveries[0].pk) == 20
+
+    assert set(WebhookDelivery.objects.values_list("status", "attempts")) == {("success", 1)}
+    attempts = list(WebhookAttempt.objects.order_by("created_at", "pk"))
+    assert [a.delivery_id for a in attempts] == [d.pk for d in deliveries]
+    assert all(a.response_code == 200 and a.finished_at >= a.created_at for a in attempts)
+    assert len({a.created_at for a in attempts}) == 20  # its own send time, not the batch's claim time
+
+
+def test_what_a_stopped_drain_claimed_but_did_not_send_is_released_due_with_no_attempt(
+    organization, receiver, settings
+):
+    import time
+
+    settings.WEBHOOK_DRAIN_SECONDS = 0.5
+    settings.WEBHOOK_DRAIN_BATCH = 4
+
+    def slow(_request):
+        time.sleep(0.3)
+        return Response("ok")
+
+    make_endpoint(organization, receiver.url_for("/hook"))
+    receiver.expect_request("/hook", method="POST").respond_with_handler(slow)
+    deliveries = _emit(organization, 5)
+
+    assert deliver_and_continue(deliveries[0].pk) == 2  # 0.3 s, then a batch of 4 of which one fits
+
+    rows = {d.pk: d for d in WebhookDelivery.objects.all()}
+    assert [rows[d.pk].status for d in deliveries] == ["success", "success", "pending", "pending", "pending"]
+    for released in deliveries[2:]:
+        row = rows[released.pk]
+        assert (row.attempts, row.attempt_started_at, row.waiting_for_slot) == (0, None, False)
+        assert row.next_attempt_at <= timezone.now()
+    assert WebhookAttempt.objects.count() == 2
+
+
+def test_a_failure_in_a_batch_stops_it_and_is_scheduled_for_its_retry(organization, receiver, settings):
+    settings.WEBHOOK_DRAIN_SECONDS = 60
+    settings.WEBHOOK_DRAIN_BATCH = 4
+    make_endpoint(organization, receiver.url_for("/hook"))
+    answers = iter([200, 200, 503])
+    receiver.expect_request("/hook", method="POST").respond_with_handler(
+        lambda _request: Response("x", status=next(answers, 200))
+    )
+    deliveries = _emit(organization, 5)
+
+    assert deliver_and_continue(deliveries[0].pk) == 3  # 1, then a batch of 4 that stops at its 2nd
+
+    rows = {d.pk: d for d in WebhookDelivery.objects.all()}
+    assert [(rows[d.pk].status, rows[d.pk].attempts) for d in deliveries] == [
+        ("success", 1), ("success", 1), ("pending", 1), ("pending", 0), ("pending", 0),
+    ]  # fmt: skip
+    retried = rows[deliveries[2].pk]
+    assert retried.next_attempt_at > timezone.now() + timedelta(seconds=30)  # the first retry delay
+    assert retried.last_error == "HTTP 503"
+    endpoint = retried.endpoint
+    assert (endpoint.success_count, endpoint.last_attempt_failed) == (2, True)
