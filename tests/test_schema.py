@@ -84,3 +84,26 @@ def test_the_documented_request_examples_are_accepted_as_they_stand(client, toke
     for example in examples.values():
         response = client.post(path, example["value"], content_type="application/json")
         assert (response.status_code, response.json()["success"]) == (status, True), response.content
+
+
+def test_operations_are_not_described_by_a_base_views_docstring(client):
+    import inspect
+
+    from django.views import View
+    from rest_framework.views import APIView
+
+    from core.inputs import InputChecksMixin
+    from orders.envelope import OrderAPIView
+    from platform_api.api import PlatformAPIView
+
+    inherited = {
+        inspect.getdoc(base) for base in (InputChecksMixin, APIView, View, OrderAPIView, PlatformAPIView)
+    }
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    described = [
+        (path, method, operation.get("description", ""))
+        for path, item in schema["paths"].items()
+        for method, operation in item.items()
+    ]
+    assert len(described) > 20
+    assert [(p, m) for p, m, text in described if text and text in inherited] == []
