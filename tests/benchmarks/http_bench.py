@@ -337,10 +337,12 @@ def main() -> None:
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     (ROOT / "docs" / "benchmarks.md").write_text(
         "# Benchmarks\n\n"
-        "Measured by `make bench` (tests/benchmarks/http_bench.py): gunicorn as `make run` starts it (gthread, "
-        f"2 processes x 8 threads) on PostgreSQL + Redis, wrk with {CONNECTIONS} connections for {DURATION} per "
-        "endpoint, and a bare Django JSON view on the same settings and server in the same run. Ratios are to "
-        f"that view. Machine: {machine}.\n\n{table}\n"
+        "Measured by `make bench` (tests/benchmarks/http_bench.py): gunicorn with `config/gunicorn_conf.py` as "
+        "`make run` starts it (gthread, 2 processes x 8 threads; no access log) on PostgreSQL + Redis, wrk with "
+        f"{CONNECTIONS} connections for {DURATION} per endpoint, and a bare Django JSON view on the same settings "
+        "and server in the same run. Ratios are to that view. The fan-out runs the webhook workers as `make run` "
+        f"does, with a receiver in its own process. Machine: {machine}. What the figures mean, and what stands in "
+        f"the way of the targets: [performance.md](performance.md).\n\n{table}\n"
     )
 
 
