@@ -8,7 +8,7 @@ MANAGE := $(BIN)/python manage.py
 # Django's debug pages stay off unless DJANGO_DEBUG=1 is asked for.
 export SERVICE_ENV ?= development
 
-.PHONY: install run test apicheck bench bench-queries lint format migrations-check clean
+.PHONY: install run test apicheck bench bench-queries lint format migrations-check contracts clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
@@ -19,9 +19,20 @@ $(VENV)/.installed: $(BIN)/python requirements.txt requirements-dev.txt
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
-install: $(VENV)/.installed
+# Tools from the npm registry, pinned in tools/package-lock.json: solc (contracts) and anvil (devnets).
+# `npm install --no-save` rather than `npm ci`: the lock holds only the platform packages the registry
+# serves here, which `npm ci` refuses; --no-save installs the locked versions and writes nothing.
+TOOLS := tools/node_modules/.installed
+$(TOOLS): tools/package.json tools/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd tools && npm install --no-save --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else \
+		echo "npm is not installed (Debian: apt-get install npm): no anvil devnets, contract tests are skipped"; \
+	fi
 
-run: $(VENV)/.installed
+install: $(VENV)/.installed $(TOOLS)
+
+run: $(VENV)/.installed $(TOOLS)
 	$(MANAGE) migrate --noinput
 	$(MANAGE) load_tokens
 	@if [ "$(SERVICE_ENV)" = "production" ]; then $(MANAGE) collectstatic --noinput -v0; fi
@@ -32,8 +43,12 @@ run: $(VENV)/.installed
 	@echo
 	exec $(BIN)/python -m config.supervise --port $(PORT)
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed $(TOOLS)
 	$(BIN)/pytest
+
+# Rebuild chains/contracts/artifacts from chains/contracts/src with the pinned solc.
+contracts: $(TOOLS)
+	node chains/contracts/build.mjs
 
 # schemathesis against both interfaces of a real server: no 5xx, no schema-valid request refused.
 apicheck: $(VENV)/.installed

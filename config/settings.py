@@ -14,6 +14,7 @@ DJANGO_DEBUG (Django's debug pages, off unless asked for, development only).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -328,11 +329,18 @@ _enum_names = SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]
 assert isinstance(_enum_names, dict)
 _enum_names["SupportedChainIdEnum"] = [(c, c) for c in SUPPORTED_CHAIN_IDS]
 
-# Deposit addresses are CREATE2 addresses of per-payment forwarder contracts
-# deployed on demand by the service's factory (see docs/decisions.md). The
-# defaults are development values; production sets the deployed factory.
-DEPOSIT_FACTORY_ADDRESS = os.environ.get("DEPOSIT_FACTORY_ADDRESS", "0x" + "5e" * 20)
-DEPOSIT_FORWARDER_INIT_CODE_HASH = os.environ.get("DEPOSIT_FORWARDER_INIT_CODE_HASH", "0x" + "11" * 32)
+# Deposit addresses are CREATE2 addresses of per-payment forwarders deployed on demand by the
+# service's DepositFactory (chains/contracts; the forwarder's init-code hash comes from its compiled
+# artifact). Development's default is where a fresh devnet puts the factory: the first contract
+# deployed by anvil's account 0. Production must name its deployed factory.
+DEVNET_FACTORY_ADDRESS = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+DEPOSIT_FACTORY_ADDRESS = os.environ.get(
+    "DEPOSIT_FACTORY_ADDRESS", DEVNET_FACTORY_ADDRESS if DEVELOPMENT else ""
+)
+if not re.fullmatch(r"0x[0-9a-fA-F]{40}", DEPOSIT_FACTORY_ADDRESS) or int(DEPOSIT_FACTORY_ADDRESS, 16) == 0:
+    raise ImproperlyConfigured(
+        "DEPOSIT_FACTORY_ADDRESS must be the address of the deployed DepositFactory (0x and 40 hex characters)."
+    )
 
 LOGGING = {
     "version": 1,

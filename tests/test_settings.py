@@ -11,13 +11,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "k3y-" + "x7Qp9zL2mN4vB8wR1tY6uI0oP5aS3dF" * 2
 ENCRYPTION_KEY = "q2V0x7eB3l0m9mFh1cW2aKx0JmYk3i8nP4r5s6t7u8E="
+FACTORY = "0x" + "12" * 20
 
 
 def _manage(*args, **env):
     clean = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("DJANGO_", "SERVICE_ENV", "ENCRYPTION_KEY", "WEBHOOK_SECRET_KEY"))
+        if not k.startswith(("DJANGO_", "SERVICE_ENV", "ENCRYPTION_KEY", "WEBHOOK_SECRET_KEY", "DEPOSIT_"))
     }
     return subprocess.run(
         [sys.executable, "manage.py", *args],
@@ -42,9 +43,19 @@ def test_production_without_secret_key_refuses_to_start():
 
 def test_manage_py_with_a_secret_key_is_production():
     """A production shell always has the secret key: manage.py then needs the rest of production's settings."""
-    result = _manage("check", DJANGO_SECRET_KEY=SECRET)
+    result = _manage("check", DJANGO_SECRET_KEY=SECRET, DEPOSIT_FACTORY_ADDRESS=FACTORY)
     assert result.returncode != 0
     assert "ENCRYPTION_KEY must be set in production" in result.stderr
+
+
+@pytest.mark.parametrize("factory", [None, "0x" + "00" * 20, "0x1234", "factory"])
+def test_production_needs_a_deployed_deposit_factory(factory):
+    env = {"DEPOSIT_FACTORY_ADDRESS": factory} if factory is not None else {}
+    result = _manage(
+        "check", SERVICE_ENV="production", DJANGO_SECRET_KEY=SECRET, ENCRYPTION_KEY=ENCRYPTION_KEY, **env
+    )
+    assert result.returncode != 0
+    assert "DEPOSIT_FACTORY_ADDRESS must be the address of the deployed DepositFactory" in result.stderr
 
 
 def test_deploy_check_is_clean_in_production_mode():
@@ -57,6 +68,7 @@ def test_deploy_check_is_clean_in_production_mode():
         DJANGO_SECRET_KEY=SECRET,
         DJANGO_ALLOWED_HOSTS="checkout.example.com",
         ENCRYPTION_KEY=ENCRYPTION_KEY,
+        DEPOSIT_FACTORY_ADDRESS=FACTORY,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -68,6 +80,7 @@ def test_debug_pages_are_refused_in_production():
         DJANGO_DEBUG="1",
         DJANGO_SECRET_KEY=SECRET,
         ENCRYPTION_KEY=ENCRYPTION_KEY,
+        DEPOSIT_FACTORY_ADDRESS=FACTORY,
     )
     assert result.returncode != 0
     assert "DJANGO_DEBUG" in result.stderr

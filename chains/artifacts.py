@@ -1,0 +1,28 @@
+"""The compiled contracts (chains/contracts/artifacts, built by `make contracts` with the pinned solc)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from eth_utils import keccak
+
+ARTIFACTS = Path(__file__).resolve().parent / "contracts" / "artifacts"
+
+
+@cache
+def artifact(name: str) -> dict[str, Any]:
+    """`{contractName, abi, bytecode, deployedBytecode, compiler}` of one contract."""
+    return json.loads((ARTIFACTS / f"{name}.json").read_text())
+
+
+@cache
+def forwarder_init_code_hash() -> bytes:
+    """keccak256 of the deposit forwarder's init code, which the factory deploys with CREATE2.
+
+    Taken from the artifact, never configured: with the factory's address and a
+    payment's salt it gives the address the factory will deploy, and can sweep.
+    """
+    return keccak(hexstr=artifact("DepositForwarder")["bytecode"])
