@@ -13,6 +13,7 @@ DJANGO_DEBUG (Django's debug pages, off unless asked for, development only).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -393,6 +394,39 @@ CHAIN_RPC_URLS = {
     for chain, _, url in (item.partition("=") for item in env_list("CHAIN_RPC_URLS"))
     if chain.strip().isdigit() and url
 }
+# The chain registry (chains/registry.py): every chain the service knows, one entry each. CHAINS, a JSON
+# list of such entries, replaces the default: in development the two devnets `make run` starts (ports
+# from DEVNET_PORTS) beside the chains of the shipped token list, which have an RPC URL only when
+# CHAIN_RPC_URLS gives one.
+DEVNET_PORTS = [int(p) for p in env_list("DEVNET_PORTS", "8545,8546")]
+_KNOWN_CHAINS = {  # chain id: (name, native symbol, explorer)
+    1: ("Ethereum", "ETH", "https://etherscan.io"),
+    10: ("OP Mainnet", "ETH", "https://optimistic.etherscan.io"),
+    56: ("BNB Smart Chain", "BNB", "https://bscscan.com"),
+    137: ("Polygon", "POL", "https://polygonscan.com"),
+    8333: ("B3", "ETH", "https://explorer.b3.fun"),
+    8453: ("Base", "ETH", "https://basescan.org"),
+    42161: ("Arbitrum One", "ETH", "https://arbiscan.io"),
+    43114: ("Avalanche C-Chain", "AVAX", "https://snowtrace.io"),
+}
+if "CHAINS" in os.environ:
+    CHAINS = json.loads(os.environ["CHAINS"])
+else:
+    CHAINS = [
+        {"chain_id": 31337 + n, "name": f"Devnet {'AB'[n]}", "native_symbol": "ETH", "devnet": True,
+         "rpc_url": f"http://127.0.0.1:{port}", "confirmations": 1, "poll_interval_seconds": 1,
+         "factory_address": DEVNET_FACTORY_ADDRESS}
+        for n, port in enumerate(DEVNET_PORTS[:2])
+    ] if DEVELOPMENT else []  # fmt: skip
+    CHAINS += [
+        {"chain_id": chain_id, "name": _KNOWN_CHAINS.get(chain_id, (f"Chain {chain_id}",))[0],
+         "native_symbol": _KNOWN_CHAINS.get(chain_id, ("", "ETH"))[1],
+         "explorer_url": _KNOWN_CHAINS.get(chain_id, ("", "", ""))[2],
+         "rpc_url": CHAIN_RPC_URLS.get(chain_id, ""),
+         # The devnet factory exists on no real chain: a real one is named in CHAINS or DEPOSIT_FACTORY_ADDRESS.
+         "factory_address": os.environ.get("DEPOSIT_FACTORY_ADDRESS", "")}
+        for chain_id in SUPPORTED_CHAIN_IDS
+    ]  # fmt: skip
 PROVIDER_TIMEOUT_SECONDS = float(os.environ.get("PROVIDER_TIMEOUT_SECONDS", "10"))
 PROVIDER_MAX_RETRIES = env_int("PROVIDER_MAX_RETRIES", 2)
 QUOTE_SLIPPAGE_BPS = env_int("QUOTE_SLIPPAGE_BPS", 50)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from chains.registry import Chain
 from orders.models import CheckoutSession, Order
 from orders.selectors import OrderWithTransactions
 
@@ -18,6 +19,19 @@ def millis(value: datetime | None) -> int | None:
 
 def iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def chain_data(chain: Chain) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "chainId": chain.chain_id,
+        "name": chain.name,
+        "nativeCurrency": {"symbol": chain.native_symbol, "decimals": chain.native_decimals},
+        "confirmations": chain.confirmations,
+        "devnet": chain.devnet,
+    }
+    if chain.devnet:  # a real chain's RPC URL may carry a provider's key: never shown
+        data["rpcUrl"] = chain.rpc_url
+    return data
 
 
 def session_data(session: CheckoutSession) -> dict[str, Any]:

@@ -25,5 +25,6 @@ urlpatterns = [
         views.OrderComprehensiveView.as_view(),
         name="order-comprehensive",
     ),
+    path("chains", views.ChainListView.as_view(), name="chains"),
     path("chains/<int64:chain_id>/tokens", views.ChainTokensView.as_view(), name="chain-tokens"),
 ]

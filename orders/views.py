@@ -9,13 +9,14 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers
 
 from chains.evm import is_address
+from chains.registry import chains
 from core import openapi
 from core.http import client_ip
 from orders import examples, selectors, services
 from orders.envelope import OrderAPIView, OrderError, ok, order_error_response
 from orders.providers import token_shape
 from orders.quotes import quote_build
-from orders.representations import order_data, order_detail_data, session_data
+from orders.representations import chain_data, order_data, order_detail_data, session_data
 from orders.serializers import responses
 from orders.serializers.orders import (
     ORDER_REQUEST,
@@ -196,6 +197,13 @@ class OrderComprehensiveView(OrderDetailView):
 
     def may_see(self, order) -> bool:
         return order.organization_id == self.request.auth.organization_id
+
+
+class ChainListView(OrderAPIView):
+    @extend_schema(tags=["Tokens"], responses={200: responses.CHAIN_LIST_RESPONSE, **ERRORS})
+    def get(self, request):
+        """The chains the service knows; devnets (development only) carry the RPC URL a wallet can use."""
+        return ok([chain_data(chain) for chain in chains()])
 
 
 class ChainTokensView(OrderAPIView):

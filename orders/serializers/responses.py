@@ -150,4 +150,21 @@ ORDER_RESPONSE = envelope("OrderResponse", OrderOutputSerializer())
 ORDER_LIST_RESPONSE = envelope("OrderListResponse", OrderOutputSerializer(many=True))
 ORDER_DETAIL_RESPONSE = envelope("OrderDetailResponse", OrderDetailOutputSerializer())
 QUOTE_RESPONSE = envelope("QuoteResponse", QuoteOutputSerializer())
+
+
+class NativeCurrencySerializer(serializers.Serializer):
+    symbol = serializers.CharField()
+    decimals = serializers.IntegerField()
+
+
+class ChainOutputSerializer(serializers.Serializer):
+    chainId = serializers.IntegerField()
+    name = serializers.CharField()
+    nativeCurrency = NativeCurrencySerializer()
+    confirmations = serializers.IntegerField(help_text="Blocks a deposit must be under before it counts.")
+    devnet = serializers.BooleanField(help_text="A local development chain, not a real network.")
+    rpcUrl = serializers.CharField(required=False, help_text="Only for devnets: where a wallet can send to.")
+
+
+CHAIN_LIST_RESPONSE = envelope("ChainListResponse", ChainOutputSerializer(many=True))
 TOKEN_LIST_RESPONSE = envelope("TokenListResponse", TokenShapeSerializer(many=True))

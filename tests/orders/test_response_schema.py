@@ -75,6 +75,7 @@ def test_sessions_tokens_and_errors_match_the_schema(api_client, tokens, openapi
     expired = api_client.post(f"/checkout-sessions/{session_id}/expire")
     _check(openapi, "/checkout-sessions/{session_id}/expire", "post", expired)
     _check(openapi, "/chains/{chain_id}/tokens", "get", api_client.get("/chains/8453/tokens"))
+    _check(openapi, "/chains", "get", api_client.get("/chains"))
     refused = api_client.post("/orders", {"type": "swap"}, format="json")
     assert refused.status_code == 400
     _check(openapi, "/orders", "post", refused)

@@ -1,0 +1,65 @@
+"""The chains the service knows (settings.CHAINS), checked once: ids, names, native coin, RPC, confirmations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from chains.evm import is_address
+
+
+@dataclass(frozen=True)
+class Chain:
+    chain_id: int
+    name: str
+    native_symbol: str
+    native_decimals: int = 18
+    rpc_url: str = ""
+    confirmations: int = 12
+    poll_interval_seconds: float = 12
+    factory_address: str = ""
+    explorer_url: str = ""
+    devnet: bool = False
+
+
+def _chain(entry: dict) -> Chain:
+    try:
+        chain = Chain(**entry)
+    except TypeError as exc:
+        raise ImproperlyConfigured(f"CHAINS entry {entry!r}: {exc}") from None
+    if not isinstance(chain.chain_id, int) or chain.chain_id < 1:
+        raise ImproperlyConfigured(f"CHAINS entry {entry!r}: chain_id must be a positive integer.")
+    if not chain.name or not chain.native_symbol:
+        raise ImproperlyConfigured(f"CHAINS entry {entry!r}: name and native_symbol are required.")
+    if chain.confirmations < 0 or chain.poll_interval_seconds <= 0:
+        raise ImproperlyConfigured(f"CHAINS entry {entry!r}: confirmations >= 0, poll_interval_seconds > 0.")
+    if chain.factory_address and not is_address(chain.factory_address):
+        raise ImproperlyConfigured(f"CHAINS entry {entry!r}: factory_address is not an address.")
+    return chain
+
+
+@cache
+def _registry(entries: str) -> dict[int, Chain]:
+    import json
+
+    chains = [_chain(entry) for entry in json.loads(entries)]
+    by_id = {chain.chain_id: chain for chain in chains}
+    if len(by_id) != len(chains):
+        raise ImproperlyConfigured("CHAINS lists a chain id twice.")
+    return by_id
+
+
+def chains() -> list[Chain]:
+    """Every chain of the registry, by id."""
+    import json
+
+    return sorted(_registry(json.dumps(settings.CHAINS, sort_keys=True)).values(), key=lambda c: c.chain_id)
+
+
+def chain_get(chain_id: int) -> Chain | None:
+    import json
+
+    return _registry(json.dumps(settings.CHAINS, sort_keys=True)).get(chain_id)
