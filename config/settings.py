@@ -399,6 +399,8 @@ CHAIN_RPC_URLS = {
 # from DEVNET_PORTS) beside the chains of the shipped token list, which have an RPC URL only when
 # CHAIN_RPC_URLS gives one.
 DEVNET_PORTS = [int(p) for p in env_list("DEVNET_PORTS", "8545,8546")]
+# `make run` starts the registry's devnets (anvil) in development unless DEVNET=0.
+DEVNET = env_bool("DEVNET", DEVELOPMENT)
 _KNOWN_CHAINS = {  # chain id: (name, native symbol, explorer)
     1: ("Ethereum", "ETH", "https://etherscan.io"),
     10: ("OP Mainnet", "ETH", "https://optimistic.etherscan.io"),

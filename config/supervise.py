@@ -1,9 +1,11 @@
 """`make run`: the web server, the workers and beat as one unit, stopped together.
 
-Starts gunicorn (the production WSGI server, static files by whitenoise), a
-Celery worker for the default queue, a thread-pool worker for webhook
-deliveries and beat. SIGINT (Ctrl-C) or SIGTERM stops every child, and so
-does any child exiting on its own; the exit status says which.
+In development, first the registry's devnets (anvil nodes, with the contracts
+and devnet tokens deployed; chains/devnet.py). Then gunicorn (the production
+WSGI server, static files by whitenoise), a Celery worker for the default
+queue, thread-pool workers for webhook deliveries and beat. SIGINT (Ctrl-C)
+or SIGTERM stops every child, and so does any child exiting on its own; the
+exit status says which.
 
     python -m config.supervise [--port 8000]
 """
@@ -46,6 +48,40 @@ def commands(port: int, bin_dir: Path) -> dict[str, list[str]]:
     }  # fmt: skip
 
 
+def start_devnets(bin_dir: Path) -> dict[str, subprocess.Popen]:
+    """Start the registry's devnets (anvil), deploy on them and load their tokens; {} when there are none."""
+    from chains.devnet import ANVIL, DevnetError, devnet_chains, port_is_free, token_list_path, wait_until_up
+
+    chains = devnet_chains()
+    if not chains:
+        return {}
+    if not ANVIL.exists():
+        print(
+            "supervise: anvil is not installed (npm is needed: see README); running without devnets",
+            flush=True,
+        )
+        return {}
+    busy = [chain for chain in chains if not port_is_free(int(chain.rpc_url.rsplit(":", 1)[1]))]
+    if busy:
+        raise DevnetError(
+            f"{', '.join(c.rpc_url for c in busy)} already in use: stop what listens there, or set "
+            "DEVNET_PORTS (or DEVNET=0)"
+        )
+    from chains.devnet import anvil_command
+
+    nodes = {f"devnet-{chain.chain_id}": subprocess.Popen(anvil_command(chain)) for chain in chains}  # noqa: S603
+    try:
+        for chain in chains:
+            wait_until_up(chain)
+        manage = [str(bin_dir / "python"), "manage.py"]
+        subprocess.run([*manage, "devnet_deploy"], check=True)  # noqa: S603
+        subprocess.run([*manage, "load_tokens", str(token_list_path())], check=True)  # noqa: S603
+    except (DevnetError, subprocess.CalledProcessError):
+        stop(nodes)
+        raise
+    return nodes
+
+
 def stop(children: dict[str, subprocess.Popen]) -> None:
     for child in children.values():
         if child.poll() is None:
@@ -76,7 +112,14 @@ def main() -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     bin_dir = Path(sys.executable).parent
-    children = {name: subprocess.Popen(cmd) for name, cmd in commands(args.port, bin_dir).items()}  # noqa: S603
+    from chains.devnet import DevnetError
+
+    try:
+        children = start_devnets(bin_dir)
+    except (DevnetError, subprocess.CalledProcessError) as exc:
+        print(f"supervise: the devnets did not start: {exc}", file=sys.stderr)
+        return 1
+    children.update({name: subprocess.Popen(cmd) for name, cmd in commands(args.port, bin_dir).items()})  # noqa: S603
     print(f"supervise: started {', '.join(f'{n} (pid {c.pid})' for n, c in children.items())}", flush=True)
     exited = None
     while not stopping and exited is None:

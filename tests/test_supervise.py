@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+ANVIL = ROOT / "tools" / "node_modules" / ".bin" / "anvil"
 
 
 def _free_port() -> int:
@@ -48,7 +49,11 @@ def _alive(pid: int) -> bool:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_the_supervisor_serves_and_stops_every_child(tmp_path, signum):
     port = _free_port()
-    env = {**os.environ, "SERVICE_ENV": "development", "VAR_DIR": str(tmp_path), "DATABASE_URL": ""}
+    devnet_ports = f"{_free_port()},{_free_port()}"
+    env = {
+        **os.environ, "SERVICE_ENV": "development", "VAR_DIR": str(tmp_path), "DATABASE_URL": "",
+        "DEVNET_PORTS": devnet_ports,
+    }  # fmt: skip
     env.pop("DJANGO_DEBUG", None)
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=120
@@ -74,6 +79,12 @@ def test_the_supervisor_serves_and_stops_every_child(tmp_path, signum):
         assert body is not None and body["success"] is True
         children = _children(process.pid)
         assert len(children) >= 4  # gunicorn (and its workers), two celery workers, beat
+        if ANVIL.exists():  # the devnets came first, with their tokens deployed and loaded
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{port}/chains/31337/tokens", timeout=5
+            ) as response:
+                symbols = {t["symbol"] for t in json.loads(response.read())["data"]}
+            assert symbols == {"ETH", "dUSDC", "dWETH"}
 
         process.send_signal(signum)
         assert process.wait(timeout=40) == 0

@@ -1,0 +1,151 @@
+"""Local EVM devnets for development: anvil nodes, with the contracts and devnet tokens deployed on each.
+
+`make run` starts one anvil node per devnet of the registry (Devnet A 31337,
+Devnet B 31338), then `manage.py devnet_deploy` deploys on each, in this order
+from anvil's account 0 (the service's deployer and vault), so that every
+address is the same on every fresh start: the DepositFactory (nonce 0, at
+DEVNET_FACTORY_ADDRESS), dUSDC (6 decimals), dWETH (18), the balance reader,
+the ERC-721 and ERC-1155 mints, the tournament and the reverting target. It
+mints 1,000,000 whole units of each token to accounts 1-8 (the payers;
+account 9 is the solver), switches the node to 1 s blocks, and writes the
+deployment and a token list (with reference USD prices) under VAR_DIR.
+Anvil's default accounts are unlocked: nothing here holds a key.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from web3 import Web3
+
+from chains.artifacts import artifact
+from chains.registry import Chain, chains
+
+ANVIL = Path(settings.BASE_DIR) / "tools" / "node_modules" / ".bin" / "anvil"
+NATIVE = "0x" + "00" * 20
+TOKENS = (  # symbol, name, decimals, reference USD price
+    ("dUSDC", "Devnet USD Coin", 6, "1"),
+    ("dWETH", "Devnet Wrapped Ether", 18, "3000"),
+)
+NATIVE_USD_PRICE = "3000"
+MINT_WHOLE_UNITS = 1_000_000
+PAYERS = range(1, 9)
+BLOCK_SECONDS = 1
+
+
+class DevnetError(RuntimeError):
+    pass
+
+
+def devnet_chains() -> list[Chain]:
+    return [chain for chain in chains() if chain.devnet] if settings.DEVNET else []
+
+
+def port_of(chain: Chain) -> int:
+    return urlsplit(chain.rpc_url).port or 8545
+
+
+def anvil_command(chain: Chain) -> list[str]:
+    return [str(ANVIL), "--host", "127.0.0.1", "--port", str(port_of(chain)),
+            "--chain-id", str(chain.chain_id), "--silent"]  # fmt: skip
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def wait_until_up(chain: Chain, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port_of(chain)), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise DevnetError(f"{chain.name} did not start on {chain.rpc_url}")
+
+
+def _deploy(w3: Web3, name: str, *args, sender: str):
+    compiled = artifact(name)
+    contract = w3.eth.contract(abi=compiled["abi"], bytecode=compiled["bytecode"])
+    receipt = w3.eth.wait_for_transaction_receipt(contract.constructor(*args).transact({"from": sender}))
+    if receipt.status != 1:
+        raise DevnetError(f"deploying {name} failed")
+    return w3.eth.contract(address=receipt.contractAddress, abi=compiled["abi"])
+
+
+def deploy(chain: Chain) -> dict:
+    """Deploy everything on a fresh devnet; returns what was deployed where."""
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url, request_kwargs={"timeout": 10}))
+    accounts = w3.eth.accounts
+    deployer = accounts[0]
+    if w3.eth.get_transaction_count(deployer) != 0:
+        raise DevnetError(
+            f"{chain.name} at {chain.rpc_url} is not a fresh node: its deployer already sent transactions"
+        )
+    w3.provider.make_request("evm_setAutomine", [True])
+    factory = _deploy(w3, "DepositFactory", deployer, sender=deployer)
+    if factory.address != chain.factory_address:
+        raise DevnetError(f"the factory landed at {factory.address}, not at {chain.factory_address}")
+    tokens = {
+        symbol: _deploy(w3, "TestToken", name, symbol, decimals, deployer, sender=deployer)
+        for symbol, name, decimals, _ in TOKENS
+    }
+    usdc = tokens["dUSDC"].address
+    contracts = {
+        "DepositFactory": factory.address,
+        **{symbol: token.address for symbol, token in tokens.items()},
+        "BalanceReader": _deploy(w3, "BalanceReader", sender=deployer).address,
+        "PricedNFT721": _deploy(w3, "PricedNFT721", usdc, 5 * 10**6, sender=deployer).address,
+        "PricedNFT1155": _deploy(w3, "PricedNFT1155", usdc, 1 * 10**6, sender=deployer).address,
+        "Tournament": _deploy(w3, "Tournament", usdc, 10 * 10**6, sender=deployer).address,
+        "AlwaysReverts": _deploy(w3, "AlwaysReverts", sender=deployer).address,
+    }
+    last = None
+    for (_, _, decimals, _), token in zip(TOKENS, tokens.values(), strict=True):
+        for index in PAYERS:
+            last = token.functions.mint(accounts[index], MINT_WHOLE_UNITS * 10**decimals).transact(
+                {"from": deployer}
+            )
+    if last is not None:
+        w3.eth.wait_for_transaction_receipt(last)
+    w3.provider.make_request("evm_setIntervalMining", [BLOCK_SECONDS])
+    return {"chain_id": chain.chain_id, "name": chain.name, "rpc_url": chain.rpc_url, "contracts": contracts}
+
+
+def token_list(deployments: list[dict]) -> dict:
+    """The devnet tokens in the common token-list format, for `manage.py load_tokens`."""
+    entries = []
+    for deployment in deployments:
+        chain_id = deployment["chain_id"]
+        entries.append({"chainId": chain_id, "address": NATIVE, "symbol": "ETH", "name": "Ether (devnet)",
+                        "decimals": 18, "extensions": {"usdPrice": NATIVE_USD_PRICE}})  # fmt: skip
+        for symbol, name, decimals, price in TOKENS:
+            entries.append({"chainId": chain_id, "address": deployment["contracts"][symbol], "symbol": symbol,
+                            "name": name, "decimals": decimals, "extensions": {"usdPrice": price}})  # fmt: skip
+    return {"name": "Devnet tokens", "tokens": entries}
+
+
+def deployments_path() -> Path:
+    return Path(settings.VAR_DIR) / "devnets.json"
+
+
+def token_list_path() -> Path:
+    return Path(settings.VAR_DIR) / "devnet-tokens.json"
+
+
+def deploy_all() -> list[dict]:
+    deployments = [deploy(chain) for chain in devnet_chains()]
+    deployments_path().write_text(json.dumps(deployments, indent=2) + "\n")
+    token_list_path().write_text(json.dumps(token_list(deployments), indent=2) + "\n")
+    return deployments

@@ -1,0 +1,68 @@
+"""What `make run` deploys on a devnet, on a real anvil node."""
+
+import pytest
+from django.conf import settings
+from web3 import Web3
+
+from chains.artifacts import artifact
+from chains.devnet import MINT_WHOLE_UNITS, DevnetError, deploy, token_list
+from chains.registry import Chain
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def deployed(anvil):
+    chain = Chain(chain_id=31337, name="Devnet A", native_symbol="ETH", rpc_url=anvil, confirmations=1,
+                  factory_address=settings.DEVNET_FACTORY_ADDRESS, devnet=True)  # fmt: skip
+    return chain, deploy(chain)
+
+
+def test_the_contracts_and_tokens_are_deployed_where_every_fresh_start_puts_them(deployed):
+    chain, deployment = deployed
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    contracts = deployment["contracts"]
+    assert contracts["DepositFactory"] == settings.DEVNET_FACTORY_ADDRESS
+    assert set(contracts) == {"DepositFactory", "dUSDC", "dWETH", "BalanceReader", "PricedNFT721",
+                              "PricedNFT1155", "Tournament", "AlwaysReverts"}  # fmt: skip
+    assert all(w3.eth.get_code(address) for address in contracts.values())
+    factory = w3.eth.contract(address=contracts["DepositFactory"], abi=artifact("DepositFactory")["abi"])
+    assert factory.functions.owner().call() == w3.eth.accounts[0]
+
+
+def test_payers_hold_a_million_of_each_token_and_the_solver_and_vault_none(deployed):
+    chain, deployment = deployed
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    reader = w3.eth.contract(
+        address=deployment["contracts"]["BalanceReader"], abi=artifact("BalanceReader")["abi"]
+    )
+    accounts = w3.eth.accounts
+    usdc = reader.functions.balancesOf(deployment["contracts"]["dUSDC"], accounts).call()
+    weth = reader.functions.balancesOf(deployment["contracts"]["dWETH"], accounts).call()
+    assert usdc == [0] + [MINT_WHOLE_UNITS * 10**6] * 8 + [0]
+    assert weth == [0] + [MINT_WHOLE_UNITS * 10**18] * 8 + [0]
+
+
+def test_blocks_then_come_every_second(deployed):
+    chain, _ = deployed
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    first = w3.eth.block_number
+    import time
+
+    time.sleep(2.5)
+    assert 1 <= w3.eth.block_number - first <= 4
+
+
+def test_a_node_that_is_not_fresh_is_refused(deployed):
+    chain, _ = deployed
+    with pytest.raises(DevnetError, match="not a fresh node"):
+        deploy(chain)
+
+
+def test_the_token_list_gives_native_coin_and_both_tokens_with_prices(deployed):
+    _, deployment = deployed
+    tokens = token_list([deployment])["tokens"]
+    assert [(t["symbol"], t["decimals"], t["extensions"]["usdPrice"]) for t in tokens] == [
+        ("ETH", 18, "3000"), ("dUSDC", 6, "1"), ("dWETH", 18, "3000"),
+    ]  # fmt: skip
+    assert tokens[0]["address"] == "0x" + "00" * 20
