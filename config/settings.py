@@ -324,7 +324,13 @@ QUICK_PAY_TTL_SECONDS = env_int("QUICK_PAY_TTL_SECONDS", 15 * 60)
 
 # Chains the service settles on (Ethereum, Optimism, BNB Chain, Polygon, Base,
 # Arbitrum, Avalanche C-Chain, B3).
+# `make run` starts the registry's devnets (anvil) in development unless DEVNET=0: Devnet A (31337) and
+# Devnet B (31338), on DEVNET_PORTS. Orders may then use them too.
+DEVNET = env_bool("DEVNET", DEVELOPMENT)
+DEVNET_PORTS = [int(p) for p in env_list("DEVNET_PORTS", "8545,8546")]
+DEVNET_CHAIN_IDS = [31337, 31338] if DEVNET else []
 SUPPORTED_CHAIN_IDS = [int(c) for c in env_list("SUPPORTED_CHAIN_IDS", "1,10,56,137,8453,42161,43114,8333")]
+SUPPORTED_CHAIN_IDS += [c for c in DEVNET_CHAIN_IDS if c not in SUPPORTED_CHAIN_IDS]
 # One name for the chain-id enum of every field that takes a supported chain.
 _enum_names = SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]
 assert isinstance(_enum_names, dict)
@@ -398,9 +404,6 @@ CHAIN_RPC_URLS = {
 # list of such entries, replaces the default: in development the two devnets `make run` starts (ports
 # from DEVNET_PORTS) beside the chains of the shipped token list, which have an RPC URL only when
 # CHAIN_RPC_URLS gives one.
-DEVNET_PORTS = [int(p) for p in env_list("DEVNET_PORTS", "8545,8546")]
-# `make run` starts the registry's devnets (anvil) in development unless DEVNET=0.
-DEVNET = env_bool("DEVNET", DEVELOPMENT)
 _KNOWN_CHAINS = {  # chain id: (name, native symbol, explorer)
     1: ("Ethereum", "ETH", "https://etherscan.io"),
     10: ("OP Mainnet", "ETH", "https://optimistic.etherscan.io"),
@@ -419,7 +422,7 @@ else:
          "rpc_url": f"http://127.0.0.1:{port}", "confirmations": 1, "poll_interval_seconds": 1,
          "factory_address": DEVNET_FACTORY_ADDRESS}
         for n, port in enumerate(DEVNET_PORTS[:2])
-    ] if DEVELOPMENT else []  # fmt: skip
+    ] if DEVNET else []  # fmt: skip
     CHAINS += [
         {"chain_id": chain_id, "name": _KNOWN_CHAINS.get(chain_id, (f"Chain {chain_id}",))[0],
          "native_symbol": _KNOWN_CHAINS.get(chain_id, ("", "ETH"))[1],
@@ -428,6 +431,7 @@ else:
          # The devnet factory exists on no real chain: a real one is named in CHAINS or DEPOSIT_FACTORY_ADDRESS.
          "factory_address": os.environ.get("DEPOSIT_FACTORY_ADDRESS", "")}
         for chain_id in SUPPORTED_CHAIN_IDS
+        if chain_id not in DEVNET_CHAIN_IDS
     ]  # fmt: skip
 PROVIDER_TIMEOUT_SECONDS = float(os.environ.get("PROVIDER_TIMEOUT_SECONDS", "10"))
 PROVIDER_MAX_RETRIES = env_int("PROVIDER_MAX_RETRIES", 2)

@@ -52,3 +52,58 @@ def anvil():
     yield url
     process.terminate()
     process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def devnet(anvil):
+    """A fresh anvil node with everything `make run` deploys on a devnet: (chain, deployment)."""
+    from django.conf import settings
+
+    from chains.devnet import deploy
+    from chains.registry import Chain
+
+    chain = Chain(chain_id=31337, name="Devnet A", native_symbol="ETH", rpc_url=anvil, confirmations=1,
+                  poll_interval_seconds=1, factory_address=settings.DEVNET_FACTORY_ADDRESS, devnet=True)  # fmt: skip
+    return chain, deploy(chain)
+
+
+@pytest.fixture
+def devnet_registry(devnet, settings, tmp_path):
+    """The registry and the token registry as `make run` leaves them, for the test's devnet."""
+    import dataclasses
+    import json
+
+    from chains.devnet import token_list
+    from orders.tokens import token_list_load
+
+    chain, deployment = devnet
+    settings.CHAINS = [dataclasses.asdict(chain)]
+    settings.DEPOSIT_FACTORY_ADDRESS = chain.factory_address
+    path = tmp_path / "devnet-tokens.json"
+    path.write_text(json.dumps(token_list([deployment])))
+    token_list_load(path)
+    return chain, deployment
+
+
+def _shape(deployment, symbol):
+    from chains.devnet import NATIVE, TOKENS
+
+    if symbol == "ETH":
+        return {"chainId": 31337, "address": NATIVE, "symbol": "ETH", "name": "Ether (devnet)", "decimals": 18,
+                "metadata": {}}  # fmt: skip
+    _, name, decimals, _ = next(t for t in TOKENS if t[0] == symbol)
+    return {"chainId": 31337, "address": deployment["contracts"][symbol], "symbol": symbol, "name": name,
+            "decimals": decimals, "metadata": {}}  # fmt: skip
+
+
+def devnet_order(api_client, deployment, symbol="dUSDC", amount="10000000"):
+    """An order on the test's devnet (31337) paying in `symbol`, created through the API."""
+    from orders.models import Order
+    from tests.orders.conftest import order_body
+
+    src, dst = _shape(deployment, symbol), _shape(deployment, "dWETH")
+    body = order_body(srcChain=31337, dstChain=31337, srcTokenAddress=src["address"], srcAmount=amount,
+                      dstTokenAddress=dst["address"], metadata={"srcToken": src, "dstToken": dst})  # fmt: skip
+    response = api_client.post("/orders", body, format="json")
+    assert response.status_code == 200, response.content
+    return Order.objects.get(pk=response.json()["data"]["id"])

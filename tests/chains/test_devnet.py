@@ -6,16 +6,13 @@ from web3 import Web3
 
 from chains.artifacts import artifact
 from chains.devnet import MINT_WHOLE_UNITS, DevnetError, deploy, token_list
-from chains.registry import Chain
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(scope="module")
-def deployed(anvil):
-    chain = Chain(chain_id=31337, name="Devnet A", native_symbol="ETH", rpc_url=anvil, confirmations=1,
-                  factory_address=settings.DEVNET_FACTORY_ADDRESS, devnet=True)  # fmt: skip
-    return chain, deploy(chain)
+def deployed(devnet):
+    return devnet
 
 
 def test_the_contracts_and_tokens_are_deployed_where_every_fresh_start_puts_them(deployed):

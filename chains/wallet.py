@@ -1,0 +1,35 @@
+"""A development wallet: transfers from anvil's unlocked accounts on a devnet, and nowhere else."""
+
+from __future__ import annotations
+
+from web3 import Web3
+
+from chains.artifacts import artifact
+from chains.devnet import NATIVE, DevnetError
+from chains.registry import Chain
+
+
+def devnet_transfer(*, chain: Chain, token: str, to: str, amount: int, from_account: int) -> str:
+    """Send `amount` of `token` (the zero address: native coin) from anvil's account `from_account`; the tx hash.
+
+    Waits for the transaction to be mined and refuses one that reverted (a
+    balance too low, say): what it returns is on the chain.
+    """
+    if not chain.devnet:
+        raise DevnetError(f"{chain.name} is not a devnet: the development wallet pays on devnets only")
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url, request_kwargs={"timeout": 10}))
+    accounts = w3.eth.accounts
+    if not 0 <= from_account < len(accounts):
+        raise DevnetError(f"anvil has accounts 0-{len(accounts) - 1}, not {from_account}")
+    sender = accounts[from_account]
+    if token == NATIVE:
+        tx_hash = w3.eth.send_transaction({"from": sender, "to": to, "value": amount})
+    else:
+        erc20 = w3.eth.contract(address=Web3.to_checksum_address(token), abi=artifact("TestToken")["abi"])
+        if erc20.functions.balanceOf(sender).call() < amount:
+            raise DevnetError(f"account {from_account} holds less than {amount} of {token}")
+        tx_hash = erc20.functions.transfer(to, amount).transact({"from": sender})
+    receipt = w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)
+    if receipt.status != 1:
+        raise DevnetError(f"the transfer {tx_hash.to_0x_hex()} reverted")
+    return tx_hash.to_0x_hex()

@@ -1,0 +1,62 @@
+"""`manage.py pay_order`: a real transfer on the order's devnet to its deposit address."""
+
+import pytest
+from django.core.management import CommandError, call_command
+from web3 import Web3
+
+from chains.artifacts import artifact
+from tests.chains.conftest import devnet_order
+from tests.orders.conftest import order_body
+
+pytestmark = pytest.mark.django_db
+
+
+def test_pays_the_deposit_address_in_the_orders_token_and_prints_the_hash(
+    api_client, devnet_registry, capsys
+):
+    chain, deployment = devnet_registry
+    order = devnet_order(api_client, deployment)
+
+    call_command("pay_order", str(order.id))
+    tx_hash = capsys.readouterr().out.strip()
+
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    receipt = w3.eth.get_transaction_receipt(tx_hash)
+    assert receipt.status == 1 and receipt["from"] == w3.eth.accounts[1]
+    token = w3.eth.contract(address=deployment["contracts"]["dUSDC"], abi=artifact("TestToken")["abi"])
+    assert token.functions.balanceOf(order.global_address).call() == 10_000_000
+
+
+def test_native_coin_a_chosen_amount_and_another_account(api_client, devnet_registry, capsys):
+    chain, deployment = devnet_registry
+    order = devnet_order(api_client, deployment, symbol="ETH", amount=str(10**18))
+
+    call_command("pay_order", str(order.id), "--amount", str(4 * 10**17), "--from-account", "3")
+
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    assert w3.eth.get_balance(order.global_address) == 4 * 10**17
+    assert w3.eth.get_transaction(capsys.readouterr().out.strip())["from"] == w3.eth.accounts[3]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--amount", "0"], "--amount must be positive"),
+        (["--amount", str(10**30)], "holds less than"),
+        (["--from-account", "42"], "not 42"),
+    ],
+)
+def test_refusals_say_why_and_send_nothing(api_client, devnet_registry, args, message):
+    _, deployment = devnet_registry
+    order = devnet_order(api_client, deployment)
+    with pytest.raises(CommandError, match=message):
+        call_command("pay_order", str(order.id), *args)
+
+
+def test_an_order_on_a_real_chain_is_not_paid(api_client, tokens, devnet_registry, settings):
+    settings.CHAINS = [*settings.CHAINS, {"chain_id": 8453, "name": "Base", "native_symbol": "ETH"}]
+    response = api_client.post("/orders", order_body(), format="json")
+    with pytest.raises(CommandError, match="not a devnet"):
+        call_command("pay_order", response.json()["data"]["id"])
+    with pytest.raises(CommandError, match="No order"):
+        call_command("pay_order", "not-an-id")
