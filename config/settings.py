@@ -433,6 +433,12 @@ else:
         for chain_id in SUPPORTED_CHAIN_IDS
         if chain_id not in DEVNET_CHAIN_IDS
     ]  # fmt: skip
+# The deposit watcher (chains/watcher.py): what a new deposit is handed to, and how much one scan reads.
+CHAIN_DEPOSIT_HANDLER = os.environ.get("CHAIN_DEPOSIT_HANDLER", "orders.deposits.deposit_received")
+WATCHER_MAX_BLOCKS = env_int("WATCHER_MAX_BLOCKS", 500)
+WATCHER_ADDRESSES_PER_QUERY = env_int("WATCHER_ADDRESSES_PER_QUERY", 500)
+# A real chain's first scan starts this many blocks before its confirmed head.
+WATCHER_FIRST_LOOKBACK_BLOCKS = env_int("WATCHER_FIRST_LOOKBACK_BLOCKS", 100)
 PROVIDER_TIMEOUT_SECONDS = float(os.environ.get("PROVIDER_TIMEOUT_SECONDS", "10"))
 PROVIDER_MAX_RETRIES = env_int("PROVIDER_MAX_RETRIES", 2)
 QUOTE_SLIPPAGE_BPS = env_int("QUOTE_SLIPPAGE_BPS", 50)
@@ -444,6 +450,20 @@ CELERY_BEAT_SCHEDULE.update(
             "schedule": 60.0,
         },
         "orders-expire-unpaid-orders": {"task": "orders.tasks.expire_unpaid_orders", "schedule": 60.0},
+        "chains-retry-deposit-handlers": {"task": "chains.tasks.retry_deposit_handlers", "schedule": 60.0},
+    }
+)
+# One deposit scan per chain with an RPC URL, at the chain's poll interval.
+CELERY_BEAT_SCHEDULE.update(
+    {
+        f"chains-scan-{chain['chain_id']}": {
+            "task": "chains.tasks.scan_chain_deposits",
+            "schedule": float(chain.get("poll_interval_seconds", 12)),
+            "args": (chain["chain_id"],),
+            "options": {"expires": float(chain.get("poll_interval_seconds", 12))},
+        }
+        for chain in CHAINS
+        if chain.get("rpc_url")
     }
 )
 

@@ -154,19 +154,40 @@ class Order(models.Model):
 
 
 class DepositTx(models.Model):
-    """A deposit seen on the source chain to the order's global address."""
+    """A confirmed deposit to the order's deposit address, as the chain watcher saw it."""
+
+    class RefundReason(models.TextChoices):
+        NONE = "", "counted"
+        WRONG_TOKEN = "wrong_token", "not the order's token"
+        LATE = "late", "arrived after the order stopped waiting (expired, or its session expired)"
+        SURPLUS = "surplus", "more than the order's price"
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="deposit_txs")
     chain = models.PositiveBigIntegerField()
     from_address = models.CharField(max_length=42, null=True, blank=True)
     tx_hash = models.CharField(max_length=66)
+    log_index = models.IntegerField(default=-1, help_text="The Transfer log's index; -1 for native coin.")
+    block_number = models.BigIntegerField(null=True, blank=True)
+    block_hash = models.CharField(max_length=66, blank=True)
+    token_address = models.CharField(max_length=42, blank=True, help_text="The zero address is native coin.")
     amount = models.DecimalField(max_digits=UINT256_DIGITS, decimal_places=0)
+    counted = models.BooleanField(default=True, help_text="Counts toward the order's srcAmount.")
+    refund_reason = models.CharField(max_length=20, choices=RefundReason.choices, blank=True)
+    refund_amount = models.DecimalField(
+        max_digits=UINT256_DIGITS,
+        decimal_places=0,
+        null=True,
+        blank=True,
+        help_text="What goes back to the payer.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["created_at", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["chain", "tx_hash", "order"], name="deposit_unique_tx")
+            models.UniqueConstraint(
+                fields=["chain", "tx_hash", "log_index", "order"], name="deposit_unique_log"
+            )
         ]
 
 

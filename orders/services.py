@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from chains.evm import deposit_address_for
 from chains.readers import ChainUnavailable, get_chain_reader
+from chains.watcher import watch_address
 from core.errors import Conflict, InvalidRequest
 from orders import fees
 from orders.models import CheckoutSession, DepositTx, Order, RefundTx, Token
@@ -198,7 +199,7 @@ def order_create(
                 _check_session(session, session_id, organization)
                 assert session is not None  # _check_session refuses a missing one
                 organization = organization or session.organization
-            return Order.objects.create(
+            order = Order.objects.create(
                 id=order_id,
                 organization=organization,
                 checkout_session=session,
@@ -224,6 +225,11 @@ def order_create(
                 points_amount=points_amount,
                 **extras,
             )
+            watch_address(
+                chain_id=order.src_chain, address=order.global_address, owner=f"order:{order.pk}",
+                watch_until=order.expired_at + WATCH_AFTER_EXPIRY,
+            )  # fmt: skip
+            return order
     except IntegrityError:
         # Two requests raced for the same session; the unique constraint let one through.
         raise Conflict("this checkout session already has an order.", field="checkoutSessionId") from None
@@ -249,19 +255,62 @@ def _transition(order: Order, *, from_statuses, to_status: str, **fields) -> boo
     return changed == 1
 
 
+# How long after an order expires its deposit address is still watched, so that a late payment is
+# seen (and marked for refund) rather than lost.
+WATCH_AFTER_EXPIRY = timedelta(days=1)
+# Types whose price is fixed: what arrives beyond it goes back. Swaps settle what arrived.
+FIXED_PRICE = CALLS_CONTRACT
+
+
 @transaction.atomic
 def order_record_deposit(
-    *, order: Order, chain: int, tx_hash: str, amount: int, from_address: str | None
+    *,
+    order: Order,
+    chain: int,
+    tx_hash: str,
+    amount: int,
+    from_address: str | None,
+    log_index: int = -1,
+    block_number: int | None = None,
+    block_hash: str = "",
+    token: str | None = None,
 ) -> Order:
-    """Record a deposit; once deposits reach `srcAmount` the order moves on to quoting."""
-    order = Order.objects.select_for_update().get(pk=order.pk)
-    _, created = DepositTx.objects.get_or_create(
-        order=order, chain=chain, tx_hash=tx_hash, defaults={"amount": amount, "from_address": from_address}
+    """Record a confirmed deposit, once; when the order's token reaches `srcAmount`, move on to quoting.
+
+    A deposit of another token is recorded and not counted; one that arrives
+    after the order stopped waiting (expired, or its session expired) is
+    marked for refund, and so is the surplus of a fixed-price order. Partial
+    deposits are summed: the order keeps scanning until they reach its price.
+    """
+    order = Order.objects.select_for_update(of=("self",)).select_related("checkout_session").get(pk=order.pk)
+    token = token or order.src_token_address
+    counted = token.lower() == order.src_token_address.lower()
+    late = order.status != Order.Status.SCANNING_DEPOSIT or (
+        order.checkout_session is not None and order.checkout_session.status == "expired"
     )
-    if not created or order.status != Order.Status.SCANNING_DEPOSIT:
+    reason = (
+        DepositTx.RefundReason.WRONG_TOKEN if not counted else DepositTx.RefundReason.LATE if late else ""
+    )
+    deposit, created = DepositTx.objects.get_or_create(
+        order=order,
+        chain=chain,
+        tx_hash=tx_hash,
+        log_index=log_index,
+        defaults={
+            "amount": amount, "from_address": from_address, "block_number": block_number,
+            "block_hash": block_hash, "token_address": token, "counted": counted and not late,
+            "refund_reason": reason, "refund_amount": amount if reason else None,
+        },
+    )  # fmt: skip
+    if not created or reason:
         return order
-    total = sum(d.amount for d in order.deposit_txs.all())
-    if total >= order.src_amount:
+    total = sum(int(d.amount) for d in order.deposit_txs.filter(counted=True))
+    if total >= int(order.src_amount):
+        surplus = total - int(order.src_amount)
+        if surplus and order.type in FIXED_PRICE:
+            DepositTx.objects.filter(pk=deposit.pk).update(
+                refund_reason=DepositTx.RefundReason.SURPLUS, refund_amount=surplus
+            )
         _transition(
             order,
             from_statuses=[Order.Status.SCANNING_DEPOSIT],

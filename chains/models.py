@@ -1,0 +1,73 @@
+"""What the deposit watcher keeps: one cursor per chain, the addresses it watches, the deposits it saw."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+
+class ChainCursor(models.Model):
+    """How far the watcher of one chain has read, and how that went."""
+
+    chain_id = models.PositiveBigIntegerField(primary_key=True)
+    scanned_to = models.BigIntegerField(
+        default=-1, help_text="The last block read (confirmed); -1 before the first."
+    )
+    head = models.BigIntegerField(null=True, blank=True, help_text="The chain's head at the last scan.")
+    leased_until = models.DateTimeField(null=True, blank=True, help_text="Set while a scan runs.")
+    last_scan_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, blank=True)
+
+    def __str__(self) -> str:
+        return f"chain {self.chain_id} at block {self.scanned_to}"
+
+    @property
+    def lag(self) -> int | None:
+        return self.head - self.scanned_to if self.head is not None else None
+
+
+class WatchedAddress(models.Model):
+    """A deposit address the watcher reads for, and whose business what arrives there is (`owner`)."""
+
+    chain_id = models.PositiveBigIntegerField()
+    address = models.CharField(max_length=42, help_text="EIP-55 checksummed.")
+    owner = models.CharField(max_length=80, help_text='Handed to the deposit handler, e.g. "order:<id>".')
+    watch_until = models.DateTimeField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["chain_id", "address"], name="watched_chain_address")]
+        indexes = [models.Index(fields=["chain_id", "watch_until"], name="watched_chain_until")]
+
+    def __str__(self) -> str:
+        return f"{self.address} on {self.chain_id} ({self.owner})"
+
+
+class Deposit(models.Model):
+    """A confirmed transfer to a watched address, of any token: recorded once, then handed to its owner."""
+
+    chain_id = models.PositiveBigIntegerField()
+    tx_hash = models.CharField(max_length=66)
+    log_index = models.IntegerField(help_text="The Transfer log's index; -1 for a native-coin transfer.")
+    block_number = models.BigIntegerField()
+    block_hash = models.CharField(max_length=66)
+    from_address = models.CharField(max_length=42)
+    to_address = models.CharField(max_length=42)
+    token = models.CharField(max_length=42, help_text="The token contract; the zero address for native coin.")
+    amount = models.CharField(
+        max_length=78, help_text="In the token's smallest unit (uint256, decimal digits)."
+    )
+    owner = models.CharField(max_length=80)
+    handled_at = models.DateTimeField(null=True, blank=True)
+    handler_error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["chain_id", "block_number", "log_index"]
+        constraints = [
+            models.UniqueConstraint(fields=["chain_id", "tx_hash", "log_index"], name="deposit_chain_tx_log")
+        ]
+        indexes = [models.Index(fields=["owner"], name="deposit_owner")]
+
+    def __str__(self) -> str:
+        return f"{self.amount} of {self.token} to {self.to_address} ({self.tx_hash})"

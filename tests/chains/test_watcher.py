@@ -1,0 +1,173 @@
+"""The deposit watcher on a real anvil node: payments arrive, once, confirmed, and move their order."""
+
+import dataclasses
+import time
+
+import pytest
+from web3 import Web3
+
+from chains.devnet import NATIVE
+from chains.models import ChainCursor, Deposit, WatchedAddress
+from chains.wallet import devnet_transfer
+from chains.watcher import scan_chain
+from orders.models import Order
+from tests.chains.conftest import devnet_order
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _scan_until(chain, done, timeout=8.0):
+    """Scan as beat would (every poll) until `done()` holds; the last scan's result."""
+    deadline = time.monotonic() + timeout
+    result = None
+    while time.monotonic() < deadline:
+        result = scan_chain(chain.chain_id)
+        if done():
+            return result
+        time.sleep(0.3)
+    raise AssertionError(f"not done after {timeout} s; last scan {result}")
+
+
+def _pay(chain, order, amount, token=None, account=1):
+    return devnet_transfer(
+        chain=chain, token=token or order.src_token_address, to=order.global_address, amount=amount,
+        from_account=account,
+    )  # fmt: skip
+
+
+def test_a_half_payment_keeps_scanning_and_the_second_half_moves_the_order(api_client, devnet_registry):
+    chain, deployment = devnet_registry
+    order = devnet_order(api_client, deployment, amount="10000000")
+    first = _pay(chain, order, 5_000_000)
+
+    _scan_until(chain, lambda: Deposit.objects.filter(tx_hash=first).exists())
+
+    order.refresh_from_db()
+    assert order.status == Order.Status.SCANNING_DEPOSIT
+    second = _pay(chain, order, 5_000_000, account=2)
+    _scan_until(chain, lambda: Order.objects.get(pk=order.pk).status != Order.Status.SCANNING_DEPOSIT)
+
+    order.refresh_from_db()
+    assert order.status == Order.Status.QUOTING_AFTER_DEPOSIT and order.received_deposit_at is not None
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    data = api_client.get(f"/orders/{order.id}").json()["data"]
+    assert [(d["txHash"], d["amount"], d["from"]) for d in data["depositTxs"]] == [
+        (first, "5000000", w3.eth.accounts[1]),
+        (second, "5000000", w3.eth.accounts[2]),
+    ]
+    assert data["order"]["receivedDepositAt"] is not None
+
+
+def test_native_coin_is_seen_the_same_way(api_client, devnet_registry):
+    chain, deployment = devnet_registry
+    order = devnet_order(api_client, deployment, symbol="ETH", amount=str(10**17))
+    tx_hash = _pay(chain, order, 10**17)
+
+    _scan_until(chain, lambda: Order.objects.get(pk=order.pk).status == Order.Status.QUOTING_AFTER_DEPOSIT)
+
+    deposit = Deposit.objects.get(tx_hash=tx_hash)
+    assert (deposit.log_index, deposit.token, deposit.amount) == (-1, NATIVE, str(10**17))
+    assert (
+        deposit.block_hash
+        == Web3(Web3.HTTPProvider(chain.rpc_url)).eth.get_block(deposit.block_number)["hash"].to_0x_hex()
+    )
+
+
+def test_another_token_is_recorded_and_flagged_not_counted(api_client, devnet_registry):
+    chain, deployment = devnet_registry
+    order = devnet_order(api_client, deployment, amount="10000000")
+    tx_hash = _pay(chain, order, 10**18, token=deployment["contracts"]["dWETH"])
+
+    _scan_until(chain, lambda: order.deposit_txs.filter(tx_hash=tx_hash).exists())
+
+    deposit = order.deposit_txs.get(tx_hash=tx_hash)
+    assert (deposit.counted, deposit.refund_reason, int(deposit.refund_amount)) == (
+        False,
+        "wrong_token",
+        10**18,
+    )
+    assert Order.objects.get(pk=order.pk).status == Order.Status.SCANNING_DEPOSIT
+
+
+def test_a_payment_after_expiry_is_marked_for_refund(api_client, devnet_registry):
+    chain, deployment = devnet_registry
+    order = devnet_order(api_client, deployment, amount="10000000")
+    Order.objects.filter(pk=order.pk).update(status=Order.Status.EXPIRED)
+    tx_hash = _pay(chain, order, 10_000_000)
+
+    _scan_until(chain, lambda: order.deposit_txs.filter(tx_hash=tx_hash).exists())
+
+    deposit = order.deposit_txs.get(tx_hash=tx_hash)
+    assert (deposit.counted, deposit.refund_reason) == (False, "late")
+    assert Order.objects.get(pk=order.pk).status == Order.Status.EXPIRED
+
+
+def test_each_deposit_is_recorded_once_however_often_the_range_is_read(api_client, devnet_registry):
+    chain, deployment = devnet_registry
+    order = devnet_order(api_client, deployment, amount="10000000")
+    tx_hash = _pay(chain, order, 1_000_000)
+    _scan_until(chain, lambda: Deposit.objects.filter(tx_hash=tx_hash).exists())
+
+    ChainCursor.objects.filter(pk=chain.chain_id).update(scanned_to=-1)  # read everything again
+    scan_chain(chain.chain_id)
+
+    assert Deposit.objects.filter(tx_hash=tx_hash).count() == 1
+    assert order.deposit_txs.filter(tx_hash=tx_hash).count() == 1
+
+
+def test_a_deposit_reorganised_away_before_confirmation_is_never_recorded(
+    api_client, devnet_registry, settings
+):
+    chain, deployment = devnet_registry
+    settings.CHAINS = [dataclasses.asdict(chain) | {"confirmations": 2}]
+    order = devnet_order(api_client, deployment, amount="10000000")
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    w3.provider.make_request("evm_setIntervalMining", [0])
+    w3.provider.make_request("evm_setAutomine", [True])
+    try:
+        scan_chain(chain.chain_id)  # the cursor is at the confirmed head
+        snapshot = w3.provider.make_request("evm_snapshot", [])["result"]
+        tx_hash = _pay(chain, order, 10_000_000)  # mined at once (automine), in block N: not yet confirmed
+        assert scan_chain(chain.chain_id) is not None
+        assert not Deposit.objects.filter(tx_hash=tx_hash).exists()
+        w3.provider.make_request("evm_revert", [snapshot])  # block N and the transfer are gone
+        for _ in range(4):
+            w3.provider.make_request("evm_mine", [])
+        scan_chain(chain.chain_id)
+        assert ChainCursor.objects.get(pk=chain.chain_id).scanned_to >= w3.eth.block_number - 2
+        assert not Deposit.objects.filter(tx_hash=tx_hash).exists()
+        assert Order.objects.get(pk=order.pk).status == Order.Status.SCANNING_DEPOSIT
+    finally:
+        w3.provider.make_request("evm_setIntervalMining", [1])
+
+
+def test_a_thousand_watched_addresses_cost_a_handful_of_requests_per_scan(api_client, devnet_registry):
+    chain, _ = devnet_registry
+    from django.utils import timezone
+
+    until = timezone.now() + timezone.timedelta(hours=1)
+    WatchedAddress.objects.bulk_create(
+        [WatchedAddress(chain_id=chain.chain_id, address=Web3.to_checksum_address(f"0x{n:040x}"),
+                        owner=f"test:{n}", watch_until=until) for n in range(1, 1001)]
+    )  # fmt: skip
+    ChainCursor.objects.update_or_create(
+        chain_id=chain.chain_id,
+        defaults={"scanned_to": Web3(Web3.HTTPProvider(chain.rpc_url)).eth.block_number - 30},
+    )
+    result = scan_chain(chain.chain_id)
+
+    assert result is not None and result.scanned_to - result.scanned_from >= 20
+    # head, two eth_getLogs of 500 addresses, one batch of blocks (+ one of receipts if any matched)
+    assert result.rpc_requests <= 5
+
+
+def test_one_scan_per_chain_at_a_time(api_client, devnet_registry):
+    chain, _ = devnet_registry
+    from django.utils import timezone
+
+    ChainCursor.objects.update_or_create(
+        chain_id=chain.chain_id, defaults={"leased_until": timezone.now() + timezone.timedelta(minutes=1)}
+    )
+    assert scan_chain(chain.chain_id) is None
+    ChainCursor.objects.filter(pk=chain.chain_id).update(leased_until=None)
+    assert scan_chain(chain.chain_id) is not None
