@@ -1,10 +1,11 @@
 from django.contrib import admin
 
 from audit.models import AuditEvent
+from core.admin import ReadOnlyModelAdmin
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(ReadOnlyModelAdmin):
     list_display = (
         "created_at",
         "organization",
@@ -18,12 +19,3 @@ class AuditEventAdmin(admin.ModelAdmin):
     search_fields = ("id", "resource_id", "request_path")
     date_hierarchy = "created_at"
     list_select_related = ("organization",)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -1,6 +1,12 @@
+from decimal import Decimal
+
 from django.conf import settings
 from django.contrib import admin
+from django.utils.html import format_html
 
+from chains.models import ChainCursor
+from chains.registry import chain_get
+from core.admin import ReadOnlyModelAdmin
 from orders.models import CheckoutSession, DepositTx, Order, RefundTx, RelayTx, Token
 
 _offline = [
@@ -26,7 +32,32 @@ class ReadOnlyInline(admin.TabularInline):
 
 class DepositTxInline(ReadOnlyInline):
     model = DepositTx
-    fields = ("chain", "from_address", "tx_hash", "amount", "created_at")
+    fields = ("chain", "from_address", "transaction", "block_number", "confirmations", "token_address",
+              "units", "amount", "counted", "refund_reason", "refund_amount", "created_at")  # fmt: skip
+    readonly_fields = ("transaction", "confirmations", "units")
+
+    @admin.display(description="transaction")
+    def transaction(self, deposit: DepositTx):
+        chain = chain_get(deposit.chain)
+        if chain is not None and chain.explorer_url and not chain.devnet:
+            return format_html(
+                '<a href="{}/tx/{}">{}</a>', chain.explorer_url, deposit.tx_hash, deposit.tx_hash
+            )
+        return deposit.tx_hash  # devnets have no explorer: the hash itself
+
+    @admin.display(description="confirmations")
+    def confirmations(self, deposit: DepositTx):
+        cursor = ChainCursor.objects.filter(pk=deposit.chain).first()
+        if cursor is None or cursor.head is None or deposit.block_number is None:
+            return "-"
+        return cursor.head - deposit.block_number + 1
+
+    @admin.display(description="in token units")
+    def units(self, deposit: DepositTx):
+        token = Token.objects.filter(chain_id=deposit.chain, address__iexact=deposit.token_address).first()
+        if token is None:
+            return "-"
+        return f"{Decimal(int(deposit.amount)).scaleb(-token.decimals).normalize():f} {token.symbol}"
 
 
 class RelayTxInline(ReadOnlyInline):
@@ -70,21 +101,12 @@ class OrderAdmin(admin.ModelAdmin):
 
 
 @admin.register(CheckoutSession)
-class CheckoutSessionAdmin(admin.ModelAdmin):
+class CheckoutSessionAdmin(ReadOnlyModelAdmin):
     list_display = ("id", "status", "organization", "client_reference_id", "expires_at", "created_at")
     list_filter = ("status", "organization")
     search_fields = ("=id", "client_reference_id")
     list_select_related = ("organization",)
     readonly_fields = [f.name for f in CheckoutSession._meta.fields]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Token)

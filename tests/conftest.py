@@ -56,6 +56,16 @@ def admin_client(admin_key):
     return client
 
 
+@pytest.fixture
+def staff(admin_user):
+    """A browser session of a logged-in superuser, for the admin."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(admin_user)
+    return client
+
+
 def client_for(raw_key: str) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")

@@ -27,26 +27,24 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
 
     @admin.action(description="Enable selected endpoints (resets the failure streak, sends held deliveries)")
     def enable(self, request, queryset):
-        endpoints = list(queryset.filter(is_active=False).select_related("organization"))
-        for endpoint in endpoints:
-            webhook_endpoint_update(
-                ctx=RequestContext.for_staff(request, endpoint.organization),
-                endpoint=endpoint,
-                is_active=True,
-            )
-        self.message_user(request, f"Enabled {len(endpoints)} endpoint(s).", messages.SUCCESS)
+        count = self._set_active(request, queryset, active=True)
+        self.message_user(request, f"Enabled {count} endpoint(s).", messages.SUCCESS)
 
     @admin.action(description="Disable selected endpoints")
     def disable(self, request, queryset):
-        endpoints = list(queryset.filter(is_active=True).select_related("organization"))
+        count = self._set_active(request, queryset, active=False)
+        self.message_user(request, f"Disabled {count} endpoint(s).", messages.SUCCESS)
+
+    def _set_active(self, request, queryset, *, active: bool) -> int:
+        endpoints = list(queryset.filter(is_active=not active).select_related("organization"))
         for endpoint in endpoints:
             webhook_endpoint_update(
                 ctx=RequestContext.for_staff(request, endpoint.organization),
                 endpoint=endpoint,
-                is_active=False,
-                pause_reason=f"disabled by staff ({request.user})",
+                is_active=active,
+                pause_reason="" if active else f"disabled by staff ({request.user})",
             )
-        self.message_user(request, f"Disabled {len(endpoints)} endpoint(s).", messages.SUCCESS)
+        return len(endpoints)
 
 
 class WebhookAttemptInline(admin.TabularInline):

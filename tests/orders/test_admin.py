@@ -1,18 +1,10 @@
 import pytest
-from django.test import Client
 
 from orders.models import CheckoutSession, Order
 from orders.services import order_record_deposit
 from tests.orders.conftest import order_body
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def staff(admin_user):
-    client = Client()
-    client.force_login(admin_user)
-    return client
 
 
 @pytest.fixture
