@@ -91,6 +91,14 @@ def orders_by_creator(*, creator_address: str, limit: int, offset: int) -> list[
     )
 
 
+def tokens_by_chain_and_address(pairs: list[tuple[int, str]]) -> dict[tuple[int, str], Token]:
+    """The registry's tokens for (chain id, address) pairs, keyed by (chain id, lowercase address); one query."""
+    match = Q()
+    for chain_id, address in pairs:
+        match |= Q(chain_id=chain_id, address__iexact=address)
+    return {(t.chain_id, t.address.lower()): t for t in Token.objects.filter(match)} if pairs else {}
+
+
 def tokens_on_chain(*, chain_id: int, term: str | None, limit: int) -> QuerySet[Token]:
     tokens = Token.objects.filter(chain_id=chain_id)
     if term:

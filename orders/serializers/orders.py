@@ -8,7 +8,9 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from chains.fields import SupportedChainIdField
-from orders.models import Order
+from orders import selectors
+from orders.models import Order, Token
+from orders.providers import token_shape
 from orders.serializers.common import (
     CLIENT_REFERENCE_RE,
     AddressField,
@@ -25,6 +27,29 @@ TRADE_TYPES = ["EXACT_INPUT", "EXACT_OUTPUT"]
 
 
 ChainIdField = SupportedChainIdField
+
+
+def not_zero_address(value: str) -> str:
+    if int(value, 16) == 0:
+        raise serializers.ValidationError(
+            "Must not be the zero address: nothing sent there can be recovered."
+        )
+    return value
+
+
+def registry_tokens(attrs: dict) -> dict[str, Token]:
+    """The registry's tokens for srcTokenAddress and dstTokenAddress (one query); 400 naming a field it lacks."""
+    wanted = {"srcTokenAddress": (attrs["srcChain"], attrs["srcTokenAddress"]),
+              "dstTokenAddress": (attrs["dstChain"], attrs["dstTokenAddress"])}  # fmt: skip
+    found = selectors.tokens_by_chain_and_address(list(wanted.values()))
+    known = {field: found.get((chain, address.lower())) for field, (chain, address) in wanted.items()}
+    for field, token in known.items():
+        if token is None:
+            chain, address = wanted[field]
+            raise serializers.ValidationError(
+                {field: [f"{address} is not a token this service knows on chain {chain}."]}
+            )
+    return known  # type: ignore[return-value]
 
 
 class TypeChoiceField(serializers.ChoiceField):
@@ -148,6 +173,9 @@ class OrderCreateSerializer(serializers.Serializer):
     checkoutSessionId = serializers.UUIDField(required=False, allow_null=True)
     action = StrictCharField(required=False, allow_null=True, max_length=255)
 
+    def validate_recipientAddress(self, value):
+        return not_zero_address(value)
+
     def validate_clientReferenceId(self, value):
         if value and not CLIENT_REFERENCE_RE.fullmatch(value):
             raise serializers.ValidationError("May contain only letters, digits, hyphens and underscores.")
@@ -163,22 +191,26 @@ class OrderCreateSerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {"metadata": {"nft": [serializers.ErrorDetail("This field is required.", code="required")]}}
             )
-        for side, chain_field, address_field in (
-            ("srcToken", "srcChain", "srcTokenAddress"),
-            ("dstToken", "dstChain", "dstTokenAddress"),
-        ):
-            token = metadata[side]
-            if (
-                token["chainId"] != attrs[chain_field]
-                or token["address"].lower() != attrs[address_field].lower()
-            ):
-                raise serializers.ValidationError(
-                    {
-                        "metadata": {
-                            side: [f"Must describe {attrs[address_field]} on chain {attrs[chain_field]}."]
-                        }
-                    }
-                )
+        known = registry_tokens(attrs)
+        for side, address_field in (("srcToken", "srcTokenAddress"), ("dstToken", "dstTokenAddress")):
+            token, described = known[address_field], metadata[side]
+            mismatch = next(
+                (
+                    f"{name} is {getattr(token, attr)!r} for this token, not {described[name]!r}."
+                    for name, attr in (
+                        ("chainId", "chain_id"),
+                        ("symbol", "symbol"),
+                        ("decimals", "decimals"),
+                    )
+                    if described[name] != getattr(token, attr)
+                ),
+                None,
+            )
+            if described["address"].lower() != token.address.lower():
+                mismatch = f"Must describe {token.address} on chain {token.chain_id}."
+            if mismatch:
+                raise serializers.ValidationError({"metadata": {side: [mismatch]}})
+            metadata[side] = token_shape(token)  # what is stored and shown is what the service knows
         return attrs
 
 
@@ -194,6 +226,13 @@ class QuoteCommonSerializer(serializers.Serializer):
     recipientAddress = AddressField(required=False, allow_null=True)
     onrampVendor = serializers.ChoiceField(choices=ONRAMP_VENDORS, required=False, allow_null=True)
     partnerId = StrictCharField(required=False, allow_null=True, max_length=100)
+
+    def validate_recipientAddress(self, value):
+        return not_zero_address(value) if value is not None else value
+
+    def validate(self, attrs):
+        registry_tokens(attrs)
+        return super().validate(attrs)
 
 
 class SwapQuote(QuoteCommonSerializer):

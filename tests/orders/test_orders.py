@@ -336,3 +336,42 @@ def test_without_an_onramp_adapter_orders_naming_one_are_refused(api_client, tok
     )
     assert accepted.status_code == 200
     assert Order.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"metadata.srcToken.symbol": "DOGE"}, "metadata.srcToken: symbol is 'USDC' for this token, not 'DOGE'."),
+        ({"metadata.srcToken.decimals": 18}, "metadata.srcToken: decimals is 6 for this token, not 18."),
+        ({"metadata.dstToken.chainId": 8453}, "metadata.dstToken: chainId is 42161 for this token, not 8453."),
+        ({"srcTokenAddress": "0x" + "7" * 40},
+         f"srcTokenAddress: {'0x' + '7' * 40} is not a token this service knows on chain 8453."),
+        ({"recipientAddress": "0x" + "0" * 40},
+         "recipientAddress: Must not be the zero address: nothing sent there can be recovered."),
+    ],
+)  # fmt: skip
+def test_orders_are_bound_to_the_token_registry(api_client, tokens, overrides, message):
+    body = order_body()
+    for key, value in overrides.items():
+        target, *path = key.split(".")
+        if not path:
+            body[target] = value
+        else:
+            body[target][path[0]][path[1]] = value
+
+    response = _post(api_client, body)
+
+    assert (response.status_code, response.json()["message"]) == (400, message)
+    assert not Order.objects.exists()
+
+
+def test_what_is_stored_and_shown_is_the_registrys_token(api_client, tokens):
+    body = order_body()
+    body["metadata"]["srcToken"]["name"] = "Totally Real Dollars"
+    body["metadata"]["srcToken"]["metadata"] = {"logoURI": "https://evil.example/x.png"}
+
+    data = _post(api_client, body).json()["data"]
+
+    src = data["metadata"]["srcToken"]
+    assert (src["name"], src["symbol"], src["decimals"]) == ("USD Coin", "USDC", 6)
+    assert "evil.example" not in str(data)

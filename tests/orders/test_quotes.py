@@ -100,11 +100,19 @@ def test_bad_quote_requests_are_400_naming_the_field(api_client, tokens, order_t
     assert response.json()["message"].startswith(field), response.json()["message"]
 
 
-def test_unknown_type_and_unpriced_tokens_are_400(api_client, tokens):
+def test_unknown_type_and_unknown_or_unpriced_tokens_are_400(api_client, tokens):
+    from orders.models import Token
+
     assert api_client.post("/orders/quote", {"type": "lottery"}, format="json").status_code == 400
-    response = _quote(api_client, "swap", dstTokenAddress="0x" + "7" * 40)
-    assert response.status_code == 400
-    assert "No quote for this trade" in response.json()["message"]
+    unknown = _quote(api_client, "swap", dstTokenAddress="0x" + "7" * 40)
+    assert unknown.status_code == 400
+    assert unknown.json()["message"] == (
+        f"dstTokenAddress: {'0x' + '7' * 40} is not a token this service knows on chain 42161."
+    )
+    Token.objects.filter(chain_id=42161, address=USDC_ARB).update(usd_price=None)
+    unpriced = _quote(api_client, "swap")
+    assert unpriced.status_code == 400
+    assert "No quote for this trade" in unpriced.json()["message"]
 
 
 # --- the relay provider over HTTP ---------------------------------------------------
