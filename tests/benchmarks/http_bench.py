@@ -38,6 +38,7 @@ FANOUT_EVENTS = int(os.environ.get("BENCH_FANOUT_EVENTS", "200"))
 FANOUT_ENDPOINTS = int(os.environ.get("BENCH_FANOUT_ENDPOINTS", "5"))
 # Events come from many web requests at once, not from one loop: this many processes emit them.
 FANOUT_PRODUCERS = int(os.environ.get("BENCH_FANOUT_PRODUCERS", "4"))
+WATCHED = int(os.environ.get("BENCH_WATCHED_ADDRESSES", "1000"))
 
 ENV = {
     **os.environ,
@@ -284,6 +285,69 @@ def _fanout(organization_id: str) -> dict[str, float]:
         receiver.terminate()
 
 
+def _watcher() -> dict[str, float] | None:
+    """One deposit scan of a devnet with WATCHED open payments: HTTP requests to the node, and time."""
+    import dataclasses
+
+    from django.conf import settings
+    from django.utils import timezone
+    from web3 import Web3
+
+    from chains.devnet import ANVIL, deploy
+    from chains.models import ChainCursor, Deposit, WatchedAddress
+    from chains.registry import Chain
+    from chains.wallet import devnet_transfer
+    from chains.watcher import scan_chain
+
+    if not ANVIL.exists():
+        print("make bench: anvil is not installed (make install); no watcher figure", file=sys.stderr)
+        return None
+    port = _free_port()
+    node = subprocess.Popen([str(ANVIL), "--port", str(port), "--chain-id", "31337", "--silent"])
+    try:
+        chain = Chain(chain_id=31337, name="Devnet A", native_symbol="ETH", rpc_url=f"http://127.0.0.1:{port}",
+                      confirmations=1, factory_address=settings.DEVNET_FACTORY_ADDRESS, devnet=True)  # fmt: skip
+        from chains.devnet import wait_until_up
+
+        wait_until_up(chain)
+        deployment = deploy(chain)
+        settings.CHAINS = [dataclasses.asdict(chain)]
+        WatchedAddress.objects.filter(chain_id=31337).delete()
+        Deposit.objects.filter(chain_id=31337).delete()
+        until = timezone.now() + timezone.timedelta(hours=1)
+        addresses = [Web3.to_checksum_address(f"0x{n:040x}") for n in range(1, WATCHED + 1)]
+        WatchedAddress.objects.bulk_create(
+            [WatchedAddress(chain_id=31337, address=a, owner=f"bench:{i}", watch_until=until)
+             for i, a in enumerate(addresses)]
+        )  # fmt: skip
+        head = Web3(Web3.HTTPProvider(chain.rpc_url)).eth.block_number
+        ChainCursor.objects.update_or_create(
+            chain_id=31337, defaults={"scanned_to": head, "leased_until": None}
+        )
+        for index in range(10):  # some payments to find, in both kinds
+            devnet_transfer(chain=chain, token=deployment["contracts"]["dUSDC"], to=addresses[index * 97],
+                            amount=10**6, from_account=1 + index % 8)  # fmt: skip
+            devnet_transfer(chain=chain, token="0x" + "00" * 20, to=addresses[index * 89], amount=10**15,
+                            from_account=1 + index % 8)  # fmt: skip
+        time.sleep(3)  # a few more blocks, so that the payments are confirmed
+        started = time.monotonic()
+        result = scan_chain(31337)
+        elapsed = time.monotonic() - started
+        if result is None:
+            return None
+        return {
+            "watched": WATCHED,
+            "blocks": result.scanned_to - result.scanned_from + 1,
+            "deposits": result.deposits,
+            "requests": result.rpc_requests,
+            "ms": elapsed * 1000,
+        }
+    finally:
+        node.terminate()
+        node.wait(timeout=10)
+        WatchedAddress.objects.filter(chain_id=31337).delete()
+
+
 def main() -> None:
     if shutil.which("wrk") is None:
         _fail("wrk is not installed (Debian: apt-get install wrk).")
@@ -316,6 +380,7 @@ def main() -> None:
             process.terminate()
             process.wait(timeout=30)
     fanout = _fanout(seeded["organization"])
+    watcher = _watcher()
 
     lines = [
         "| endpoint | req/s | p50 ms | p99 ms | x bare | non-2xx | time-outs (> 2 s) |",
@@ -332,6 +397,13 @@ def main() -> None:
         f"processes x {FANOUT_ENDPOINTS} endpoints) at {fanout['rate']:.0f} deliveries/s; event commit to first attempt p99 {fanout['p99']:.0f} ms; "
         f"webhook workers' CPU {fanout['worker_ms']:.1f} ms per delivery."
     )
+    if watcher is not None:
+        lines.append("")
+        lines.append(
+            f"Deposit watcher: one scan of {watcher['blocks']:.0f} blocks with {watcher['watched']:,.0f} watched "
+            f"addresses found {watcher['deposits']:.0f} deposits in {watcher['requests']:.0f} HTTP requests to the "
+            f"node ({watcher['ms']:.0f} ms, handlers included)."
+        )
     table = "\n".join(lines)
     print(table)
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
