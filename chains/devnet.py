@@ -75,7 +75,8 @@ def wait_until_up(chain: Chain, timeout: float = 30) -> None:
     raise DevnetError(f"{chain.name} did not start on {chain.rpc_url}")
 
 
-def _deploy(w3: Web3, name: str, *args, sender: str):
+def deploy_contract(w3: Web3, name: str, *args, sender: str):
+    """Deploy one compiled contract from an unlocked account; the web3 contract at its address."""
     compiled = artifact(name)
     contract = w3.eth.contract(abi=compiled["abi"], bytecode=compiled["bytecode"])
     receipt = w3.eth.wait_for_transaction_receipt(contract.constructor(*args).transact({"from": sender}))
@@ -94,22 +95,22 @@ def deploy(chain: Chain) -> dict:
             f"{chain.name} at {chain.rpc_url} is not a fresh node: its deployer already sent transactions"
         )
     w3.provider.make_request("evm_setAutomine", [True])
-    factory = _deploy(w3, "DepositFactory", deployer, sender=deployer)
+    factory = deploy_contract(w3, "DepositFactory", deployer, sender=deployer)
     if factory.address != chain.factory_address:
         raise DevnetError(f"the factory landed at {factory.address}, not at {chain.factory_address}")
     tokens = {
-        symbol: _deploy(w3, "TestToken", name, symbol, decimals, deployer, sender=deployer)
+        symbol: deploy_contract(w3, "TestToken", name, symbol, decimals, deployer, sender=deployer)
         for symbol, name, decimals, _ in TOKENS
     }
     usdc = tokens["dUSDC"].address
     contracts = {
         "DepositFactory": factory.address,
         **{symbol: token.address for symbol, token in tokens.items()},
-        "BalanceReader": _deploy(w3, "BalanceReader", sender=deployer).address,
-        "PricedNFT721": _deploy(w3, "PricedNFT721", usdc, 5 * 10**6, sender=deployer).address,
-        "PricedNFT1155": _deploy(w3, "PricedNFT1155", usdc, 1 * 10**6, sender=deployer).address,
-        "Tournament": _deploy(w3, "Tournament", usdc, 10 * 10**6, sender=deployer).address,
-        "AlwaysReverts": _deploy(w3, "AlwaysReverts", sender=deployer).address,
+        "BalanceReader": deploy_contract(w3, "BalanceReader", sender=deployer).address,
+        "PricedNFT721": deploy_contract(w3, "PricedNFT721", usdc, 5 * 10**6, sender=deployer).address,
+        "PricedNFT1155": deploy_contract(w3, "PricedNFT1155", usdc, 1 * 10**6, sender=deployer).address,
+        "Tournament": deploy_contract(w3, "Tournament", usdc, 10 * 10**6, sender=deployer).address,
+        "AlwaysReverts": deploy_contract(w3, "AlwaysReverts", sender=deployer).address,
     }
     last = None
     for (_, _, decimals, _), token in zip(TOKENS, tokens.values(), strict=True):

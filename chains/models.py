@@ -67,7 +67,13 @@ class Deposit(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["chain_id", "tx_hash", "log_index"], name="deposit_chain_tx_log")
         ]
-        indexes = [models.Index(fields=["owner"], name="deposit_owner")]
+        indexes = [
+            models.Index(fields=["owner"], name="deposit_owner"),
+            # What `retry_unhandled_deposits` reads every minute: only the few rows still unhandled.
+            models.Index(
+                fields=["created_at"], condition=models.Q(handled_at__isnull=True), name="deposit_unhandled"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.amount} of {self.token} to {self.to_address} ({self.tx_hash})"

@@ -424,9 +424,9 @@ else:
         for n, port in enumerate(DEVNET_PORTS[:2])
     ] if DEVNET else []  # fmt: skip
     CHAINS += [
-        {"chain_id": chain_id, "name": _KNOWN_CHAINS.get(chain_id, (f"Chain {chain_id}",))[0],
-         "native_symbol": _KNOWN_CHAINS.get(chain_id, ("", "ETH"))[1],
-         "explorer_url": _KNOWN_CHAINS.get(chain_id, ("", "", ""))[2],
+        {"chain_id": chain_id,
+         **dict(zip(("name", "native_symbol", "explorer_url"),
+                    _KNOWN_CHAINS.get(chain_id, (f"Chain {chain_id}", "ETH", "")), strict=True)),
          "rpc_url": CHAIN_RPC_URLS.get(chain_id, ""),
          # The devnet factory exists on no real chain: a real one is named in CHAINS or DEPOSIT_FACTORY_ADDRESS.
          "factory_address": os.environ.get("DEPOSIT_FACTORY_ADDRESS", "")}

@@ -50,7 +50,16 @@ def commands(port: int, bin_dir: Path) -> dict[str, list[str]]:
 
 def start_devnets(bin_dir: Path) -> dict[str, subprocess.Popen]:
     """Start the registry's devnets (anvil), deploy on them and load their tokens; {} when there are none."""
-    from chains.devnet import ANVIL, DevnetError, devnet_chains, port_is_free, token_list_path, wait_until_up
+    from chains.devnet import (
+        ANVIL,
+        DevnetError,
+        anvil_command,
+        devnet_chains,
+        port_is_free,
+        port_of,
+        token_list_path,
+        wait_until_up,
+    )  # fmt: skip
 
     chains = devnet_chains()
     if not chains:
@@ -61,14 +70,12 @@ def start_devnets(bin_dir: Path) -> dict[str, subprocess.Popen]:
             flush=True,
         )
         return {}
-    busy = [chain for chain in chains if not port_is_free(int(chain.rpc_url.rsplit(":", 1)[1]))]
+    busy = [chain for chain in chains if not port_is_free(port_of(chain))]
     if busy:
         raise DevnetError(
             f"{', '.join(c.rpc_url for c in busy)} already in use: stop what listens there, or set "
             "DEVNET_PORTS (or DEVNET=0)"
         )
-    from chains.devnet import anvil_command
-
     nodes = {f"devnet-{chain.chain_id}": subprocess.Popen(anvil_command(chain)) for chain in chains}  # noqa: S603
     try:
         for chain in chains:

@@ -54,7 +54,7 @@ class DepositTxInline(ReadOnlyInline):
 
     @admin.display(description="in token units")
     def units(self, deposit: DepositTx):
-        token = Token.objects.filter(chain_id=deposit.chain, address__iexact=deposit.token_address).first()
+        token = Token.objects.filter(chain_id=deposit.chain, address=deposit.token_address).first()
         if token is None:
             return "-"
         return f"{Decimal(int(deposit.amount)).scaleb(-token.decimals).normalize():f} {token.symbol}"

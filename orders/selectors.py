@@ -93,9 +93,9 @@ def orders_by_creator(*, creator_address: str, limit: int, offset: int) -> list[
 
 def tokens_by_chain_and_address(pairs: list[tuple[int, str]]) -> dict[tuple[int, str], Token]:
     """The registry's tokens for (chain id, address) pairs, keyed by (chain id, lowercase address); one query."""
-    match = Q()
+    match = Q()  # addresses are stored checksummed: an exact match uses the (chain_id, address) index
     for chain_id, address in pairs:
-        match |= Q(chain_id=chain_id, address__iexact=address)
+        match |= Q(chain_id=chain_id, address=to_checksum_address(address))
     return {(t.chain_id, t.address.lower()): t for t in Token.objects.filter(match)} if pairs else {}
 
 

@@ -5,16 +5,10 @@ from web3 import Web3
 from web3.exceptions import ContractLogicError
 
 from chains.artifacts import artifact, forwarder_init_code_hash
+from chains.devnet import deploy_contract
 from chains.evm import deposit_address_for, deposit_salt
 
 pytestmark = pytest.mark.django_db
-
-
-def _deploy(w3, name, *args, sender):
-    compiled = artifact(name)
-    contract = w3.eth.contract(abi=compiled["abi"], bytecode=compiled["bytecode"])
-    receipt = w3.eth.wait_for_transaction_receipt(contract.constructor(*args).transact({"from": sender}))
-    return w3.eth.contract(address=receipt.contractAddress, abi=compiled["abi"])
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +20,8 @@ def chain(anvil):
         w3.eth.accounts[2],
         w3.eth.accounts[5],
     )
-    factory = _deploy(w3, "DepositFactory", vault, sender=vault)  # the first deployment of account 0
-    token = _deploy(w3, "TestToken", "Devnet USD Coin", "dUSDC", 6, vault, sender=vault)
+    factory = deploy_contract(w3, "DepositFactory", vault, sender=vault)  # the first deployment of account 0
+    token = deploy_contract(w3, "TestToken", "Devnet USD Coin", "dUSDC", 6, vault, sender=vault)
     w3.eth.wait_for_transaction_receipt(token.functions.mint(payer, 1_000 * 10**6).transact({"from": vault}))
     return (
         w3,

@@ -49,8 +49,13 @@ def test_native_coin_a_chosen_amount_and_another_account(api_client, devnet_regi
 def test_refusals_say_why_and_send_nothing(api_client, devnet_registry, args, message):
     _, deployment = devnet_registry
     order = devnet_order(api_client, deployment)
+    w3 = Web3(Web3.HTTPProvider(devnet_registry[0].rpc_url))
+    token = w3.eth.contract(address=deployment["contracts"]["dUSDC"], abi=artifact("TestToken")["abi"])
+    block = w3.eth.block_number
     with pytest.raises(CommandError, match=message):
         call_command("pay_order", str(order.id), *args)
+    assert token.functions.balanceOf(order.global_address).call() == 0  # nothing was sent
+    assert all(not w3.eth.get_block(n)["transactions"] for n in range(block + 1, w3.eth.block_number + 1))
 
 
 def test_an_order_on_a_real_chain_is_not_paid(api_client, tokens, devnet_registry, settings):
