@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from chains.models import ChainCursor, Deposit, WatchedAddress
+from chains.models import ChainCursor, Deposit, Token, WatchedAddress
 from chains.registry import chain_get
 from core.admin import ReadOnlyModelAdmin
 
@@ -34,3 +34,10 @@ class WatchedAddressAdmin(ReadOnlyModelAdmin):
     list_display = ("address", "chain_id", "owner", "watch_until")
     list_filter = ("chain_id",)
     search_fields = ("=address", "owner")
+
+
+@admin.register(Token)
+class TokenAdmin(admin.ModelAdmin):
+    list_display = ("symbol", "name", "chain_id", "address", "decimals", "usd_price")
+    list_filter = ("chain_id",)
+    search_fields = ("symbol", "name", "address")

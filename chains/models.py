@@ -1,9 +1,38 @@
-"""What the deposit watcher keeps: one cursor per chain, the addresses it watches, the deposits it saw."""
+"""What chains keep: the token registry, and for the deposit watcher one cursor per chain, the addresses it
+watches and the deposits it saw."""
 
 from __future__ import annotations
 
 from django.db import models
 from django.utils import timezone
+
+
+class Token(models.Model):
+    """A token the service knows on one chain, from the shipped token list."""
+
+    chain_id = models.PositiveBigIntegerField()
+    address = models.CharField(
+        max_length=42, help_text="EIP-55 checksummed; the zero address is the native asset."
+    )
+    symbol = models.CharField(max_length=32)
+    name = models.CharField(max_length=100)
+    decimals = models.PositiveSmallIntegerField()
+    logo_uri = models.URLField(max_length=500, blank=True)
+    usd_price = models.DecimalField(
+        max_digits=30,
+        decimal_places=10,
+        null=True,
+        blank=True,
+        help_text="Reference price used by the offline quoter.",
+    )
+
+    class Meta:
+        ordering = ["chain_id", "symbol"]
+        constraints = [models.UniqueConstraint(fields=["chain_id", "address"], name="token_chain_address")]
+        indexes = [models.Index(fields=["chain_id", "symbol"], name="token_chain_symbol")]
+
+    def __str__(self) -> str:
+        return f"{self.symbol} on {self.chain_id}"
 
 
 class ChainCursor(models.Model):

@@ -362,7 +362,7 @@ LOGGING = {
 
 ORDER_LIFETIME_SECONDS = 15 * 60
 ORDER_LIST_MAX_LIMIT = 100
-TOKEN_LIST_FILE = BASE_DIR / "orders" / "data" / "tokens.json"
+TOKEN_LIST_FILE = BASE_DIR / "chains" / "data" / "tokens.json"
 
 # Fees, feeVersion 1 (DESIGN.md). Tiers: (USD upper bound, bps) in ascending order.
 FEE_TIERS_USD = [(10, 120), (500, 80), (5_000, 60), (50_000, 40)]

@@ -8,12 +8,14 @@ from typing import Any
 
 from django.conf import settings
 
+from chains.models import Token
+from chains.tokens import token_get
 from core.errors import InvalidRequest
 from onramp.geo import Location
 from onramp.vendor_a import VendorAClient, map_buy_options
 from onramp.vendor_b import VendorBClient, is_configured
 from orders import fees
-from orders.models import Order, Token
+from orders.models import Order
 
 # vendorA's network names for the chains the service settles on.
 VENDOR_A_NETWORKS = {
@@ -64,7 +66,7 @@ def vendor_b_support(*, location: Location, usd_amount: Decimal | None) -> dict[
 
 
 def _src_token(data: dict) -> Token | None:
-    return Token.objects.filter(chain_id=data["srcChain"], address__iexact=data["srcTokenAddress"]).first()
+    return token_get(chain_id=data["srcChain"], address=data["srcTokenAddress"])
 
 
 def _vendor_a_extras(

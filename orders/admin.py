@@ -6,8 +6,9 @@ from django.utils.html import format_html
 
 from chains.models import ChainCursor
 from chains.registry import chain_get
+from chains.tokens import token_get
 from core.admin import ReadOnlyModelAdmin
-from orders.models import CheckoutSession, DepositTx, Order, RefundTx, RelayTx, Token
+from orders.models import CheckoutSession, DepositTx, Order, RefundTx, RelayTx
 
 _offline = [
     name
@@ -54,7 +55,7 @@ class DepositTxInline(ReadOnlyInline):
 
     @admin.display(description="in token units")
     def units(self, deposit: DepositTx):
-        token = Token.objects.filter(chain_id=deposit.chain, address=deposit.token_address).first()
+        token = token_get(chain_id=deposit.chain, address=deposit.token_address)
         if token is None:
             return "-"
         return f"{Decimal(int(deposit.amount)).scaleb(-token.decimals).normalize():f} {token.symbol}"
@@ -107,10 +108,3 @@ class CheckoutSessionAdmin(ReadOnlyModelAdmin):
     search_fields = ("=id", "client_reference_id")
     list_select_related = ("organization",)
     readonly_fields = [f.name for f in CheckoutSession._meta.fields]
-
-
-@admin.register(Token)
-class TokenAdmin(admin.ModelAdmin):
-    list_display = ("symbol", "name", "chain_id", "address", "decimals", "usd_price")
-    list_filter = ("chain_id",)
-    search_fields = ("symbol", "name", "address")

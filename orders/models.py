@@ -10,34 +10,6 @@ from django.utils import timezone
 UINT256_DIGITS = 78  # amounts are uint256 in the token's smallest unit
 
 
-class Token(models.Model):
-    """A token the service knows on one chain, from the shipped token list."""
-
-    chain_id = models.PositiveBigIntegerField()
-    address = models.CharField(
-        max_length=42, help_text="EIP-55 checksummed; the zero address is the native asset."
-    )
-    symbol = models.CharField(max_length=32)
-    name = models.CharField(max_length=100)
-    decimals = models.PositiveSmallIntegerField()
-    logo_uri = models.URLField(max_length=500, blank=True)
-    usd_price = models.DecimalField(
-        max_digits=30,
-        decimal_places=10,
-        null=True,
-        blank=True,
-        help_text="Reference price used by the offline quoter.",
-    )
-
-    class Meta:
-        ordering = ["chain_id", "symbol"]
-        constraints = [models.UniqueConstraint(fields=["chain_id", "address"], name="token_chain_address")]
-        indexes = [models.Index(fields=["chain_id", "symbol"], name="token_chain_symbol")]
-
-    def __str__(self) -> str:
-        return f"{self.symbol} on {self.chain_id}"
-
-
 class CheckoutSession(models.Model):
     """A merchant's checkout, paid by at most one order."""
 

@@ -16,8 +16,9 @@ from typing import Any
 import requests
 from django.conf import settings
 
+from chains.models import Token
+from chains.tokens import token_get
 from core.http_client import build_session
-from orders.models import Token
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ class OfflineQuoteProvider:
     name = "offline"
 
     def _token(self, chain_id: int, address: str) -> tuple[Token, Decimal]:
-        token = Token.objects.filter(chain_id=chain_id, address__iexact=address).first()
+        token = token_get(chain_id=chain_id, address=address)
         if token is None or token.usd_price is None or token.usd_price <= 0:
             raise QuoteRejected(f"No reference price for token {address} on chain {chain_id}.")
         return token, token.usd_price

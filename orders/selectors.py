@@ -10,8 +10,9 @@ from decimal import Decimal
 from django.db.models import CharField, DecimalField, F, Q, QuerySet, Value
 
 from chains.evm import is_address, to_checksum_address
+from chains.models import Token
 from core.errors import InvalidRequest
-from orders.models import UINT256_DIGITS, CheckoutSession, DepositTx, Order, RefundTx, RelayTx, Token
+from orders.models import UINT256_DIGITS, CheckoutSession, DepositTx, Order, RefundTx, RelayTx
 
 
 def parse_uuid(value: str, what: str) -> uuid.UUID:
@@ -89,14 +90,6 @@ def orders_by_creator(*, creator_address: str, limit: int, offset: int) -> list[
             offset : offset + limit
         ]
     )
-
-
-def tokens_by_chain_and_address(pairs: list[tuple[int, str]]) -> dict[tuple[int, str], Token]:
-    """The registry's tokens for (chain id, address) pairs, keyed by (chain id, lowercase address); one query."""
-    match = Q()  # addresses are stored checksummed: an exact match uses the (chain_id, address) index
-    for chain_id, address in pairs:
-        match |= Q(chain_id=chain_id, address=to_checksum_address(address))
-    return {(t.chain_id, t.address.lower()): t for t in Token.objects.filter(match)} if pairs else {}
 
 
 def tokens_on_chain(*, chain_id: int, term: str | None, limit: int) -> QuerySet[Token]:

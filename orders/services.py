@@ -14,10 +14,11 @@ from django.utils import timezone
 
 from chains.evm import deposit_address_for
 from chains.readers import ChainUnavailable, get_chain_reader
+from chains.tokens import token_get
 from chains.watcher import watch_address
 from core.errors import Conflict, InvalidRequest
 from orders import fees
-from orders.models import CheckoutSession, DepositTx, Order, RefundTx, Token
+from orders.models import CheckoutSession, DepositTx, Order, RefundTx
 from orders.onramps import get_onramp_adapter
 from orders.representations import session_event_data
 from platform_api.models import Organization
@@ -124,7 +125,7 @@ def recipient_discount_balance(recipient: str | None) -> int:
 
 
 def token_usd_value(*, chain_id: int, address: str, amount: int) -> Decimal:
-    token = Token.objects.filter(chain_id=chain_id, address__iexact=address).first()
+    token = token_get(chain_id=chain_id, address=address)
     if token is None or token.usd_price is None:
         return Decimal(0)
     return Decimal(amount).scaleb(-token.decimals) * token.usd_price

@@ -29,7 +29,7 @@ def _isolated_rate_limits():
 @pytest.fixture
 def tokens(db):
     """The shipped token list, as `make run` loads it."""
-    from orders.tokens import token_list_load
+    from chains.tokens import token_list_load
 
     token_list_load(settings.TOKEN_LIST_FILE)
 

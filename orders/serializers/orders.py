@@ -8,8 +8,9 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from chains.fields import SupportedChainIdField
-from orders import selectors
-from orders.models import Order, Token
+from chains.models import Token
+from chains.tokens import tokens_by_chain_and_address
+from orders.models import Order
 from orders.providers import token_shape
 from orders.serializers.common import (
     CLIENT_REFERENCE_RE,
@@ -41,7 +42,7 @@ def registry_tokens(attrs: dict) -> dict[str, Token]:
     """The registry's tokens for srcTokenAddress and dstTokenAddress (one query); 400 naming a field it lacks."""
     wanted = {"srcTokenAddress": (attrs["srcChain"], attrs["srcTokenAddress"]),
               "dstTokenAddress": (attrs["dstChain"], attrs["dstTokenAddress"])}  # fmt: skip
-    found = selectors.tokens_by_chain_and_address(list(wanted.values()))
+    found = tokens_by_chain_and_address(list(wanted.values()))
     known = {field: found.get((chain, address.lower())) for field, (chain, address) in wanted.items()}
     for field, token in known.items():
         if token is None:

@@ -74,7 +74,7 @@ def devnet_registry(devnet, settings, tmp_path):
     import json
 
     from chains.devnet import token_list
-    from orders.tokens import token_list_load
+    from chains.tokens import token_list_load
 
     chain, deployment = devnet
     settings.CHAINS = [dataclasses.asdict(chain)]

@@ -21,7 +21,7 @@ def order(api_client, tokens):
         "/admin/orders/order/",
         "/admin/orders/order/?status__exact=scanning_deposit_transaction&type__exact=swap&src_chain=8453",
         "/admin/orders/checkoutsession/",
-        "/admin/orders/token/?chain_id=8453",
+        "/admin/chains/token/?chain_id=8453",
         "/admin/webhooks/webhookevent/",
     ],
 )

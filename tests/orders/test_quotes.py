@@ -101,7 +101,7 @@ def test_bad_quote_requests_are_400_naming_the_field(api_client, tokens, order_t
 
 
 def test_unknown_type_and_unknown_or_unpriced_tokens_are_400(api_client, tokens):
-    from orders.models import Token
+    from chains.models import Token
 
     assert api_client.post("/orders/quote", {"type": "lottery"}, format="json").status_code == 400
     unknown = _quote(api_client, "swap", dstTokenAddress="0x" + "7" * 40)

@@ -3,7 +3,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from orders.models import Token
+from chains.models import Token
 from tests.orders.conftest import USDC_BASE
 
 pytestmark = pytest.mark.django_db

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from orders.tokens import TokenListError, token_list_load
+from chains.tokens import TokenListError, token_list_load
 
 
 class Command(BaseCommand):

@@ -1,4 +1,4 @@
-"""Loading token lists (the common token-list JSON format) into the registry."""
+"""The token registry: lookups, and loading token lists (the common token-list JSON format) into it."""
 
 from __future__ import annotations
 
@@ -7,13 +7,29 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from django.db import transaction
+from django.db.models import Q
 
 from chains.evm import is_address, to_checksum_address
-from orders.models import Token
+from chains.models import Token
 
 
 class TokenListError(ValueError):
     pass
+
+
+def token_get(*, chain_id: int, address: str) -> Token | None:
+    """The registry's token at `address` on a chain (any case); one indexed query."""
+    if not is_address(address):
+        return None
+    return Token.objects.filter(chain_id=chain_id, address=to_checksum_address(address)).first()
+
+
+def tokens_by_chain_and_address(pairs: list[tuple[int, str]]) -> dict[tuple[int, str], Token]:
+    """The registry's tokens for (chain id, address) pairs, keyed by (chain id, lowercase address); one query."""
+    match = Q()  # addresses are stored checksummed: an exact match uses the (chain_id, address) index
+    for chain_id, address in pairs:
+        match |= Q(chain_id=chain_id, address=to_checksum_address(address))
+    return {(t.chain_id, t.address.lower()): t for t in Token.objects.filter(match)} if pairs else {}
 
 
 def _token_fields(entry: dict, index: int) -> dict:
