@@ -41,18 +41,16 @@ def deposit_salt(*, kind: str, identifier: str) -> bytes:
     return keccak(f"{kind}:{identifier}".encode())
 
 
-def deposit_address_for(*, kind: str, identifier: str) -> str:
-    """The service-owned deposit address of one payment (an order or a quick payment).
+def deposit_address_for(*, factory: str, kind: str, identifier: str) -> str:
+    """The deposit address of one payment (an order or a quick payment) under a chain's `factory`.
 
     It is the CREATE2 address of the forwarder (chains/contracts) that the
-    service's factory deploys on demand with salt keccak256("<kind>:<identifier>");
-    only the factory's owner (the service) can deploy it and sweep what it
-    received. Deterministic, so it can be recomputed from the id at any time.
+    factory deploys on demand with salt keccak256("<kind>:<identifier>"); only
+    the factory's owner (the service) can deploy it and sweep what it received.
+    Deterministic, so it can be recomputed from the id at any time.
     """
-    from django.conf import settings
-
     return create2_address(
-        factory=settings.DEPOSIT_FACTORY_ADDRESS,
+        factory=factory,
         salt=deposit_salt(kind=kind, identifier=identifier),
         init_code_hash=forwarder_init_code_hash(),
     )

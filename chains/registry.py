@@ -7,8 +7,11 @@ from functools import cache
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
-from chains.evm import is_address
+from chains.evm import deposit_address_for, is_address
+from core.errors import InvalidRequest
 
 
 @dataclass(frozen=True)
@@ -42,24 +45,39 @@ def _chain(entry: dict) -> Chain:
 
 
 @cache
-def _registry(entries: str) -> dict[int, Chain]:
-    import json
-
-    chains = [_chain(entry) for entry in json.loads(entries)]
+def _registry() -> dict[int, Chain]:
+    chains = [_chain(entry) for entry in settings.CHAINS]
     by_id = {chain.chain_id: chain for chain in chains}
     if len(by_id) != len(chains):
         raise ImproperlyConfigured("CHAINS lists a chain id twice.")
     return by_id
 
 
+@receiver(setting_changed)
+def _forget_registry(*, setting: str, **kwargs) -> None:
+    if setting == "CHAINS":
+        _registry.cache_clear()
+
+
 def chains() -> list[Chain]:
     """Every chain of the registry, by id."""
-    import json
-
-    return sorted(_registry(json.dumps(settings.CHAINS, sort_keys=True)).values(), key=lambda c: c.chain_id)
+    return sorted(_registry().values(), key=lambda c: c.chain_id)
 
 
 def chain_get(chain_id: int) -> Chain | None:
-    import json
+    return _registry().get(chain_id)
 
-    return _registry(json.dumps(settings.CHAINS, sort_keys=True)).get(chain_id)
+
+def deposit_address(*, chain_id: int, kind: str, identifier: str, field: str) -> str:
+    """The deposit address of a payment on a chain; 400 naming `field` when the chain has no deposit factory.
+
+    A payment is never offered on a chain where the service could not sweep
+    what arrives: only chains with a `factory_address` take payments.
+    """
+    chain = chain_get(chain_id)
+    if chain is None or not chain.factory_address:
+        raise InvalidRequest(
+            f"payments are not taken on chain {chain_id}: the service has no deposit factory there.",
+            field=field,
+        )
+    return deposit_address_for(factory=chain.factory_address, kind=kind, identifier=identifier)

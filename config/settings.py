@@ -337,14 +337,16 @@ assert isinstance(_enum_names, dict)
 _enum_names["SupportedChainIdEnum"] = [(c, c) for c in SUPPORTED_CHAIN_IDS]
 
 # Deposit addresses are CREATE2 addresses of per-payment forwarders deployed on demand by the
-# service's DepositFactory (chains/contracts; the forwarder's init-code hash comes from its compiled
-# artifact). Development's default is where a fresh devnet puts the factory: the first contract
-# deployed by anvil's account 0. Production must name its deployed factory.
+# service's DepositFactory on each chain (chains/contracts; the forwarder's init-code hash comes from
+# its compiled artifact). A chain takes payments only when the registry (CHAINS, below) names its
+# factory. The devnets' factory is where a fresh devnet puts it: the first contract deployed by anvil's
+# account 0. DEPOSIT_FACTORY_ADDRESS, when set, is the factory of every real chain of the default
+# registry (the same deployer and nonce give the same address on every chain).
 DEVNET_FACTORY_ADDRESS = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
-DEPOSIT_FACTORY_ADDRESS = os.environ.get(
-    "DEPOSIT_FACTORY_ADDRESS", DEVNET_FACTORY_ADDRESS if DEVELOPMENT else ""
-)
-if not re.fullmatch(r"0x[0-9a-fA-F]{40}", DEPOSIT_FACTORY_ADDRESS) or int(DEPOSIT_FACTORY_ADDRESS, 16) == 0:
+DEPOSIT_FACTORY_ADDRESS = os.environ.get("DEPOSIT_FACTORY_ADDRESS", "")
+if DEPOSIT_FACTORY_ADDRESS and (
+    not re.fullmatch(r"0x[0-9a-fA-F]{40}", DEPOSIT_FACTORY_ADDRESS) or int(DEPOSIT_FACTORY_ADDRESS, 16) == 0
+):
     raise ImproperlyConfigured(
         "DEPOSIT_FACTORY_ADDRESS must be the address of the deployed DepositFactory (0x and 40 hex characters)."
     )
@@ -429,10 +431,15 @@ else:
                     _KNOWN_CHAINS.get(chain_id, (f"Chain {chain_id}", "ETH", "")), strict=True)),
          "rpc_url": CHAIN_RPC_URLS.get(chain_id, ""),
          # The devnet factory exists on no real chain: a real one is named in CHAINS or DEPOSIT_FACTORY_ADDRESS.
-         "factory_address": os.environ.get("DEPOSIT_FACTORY_ADDRESS", "")}
+         "factory_address": DEPOSIT_FACTORY_ADDRESS}
         for chain_id in SUPPORTED_CHAIN_IDS
         if chain_id not in DEVNET_CHAIN_IDS
     ]  # fmt: skip
+if not DEVELOPMENT and not any(chain.get("factory_address") for chain in CHAINS):
+    raise ImproperlyConfigured(
+        "No chain can take payments: set DEPOSIT_FACTORY_ADDRESS (the DepositFactory deployed on every chain) "
+        "or give chains a factory_address in CHAINS."
+    )
 # The deposit watcher (chains/watcher.py): what a new deposit is handed to, and how much one scan reads.
 CHAIN_DEPOSIT_HANDLER = os.environ.get("CHAIN_DEPOSIT_HANDLER", "orders.deposits.deposit_received")
 WATCHER_MAX_BLOCKS = env_int("WATCHER_MAX_BLOCKS", 500)

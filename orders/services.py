@@ -12,8 +12,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from chains.evm import deposit_address_for
 from chains.readers import ChainUnavailable, get_chain_reader
+from chains.registry import deposit_address
 from chains.tokens import token_get
 from chains.watcher import watch_address
 from core.errors import Conflict, InvalidRequest
@@ -174,7 +174,9 @@ def order_create(
         _check_session(CheckoutSession.objects.filter(pk=session_id).first(), session_id, organization)
 
     order_id = uuid.uuid4()
-    global_address = deposit_address_for(kind="order", identifier=str(order_id))
+    global_address = deposit_address(
+        chain_id=data["srcChain"], kind="order", identifier=str(order_id), field="srcChain"
+    )
     balance = recipient_discount_balance(data["recipientAddress"])
     usd_value = token_usd_value(
         chain_id=data["srcChain"], address=data["srcTokenAddress"], amount=data["srcAmount"]

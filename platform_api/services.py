@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from chains.evm import deposit_address_for
+from chains.registry import deposit_address
 from core.ids import random_base62
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
@@ -129,7 +129,9 @@ def quick_payment_create(
         token_address=token_address,
         chain_id=chain_id,
         recipient_address=recipient_address,
-        deposit_address=deposit_address_for(kind="quick_payment", identifier=payment_id),
+        deposit_address=deposit_address(
+            chain_id=chain_id, kind="quick_payment", identifier=payment_id, field="chain_id"
+        ),
         created_at=now,
         expires_at=now + timedelta(seconds=settings.QUICK_PAY_TTL_SECONDS),
     )

@@ -14,6 +14,29 @@ from config.celery import app as celery_app
 from tests.factories import OrganizationFactory, make_api_key
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _every_chain_takes_payments():
+    """Tests pay on the shipped list's chains (Base, ...) as if the service's factory were deployed there.
+
+    A chain takes payments only when the registry names its factory; development
+    names one for the devnets only. Servers and workers the tests start inherit it.
+    """
+    from django.test import override_settings
+
+    factory = settings.DEVNET_FACTORY_ADDRESS
+    chains = [
+        {**chain, "factory_address": chain.get("factory_address") or factory} for chain in settings.CHAINS
+    ]
+    previous = os.environ.get("DEPOSIT_FACTORY_ADDRESS")
+    os.environ["DEPOSIT_FACTORY_ADDRESS"] = factory
+    with override_settings(CHAINS=chains, DEPOSIT_FACTORY_ADDRESS=factory):
+        yield
+    if previous is None:
+        os.environ.pop("DEPOSIT_FACTORY_ADDRESS")
+    else:
+        os.environ["DEPOSIT_FACTORY_ADDRESS"] = previous
+
+
 @pytest.fixture(autouse=True)
 def _isolated_rate_limits():
     """Rate-limit counters must not leak between tests (Redis keeps them across the run)."""

@@ -31,10 +31,12 @@ def test_create2_matches_eip1014_examples():
 
 
 def test_deposit_addresses_are_deterministic_and_distinct():
-    first = deposit_address_for(kind="order", identifier="a")
-    assert first == deposit_address_for(kind="order", identifier="a")
-    assert first != deposit_address_for(kind="order", identifier="b")
-    assert first != deposit_address_for(kind="quick_payment", identifier="a")
+    factory = "0x" + "12" * 20
+    first = deposit_address_for(factory=factory, kind="order", identifier="a")
+    assert first == deposit_address_for(factory=factory, kind="order", identifier="a")
+    assert first != deposit_address_for(factory=factory, kind="order", identifier="b")
+    assert first != deposit_address_for(factory=factory, kind="quick_payment", identifier="a")
+    assert first != deposit_address_for(factory="0x" + "34" * 20, kind="order", identifier="a")
     assert is_address(first)
 
 

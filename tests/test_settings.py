@@ -48,14 +48,35 @@ def test_manage_py_with_a_secret_key_is_production():
     assert "ENCRYPTION_KEY must be set in production" in result.stderr
 
 
-@pytest.mark.parametrize("factory", [None, "0x" + "00" * 20, "0x1234", "factory"])
-def test_production_needs_a_deployed_deposit_factory(factory):
-    env = {"DEPOSIT_FACTORY_ADDRESS": factory} if factory is not None else {}
+@pytest.mark.parametrize("factory", ["0x" + "00" * 20, "0x1234", "factory"])
+def test_a_deposit_factory_must_be_an_address(factory):
     result = _manage(
-        "check", SERVICE_ENV="production", DJANGO_SECRET_KEY=SECRET, ENCRYPTION_KEY=ENCRYPTION_KEY, **env
+        "check",
+        SERVICE_ENV="production",
+        DJANGO_SECRET_KEY=SECRET,
+        ENCRYPTION_KEY=ENCRYPTION_KEY,
+        DEPOSIT_FACTORY_ADDRESS=factory,
     )
     assert result.returncode != 0
     assert "DEPOSIT_FACTORY_ADDRESS must be the address of the deployed DepositFactory" in result.stderr
+
+
+def test_production_needs_a_chain_that_can_take_payments():
+    result = _manage(
+        "check", SERVICE_ENV="production", DJANGO_SECRET_KEY=SECRET, ENCRYPTION_KEY=ENCRYPTION_KEY
+    )
+    assert result.returncode != 0
+    assert "No chain can take payments" in result.stderr
+
+    chains = '[{"chain_id": 8453, "name": "Base", "native_symbol": "ETH", "factory_address": "%s"}]' % FACTORY
+    result = _manage(
+        "check",
+        SERVICE_ENV="production",
+        DJANGO_SECRET_KEY=SECRET,
+        ENCRYPTION_KEY=ENCRYPTION_KEY,
+        CHAINS=chains,
+    )
+    assert result.returncode == 0, result.stderr
 
 
 def test_deploy_check_is_clean_in_production_mode():

@@ -44,6 +44,8 @@ def main() -> int:
         "QUICK_PAY_RATE_LIMIT_PER_MINUTE": "1000000",
         "ORDER_WRITE_RATE_LIMIT_PER_MINUTE": "1000000",
         "AUTH_FAILURE_RATE_LIMIT_PER_MINUTE": "1000000",
+        # Orders and quick payments on the shipped list's chains, as if the factory were deployed there.
+        "DEPOSIT_FACTORY_ADDRESS": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
     }
     env.pop("DJANGO_DEBUG", None)
     manage = [sys.executable, "manage.py"]

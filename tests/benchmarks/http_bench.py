@@ -52,6 +52,8 @@ ENV = {
     "PLATFORM_RATE_LIMIT_PER_MINUTE": "100000000",
     "ORDER_WRITE_RATE_LIMIT_PER_MINUTE": "100000000",
     "AUTH_FAILURE_RATE_LIMIT_PER_MINUTE": "100000000",
+    # POST /orders pays on Base, as if the service's factory were deployed there.
+    "DEPOSIT_FACTORY_ADDRESS": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
 }
 ENV.pop("DJANGO_DEBUG", None)
 os.environ.update(ENV)

@@ -78,7 +78,6 @@ def devnet_registry(devnet, settings, tmp_path):
 
     chain, deployment = devnet
     settings.CHAINS = [dataclasses.asdict(chain)]
-    settings.DEPOSIT_FACTORY_ADDRESS = chain.factory_address
     path = tmp_path / "devnet-tokens.json"
     path.write_text(json.dumps(token_list([deployment])))
     token_list_load(path)

@@ -38,11 +38,10 @@ def test_a_fresh_devnet_puts_the_factory_where_development_expects_it(chain, set
 
 def test_the_service_computes_the_address_the_factory_deploys(chain, settings):
     w3, factory, _, accounts = chain
-    settings.DEPOSIT_FACTORY_ADDRESS = factory.address
     salt = deposit_salt(kind="order", identifier="order-1")
 
     assert factory.functions.forwarderInitCodeHash().call() == forwarder_init_code_hash()
-    expected = deposit_address_for(kind="order", identifier="order-1")
+    expected = deposit_address_for(factory=factory.address, kind="order", identifier="order-1")
     assert factory.functions.forwarderAddress(salt).call() == expected
 
     w3.eth.wait_for_transaction_receipt(factory.functions.deploy(salt).transact({"from": accounts["vault"]}))
@@ -53,8 +52,9 @@ def test_the_service_computes_the_address_the_factory_deploys(chain, settings):
 
 def test_tokens_and_native_coin_sent_to_a_deposit_address_are_swept_by_the_owner_only(chain, settings):
     w3, factory, token, accounts = chain
-    settings.DEPOSIT_FACTORY_ADDRESS = factory.address
-    address = deposit_address_for(kind="order", identifier="order-2")  # not deployed yet
+    address = deposit_address_for(
+        factory=factory.address, kind="order", identifier="order-2"
+    )  # not deployed yet
     salt = deposit_salt(kind="order", identifier="order-2")
     w3.eth.wait_for_transaction_receipt(
         token.functions.transfer(address, 10 * 10**6).transact({"from": accounts["payer"]})

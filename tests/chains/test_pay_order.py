@@ -59,7 +59,10 @@ def test_refusals_say_why_and_send_nothing(api_client, devnet_registry, args, me
 
 
 def test_an_order_on_a_real_chain_is_not_paid(api_client, tokens, devnet_registry, settings):
-    settings.CHAINS = [*settings.CHAINS, {"chain_id": 8453, "name": "Base", "native_symbol": "ETH"}]
+    settings.CHAINS = [
+        *settings.CHAINS,
+        {"chain_id": 8453, "name": "Base", "native_symbol": "ETH", "factory_address": "0x" + "12" * 20},
+    ]
     response = api_client.post("/orders", order_body(), format="json")
     with pytest.raises(CommandError, match="not a devnet"):
         call_command("pay_order", response.json()["data"]["id"])

@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from werkzeug import Response
 
-from chains.evm import deposit_address_for
+from chains.registry import deposit_address
 from orders.models import Order
 from tests.orders.conftest import order_body
 
@@ -248,7 +248,10 @@ def test_order_with_vendor_a_gets_a_one_click_buy_url_to_its_deposit_address(api
         "100.00",
     )
     assert seen[0]["addresses"] == [
-        {"address": deposit_address_for(kind="order", identifier=data["id"]), "blockchains": ["base"]}
+        {
+            "address": deposit_address(chain_id=8453, kind="order", identifier=data["id"], field="srcChain"),
+            "blockchains": ["base"],
+        }
     ]
     assert seen[0]["clientIp"] == "198.51.100.23"
 

@@ -4,7 +4,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from chains.evm import deposit_address_for
+from chains.registry import deposit_address
 from orders.models import CheckoutSession, Order
 from orders.services import orders_expire_unpaid
 from orders.tasks import expire_unpaid_orders
@@ -29,7 +29,9 @@ def test_every_order_type_is_created_in_the_contract_shape(api_client, tokens, o
     order = Order.objects.get(pk=data["id"])
     assert data["type"] == order_type
     assert data["status"] == "scanning_deposit_transaction"
-    assert data["globalAddress"] == deposit_address_for(kind="order", identifier=data["id"])
+    assert data["globalAddress"] == deposit_address(
+        chain_id=8453, kind="order", identifier=data["id"], field="srcChain"
+    )
     assert data["expiredAt"] - data["createdAt"] == 900_000
     assert data["payload"] == PAYLOADS[order_type]
     assert data["srcAmount"] == "100000000"
@@ -88,6 +90,17 @@ def test_bad_orders_are_400_naming_the_field_and_store_nothing(api_client, token
     assert response.status_code == 400
     assert response.json()["success"] is False
     assert response.json()["message"].startswith(field), response.json()["message"]
+    assert not Order.objects.exists()
+
+
+def test_no_payment_is_taken_on_a_chain_without_a_deposit_factory(api_client, tokens, settings):
+    settings.CHAINS = [{**c, "factory_address": ""} if c["chain_id"] == 8453 else c for c in settings.CHAINS]
+
+    response = _post(api_client, order_body())
+
+    assert response.status_code == 400
+    assert response.json()["message"].startswith("srcChain"), response.json()["message"]
+    assert "no deposit factory" in response.json()["message"]
     assert not Order.objects.exists()
 
 

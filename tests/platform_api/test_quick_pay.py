@@ -3,7 +3,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from chains.evm import deposit_address_for, is_address
+from chains.evm import is_address
+from chains.registry import deposit_address
 from platform_api.models import QuickPayment
 from platform_api.services import quick_payments_expire
 from platform_api.tasks import expire_quick_payments
@@ -36,7 +37,9 @@ def test_creates_a_payment_with_its_own_deposit_address(api_client):
         "token_address": VALID["token_address"],
         "chain_id": 8453,
         "recipient_address": VALID["recipient_address"],
-        "deposit_address": deposit_address_for(kind="quick_payment", identifier=payment.id),
+        "deposit_address": deposit_address(
+            chain_id=8453, kind="quick_payment", identifier=payment.id, field="chain_id"
+        ),
         "expires_at": int(payment.expires_at.timestamp() * 1000),
         "created_at": int(payment.created_at.timestamp() * 1000),
     }
