@@ -8,6 +8,8 @@ import uuid
 from chains.models import Deposit
 from orders.models import Order
 from orders.services import order_record_deposit
+from platform_api.services import QUICK_PAYMENT_OWNER, quick_payment_event_data, quick_payment_record_deposit
+from webhooks.events import emit_event
 
 logger = logging.getLogger(__name__)
 
@@ -15,9 +17,31 @@ logger = logging.getLogger(__name__)
 def deposit_received(deposit: Deposit) -> None:
     """Called in the transaction that records the deposit (or retries it); idempotent."""
     kind, _, identifier = deposit.owner.partition(":")
-    if kind != "order":
-        logger.info("Deposit %s to %s: no handler for %r yet", deposit.pk, deposit.to_address, kind)
-        return
+    if kind == "order":
+        _order_deposit(deposit, identifier)
+    elif kind == QUICK_PAYMENT_OWNER:
+        _quick_payment_deposit(deposit, identifier)
+    else:
+        logger.warning("Deposit %s to %s: no handler for %r", deposit.pk, deposit.to_address, kind)
+
+
+def _quick_payment_deposit(deposit: Deposit, payment_id: str) -> None:
+    paid = quick_payment_record_deposit(
+        payment_id=payment_id,
+        token=deposit.token,
+        amount=int(deposit.amount),
+        from_address=deposit.from_address,
+        tx_hash=deposit.tx_hash,
+    )
+    if paid is not None:  # anonymous payments have nobody to tell
+        emit_event(
+            organization=paid.organization,
+            event_type="payment.completed",
+            data=quick_payment_event_data(paid),
+        )
+
+
+def _order_deposit(deposit: Deposit, identifier: str) -> None:
     order = Order.objects.filter(pk=uuid.UUID(identifier)).first()
     if order is None:
         logger.warning("Deposit %s: its order %s is gone", deposit.pk, identifier)

@@ -125,9 +125,11 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
 @admin.register(QuickPayment)
 class QuickPaymentAdmin(admin.ModelAdmin):
-    list_display = ("id", "status", "chain_id", "token_address", "amount", "deposit_address", "expires_at")
+    list_display = ("id", "status", "organization", "chain_id", "token_address", "amount", "amount_received",
+                    "deposit_address", "expires_at", "paid_at")  # fmt: skip
     list_filter = ("status", "chain_id")
-    search_fields = ("id", "deposit_address", "recipient_address", "token_address")
+    list_select_related = ("organization",)
+    search_fields = ("=id", "=deposit_address", "=recipient_address", "=tx_hash")
     readonly_fields = [f.name for f in QuickPayment._meta.fields]
 
     def has_add_permission(self, request):

@@ -68,6 +68,13 @@ class ApiKeyAuthentication(BaseAuthentication):
         return 'Bearer realm="api"'
 
 
+class OptionalApiKeyAuthentication(ApiKeyAuthentication):
+    """No key: anonymous (`request.auth` is None). A key: it must be valid, like anywhere else."""
+
+    def authenticate(self, request):
+        return None if presented_key(request) is None else super().authenticate(request)
+
+
 class HasRequiredPermission(BasePermission):
     """The key's level (admin > write > read) must reach what the view requires for the method."""
 
@@ -181,15 +188,28 @@ class PlatformAPIView(InputChecksMixin, APIView):
 
 
 class PublicPlatformAPIView(PlatformAPIView):
-    """A platform endpoint that needs no key; limits and idempotency are per client IP."""
+    """A platform endpoint that needs no key; limits and idempotency are per client IP.
 
-    authentication_classes = []
+    A key may still be sent: it is then checked like anywhere else (a bad one is
+    401), the request acts for its organization, needs the method's permission
+    level, and is limited and made idempotent per key.
+    """
+
+    authentication_classes = [OptionalApiKeyAuthentication]
     permission_classes = []
     public_rate_limit_setting = "QUICK_PAY_RATE_LIMIT_PER_MINUTE"
 
+    def check_permissions(self, request):
+        if request.auth is not None:
+            HasRequiredPermission().has_permission(request, self)
+
     def rate_limit_bucket(self, request) -> tuple[str, int]:
+        if request.auth is not None:
+            return super().rate_limit_bucket(request)
         limit = getattr(settings, self.public_rate_limit_setting)
         return f"ip:{self.__class__.__name__}:{ip_digest(client_ip(request))}", limit
 
     def idempotency_scope(self, request) -> str:
+        if request.auth is not None:
+            return super().idempotency_scope(request)
         return f"ip:{ip_digest(client_ip(request))}"

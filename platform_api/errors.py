@@ -178,7 +178,10 @@ def from_domain_error(exc: domain.DomainError) -> PlatformError:
         return PlatformError.invalid_transition(exc.message)
     if isinstance(exc, domain.UpstreamError | domain.NotConfigured):
         return PlatformError(status=503, type="api_error", code="internal_error", message=exc.message)
-    return PlatformError.invalid_field(exc.field, exc.message)
+    message = exc.message
+    if exc.field and not message.startswith(f"'{exc.field}'"):
+        message = f"'{exc.field}': {message}"
+    return PlatformError.invalid_field(exc.field, message)
 
 
 def to_platform_error(exc: BaseException) -> PlatformError:

@@ -85,7 +85,11 @@ class ApiKey(models.Model):
 
 
 class QuickPayment(models.Model):
-    """A one-shot payment created without an API key: pay `amount` of a token to a deposit address."""
+    """A one-shot payment: pay `amount` of a registry token to the payment's own deposit address.
+
+    Created without a key it belongs to nobody; created with one it belongs to
+    the key's organization, whose webhooks learn that it was paid.
+    """
 
     class Status(models.TextChoices):
         AWAITING_PAYMENT = "awaiting_payment"
@@ -93,13 +97,24 @@ class QuickPayment(models.Model):
         EXPIRED = "expired"
 
     id = models.CharField(primary_key=True, max_length=32, default=new_quick_payment_id, editable=False)
+    organization = models.ForeignKey(
+        Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="quick_payments"
+    )
     amount = models.DecimalField(max_digits=78, decimal_places=0, help_text="Smallest token unit.")
+    amount_received = models.CharField(
+        max_length=78, default="0", help_text="What counted deposits brought, in the smallest unit (digits)."
+    )
     token_address = models.CharField(max_length=42)
     chain_id = models.PositiveBigIntegerField()
     recipient_address = models.CharField(max_length=42)
     deposit_address = models.CharField(max_length=42, unique=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.AWAITING_PAYMENT)
     expires_at = models.DateTimeField()
+    paid_at = models.DateTimeField(null=True, blank=True)
+    payer_address = models.CharField(
+        max_length=42, blank=True, help_text="Sender of the first counted deposit."
+    )
+    tx_hash = models.CharField(max_length=66, blank=True, help_text="The deposit that completed the payment.")
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:

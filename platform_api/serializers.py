@@ -122,8 +122,19 @@ class QuickPaymentSerializer(serializers.Serializer):
     deposit_address = serializers.CharField(
         help_text="Send exactly `amount` of `token_address` on `chain_id` to this service-owned address."
     )
+    amount_received = TokenAmountField(
+        allow_zero=True,
+        help_text="What confirmed deposits of the token brought so far (partial payments add up).",
+    )
     expires_at = EpochMillisField(help_text="Pay before this time (ms since epoch).")
+    paid_at = EpochMillisField(allow_null=True, help_text="When confirmed deposits reached `amount`.")
+    tx_hash = serializers.CharField(allow_null=True, help_text="The deposit that completed the payment.")
     created_at = EpochMillisField()
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["tx_hash"] = data["tx_hash"] or None
+        return data
 
     def get_object(self, _obj) -> str:
         return "quick_payment"

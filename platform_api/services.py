@@ -11,6 +11,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from chains.registry import deposit_address
+from chains.tokens import token_get
+from chains.watcher import watch_address
+from core.errors import InvalidRequest
 from core.ids import random_base62
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
@@ -116,25 +119,106 @@ def _touch_last_used(api_key: ApiKey, now: datetime) -> None:
     api_key.last_used_at = now
 
 
+QUICK_PAYMENT_OWNER = "quick_payment"
+
+
 @transaction.atomic
 def quick_payment_create(
-    *, amount: int, token_address: str, chain_id: int, recipient_address: str
+    *,
+    amount: int,
+    token_address: str,
+    chain_id: int,
+    recipient_address: str,
+    organization: Organization | None = None,
 ) -> QuickPayment:
-    """Record a one-shot payment and give it its own deposit address."""
+    """Record a one-shot payment in a registry token, give it its own deposit address and watch that address.
+
+    The deposit watcher hands what arrives there to CHAIN_DEPOSIT_HANDLER with
+    the owner `quick_payment:<id>` until a day after the payment expires (a
+    late deposit is still seen, so that it can be refunded).
+    """
+    token = token_get(chain_id=chain_id, address=token_address)
+    if token is None:
+        raise InvalidRequest(
+            f"{token_address} is not a token this service knows on chain {chain_id}.", field="token_address"
+        )
     payment_id = new_quick_payment_id()
+    address = deposit_address(
+        chain_id=chain_id, kind=QUICK_PAYMENT_OWNER, identifier=payment_id, field="chain_id"
+    )
     now = timezone.now()
-    return QuickPayment.objects.create(
+    payment = QuickPayment.objects.create(
         id=payment_id,
+        organization=organization,
         amount=amount,
-        token_address=token_address,
+        token_address=token.address,
         chain_id=chain_id,
         recipient_address=recipient_address,
-        deposit_address=deposit_address(
-            chain_id=chain_id, kind="quick_payment", identifier=payment_id, field="chain_id"
-        ),
+        deposit_address=address,
         created_at=now,
         expires_at=now + timedelta(seconds=settings.QUICK_PAY_TTL_SECONDS),
     )
+    watch_address(
+        chain_id=chain_id,
+        address=address,
+        owner=f"{QUICK_PAYMENT_OWNER}:{payment_id}",
+        watch_until=payment.expires_at + timedelta(days=1),
+    )
+    return payment
+
+
+def quick_payment_record_deposit(
+    *, payment_id: str, token: str, amount: int, from_address: str, tx_hash: str
+) -> QuickPayment | None:
+    """Count a deposit toward a quick payment, under its row lock; the payment when this deposit paid it.
+
+    Only the payment's token counts, and only while the payment awaits it (beat
+    marks it expired at `expires_at`, like orders); partial deposits add up. Anything else (another token, a late
+    deposit, what arrives after it was paid) stays recorded by the watcher for
+    a refund. Runs in the watcher's handling transaction, once per deposit.
+    """
+    payment = QuickPayment.objects.select_for_update().filter(pk=payment_id).first()
+    if payment is None:
+        return None
+    counts = (
+        payment.status == QuickPayment.Status.AWAITING_PAYMENT
+        and token.lower() == payment.token_address.lower()
+    )
+    if not counts:
+        return None
+    payment.amount_received = str(int(payment.amount_received) + amount)
+    payment.payer_address = payment.payer_address or from_address
+    fields = ["amount_received", "payer_address"]
+    if int(payment.amount_received) >= int(payment.amount):
+        payment.status, payment.paid_at, payment.tx_hash = QuickPayment.Status.PAID, timezone.now(), tx_hash
+        fields += ["status", "paid_at", "tx_hash"]
+    payment.save(update_fields=fields)
+    return payment if payment.status == QuickPayment.Status.PAID else None
+
+
+def quick_payment_event_data(payment: QuickPayment) -> dict:
+    """`data` of the `payment.completed` a quick payment's organization receives."""
+    return {
+        "id": payment.id,
+        "payment_link_id": None,
+        "amount": str(int(payment.amount)),
+        "token_address": payment.token_address,
+        "chain_id": payment.chain_id,
+        "sender_address": payment.payer_address or None,
+        "recipient_address": payment.recipient_address,
+        "tx_hash": payment.tx_hash or None,
+        "status": "completed",
+        "form_data": {},
+        "discount_code": None,
+        "created_at": payment.created_at.isoformat(),
+        "completed_at": payment.paid_at.isoformat() if payment.paid_at else None,
+        "checkoutSession": {
+            "clientReferenceId": None,
+            "metadata": {},
+            "customerEmail": None,
+            "customerName": None,
+        },
+    }
 
 
 def quick_payments_expire(*, now: datetime | None = None) -> int:

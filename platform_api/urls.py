@@ -9,4 +9,5 @@ urlpatterns = [
     path("api-keys", views.ApiKeyCollectionView.as_view(), name="api-keys"),
     path("api-keys/<public_id:key_id>", views.ApiKeyDetailView.as_view(), name="api-key-detail"),
     path("quick-pay", views.QuickPayView.as_view(), name="quick-pay"),
+    path("quick-pay/<public_id:payment_id>", views.QuickPaymentDetailView.as_view(), name="quick-pay-detail"),
 ]

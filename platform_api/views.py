@@ -106,13 +106,36 @@ class QuickPayView(PublicPlatformAPIView):
             409: ErrorSerializer,
             429: ErrorSerializer,
         },
-        description="Create a one-shot payment without an API key. Rate limited to 5 requests a minute per IP.",
+        description=(
+            "Create a one-shot payment in a registry token on a chain that takes payments. No key is needed "
+            "(rate limited to 5 requests a minute per IP). Sent with a key (`write`), the payment belongs to "
+            "the key's organization, whose webhooks receive `payment.completed` when it is paid."
+        ),
     )
     def post(self, request):
         serializer = QuickPayCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        payment = services.quick_payment_create(**serializer.validated_data)
+        organization = request.auth.organization if request.auth is not None else None
+        payment = services.quick_payment_create(organization=organization, **serializer.validated_data)
         return Response(QuickPaymentSerializer(payment).data, status=status.HTTP_201_CREATED)
+
+
+class QuickPaymentDetailView(PublicPlatformAPIView):
+    public_rate_limit_setting = "QUICK_PAY_READ_RATE_LIMIT_PER_MINUTE"
+
+    @extend_schema(
+        operation_id="quick_pay_get",
+        tags=["Quick pay"],
+        auth=[],
+        responses={200: QuickPaymentSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+        description=(
+            "A quick payment's status: `awaiting_payment` (with `amount_received` so far), `paid` or `expired`. "
+            "Its id is the capability: no key is needed."
+        ),
+    )
+    def get(self, request, payment_id: str):
+        payment = selectors.quick_payment_get(payment_id=payment_id)
+        return Response(QuickPaymentSerializer(payment).data)
 
 
 @csrf_exempt  # an API path, not a form: no CSRF token is ever sent (else an HTML 403 for POST/DELETE)

@@ -26,4 +26,5 @@ def test_each_edge_maps_a_domain_error_to_its_own_status(error, order_status, pl
     expected = f"{error.field}: {error.message}" if error.field else error.message
     assert order_error.body() == {"success": False, "message": expected, "statusCode": order_status}
     assert (platform_error.status, platform_error.code, platform_error.param) == platform
-    assert platform_error.message == error.message
+    # The platform names the field in the message too, as its validation errors do.
+    assert platform_error.message == (f"'{error.field}': {error.message}" if platform[2] else error.message)

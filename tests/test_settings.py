@@ -1,6 +1,7 @@
 """Production settings refuse to start without their secrets, pass Django's deployment checks, and keep
 Django's debug pages apart from the development conveniences."""
 
+import json
 import os
 import subprocess
 import sys
@@ -68,7 +69,9 @@ def test_production_needs_a_chain_that_can_take_payments():
     assert result.returncode != 0
     assert "No chain can take payments" in result.stderr
 
-    chains = '[{"chain_id": 8453, "name": "Base", "native_symbol": "ETH", "factory_address": "%s"}]' % FACTORY
+    chains = json.dumps(
+        [{"chain_id": 8453, "name": "Base", "native_symbol": "ETH", "factory_address": FACTORY}]
+    )
     result = _manage(
         "check",
         SERVICE_ENV="production",

@@ -171,3 +171,24 @@ def test_one_scan_per_chain_at_a_time(api_client, devnet_registry):
     assert scan_chain(chain.chain_id) is None
     ChainCursor.objects.filter(pk=chain.chain_id).update(leased_until=None)
     assert scan_chain(chain.chain_id) is not None
+
+
+def test_a_quick_payment_is_paid_by_real_transfers(api_client, devnet_registry):
+    from platform_api.models import QuickPayment
+
+    chain, deployment = devnet_registry
+    body = {"amount": "3000000", "token_address": deployment["contracts"]["dUSDC"], "chain_id": 31337,
+            "recipient_address": "0x" + "11" * 20}  # fmt: skip
+    created = api_client.post("/api/v1/quick-pay", body, format="json")
+    assert created.status_code == 201, created.content
+    payment_id, address = created.json()["id"], created.json()["deposit_address"]
+    pay = dict(chain=chain, token=body["token_address"], to=address, from_account=3)
+
+    devnet_transfer(amount=1_000_000, **pay)
+    _scan_until(chain, lambda: QuickPayment.objects.get(pk=payment_id).amount_received == "1000000")
+    assert QuickPayment.objects.get(pk=payment_id).status == "awaiting_payment"
+    second = devnet_transfer(amount=2_000_000, **pay)
+    _scan_until(chain, lambda: QuickPayment.objects.get(pk=payment_id).status == "paid")
+
+    shown = api_client.get(f"/api/v1/quick-pay/{payment_id}").json()
+    assert (shown["status"], shown["amount_received"], shown["tx_hash"]) == ("paid", "3000000", second)

@@ -137,7 +137,7 @@ def test_get_ignores_the_header(admin_client):
     assert not IdempotencyRecord.objects.exists()
 
 
-def test_quick_pay_replay_is_per_client_ip(api_client):
+def test_quick_pay_replay_is_per_client_ip(api_client, tokens):
     body = {
         "amount": "5",
         "token_address": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",

@@ -56,7 +56,7 @@ def test_platform_allows_120_requests_a_minute_per_key_then_429(organization, ad
     assert client_for(other).get("/api/v1/events").status_code == 200
 
 
-def test_quick_pay_allows_5_a_minute_per_ip_then_429(api_client):
+def test_quick_pay_allows_5_a_minute_per_ip_then_429(api_client, tokens):
     assert settings.QUICK_PAY_RATE_LIMIT_PER_MINUTE == 5
     statuses = [
         api_client.post("/api/v1/quick-pay", QUICK_PAY, format="json", REMOTE_ADDR="203.0.113.9").status_code
@@ -92,7 +92,7 @@ def test_forwarded_for_is_ignored_without_trusted_proxies(api_client):
     assert response.status_code == 429
 
 
-def test_trusted_proxy_hop_is_the_client_ip(api_client, settings):
+def test_trusted_proxy_hop_is_the_client_ip(api_client, settings, tokens):
     settings.TRUSTED_PROXY_COUNT = 1
     for _ in range(5):
         api_client.post(
@@ -149,7 +149,7 @@ def test_no_60_second_interval_holds_more_than_the_limit():
         assert len(within) <= 50
 
 
-def test_every_platform_response_carries_the_rate_limit_headers(admin_client, api_client):
+def test_every_platform_response_carries_the_rate_limit_headers(admin_client, api_client, tokens):
     first = admin_client.get("/api/v1/api-keys")
     second = admin_client.get("/api/v1/webhooks")
     assert (first["X-RateLimit-Limit"], first["X-RateLimit-Remaining"]) == ("120", "119")
