@@ -7,7 +7,7 @@ import uuid
 from django.db import models
 from django.utils import timezone
 
-UINT256_DIGITS = 78  # amounts are uint256 in the token's smallest unit
+from core.dbfields import Uint256Field
 
 
 class CheckoutSession(models.Model):
@@ -89,7 +89,7 @@ class Order(models.Model):
     dst_chain = models.PositiveBigIntegerField()
     src_token_address = models.CharField(max_length=42)
     dst_token_address = models.CharField(max_length=42)
-    src_amount = models.DecimalField(max_digits=UINT256_DIGITS, decimal_places=0)
+    src_amount = Uint256Field()
     error_details = models.TextField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     expired_at = models.DateTimeField(help_text="The deposit must arrive before this time.")
@@ -142,12 +142,10 @@ class DepositTx(models.Model):
     block_number = models.BigIntegerField(null=True, blank=True)
     block_hash = models.CharField(max_length=66, blank=True)
     token_address = models.CharField(max_length=42, blank=True, help_text="The zero address is native coin.")
-    amount = models.DecimalField(max_digits=UINT256_DIGITS, decimal_places=0)
+    amount = Uint256Field()
     counted = models.BooleanField(default=True, help_text="Counts toward the order's srcAmount.")
     refund_reason = models.CharField(max_length=20, choices=RefundReason.choices, blank=True)
-    refund_amount = models.DecimalField(
-        max_digits=UINT256_DIGITS,
-        decimal_places=0,
+    refund_amount = Uint256Field(
         null=True,
         blank=True,
         help_text="What goes back to the payer.",
@@ -194,7 +192,7 @@ class RefundTx(models.Model):
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="refund_txs")
     chain = models.PositiveBigIntegerField()
     tx_hash = models.CharField(max_length=66)
-    amount = models.DecimalField(max_digits=UINT256_DIGITS, decimal_places=0)
+    amount = Uint256Field()
     status = models.CharField(max_length=10, choices=Status.choices)
     created_at = models.DateTimeField(default=timezone.now)
 

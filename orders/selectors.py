@@ -5,14 +5,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal
 
-from django.db.models import CharField, DecimalField, F, Q, QuerySet, Value
+from django.db.models import CharField, F, Q, QuerySet, Value
 
 from chains.evm import is_address, to_checksum_address
 from chains.models import Token
+from core.dbfields import Uint256Field
 from core.errors import InvalidRequest
-from orders.models import UINT256_DIGITS, CheckoutSession, DepositTx, Order, RefundTx, RelayTx
+from orders.models import CheckoutSession, DepositTx, Order, RefundTx, RelayTx
 
 
 def parse_uuid(value: str, what: str) -> uuid.UUID:
@@ -32,7 +32,7 @@ class TransactionRow:
     chain: int
     tx_hash: str
     created_at: datetime
-    amount: Decimal | None = None  # deposits and refunds
+    amount: int | None = None  # deposits and refunds
     status: str | None = None  # relays and refunds
     from_address: str | None = None  # deposits
 
@@ -51,7 +51,7 @@ _TX_COLUMNS = ("kind", "chain", "tx_hash", "created_at", "amount", "status", "fr
 def _transactions(model, order_id: uuid.UUID, kind: str, **columns) -> QuerySet:
     text, amount = (
         Value(None, output_field=CharField()),
-        Value(None, output_field=DecimalField(max_digits=UINT256_DIGITS, decimal_places=0)),
+        Value(None, output_field=Uint256Field()),
     )
     defaults = {"amount": amount, "status": text, "from_address": text}
     return (

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
+from core.dbfields import Uint256Field
 from core.ids import public_id
 
 
@@ -100,7 +101,7 @@ class QuickPayment(models.Model):
     organization = models.ForeignKey(
         Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="quick_payments"
     )
-    amount = models.DecimalField(max_digits=78, decimal_places=0, help_text="Smallest token unit.")
+    amount = Uint256Field(help_text="Smallest token unit.")
     amount_received = models.CharField(
         max_length=78, default="0", help_text="What counted deposits brought, in the smallest unit (digits)."
     )

@@ -1,0 +1,59 @@
+"""Model fields the database backends do not have."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.core import exceptions
+from django.db import models
+
+UINT256_DIGITS = 78  # 2**256 - 1 has 78 decimal digits
+
+
+class Uint256Field(models.Field):
+    """A uint256 amount (a token's smallest unit), exact on every backend; a Python int.
+
+    PostgreSQL keeps it as numeric(78, 0). SQLite has no exact type that wide:
+    its DECIMAL keeps 15 significant digits, so 1.000000000000000001 ETH
+    (10**18 + 1 wei) would come back as 10**18. There it is stored as text,
+    zero-padded to 78 digits, so equality, ranges and ORDER BY stay exact
+    (only SQL arithmetic such as SUM turns it into a float there).
+    """
+
+    description = "Unsigned 256-bit integer"
+    empty_strings_allowed = False
+
+    def db_type(self, connection) -> str:
+        if connection.vendor == "postgresql":
+            return f"numeric({UINT256_DIGITS}, 0)"
+        return f"varchar({UINT256_DIGITS})"
+
+    def to_python(self, value: Any) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, bool):
+            raise exceptions.ValidationError(f"{value!r} is not an amount.", code="invalid")
+        try:
+            exact = value if isinstance(value, int) else Decimal(str(value))
+        except ArithmeticError:
+            raise exceptions.ValidationError(f"{value!r} is not an amount.", code="invalid") from None
+        if not isinstance(exact, int) and (not exact.is_finite() or exact != exact.to_integral_value()):
+            raise exceptions.ValidationError(f"{value!r} is not a whole amount.", code="invalid")
+        number = int(exact)
+        if not 0 <= number < 2**256:
+            raise exceptions.ValidationError(f"{value!r} is not a uint256 amount.", code="invalid")
+        return number
+
+    def from_db_value(self, value: Any, expression, connection) -> int | None:
+        return None if value is None else int(value)
+
+    def get_prep_value(self, value: Any) -> int | None:
+        return self.to_python(super().get_prep_value(value))
+
+    def get_db_prep_value(self, value: Any, connection, prepared: bool = False) -> Any:
+        if not prepared:
+            value = self.get_prep_value(value)
+        if value is None:
+            return None
+        return Decimal(value) if connection.vendor == "postgresql" else str(value).zfill(UINT256_DIGITS)

@@ -1,0 +1,34 @@
+"""Uint256Field keeps token amounts exact on PostgreSQL and on SQLite (whose DECIMAL keeps 15 digits)."""
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from platform_api.models import QuickPayment
+from platform_api.services import quick_payment_create
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("tokens")]
+
+USDC_BASE = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+
+
+def _payment(amount: int) -> QuickPayment:
+    return quick_payment_create(
+        amount=amount, token_address=USDC_BASE, chain_id=8453, recipient_address="0x" + "11" * 20
+    )
+
+
+def test_amounts_come_back_exactly_and_compare_and_sort_as_numbers():
+    amounts = [2**256 - 1, 10**18 + 1, 10**18, 9, 10]
+    for amount in amounts:
+        _payment(amount)
+
+    stored = list(QuickPayment.objects.order_by("amount").values_list("amount", flat=True))
+    assert stored == sorted(amounts)
+    assert QuickPayment.objects.filter(amount__gt=10**18).count() == 2
+    assert QuickPayment.objects.get(amount=10**18 + 1).amount == 10**18 + 1
+
+
+@pytest.mark.parametrize("amount", [-1, 2**256, "1.5", "many"])
+def test_what_is_not_a_uint256_is_refused_before_the_database(amount):
+    with pytest.raises(ValidationError):
+        QuickPayment.objects.filter(amount=amount).exists()
