@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from eth_typing import ChecksumAddress
 from eth_utils import keccak
 from eth_utils import to_checksum_address as _checksum
 
@@ -22,7 +23,7 @@ def keccak256(data: bytes) -> bytes:
     return keccak(data)
 
 
-def to_checksum_address(address: str) -> str:
+def to_checksum_address(address: str) -> ChecksumAddress:
     """EIP-55 mixed-case checksum encoding of a 20-byte hex address."""
     if not is_address(address):
         raise ValueError(f"not an address: {address!r}")

@@ -1,15 +1,18 @@
 """Reading chain state: ERC-20 balances over JSON-RPC, or an offline reader for development.
 
-`CHAIN_READER` picks the adapter (`offline` or `rpc`, with `CHAIN_RPC_URLS`).
+`CHAIN_READER` picks the adapter (`offline` or `rpc`, at the RPC URLs of the chain registry).
 """
 
 from __future__ import annotations
 
-import requests
+from typing import Any
+
 from django.conf import settings
 
+from chains.client import web3_for
+from chains.evm import to_checksum_address
+from chains.registry import chain_get
 from core.errors import UpstreamError
-from core.http_client import build_session
 
 
 class ChainUnavailable(UpstreamError):
@@ -26,38 +29,24 @@ class OfflineChainReader:
 
 
 class RpcChainReader:
-    """ERC-20 balances over JSON-RPC `eth_call`, one RPC URL per chain from settings."""
+    """ERC-20 balances through web3.py (`balanceOf` by `eth_call`), at the registry's RPC URL of each chain."""
 
     name = "rpc"
-    BALANCE_OF = "0x70a08231"
-
-    def __init__(self, rpc_urls: dict[int, str] | None = None):
-        self.rpc_urls = settings.CHAIN_RPC_URLS if rpc_urls is None else rpc_urls
-        self.session = build_session()  # eth_call reads state only
+    BALANCE_OF_ABI: list[dict[str, Any]] = [
+        {"name": "balanceOf", "type": "function", "stateMutability": "view",
+         "inputs": [{"name": "owner", "type": "address"}], "outputs": [{"name": "", "type": "uint256"}]},
+    ]  # fmt: skip
 
     def balance_of(self, *, chain_id: int, token: str, holder: str) -> int:
-        url = self.rpc_urls.get(chain_id)
-        if not url:
+        chain = chain_get(chain_id)
+        if chain is None or not chain.rpc_url:
             raise ChainUnavailable(f"no RPC URL configured for chain {chain_id}")
-        data = self.BALANCE_OF + holder[2:].lower().rjust(64, "0")
-        payload = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "eth_call",
-            "params": [{"to": token, "data": data}, "latest"],
-        }
+        w3 = web3_for(chain)  # a timeout on every call, retries on connection failures
+        contract = w3.eth.contract(address=to_checksum_address(token), abi=self.BALANCE_OF_ABI)
         try:
-            response = self.session.post(
-                url, json=payload, timeout=settings.PROVIDER_TIMEOUT_SECONDS, allow_redirects=False
-            )
-            response.raise_for_status()
-            body = response.json()
-        except (requests.RequestException, ValueError) as exc:
+            return int(contract.functions.balanceOf(to_checksum_address(holder)).call())
+        except Exception as exc:  # web3 raises its own errors, requests' and ValueError for bad answers
             raise ChainUnavailable(f"RPC for chain {chain_id} failed: {exc.__class__.__name__}") from exc
-        if "error" in body or not isinstance(body.get("result"), str):
-            raise ChainUnavailable(f"RPC for chain {chain_id} returned an error")
-        result = body["result"]
-        return int(result, 16) if result not in ("0x", "") else 0
 
 
 def get_chain_reader():

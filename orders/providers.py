@@ -2,7 +2,7 @@
 
 - Quote providers: `RelayQuoteProvider` (a relay provider's HTTP quote API) and
   `OfflineQuoteProvider` (development: prices from the token registry).
-- Chain readers: `RpcChainReader` (JSON-RPC `eth_call` of `balanceOf`) and
+- Chain readers (chains.readers): `RpcChainReader` (web3.py `balanceOf` at the registry's RPC URL) and
   `OfflineChainReader` (development: every balance is 0).
 """
 

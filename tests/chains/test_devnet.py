@@ -40,6 +40,23 @@ def test_payers_hold_a_million_of_each_token_and_the_solver_and_vault_none(deplo
     assert weth == [0] + [MINT_WHOLE_UNITS * 10**18] * 8 + [0]
 
 
+def test_the_rpc_chain_reader_reads_real_balances_through_the_registry(deployed, settings):
+    import dataclasses
+
+    from chains.readers import RpcChainReader
+
+    chain, deployment = deployed
+    settings.CHAINS = [dataclasses.asdict(chain)]
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    read = RpcChainReader().balance_of
+    usdc = deployment["contracts"]["dUSDC"]
+    assert (
+        read(chain_id=chain.chain_id, token=usdc, holder=w3.eth.accounts[1].lower())
+        == MINT_WHOLE_UNITS * 10**6
+    )
+    assert read(chain_id=chain.chain_id, token=usdc, holder=w3.eth.accounts[0]) == 0
+
+
 def test_blocks_then_come_every_second(deployed):
     chain, _ = deployed
     w3 = Web3(Web3.HTTPProvider(chain.rpc_url))

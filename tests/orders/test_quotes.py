@@ -235,21 +235,27 @@ def test_relay_answer_without_details_is_502(api_client, tokens, relay):
 def _rpc_handler(balance: int):
     def handler(request):
         body = json.loads(request.data)
-        assert body["method"] == "eth_call"
+        if body["method"] == "eth_chainId":  # web3.py asks before its first call
+            return Response(json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": hex(8453)}))
+        assert body["method"] == "eth_call", body
         call = body["params"][0]
         assert call["to"] == "0xB3B32F9f8827D4634fE7d973Fa1034Ec9fdDB3B3"
         assert call["data"] == "0x70a08231" + RECIPIENT[2:].rjust(64, "0")
         return Response(
-            json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": hex(balance)}),
+            json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": "0x" + format(balance, "064x")}),
             content_type="application/json",
         )
 
     return handler
 
 
+def _rpc_at(settings, chain_id, url):
+    settings.CHAINS = [{**c, "rpc_url": url} if c["chain_id"] == chain_id else c for c in settings.CHAINS]
+
+
 def test_whale_recipient_gets_the_discount_from_the_chain(api_client, tokens, httpserver, settings):
     settings.CHAIN_READER = "rpc"
-    settings.CHAIN_RPC_URLS = {8453: httpserver.url_for("/rpc")}
+    _rpc_at(settings, 8453, httpserver.url_for("/rpc"))
     httpserver.expect_request("/rpc", method="POST").respond_with_handler(_rpc_handler(600_000 * 10**18))
 
     fee = _quote(api_client, "x402_swap", recipientAddress=RECIPIENT).json()["data"]["fee"]
@@ -261,7 +267,7 @@ def test_whale_recipient_gets_the_discount_from_the_chain(api_client, tokens, ht
 
 def test_rpc_failure_means_no_discount_not_no_quote(api_client, tokens, httpserver, settings):
     settings.CHAIN_READER = "rpc"
-    settings.CHAIN_RPC_URLS = {8453: httpserver.url_for("/rpc")}
+    _rpc_at(settings, 8453, httpserver.url_for("/rpc"))
     settings.PROVIDER_MAX_RETRIES = 0
     httpserver.expect_request("/rpc").respond_with_json(
         {"jsonrpc": "2.0", "id": 1, "error": {"code": -32000}}
@@ -274,4 +280,4 @@ def test_rpc_failure_means_no_discount_not_no_quote(api_client, tokens, httpserv
 def test_chain_readers():
     assert OfflineChainReader().balance_of(chain_id=1, token=USDC_BASE, holder=RECIPIENT) == 0
     with pytest.raises(ChainUnavailable):
-        RpcChainReader(rpc_urls={}).balance_of(chain_id=1, token=USDC_BASE, holder=RECIPIENT)
+        RpcChainReader().balance_of(chain_id=1, token=USDC_BASE, holder=RECIPIENT)  # no RPC URL for chain 1
