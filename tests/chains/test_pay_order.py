@@ -68,3 +68,19 @@ def test_an_order_on_a_real_chain_is_not_paid(api_client, tokens, devnet_registr
         call_command("pay_order", response.json()["data"]["id"])
     with pytest.raises(CommandError, match="No order"):
         call_command("pay_order", "not-an-id")
+
+
+def test_pays_a_quick_payment_too(api_client, devnet_registry, capsys):
+    chain, deployment = devnet_registry
+    body = {"amount": "2500000", "token_address": deployment["contracts"]["dUSDC"], "chain_id": 31337,
+            "recipient_address": "0x" + "11" * 20}  # fmt: skip
+    created = api_client.post("/api/v1/quick-pay", body, format="json").json()
+
+    call_command("pay_order", created["id"])
+
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    assert w3.eth.get_transaction_receipt(capsys.readouterr().out.strip()).status == 1
+    token = w3.eth.contract(address=body["token_address"], abi=artifact("TestToken")["abi"])
+    assert token.functions.balanceOf(created["deposit_address"]).call() == 2_500_000
+    with pytest.raises(CommandError, match="No quick payment"):
+        call_command("pay_order", "qp_nope")
