@@ -22,10 +22,9 @@ from core import errors as domain
 from core.http import client_ip, ip_digest
 from core.inputs import InputChecksMixin, InvalidInput, PayloadTooLarge
 from platform_api import ratelimit
-from platform_api.api import ApiKeyAuthentication, authenticate_limiting_failures, presented_key
+from platform_api.api import OptionalApiKeyAuthentication, authenticate_limiting_failures
 from platform_api.errors import PlatformError, first_validation_error
 from platform_api.models import ApiKey
-from platform_api.services import api_key_authenticate
 
 logger = logging.getLogger(__name__)
 
@@ -108,16 +107,6 @@ def order_error_response(error: OrderError) -> JsonResponse:
     for name, value in error.headers.items():
         response[name] = value
     return response
-
-
-class OptionalApiKeyAuthentication(ApiKeyAuthentication):
-    """The order interface is public; a platform key, when sent, must be valid and acts for its organization."""
-
-    def authenticate(self, request):
-        raw = presented_key(request)
-        if raw is None:
-            return None
-        return (None, api_key_authenticate(raw_key=raw))
 
 
 class OrderAPIView(InputChecksMixin, APIView):

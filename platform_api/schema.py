@@ -16,9 +16,9 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
 
 
 class OptionalApiKeyAuthenticationScheme(ApiKeyAuthenticationScheme):
-    """The order interface is public; a key, when sent, makes the request act for its organization."""
+    """The order interface and quick pay are public; a key, when sent, makes the request act for its organization."""
 
-    target_class = "orders.envelope.OptionalApiKeyAuthentication"
+    target_class = "platform_api.api.OptionalApiKeyAuthentication"
     name = "ApiKeyOptional"
 
     def get_security_requirement(self, auto_schema):

@@ -97,12 +97,13 @@ class QuickPayView(PublicPlatformAPIView):
     @extend_schema(
         operation_id="quick_pay_create",
         tags=["Quick pay"],
-        auth=[],
         request=QuickPayCreateSerializer,
         parameters=[IDEMPOTENCY_HEADER],
         responses={
             201: QuickPaymentSerializer,
             400: ErrorSerializer,
+            401: ErrorSerializer,
+            403: ErrorSerializer,
             409: ErrorSerializer,
             429: ErrorSerializer,
         },
@@ -126,8 +127,12 @@ class QuickPaymentDetailView(PublicPlatformAPIView):
     @extend_schema(
         operation_id="quick_pay_get",
         tags=["Quick pay"],
-        auth=[],
-        responses={200: QuickPaymentSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+        responses={
+            200: QuickPaymentSerializer,
+            401: ErrorSerializer,
+            404: ErrorSerializer,
+            429: ErrorSerializer,
+        },
         description=(
             "A quick payment's status: `awaiting_payment` (with `amount_received` so far), `paid` or `expired`. "
             "Its id is the capability: no key is needed."
