@@ -8,8 +8,8 @@ import uuid
 from chains.models import Deposit
 from orders.models import Order
 from orders.services import order_record_deposit
-from platform_api.services import QUICK_PAYMENT_OWNER, quick_payment_event_data, quick_payment_record_deposit
-from webhooks.events import emit_event
+from platform_api.services import QUICK_PAYMENT_OWNER, quick_payment_record_deposit
+from webhooks.events import emit_event, payment_event_data
 
 logger = logging.getLogger(__name__)
 
@@ -33,12 +33,21 @@ def _quick_payment_deposit(deposit: Deposit, payment_id: str) -> None:
         from_address=deposit.from_address,
         tx_hash=deposit.tx_hash,
     )
-    if paid is not None:  # anonymous payments have nobody to tell
-        emit_event(
-            organization=paid.organization,
-            event_type="payment.completed",
-            data=quick_payment_event_data(paid),
-        )
+    if paid is None:
+        return
+    data = payment_event_data(
+        payment_id=paid.id,
+        amount=int(paid.amount),
+        token_address=paid.token_address,
+        chain_id=paid.chain_id,
+        sender_address=paid.payer_address or None,
+        recipient_address=paid.recipient_address,
+        tx_hash=paid.tx_hash or None,
+        status="completed",
+        created_at=paid.created_at,
+        completed_at=paid.paid_at,
+    )
+    emit_event(organization=paid.organization, event_type="payment.completed", data=data)  # anonymous: nobody
 
 
 def _order_deposit(deposit: Deposit, identifier: str) -> None:

@@ -23,6 +23,7 @@ from orders.onramps import get_onramp_adapter
 from orders.representations import session_event_data
 from platform_api.models import Organization
 from webhooks.events import emit_event
+from webhooks.events import payment_event_data as webhook_payment_data
 
 logger = logging.getLogger(__name__)
 
@@ -413,24 +414,18 @@ def orders_expire_unpaid(*, now: datetime | None = None, batch_size: int = 500) 
 
 def payment_event_data(order: Order) -> dict[str, Any]:
     session = order.checkout_session
-    return {
-        "id": str(order.id),
-        "payment_link_id": None,
-        "amount": str(order.src_amount),
-        "token_address": order.src_token_address,
-        "chain_id": order.src_chain,
-        "sender_address": order.deposit_txs.values_list("from_address", flat=True).first(),
-        "recipient_address": order.recipient_address,
-        "tx_hash": order.deposit_txs.values_list("tx_hash", flat=True).first(),
-        "status": order.status,
-        "form_data": {},
-        "discount_code": None,
-        "created_at": order.created_at.isoformat(),
-        "completed_at": order.filled_at.isoformat() if order.filled_at else None,
-        "checkoutSession": {
-            "clientReferenceId": session.client_reference_id if session else order.client_reference_id,
-            "metadata": session.metadata if session else {},
-            "customerEmail": None,
-            "customerName": None,
-        },
-    }
+    sender, tx_hash = order.deposit_txs.values_list("from_address", "tx_hash").first() or (None, None)
+    return webhook_payment_data(
+        payment_id=str(order.id),
+        amount=order.src_amount,
+        token_address=order.src_token_address,
+        chain_id=order.src_chain,
+        sender_address=sender,
+        recipient_address=order.recipient_address,
+        tx_hash=tx_hash,
+        status=order.status,
+        created_at=order.created_at,
+        completed_at=order.filled_at,
+        client_reference_id=session.client_reference_id if session else order.client_reference_id,
+        metadata=session.metadata if session else {},
+    )

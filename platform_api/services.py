@@ -196,31 +196,6 @@ def quick_payment_record_deposit(
     return payment if payment.status == QuickPayment.Status.PAID else None
 
 
-def quick_payment_event_data(payment: QuickPayment) -> dict:
-    """`data` of the `payment.completed` a quick payment's organization receives."""
-    return {
-        "id": payment.id,
-        "payment_link_id": None,
-        "amount": str(int(payment.amount)),
-        "token_address": payment.token_address,
-        "chain_id": payment.chain_id,
-        "sender_address": payment.payer_address or None,
-        "recipient_address": payment.recipient_address,
-        "tx_hash": payment.tx_hash or None,
-        "status": "completed",
-        "form_data": {},
-        "discount_code": None,
-        "created_at": payment.created_at.isoformat(),
-        "completed_at": payment.paid_at.isoformat() if payment.paid_at else None,
-        "checkoutSession": {
-            "clientReferenceId": None,
-            "metadata": {},
-            "customerEmail": None,
-            "customerName": None,
-        },
-    }
-
-
 def quick_payments_expire(*, now: datetime | None = None) -> int:
     """Mark unpaid quick payments whose time has passed as expired (one conditional update)."""
     return QuickPayment.objects.filter(

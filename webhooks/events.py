@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -22,6 +23,45 @@ def delivery_body(*, event_type: str, endpoint_id: str, timestamp: str, data: di
         separators=(",", ":"),
         sort_keys=True,
     )
+
+
+def payment_event_data(
+    *,
+    payment_id: str,
+    amount: int,
+    token_address: str,
+    chain_id: int,
+    sender_address: str | None,
+    recipient_address: str,
+    tx_hash: str | None,
+    status: str,
+    created_at: datetime,
+    completed_at: datetime | None,
+    client_reference_id: str | None = None,
+    metadata: dict | None = None,
+) -> dict[str, Any]:
+    """`data` of `payment.completed` and `payment.failed`, whatever was paid (an order, a quick payment)."""
+    return {
+        "id": payment_id,
+        "payment_link_id": None,
+        "amount": str(amount),
+        "token_address": token_address,
+        "chain_id": chain_id,
+        "sender_address": sender_address,
+        "recipient_address": recipient_address,
+        "tx_hash": tx_hash,
+        "status": status,
+        "form_data": {},
+        "discount_code": None,
+        "created_at": created_at.isoformat(),
+        "completed_at": completed_at.isoformat() if completed_at else None,
+        "checkoutSession": {
+            "clientReferenceId": client_reference_id,
+            "metadata": metadata or {},
+            "customerEmail": None,
+            "customerName": None,
+        },
+    }
 
 
 def emit_event(

@@ -21,8 +21,8 @@ VALID = {
 }
 
 
-def _post(client, body, ip="203.0.113.50"):
-    return client.post("/api/v1/quick-pay", body, format="json", REMOTE_ADDR=ip)
+def _post(client, body, ip="203.0.113.50", **headers):
+    return client.post("/api/v1/quick-pay", body, format="json", REMOTE_ADDR=ip, **headers)
 
 
 def test_creates_a_payment_with_its_own_deposit_address(api_client):
@@ -83,13 +83,7 @@ def test_each_payment_gets_a_different_deposit_address(api_client):
 
 def test_a_key_makes_the_payment_its_organizations(api_client, organization):
     _, raw = make_api_key(organization, permissions=["write"])
-    response = api_client.post(
-        "/api/v1/quick-pay",
-        VALID,
-        format="json",
-        HTTP_AUTHORIZATION=f"Bearer {raw}",
-        REMOTE_ADDR="203.0.113.51",
-    )
+    response = _post(api_client, VALID, ip="203.0.113.51", HTTP_AUTHORIZATION=f"Bearer {raw}")
     assert response.status_code == 201
     assert QuickPayment.objects.get(pk=response.json()["id"]).organization == organization
 
@@ -100,9 +94,7 @@ def test_a_key_sent_must_be_valid_and_may_write(api_client, organization):
         ("Bearer svc_live_bogus", 401, "key_invalid"),
         (f"Bearer {read_only}", 403, "insufficient_permissions"),
     ]:
-        response = api_client.post(
-            "/api/v1/quick-pay", VALID, format="json", HTTP_AUTHORIZATION=header, REMOTE_ADDR="203.0.113.52"
-        )
+        response = _post(api_client, VALID, ip="203.0.113.52", HTTP_AUTHORIZATION=header)
         assert (response.status_code, response.json()["error"]["code"]) == (status, code)
     assert not QuickPayment.objects.exists()
 
@@ -223,13 +215,7 @@ def test_an_organizations_payment_tells_its_webhooks_once(api_client, organizati
 
     WebhookEndpoint.objects.create(organization=organization, url="https://hooks.example.com/x", events=["*"])
     _, raw = make_api_key(organization, permissions=["write"])
-    created = api_client.post(
-        "/api/v1/quick-pay",
-        VALID,
-        format="json",
-        HTTP_AUTHORIZATION=f"Bearer {raw}",
-        REMOTE_ADDR="203.0.113.53",
-    ).json()
+    created = _post(api_client, VALID, ip="203.0.113.53", HTTP_AUTHORIZATION=f"Bearer {raw}").json()
     payment = QuickPayment.objects.get(pk=created["id"])
 
     paying = _deposit(payment, 2_500_000, n=1)
