@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from chains.models import ChainCursor, Deposit, Token, WatchedAddress
+from chains.models import ChainCursor, Deposit, OutboxTx, Token, WatchedAddress
 from chains.registry import chain_get
 from core.admin import ReadOnlyModelAdmin
 
@@ -41,3 +41,14 @@ class TokenAdmin(admin.ModelAdmin):
     list_display = ("symbol", "name", "chain_id", "address", "decimals", "usd_price")
     list_filter = ("chain_id",)
     search_fields = ("symbol", "name", "address")
+
+
+@admin.register(OutboxTx)
+class OutboxTxAdmin(ReadOnlyModelAdmin):
+    """Every transaction the service sent or is sending, by business key; the poller moves them on."""
+
+    list_display = ("key", "chain_id", "signer", "status", "nonce", "tx_hash", "broadcasts", "error", "created_at",
+                    "finished_at")  # fmt: skip
+    list_filter = ("status", "chain_id", "signer")
+    search_fields = ("key", "=tx_hash", "=sender", "=to")
+    readonly_fields = [f.name for f in OutboxTx._meta.fields]

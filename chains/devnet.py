@@ -6,10 +6,11 @@ from anvil's account 0 (the service's deployer and vault), so that every
 address is the same on every fresh start: the DepositFactory (nonce 0, at
 DEVNET_FACTORY_ADDRESS), dUSDC (6 decimals), dWETH (18), the balance reader,
 the ERC-721 and ERC-1155 mints, the tournament and the reverting target. It
-mints 1,000,000 whole units of each token to accounts 1-8 (the payers;
-account 9 is the solver), switches the node to 1 s blocks, and writes the
+mints 1,000,000 whole units of each token to accounts 1-8 (the payers)
+and 9 (the solver's inventory), switches the node to 1 s blocks, and writes the
 deployment and a token list (with reference USD prices) under VAR_DIR.
-Anvil's default accounts are unlocked: nothing here holds a key.
+Anvil's default accounts are unlocked, so deploying holds no key; the workers of `make run` sign as
+the vault (account 0) and the solver (account 9) with anvil's published test keys (devnet_signer_environment).
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ TOKENS = (  # symbol, name, decimals, reference USD price
 NATIVE_USD_PRICE = "3000"
 MINT_WHOLE_UNITS = 1_000_000
 PAYERS = range(1, 9)
+SOLVER = 9  # delivers on the destination devnet from its own inventory (orders/relays.py)
+# Anvil's public test mnemonic: its accounts' keys are published, and exist on devnets only.
+ANVIL_MNEMONIC = "test test test test test test test test test test test junk"
 BLOCK_SECONDS = 1
 
 
@@ -114,7 +118,7 @@ def deploy(chain: Chain) -> dict:
     }
     last = None
     for (_, _, decimals, _), token in zip(TOKENS, tokens.values(), strict=True):
-        for index in PAYERS:
+        for index in (*PAYERS, SOLVER):
             last = token.functions.mint(accounts[index], MINT_WHOLE_UNITS * 10**decimals).transact(
                 {"from": deployer}
             )
@@ -150,3 +154,17 @@ def deploy_all() -> list[dict]:
     deployments_path().write_text(json.dumps(deployments, indent=2) + "\n")
     token_list_path().write_text(json.dumps(token_list(deployments), indent=2) + "\n")
     return deployments
+
+
+def devnet_private_key(index: int) -> str:
+    """The key of anvil's account `index` (0: the vault, 9: the solver), for the workers of `make run`."""
+    from eth_account import Account
+
+    Account.enable_unaudited_hdwallet_features()
+    account = Account.from_mnemonic(ANVIL_MNEMONIC, account_path=f"m/44'/60'/0'/0/{index}")
+    return "0x" + bytes(account.key).hex()
+
+
+def devnet_signer_environment() -> dict[str, str]:
+    """VAULT_PRIVATE_KEY and SOLVER_PRIVATE_KEY of the devnets' accounts 0 and 9, for worker processes."""
+    return {"VAULT_PRIVATE_KEY": devnet_private_key(0), "SOLVER_PRIVATE_KEY": devnet_private_key(SOLVER)}

@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
+from core.dbfields import Uint256Field
+
 
 class Token(models.Model):
     """A token the service knows on one chain, from the shipped token list."""
@@ -106,3 +108,72 @@ class Deposit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.amount} of {self.token} to {self.to_address} ({self.tx_hash})"
+
+
+class SenderNonce(models.Model):
+    """The next nonce of one of the service's signers on one chain; locked while a transaction takes it."""
+
+    chain_id = models.PositiveBigIntegerField()
+    address = models.CharField(max_length=42, help_text="EIP-55 checksummed.")
+    next_nonce = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["chain_id", "address"], name="sender_nonce_chain_address")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.address} on {self.chain_id}: next nonce {self.next_nonce}"
+
+
+class OutboxTx(models.Model):
+    """One on-chain transaction the service sends, once per business key (chains/outbox.py)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued (not signed yet)"
+        SIGNED = "signed", "signed (nonce taken, raw transaction stored)"
+        BROADCAST = "broadcast", "broadcast (waiting to be mined)"
+        MINED = "mined", "mined and succeeded"
+        FAILED = "failed", "failed (reverted, or would revert)"
+
+    key = models.CharField(max_length=120, unique=True, help_text='What it is for, e.g. "sweep:<order id>".')
+    chain_id = models.PositiveBigIntegerField()
+    signer = models.CharField(max_length=20, help_text="The signing role: vault or solver.")
+    sender = models.CharField(max_length=42)
+    to = models.CharField(max_length=42)
+    data = models.TextField(blank=True, help_text="Calldata, 0x-hex.")
+    value = Uint256Field(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    nonce = models.BigIntegerField(null=True, blank=True)
+    gas_limit = models.BigIntegerField(null=True, blank=True)
+    max_fee_per_gas = Uint256Field(null=True, blank=True)
+    max_priority_fee_per_gas = Uint256Field(null=True, blank=True)
+    raw_tx = models.TextField(blank=True, help_text="The signed transaction last broadcast, 0x-hex.")
+    tx_hash = models.CharField(max_length=66, blank=True, help_text="The hash of the last signed version.")
+    hashes = models.JSONField(default=list, help_text="Every signed version's hash (fee bumps re-sign).")
+    broadcasts = models.PositiveIntegerField(default=0)
+    block_number = models.BigIntegerField(null=True, blank=True)
+    gas_used = models.BigIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    signed_at = models.DateTimeField(null=True, blank=True)
+    broadcast_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [
+            # What the poller reads: only the transactions still in flight.
+            models.Index(
+                fields=["chain_id", "created_at"],
+                condition=models.Q(status__in=["queued", "signed", "broadcast"]),
+                name="outbox_in_flight",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.status})"
+
+    @property
+    def in_flight(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.SIGNED, self.Status.BROADCAST)

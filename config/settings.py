@@ -395,8 +395,25 @@ ORDER_ONRAMP_ADAPTER = os.environ.get("ORDER_ONRAMP_ADAPTER", "onramp.adapters.O
 QUOTE_PROVIDER = os.environ.get("QUOTE_PROVIDER", "offline")
 RELAY_API_URL = os.environ.get("RELAY_API_URL", "https://api.relay.link")
 RELAY_API_KEY = os.environ.get("RELAY_API_KEY", "")
+# The service's signers (chains/signers.py): their public addresses here; their keys, VAULT_PRIVATE_KEY
+# and SOLVER_PRIVATE_KEY, only in the worker processes' environment. The vault owns the deposit factories,
+# receives sweeps and pays refunds; the solver stands in for the relay provider between the devnets.
+# Development: anvil's accounts 0 (the devnet deployer) and 9, whose keys are anvil's public test keys.
+VAULT_ADDRESS = os.environ.get(
+    "VAULT_ADDRESS", "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266" if DEVELOPMENT else ""
+)
+SOLVER_ADDRESS = os.environ.get(
+    "SOLVER_ADDRESS", "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720" if DEVELOPMENT else ""
+)
 # The address that sends the relay transaction: the service's vault.
-RELAY_QUOTE_USER = os.environ.get("RELAY_QUOTE_USER", "0x" + "0" * 40)
+RELAY_QUOTE_USER = os.environ.get("RELAY_QUOTE_USER", VAULT_ADDRESS or "0x" + "0" * 40)
+# Who delivers on the destination chain (orders/relays.py): "devnet" (the solver, between devnets only)
+# or "relay" (the relay provider's HTTP API at RELAY_API_URL).
+RELAY_PROVIDER = os.environ.get("RELAY_PROVIDER", "devnet" if DEVELOPMENT else "relay")
+# Settlement re-prices what arrived; below the payer's expectedDstAmount less this tolerance it is refunded.
+SETTLEMENT_SLIPPAGE_BPS = env_int("SETTLEMENT_SLIPPAGE_BPS", 100)
+# How long a relay may take before the order is failed and refunded.
+RELAY_TIMEOUT_SECONDS = env_int("RELAY_TIMEOUT_SECONDS", 600)
 CHAIN_READER = os.environ.get("CHAIN_READER", "offline")
 # "1=https://rpc.example,8453=https://..." : one JSON-RPC URL per chain id.
 CHAIN_RPC_URLS = {
@@ -442,6 +459,10 @@ if not DEVELOPMENT and not any(chain.get("factory_address") for chain in CHAINS)
         "No chain can take payments: set DEPOSIT_FACTORY_ADDRESS (the DepositFactory deployed on every chain) "
         "or give chains a factory_address in CHAINS."
     )
+if not DEVELOPMENT and not VAULT_ADDRESS:
+    raise ImproperlyConfigured(
+        "VAULT_ADDRESS is not set: the vault (the owner of the deposit factories) receives every payment."
+    )
 # The deposit watcher (chains/watcher.py): what a new deposit is handed to, and how much one scan reads.
 CHAIN_DEPOSIT_HANDLER = os.environ.get("CHAIN_DEPOSIT_HANDLER", "orders.deposits.deposit_received")
 WATCHER_MAX_BLOCKS = env_int("WATCHER_MAX_BLOCKS", 500)
@@ -452,8 +473,25 @@ PROVIDER_TIMEOUT_SECONDS = float(os.environ.get("PROVIDER_TIMEOUT_SECONDS", "10"
 PROVIDER_MAX_RETRIES = env_int("PROVIDER_MAX_RETRIES", 2)
 QUOTE_SLIPPAGE_BPS = env_int("QUOTE_SLIPPAGE_BPS", 50)
 
+# The transaction outbox (chains/outbox.py): how often in-flight transactions are looked at, when an
+# unmined one is broadcast again, when its fee is raised (and by how much), and what a deposit handler
+# told of a finished transaction is (CHAIN_OUTBOX_HANDLER).
+OUTBOX_POLL_SECONDS = float(os.environ.get("OUTBOX_POLL_SECONDS", "2" if DEVNET else "10"))
+OUTBOX_RESEND_AFTER_SECONDS = env_int("OUTBOX_RESEND_AFTER_SECONDS", 20)
+OUTBOX_REBROADCAST_SECONDS = env_int("OUTBOX_REBROADCAST_SECONDS", 30)
+OUTBOX_FEE_BUMP_SECONDS = env_int("OUTBOX_FEE_BUMP_SECONDS", 120)
+OUTBOX_FEE_BUMP_PERCENT = env_int("OUTBOX_FEE_BUMP_PERCENT", 25)
+CHAIN_OUTBOX_HANDLER = os.environ.get("CHAIN_OUTBOX_HANDLER", "orders.settlement.outbox_tx_finished")
+# Test hook, honoured in development only: the outbox exits the process at this point ("before_sign",
+# "after_sign", "after_broadcast"), as a killed worker would. The suite's kill-the-worker tests set it.
+OUTBOX_CRASH_AT = os.environ.get("OUTBOX_CRASH_AT", "") if DEVELOPMENT else ""
+# Settlement (orders/settlement.py): a step that has made no progress for this long is listed as stuck.
+SETTLEMENT_STUCK_SECONDS = env_int("SETTLEMENT_STUCK_SECONDS", 300)
+
 CELERY_BEAT_SCHEDULE.update(
     {
+        "chains-outbox-poll": {"task": "chains.tasks.outbox_poll", "schedule": OUTBOX_POLL_SECONDS},
+        "orders-settle-stuck": {"task": "orders.tasks.settle_stuck_orders", "schedule": 60.0},
         "orders-expire-checkout-sessions": {
             "task": "orders.tasks.expire_checkout_sessions",
             "schedule": 60.0,

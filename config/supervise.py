@@ -6,6 +6,7 @@ WSGI server, static files by whitenoise), a Celery worker for the default
 queue, thread-pool workers for webhook deliveries and beat. SIGINT (Ctrl-C)
 or SIGTERM stops every child, and so does any child exiting on its own; the
 exit status says which.
+Only the default-queue worker is given the signing keys (chains/signers.py).
 
     python -m config.supervise [--port 8000]
 """
@@ -89,6 +90,25 @@ def start_devnets(bin_dir: Path) -> dict[str, subprocess.Popen]:
     return nodes
 
 
+def process_environments(*, devnets: bool) -> dict[str, dict[str, str]]:
+    """The environment of the default-queue worker (it signs) and of every other process (they never do).
+
+    The signing keys go to the worker alone: the web server, beat and the
+    webhook workers run without them. With devnets and no keys of its own, the
+    worker signs with the devnets' published test keys.
+    """
+    from chains.signers import KEY_VARIABLES
+
+    others = {k: v for k, v in os.environ.items() if k not in KEY_VARIABLES.values()}
+    worker = dict(os.environ)
+    if devnets:
+        from chains.devnet import devnet_signer_environment
+
+        for variable, key in devnet_signer_environment().items():
+            worker.setdefault(variable, key)
+    return {"worker": worker, "other": others}
+
+
 def stop(children: dict[str, subprocess.Popen]) -> None:
     for child in children.values():
         if child.poll() is None:
@@ -126,7 +146,13 @@ def main() -> int:
     except (DevnetError, subprocess.CalledProcessError) as exc:
         print(f"supervise: the devnets did not start: {exc}", file=sys.stderr)
         return 1
-    children.update({name: subprocess.Popen(cmd) for name, cmd in commands(args.port, bin_dir).items()})  # noqa: S603
+    environments = process_environments(devnets=bool(children))
+    children.update(
+        {
+            name: subprocess.Popen(cmd, env=environments["worker" if name == "worker" else "other"])  # noqa: S603
+            for name, cmd in commands(args.port, bin_dir).items()
+        }
+    )
     print(f"supervise: started {', '.join(f'{n} (pid {c.pid})' for n, c in children.items())}", flush=True)
     exited = None
     while not stopping and exited is None:

@@ -11,6 +11,14 @@ from django.conf import settings
 from rest_framework.test import APIClient
 
 from config.celery import app as celery_app
+from tests.devnets import (  # noqa: F401 (fixtures)
+    anvil,
+    devnet,
+    devnet_registry,
+    devnets_registry,
+    two_devnets,
+    worker_env,
+)
 from tests.factories import OrganizationFactory, make_api_key
 
 

@@ -13,13 +13,16 @@ ROOT = Path(__file__).resolve().parent.parent
 SECRET = "k3y-" + "x7Qp9zL2mN4vB8wR1tY6uI0oP5aS3dF" * 2
 ENCRYPTION_KEY = "q2V0x7eB3l0m9mFh1cW2aKx0JmYk3i8nP4r5s6t7u8E="
 FACTORY = "0x" + "12" * 20
+VAULT = "0x" + "34" * 20
 
 
 def _manage(*args, **env):
     clean = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("DJANGO_", "SERVICE_ENV", "ENCRYPTION_KEY", "WEBHOOK_SECRET_KEY", "DEPOSIT_"))
+        if not k.startswith(
+            ("DJANGO_", "SERVICE_ENV", "ENCRYPTION_KEY", "WEBHOOK_SECRET_KEY", "DEPOSIT_", "VAULT_")
+        )
     }
     return subprocess.run(
         [sys.executable, "manage.py", *args],
@@ -44,7 +47,7 @@ def test_production_without_secret_key_refuses_to_start():
 
 def test_manage_py_with_a_secret_key_is_production():
     """A production shell always has the secret key: manage.py then needs the rest of production's settings."""
-    result = _manage("check", DJANGO_SECRET_KEY=SECRET, DEPOSIT_FACTORY_ADDRESS=FACTORY)
+    result = _manage("check", DJANGO_SECRET_KEY=SECRET, DEPOSIT_FACTORY_ADDRESS=FACTORY, VAULT_ADDRESS=VAULT)
     assert result.returncode != 0
     assert "ENCRYPTION_KEY must be set in production" in result.stderr
 
@@ -78,8 +81,21 @@ def test_production_needs_a_chain_that_can_take_payments():
         DJANGO_SECRET_KEY=SECRET,
         ENCRYPTION_KEY=ENCRYPTION_KEY,
         CHAINS=chains,
+        VAULT_ADDRESS=VAULT,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_production_needs_a_vault():
+    result = _manage(
+        "check",
+        SERVICE_ENV="production",
+        DJANGO_SECRET_KEY=SECRET,
+        ENCRYPTION_KEY=ENCRYPTION_KEY,
+        DEPOSIT_FACTORY_ADDRESS=FACTORY,
+    )
+    assert result.returncode != 0
+    assert "VAULT_ADDRESS is not set" in result.stderr
 
 
 def test_deploy_check_is_clean_in_production_mode():
@@ -93,6 +109,7 @@ def test_deploy_check_is_clean_in_production_mode():
         DJANGO_ALLOWED_HOSTS="checkout.example.com",
         ENCRYPTION_KEY=ENCRYPTION_KEY,
         DEPOSIT_FACTORY_ADDRESS=FACTORY,
+        VAULT_ADDRESS=VAULT,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 

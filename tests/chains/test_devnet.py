@@ -27,7 +27,7 @@ def test_the_contracts_and_tokens_are_deployed_where_every_fresh_start_puts_them
     assert factory.functions.owner().call() == w3.eth.accounts[0]
 
 
-def test_payers_hold_a_million_of_each_token_and_the_solver_and_vault_none(deployed):
+def test_payers_and_the_solver_hold_a_million_of_each_token_and_the_vault_none(deployed):
     chain, deployment = deployed
     w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
     reader = w3.eth.contract(
@@ -36,8 +36,9 @@ def test_payers_hold_a_million_of_each_token_and_the_solver_and_vault_none(deplo
     accounts = w3.eth.accounts
     usdc = reader.functions.balancesOf(deployment["contracts"]["dUSDC"], accounts).call()
     weth = reader.functions.balancesOf(deployment["contracts"]["dWETH"], accounts).call()
-    assert usdc == [0] + [MINT_WHOLE_UNITS * 10**6] * 8 + [0]
-    assert weth == [0] + [MINT_WHOLE_UNITS * 10**18] * 8 + [0]
+    # Accounts 1-8 pay; account 9, the devnet solver, delivers from this inventory; the vault starts empty.
+    assert usdc == [0] + [MINT_WHOLE_UNITS * 10**6] * 9
+    assert weth == [0] + [MINT_WHOLE_UNITS * 10**18] * 9
 
 
 def test_the_rpc_chain_reader_reads_real_balances_through_the_registry(deployed, settings):

@@ -5,7 +5,7 @@ from django.core.management import CommandError, call_command
 from web3 import Web3
 
 from chains.artifacts import artifact
-from tests.chains.conftest import devnet_order
+from tests.devnets import devnet_order
 from tests.orders.conftest import order_body
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from chains.models import ChainCursor, Deposit, WatchedAddress
 from chains.wallet import devnet_transfer
 from chains.watcher import scan_chain
 from orders.models import Order
-from tests.chains.conftest import devnet_order
+from tests.devnets import devnet_order
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,0 +1,162 @@
+"""The transaction outbox on a real anvil devnet: one transaction per business key, nonces in order, stored
+signed bytes, fee bumps of what is stuck, reverts marked failed, and keys that only a signer process holds."""
+
+import logging
+import secrets
+
+import pytest
+from web3 import Web3
+
+from chains.artifacts import encode_call
+from chains.devnet import devnet_signer_environment
+from chains.models import OutboxTx, SenderNonce
+from chains.outbox import OutboxConflict, outbox_poll, outbox_send, outbox_submit
+from chains.signers import SignerUnavailable
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def chain_a(devnets_registry, settings):
+    settings.OUTBOX_RESEND_AFTER_SECONDS = 0
+    return devnets_registry[0]
+
+
+def w3_of(chain_a):
+    return Web3(Web3.HTTPProvider(chain_a[0].rpc_url))
+
+
+def new_address():
+    return Web3.to_checksum_address("0x" + secrets.token_hex(20))
+
+
+def until_finished(tx, rounds=60):
+    import time
+
+    for _ in range(rounds):
+        outbox_poll()
+        tx.refresh_from_db()
+        if not tx.in_flight:
+            return tx
+        time.sleep(0.25)
+    pytest.fail(f"{tx.key} is still {tx.status}")
+
+
+def test_a_business_key_is_one_transaction(chain_a):
+    to = new_address()
+    first = outbox_submit(key="test:once", chain_id=31337, signer="vault", to=to, value=7)
+    again = outbox_submit(key="test:once", chain_id=31337, signer="vault", to=to, value=7)
+    assert first.pk == again.pk and OutboxTx.objects.count() == 1
+    with pytest.raises(OutboxConflict):
+        outbox_submit(key="test:once", chain_id=31337, signer="vault", to=to, value=8)
+
+    until_finished(first)
+    outbox_send(first.pk)  # a retried task
+    outbox_poll()
+
+    assert first.status == "mined"
+    assert w3_of(chain_a).eth.get_balance(to) == 7
+
+
+def test_nonces_follow_each_other_and_the_signed_bytes_are_kept(chain_a, settings):
+    w3 = w3_of(chain_a)
+    start = w3.eth.get_transaction_count(settings.VAULT_ADDRESS)
+    txs = [outbox_submit(key=f"test:nonce:{n}", chain_id=31337, signer="vault", to=new_address(), value=1)
+           for n in range(3)]  # fmt: skip
+    for tx in txs:
+        outbox_send(tx.pk)
+    for tx in txs:
+        until_finished(tx)
+
+    assert [tx.nonce for tx in txs] == [start, start + 1, start + 2]
+    assert SenderNonce.objects.get(chain_id=31337, address=settings.VAULT_ADDRESS).next_nonce == start + 3
+    for tx in txs:
+        assert tx.status == "mined" and tx.hashes == [tx.tx_hash]
+        assert Web3.keccak(hexstr=tx.raw_tx).to_0x_hex() == tx.tx_hash  # the bytes that were broadcast
+
+
+def test_a_call_that_would_revert_is_failed_and_never_sent(chain_a, settings):
+    w3 = w3_of(chain_a)
+    nonce = w3.eth.get_transaction_count(settings.VAULT_ADDRESS)
+    tx = outbox_submit(key="test:reverts", chain_id=31337, signer="vault",
+                       to=chain_a[1]["contracts"]["AlwaysReverts"], value=1)  # fmt: skip
+
+    outbox_send(tx.pk)
+
+    tx.refresh_from_db()
+    assert tx.status == "failed" and tx.error.startswith("would revert")
+    assert (tx.nonce, tx.raw_tx) == (None, "")
+    assert w3.eth.get_transaction_count(settings.VAULT_ADDRESS) == nonce  # no nonce spent
+
+
+def test_a_transaction_that_reverts_on_chain_is_marked_failed(chain_a, settings):
+    """Two entries for one player, estimated before either is mined: the second reverts in its block."""
+    contracts = chain_a[1]["contracts"]
+    approve = outbox_submit(key="test:approve", chain_id=31337, signer="solver", to=contracts["dUSDC"],
+                            data=encode_call("TestToken", "approve", contracts["Tournament"], 10**9))  # fmt: skip
+    outbox_send(approve.pk)
+    until_finished(approve)
+    player = new_address()
+    joins = [outbox_submit(key=f"test:join:{n}", chain_id=31337, signer="solver", to=contracts["Tournament"],
+                           data=encode_call("Tournament", "join", player)) for n in range(2)]  # fmt: skip
+    w3 = w3_of(chain_a)
+    w3.provider.make_request("evm_setIntervalMining", [0])  # both are estimated and sent before a block
+    try:
+        for tx in joins:
+            outbox_send(tx.pk)
+    finally:
+        w3.provider.make_request("evm_setIntervalMining", [1])
+    for tx in joins:
+        until_finished(tx)
+
+    assert [tx.status for tx in joins] == ["mined", "failed"]
+    assert joins[1].error == "reverted" and joins[1].block_number is not None
+    assert w3_of(chain_a).eth.get_transaction_receipt(joins[1].tx_hash).status == 0
+
+
+def test_a_stuck_transaction_is_re_signed_with_a_higher_fee_and_paid_once(chain_a, settings):
+    w3 = w3_of(chain_a)
+    to = new_address()
+    w3.provider.make_request("evm_setIntervalMining", [0])
+    w3.provider.make_request("evm_setAutomine", [False])
+    try:
+        tx = outbox_submit(key="test:stuck", chain_id=31337, signer="vault", to=to, value=5)
+        outbox_send(tx.pk)
+        tx.refresh_from_db()
+        first_hash, first_fee = tx.tx_hash, int(tx.max_fee_per_gas)
+        settings.OUTBOX_FEE_BUMP_SECONDS = 0
+
+        outbox_poll()
+
+        tx.refresh_from_db()
+        assert tx.hashes == [first_hash, tx.tx_hash] and tx.tx_hash != first_hash
+        assert int(tx.max_fee_per_gas) >= first_fee * (100 + settings.OUTBOX_FEE_BUMP_PERCENT) // 100
+        settings.OUTBOX_FEE_BUMP_SECONDS = 3600
+    finally:
+        w3.provider.make_request("evm_setIntervalMining", [1])
+    until_finished(tx)
+
+    assert tx.status == "mined" and tx.tx_hash in (first_hash, tx.hashes[-1])
+    assert w3.eth.get_balance(to) == 5  # one of the two versions, never both
+
+
+def test_only_a_process_with_the_key_signs_and_the_key_is_never_logged(chain_a, monkeypatch, caplog):
+    tx = outbox_submit(key="test:keys", chain_id=31337, signer="vault", to=new_address(), value=1)
+    monkeypatch.delenv("VAULT_PRIVATE_KEY")
+    with pytest.raises(SignerUnavailable, match="only workers sign"):
+        outbox_send(tx.pk)
+    tx.refresh_from_db()
+    assert tx.status == "queued" and tx.nonce is None
+
+    monkeypatch.setenv("VAULT_PRIVATE_KEY", devnet_signer_environment()["SOLVER_PRIVATE_KEY"])
+    with pytest.raises(SignerUnavailable, match="is not the key of vault") as refused:
+        outbox_send(tx.pk)
+    assert devnet_signer_environment()["SOLVER_PRIVATE_KEY"][2:] not in str(refused.value)
+
+    key = devnet_signer_environment()["VAULT_PRIVATE_KEY"]
+    monkeypatch.setenv("VAULT_PRIVATE_KEY", key)
+    with caplog.at_level(logging.DEBUG):
+        outbox_send(tx.pk)
+        until_finished(tx)
+    assert tx.status == "mined"
+    assert key[2:] not in caplog.text and key[2:] not in str(list(OutboxTx.objects.values()))

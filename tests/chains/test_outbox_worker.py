@@ -1,0 +1,47 @@
+"""The transaction outbox in real Celery workers on a real anvil devnet, with workers killed before signing,
+after signing and after broadcasting: a transaction is never sent twice, nor lost."""
+
+import secrets
+
+import pytest
+from django.db import transaction
+from web3 import Web3
+
+from chains.models import OutboxTx
+from chains.outbox import outbox_submit
+from tests.conftest import wait_for
+from tests.devnets import poll_until
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.mark.parametrize("crash_at", ["before_sign", "after_sign", "after_broadcast"])
+def test_a_killed_worker_never_pays_twice_nor_loses_the_payment(devnets_registry, worker_env, start_worker,
+                                                                 settings, crash_at):  # fmt: skip
+    a, _ = devnets_registry
+    w3 = Web3(Web3.HTTPProvider(a[0].rpc_url))
+    nonce_before = w3.eth.get_transaction_count(settings.VAULT_ADDRESS)
+    recipient = Web3.to_checksum_address("0x" + secrets.token_hex(20))
+    doomed = start_worker(**worker_env, OUTBOX_CRASH_AT=crash_at)
+
+    with transaction.atomic():
+        tx = outbox_submit(key=f"test:{crash_at}", chain_id=31337, signer="vault", to=recipient, value=12345)
+
+    wait_for(lambda: doomed.process.poll() is not None, timeout=60)  # it died at `crash_at`
+    tx.refresh_from_db()
+    expected = {"before_sign": "queued", "after_sign": "signed", "after_broadcast": "signed"}[crash_at]
+    assert tx.status == expected
+    assert bool(tx.raw_tx) == (crash_at != "before_sign")  # signed bytes are stored before any broadcast
+    signed_hash = tx.tx_hash
+
+    survivor = start_worker(**worker_env, OUTBOX_RESEND_AFTER_SECONDS="0")
+    poll_until(survivor.queue, lambda: OutboxTx.objects.get(pk=tx.pk).status == "mined")
+
+    tx.refresh_from_db()
+    assert w3.eth.get_balance(recipient) == 12345  # paid once
+    assert w3.eth.get_transaction_count(settings.VAULT_ADDRESS) == nonce_before + 1  # one transaction sent
+    assert w3.eth.get_transaction_receipt(tx.tx_hash).status == 1
+    if crash_at != "before_sign":
+        assert tx.tx_hash == signed_hash and tx.hashes == [
+            signed_hash
+        ]  # the stored bytes, not a new signature
