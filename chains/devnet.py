@@ -149,8 +149,21 @@ def token_list_path() -> Path:
     return Path(settings.VAR_DIR) / "devnet-tokens.json"
 
 
+def forget_devnet_transactions(chain_ids: list[int]) -> int:
+    """A fresh devnet knows none of the transactions of its previous life: restart its nonces from the chain,
+    and mark what was still in flight there failed (the orders they served show on the stuck list)."""
+    from chains.models import OutboxTx, SenderNonce
+
+    SenderNonce.objects.filter(chain_id__in=chain_ids).delete()
+    return OutboxTx.objects.filter(
+        chain_id__in=chain_ids,
+        status__in=[OutboxTx.Status.QUEUED, OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST],
+    ).update(status=OutboxTx.Status.FAILED, error="the devnet restarted: this transaction is gone")
+
+
 def deploy_all() -> list[dict]:
     deployments = [deploy(chain) for chain in devnet_chains()]
+    forget_devnet_transactions([deployment["chain_id"] for deployment in deployments])
     deployments_path().write_text(json.dumps(deployments, indent=2) + "\n")
     token_list_path().write_text(json.dumps(token_list(deployments), indent=2) + "\n")
     return deployments

@@ -476,7 +476,7 @@ QUOTE_SLIPPAGE_BPS = env_int("QUOTE_SLIPPAGE_BPS", 50)
 # The transaction outbox (chains/outbox.py): how often in-flight transactions are looked at, when an
 # unmined one is broadcast again, when its fee is raised (and by how much), and what a deposit handler
 # told of a finished transaction is (CHAIN_OUTBOX_HANDLER).
-OUTBOX_POLL_SECONDS = float(os.environ.get("OUTBOX_POLL_SECONDS", "2" if DEVNET else "10"))
+OUTBOX_POLL_SECONDS = float(os.environ.get("OUTBOX_POLL_SECONDS", "1" if DEVNET else "10"))
 OUTBOX_RESEND_AFTER_SECONDS = env_int("OUTBOX_RESEND_AFTER_SECONDS", 20)
 OUTBOX_REBROADCAST_SECONDS = env_int("OUTBOX_REBROADCAST_SECONDS", 30)
 OUTBOX_FEE_BUMP_SECONDS = env_int("OUTBOX_FEE_BUMP_SECONDS", 120)
@@ -487,6 +487,9 @@ CHAIN_OUTBOX_HANDLER = os.environ.get("CHAIN_OUTBOX_HANDLER", "orders.settlement
 OUTBOX_CRASH_AT = os.environ.get("OUTBOX_CRASH_AT", "") if DEVELOPMENT else ""
 # Settlement (orders/settlement.py): a step that has made no progress for this long is listed as stuck.
 SETTLEMENT_STUCK_SECONDS = env_int("SETTLEMENT_STUCK_SECONDS", 300)
+# A refund that failed moved nothing: it is tried again after this long, this many times in all.
+REFUND_RETRY_SECONDS = env_int("REFUND_RETRY_SECONDS", 60)
+REFUND_MAX_ATTEMPTS = env_int("REFUND_MAX_ATTEMPTS", 5)
 
 CELERY_BEAT_SCHEDULE.update(
     {

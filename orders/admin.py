@@ -1,14 +1,17 @@
 from decimal import Decimal
 
 from django.conf import settings
-from django.contrib import admin
-from django.utils.html import format_html
+from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
-from chains.models import ChainCursor
+from chains.models import ChainCursor, OutboxTx
 from chains.registry import chain_get
 from chains.tokens import token_get
 from core.admin import ReadOnlyModelAdmin
-from orders.models import CheckoutSession, DepositTx, Order, RefundTx, RelayTx
+from orders import services
+from orders.models import CheckoutSession, DepositTx, Order, OrderStatusChange, RefundTx, RelayTx, StuckOrder
+from orders.tasks import settle_order_task
 
 _offline = [
     name
@@ -55,10 +58,15 @@ class DepositTxInline(ReadOnlyInline):
 
     @admin.display(description="in token units")
     def units(self, deposit: DepositTx):
-        token = token_get(chain_id=deposit.chain, address=deposit.token_address)
-        if token is None:
-            return "-"
-        return f"{Decimal(int(deposit.amount)).scaleb(-token.decimals).normalize():f} {token.symbol}"
+        return in_units(deposit.chain, deposit.token_address, deposit.amount)
+
+
+def in_units(chain_id: int, token_address: str, amount) -> str:
+    """`amount` (smallest units) as the token's whole units and symbol, e.g. "10.5 dUSDC"."""
+    token = token_get(chain_id=chain_id, address=token_address)
+    if token is None or amount is None:
+        return "-"
+    return f"{Decimal(int(amount)).scaleb(-token.decimals).normalize():f} {token.symbol}"
 
 
 class RelayTxInline(ReadOnlyInline):
@@ -68,7 +76,21 @@ class RelayTxInline(ReadOnlyInline):
 
 class RefundTxInline(ReadOnlyInline):
     model = RefundTx
-    fields = ("chain", "tx_hash", "amount", "status", "created_at")
+    fields = ("chain", "tx_hash", "deposit", "amount", "units", "status", "created_at")
+    readonly_fields = ("units",)
+
+    @admin.display(description="in token units")
+    def units(self, refund: RefundTx):
+        token = refund.deposit.token_address if refund.deposit else refund.order.src_token_address
+        return in_units(refund.chain, token, refund.amount)
+
+
+class StatusChangeInline(ReadOnlyInline):
+    """Every transition of the order: when, from, to, why and who."""
+
+    model = OrderStatusChange
+    fields = ("created_at", "from_status", "to_status", "reason", "actor")
+    verbose_name_plural = "status history"
 
 
 @admin.register(Order)
@@ -88,8 +110,10 @@ class OrderAdmin(admin.ModelAdmin):
                      "vendor_b_payment_intent_id")  # fmt: skip
     list_select_related = ("organization",)
     date_hierarchy = "created_at"
-    inlines = [DepositTxInline, RelayTxInline, RefundTxInline]
-    readonly_fields = [f.name for f in Order._meta.fields]
+    inlines = [StatusChangeInline, DepositTxInline, RelayTxInline, RefundTxInline]
+    readonly_fields = ["src_amount_units", "dst_amount_units", "outbox_transactions",
+                       *[f.name for f in Order._meta.fields]]  # fmt: skip
+    actions = ["retry_settlement", "refund_now"]
 
     def has_add_permission(self, request):
         return False  # orders come from the order interface, with their validation
@@ -99,6 +123,63 @@ class OrderAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    @admin.display(description="price in token units")
+    def src_amount_units(self, order: Order):
+        return in_units(order.src_chain, order.src_token_address, order.src_amount)
+
+    @admin.display(description="delivered in token units")
+    def dst_amount_units(self, order: Order):
+        return in_units(order.dst_chain, order.dst_token_address, (order.settlement or {}).get("dstAmount"))
+
+    @admin.display(description="outbox transactions")
+    def outbox_transactions(self, order: Order):
+        rows = OutboxTx.objects.filter(key__startswith=f"order:{order.pk}:").order_by("created_at")
+        return format_html_join(
+            "", '<div><a href="{}">{}</a>: {} on chain {} {} {}</div>',
+            ((reverse("admin:chains_outboxtx_change", args=[tx.pk]), tx.key.split(":", 2)[2], tx.status,
+              tx.chain_id, tx.tx_hash or "", tx.error) for tx in rows),
+        ) or "-"  # fmt: skip
+
+    @admin.action(description="Retry settlement (drive the selected orders on now)")
+    def retry_settlement(self, request, queryset):
+        actor = f"staff:{request.user.get_username()}"
+        for order in queryset:
+            settle_order_task.delay(str(order.pk), actor=actor)
+            self.log_change(request, order, "Retry settlement")
+        self.message_user(request, f"Settlement of {queryset.count()} order(s) queued.")
+
+    @admin.action(description="Refund now (fail the selected orders and return their deposits)")
+    def refund_now(self, request, queryset):
+        actor = f"staff:{request.user.get_username()}"
+        refunded = 0
+        for order in queryset:
+            if services.order_fail(order=order, error=f"REFUNDED_BY_STAFF: {actor}", actor=actor):
+                settle_order_task.delay(str(order.pk), actor=actor)
+                self.log_change(request, order, "Refund now")
+                refunded += 1
+        skipped = queryset.count() - refunded
+        self.message_user(request, f"{refunded} order(s) are being refunded.")
+        if skipped:
+            self.message_user(
+                request,
+                f"{skipped} order(s) were left alone: executed, expired, already failed or refunded.",
+                level=messages.WARNING,
+            )
+
+
+@admin.register(StuckOrder)
+class StuckOrderAdmin(OrderAdmin):
+    """Orders in a settlement state with no progress for SETTLEMENT_STUCK_SECONDS (also logged at WARNING)."""
+
+    list_display = ("id", "type", "status", "status_changed_at", "error_details", "src_chain", "dst_chain",
+                    "organization")  # fmt: skip
+    date_hierarchy = None
+
+    def get_queryset(self, request):
+        from orders.settlement import orders_stuck
+
+        return orders_stuck().select_related("organization")
 
 
 @admin.register(CheckoutSession)

@@ -8,6 +8,7 @@ import uuid
 from chains.models import Deposit
 from orders.models import Order
 from orders.services import order_record_deposit
+from orders.settlement import enqueue_settlement
 from platform_api.services import QUICK_PAYMENT_OWNER, quick_payment_record_deposit
 from webhooks.events import emit_event, payment_event_data
 
@@ -55,7 +56,7 @@ def _order_deposit(deposit: Deposit, identifier: str) -> None:
     if order is None:
         logger.warning("Deposit %s: its order %s is gone", deposit.pk, identifier)
         return
-    order_record_deposit(
+    order = order_record_deposit(
         order=order,
         chain=deposit.chain_id,
         tx_hash=deposit.tx_hash,
@@ -66,3 +67,4 @@ def _order_deposit(deposit: Deposit, identifier: str) -> None:
         block_hash=deposit.block_hash,
         token=deposit.token,
     )
+    enqueue_settlement(order.pk)  # settle it, or refund what it did not count

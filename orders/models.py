@@ -111,10 +111,12 @@ class Order(models.Model):
     points_amount = models.PositiveBigIntegerField(default=0, help_text="Awarded when the order is executed.")
     points = models.PositiveBigIntegerField(null=True, blank=True)
     execute_tx = models.JSONField(null=True, blank=True)
+    status_changed_at = models.DateTimeField(default=timezone.now, help_text="When the status last changed.")
 
     class Meta:
         ordering = ["-created_at"]
         indexes = [
+            models.Index(fields=["status", "status_changed_at"], name="order_status_changed"),
             models.Index(fields=["creator_address", "-created_at"], name="order_creator_created"),
             models.Index(fields=["status", "expired_at"], name="order_status_expiry"),
             models.Index(fields=["organization", "-created_at"], name="order_org_created"),
@@ -183,13 +185,16 @@ class RelayTx(models.Model):
 
 
 class RefundTx(models.Model):
-    """A transfer returning a deposit to the payer after a failure."""
+    """A transfer returning a deposit (or its surplus) to the payer, from the vault."""
 
     class Status(models.TextChoices):
         SUCCESS = "success"
         FAILURE = "failure"
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="refund_txs")
+    deposit = models.ForeignKey(
+        DepositTx, null=True, blank=True, on_delete=models.PROTECT, related_name="refund_txs"
+    )
     chain = models.PositiveBigIntegerField()
     tx_hash = models.CharField(max_length=66)
     amount = Uint256Field()
@@ -198,3 +203,50 @@ class RefundTx(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+
+
+class OrderStatusChange(models.Model):
+    """One transition of an order: from, to, when, why and who (the settlement, a staff member, a command)."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="status_changes")
+    from_status = models.CharField(max_length=40)
+    to_status = models.CharField(max_length=40)
+    reason = models.CharField(max_length=500, blank=True)
+    actor = models.CharField(max_length=150, default="system")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["order", "created_at"], name="order_status_change_order")]
+
+    def __str__(self) -> str:
+        return f"{self.from_status} -> {self.to_status}"
+
+
+class StuckOrder(Order):
+    """The admin's list of orders whose settlement has made no progress past its deadline."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "stuck order"
+
+
+class SolverAllowance(models.Model):
+    """The devnet solver's allowance of one token for one contract, lent to one order at a time.
+
+    A contract order's relay step sets the allowance to exactly what its call
+    will spend, and its execute step spends it; two orders for the same
+    contract would overwrite each other's allowance, so the second waits until
+    the first's call is finished (orders/relays.py).
+    """
+
+    chain_id = models.PositiveBigIntegerField()
+    token = models.CharField(max_length=42)
+    spender = models.CharField(max_length=42)
+    order = models.ForeignKey(Order, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    leased_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["chain_id", "token", "spender"], name="solver_allowance_unique")
+        ]

@@ -18,7 +18,7 @@ from chains.tokens import token_get
 from chains.watcher import watch_address
 from core.errors import Conflict, InvalidRequest
 from orders import fees
-from orders.models import CheckoutSession, DepositTx, Order, RefundTx
+from orders.models import CheckoutSession, DepositTx, Order, OrderStatusChange
 from orders.onramps import get_onramp_adapter
 from orders.representations import session_event_data
 from platform_api.models import Organization
@@ -51,21 +51,36 @@ def checkout_session_create(
     )
 
 
-def _session_transition(session_id, *, from_status: str, to_status: str, **fields) -> bool:
+def _session_transition(session_id, *, from_status: str | tuple[str, ...], to_status: str, **fields) -> bool:
     """Move a session between states with one conditional update; False if it was not in `from_status`."""
+    statuses = (from_status,) if isinstance(from_status, str) else from_status
     return (
-        CheckoutSession.objects.filter(pk=session_id, status=from_status).update(status=to_status, **fields)
+        CheckoutSession.objects.filter(pk=session_id, status__in=statuses).update(status=to_status, **fields)
         == 1
     )
 
 
 @transaction.atomic
-def checkout_session_expire(*, session_id: uuid.UUID, reason: str = "expired") -> CheckoutSession | None:
-    """Expire an open session and emit `checkout.expired`; None if it is not open (or gone)."""
-    if not _session_transition(
-        session_id, from_status="open", to_status="expired", expired_at=timezone.now()
+def checkout_session_expire(
+    *, session_id: uuid.UUID, reason: str = "expired", from_statuses: tuple[str, ...] = ("open",)
+) -> CheckoutSession | None:
+    """Expire a session and emit `checkout.expired`; None if it was not in `from_statuses` (or is gone).
+
+    Its order stops too: an order still waiting for its deposit is `expired`,
+    so a deposit that arrives later is refunded, never executed. The session's
+    row is locked first, as `order_record_deposit` does, so a deposit and the
+    expiry never both win.
+    """
+    if (
+        CheckoutSession.objects.select_for_update().filter(pk=session_id, status__in=from_statuses).first()
+        is None
     ):
         return None
+    _session_transition(session_id, from_status=from_statuses, to_status="expired", expired_at=timezone.now())
+    order = Order.objects.filter(checkout_session_id=session_id, status=Order.Status.SCANNING_DEPOSIT).first()
+    if order is not None:
+        order_transition(order, from_statuses=[Order.Status.SCANNING_DEPOSIT], to_status=Order.Status.EXPIRED,
+                         reason=f"its checkout session expired ({reason})")  # fmt: skip
     session = CheckoutSession.objects.select_related("organization").get(pk=session_id)
     emit_event(
         organization=session.organization,
@@ -240,7 +255,7 @@ def order_create(
 
 
 # Lifecycle transitions (DESIGN.md): each is one conditional update, so a replayed
-# chain event or a second worker changes nothing.
+# chain event or a second worker changes nothing; each that happens is recorded.
 
 ADVANCE: dict[str, tuple[str, ...]] = {  # target status -> the statuses it may follow
     Order.Status.SENDING_TOKEN_FROM_VAULT: (Order.Status.QUOTING_AFTER_DEPOSIT,),
@@ -248,15 +263,30 @@ ADVANCE: dict[str, tuple[str, ...]] = {  # target status -> the statuses it may 
     Order.Status.EXECUTING: (Order.Status.RELAY,),
 }
 CALLS_CONTRACT = {"custom", "custom_exact_in", "mint_nft", "join_tournament", "fund_tournament"}
+TERMINAL = {Order.Status.EXECUTED, Order.Status.REFUNDED, Order.Status.FAILURE, Order.Status.EXPIRED}
 
 
-def _transition(order: Order, *, from_statuses, to_status: str, **fields) -> bool:
-    changed = Order.objects.filter(pk=order.pk, status__in=list(from_statuses)).update(
-        status=to_status, **fields
+@transaction.atomic
+def order_transition(
+    order: Order, *, from_statuses, to_status: str, reason: str = "", actor: str = "system", **fields
+) -> bool:
+    """Move the order to `to_status` if it is in one of `from_statuses`, and record the change; refreshes it."""
+    from_statuses = list(from_statuses)
+    current = Order.objects.select_for_update().filter(pk=order.pk).values_list("status", flat=True).first()
+    changed = current in from_statuses and Order.objects.filter(pk=order.pk, status__in=from_statuses).update(
+        status=to_status, status_changed_at=timezone.now(), **fields
     )
     if changed:
-        order.refresh_from_db()
-    return changed == 1
+        OrderStatusChange.objects.create(
+            order_id=order.pk,
+            from_status=current or "",
+            to_status=to_status,
+            reason=reason[:500],
+            actor=actor[:150],
+        )
+        logger.info("Order %s: %s -> %s (%s)", order.pk, current, to_status, reason or "-")
+    order.refresh_from_db()
+    return bool(changed)
 
 
 # How long after an order expires its deposit address is still watched, so that a late payment is
@@ -285,7 +315,10 @@ def order_record_deposit(
     after the order stopped waiting (expired, or its session expired) is
     marked for refund, and so is the surplus of a fixed-price order. Partial
     deposits are summed: the order keeps scanning until they reach its price.
+    The session's row is locked before the order's, as its expiry does.
     """
+    if order.checkout_session_id:
+        CheckoutSession.objects.select_for_update().filter(pk=order.checkout_session_id).first()
     order = Order.objects.select_for_update(of=("self",)).select_related("checkout_session").get(pk=order.pk)
     token = token or order.src_token_address
     counted = token.lower() == order.src_token_address.lower()
@@ -315,35 +348,41 @@ def order_record_deposit(
             DepositTx.objects.filter(pk=deposit.pk).update(
                 refund_reason=DepositTx.RefundReason.SURPLUS, refund_amount=surplus
             )
-        _transition(
+        order_transition(
             order,
             from_statuses=[Order.Status.SCANNING_DEPOSIT],
             to_status=Order.Status.QUOTING_AFTER_DEPOSIT,
+            reason=f"{total} received",
             received_deposit_at=timezone.now(),
         )
         _session_mark_processing(order)
     return order
 
 
-@transaction.atomic
-def order_advance(*, order: Order, to_status: str) -> bool:
+def order_advance(*, order: Order, to_status: str, actor: str = "system") -> bool:
     """One step along the happy path (quoting -> sending -> relay -> executing)."""
-    return _transition(order, from_statuses=ADVANCE[to_status], to_status=to_status)
+    return order_transition(order, from_statuses=ADVANCE[to_status], to_status=to_status, actor=actor)
 
 
 @transaction.atomic
 def order_mark_executed(
-    *, order: Order, execute_tx: dict | None = None, actual_dst_amount: str | None = None
+    *,
+    order: Order,
+    execute_tx: dict | None = None,
+    actual_dst_amount: str | None = None,
+    actor: str = "system",
 ) -> bool:
     """The outcome arrived: award points, complete the session, emit `payment.completed`."""
     from_status = Order.Status.EXECUTING if order.type in CALLS_CONTRACT else Order.Status.RELAY
     settlement = dict(order.settlement or {})
     if actual_dst_amount is not None:
         settlement["actualDstAmount"] = actual_dst_amount
-    if not _transition(
+    if not order_transition(
         order,
         from_statuses=[from_status],
         to_status=Order.Status.EXECUTED,
+        reason="delivered" + (f" in {execute_tx['txHash']}" if execute_tx else ""),
+        actor=actor,
         filled_at=timezone.now(),
         execute_tx=execute_tx,
         points=order.points_amount,
@@ -358,56 +397,69 @@ def order_mark_executed(
 
 
 @transaction.atomic
-def order_fail(*, order: Order, error: str) -> bool:
-    """The order cannot complete: `failure` (then refunding when a deposit must go back)."""
-    terminal = {Order.Status.EXECUTED, Order.Status.REFUNDED, Order.Status.FAILURE, Order.Status.EXPIRED}
-    active = [s for s in Order.Status.values if s not in terminal]
-    if not _transition(
-        order, from_statuses=active, to_status=Order.Status.FAILURE, error_details=error[:2000]
-    ):
+def order_fail(*, order: Order, error: str, actor: str = "system") -> bool:
+    """The order cannot complete: `failure`, its session expired, then `refunding` when it holds a deposit.
+
+    `payment.failed` is emitted once the money is back (`order_refunded`), or
+    now when nothing was paid.
+    """
+    active = [s for s in Order.Status.values if s not in TERMINAL and s != Order.Status.REFUNDING]
+    if not order_transition(
+        order, from_statuses=active, to_status=Order.Status.FAILURE, reason=error, actor=actor,
+        error_details=error[:2000],
+    ):  # fmt: skip
         return False
     if order.checkout_session_id:
-        checkout_session_expire(session_id=order.checkout_session_id, reason="order_failed")
-    emit_event(organization=order.organization, event_type="payment.failed", data=payment_event_data(order))
+        checkout_session_expire(
+            session_id=order.checkout_session_id, reason="order_failed", from_statuses=("open", "processing")
+        )
     if order.deposit_txs.exists():
-        _transition(order, from_statuses=[Order.Status.FAILURE], to_status=Order.Status.REFUNDING)
+        order_transition(order, from_statuses=[Order.Status.FAILURE], to_status=Order.Status.REFUNDING,
+                         reason="the deposit goes back to its sender", actor=actor)  # fmt: skip
+    else:
+        emit_event(
+            organization=order.organization, event_type="payment.failed",
+            data=payment_event_data(order) | {"error": order.error_details, "refund_tx_hash": None},
+        )  # fmt: skip
     return True
 
 
 @transaction.atomic
-def order_record_refund(*, order: Order, chain: int, tx_hash: str, amount: int, succeeded: bool) -> Order:
-    RefundTx.objects.create(
-        order=order, chain=chain, tx_hash=tx_hash, amount=amount, status="success" if succeeded else "failure"
-    )
-    if succeeded:
-        _transition(order, from_statuses=[Order.Status.REFUNDING], to_status=Order.Status.REFUNDED)
-    return order
+def order_refunded(*, order: Order, refund_tx_hash: str | None, actor: str = "system") -> bool:
+    """Every deposit is back with its sender: `refunded`, and `payment.failed` with the refund's hash."""
+    if not order_transition(
+        order, from_statuses=[Order.Status.REFUNDING], to_status=Order.Status.REFUNDED,
+        reason=f"refunded in {refund_tx_hash}" if refund_tx_hash else "nothing to refund", actor=actor,
+    ):  # fmt: skip
+        return False
+    emit_event(
+        organization=order.organization, event_type="payment.failed",
+        data=payment_event_data(order) | {"error": order.error_details or "expired", "refund_tx_hash": refund_tx_hash},
+    )  # fmt: skip
+    return True
 
 
 def orders_expire_unpaid(*, now: datetime | None = None, batch_size: int = 500) -> int:
-    """Orders still waiting for their deposit after `expiredAt` become `expired` (and so do their sessions)."""
+    """Orders still waiting for their deposit after `expiredAt` become `expired` (and so do their sessions).
+
+    An order that expires unpaid emits no payment event (nothing was paid);
+    its session, if any, emits `checkout.expired`.
+    """
     now = now or timezone.now()
     expired = 0
     while True:
         due = list(
-            Order.objects.filter(status=Order.Status.SCANNING_DEPOSIT, expired_at__lte=now).values_list(
-                "pk", flat=True
-            )[:batch_size]
+            Order.objects.filter(status=Order.Status.SCANNING_DEPOSIT, expired_at__lte=now)[:batch_size]
         )
-        for order_id in due:
+        for order in due:
             with transaction.atomic():
-                changed = Order.objects.filter(pk=order_id, status=Order.Status.SCANNING_DEPOSIT).update(
-                    status=Order.Status.EXPIRED
-                )
-                if changed:
+                if order.checkout_session_id:  # the session's row first, as a deposit locks them
+                    CheckoutSession.objects.select_for_update().filter(pk=order.checkout_session_id).first()
+                if order_transition(order, from_statuses=[Order.Status.SCANNING_DEPOSIT],
+                                    to_status=Order.Status.EXPIRED, reason="not paid in time"):  # fmt: skip
                     expired += 1
-                    session_id = (
-                        Order.objects.filter(pk=order_id)
-                        .values_list("checkout_session_id", flat=True)
-                        .first()
-                    )
-                    if session_id:
-                        checkout_session_expire(session_id=session_id, reason="order_expired")
+                    if order.checkout_session_id:
+                        checkout_session_expire(session_id=order.checkout_session_id, reason="order_expired")
         if len(due) < batch_size:
             return expired
 

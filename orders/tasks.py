@@ -1,6 +1,6 @@
 from celery import shared_task
 
-from orders import services
+from orders import services, settlement
 
 
 @shared_task
@@ -11,3 +11,15 @@ def expire_checkout_sessions() -> int:
 @shared_task
 def expire_unpaid_orders() -> int:
     return services.orders_expire_unpaid()
+
+
+@shared_task
+def settle_order_task(order_id: str, actor: str = "system") -> str | None:
+    """Move one order on (orders/settlement.py); running it twice, or at once in two workers, is harmless."""
+    return settlement.settle_order(order_id, actor=actor)
+
+
+@shared_task
+def settle_stuck_orders() -> int:
+    """Orders that made no progress for SETTLEMENT_STUCK_SECONDS: logged at WARNING and driven again."""
+    return settlement.settle_stuck_orders()

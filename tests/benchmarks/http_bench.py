@@ -39,6 +39,7 @@ FANOUT_ENDPOINTS = int(os.environ.get("BENCH_FANOUT_ENDPOINTS", "5"))
 # Events come from many web requests at once, not from one loop: this many processes emit them.
 FANOUT_PRODUCERS = int(os.environ.get("BENCH_FANOUT_PRODUCERS", "4"))
 WATCHED = int(os.environ.get("BENCH_WATCHED_ADDRESSES", "1000"))
+SETTLE_ORDERS = int(os.environ.get("BENCH_SETTLE_ORDERS", "20"))
 
 ENV = {
     **os.environ,
@@ -350,6 +351,86 @@ def _watcher() -> dict[str, float] | None:
         WatchedAddress.objects.filter(chain_id=31337).delete()
 
 
+def _settlement() -> dict[str, float] | None:
+    """Deposit to `executed` for SETTLE_ORDERS orders of every type, Devnet A to Devnet B, with the worker and
+    beat as `make run` starts them: seconds from the payment's receipt to the order's `filledAt`."""
+    import dataclasses
+    import statistics
+
+    from django.utils import timezone
+    from rest_framework.test import APIClient
+
+    from chains.devnet import (
+        ANVIL,
+        deploy,
+        devnet_signer_environment,
+        forget_devnet_transactions,
+        token_list,
+        wait_until_up,
+    )
+    from chains.registry import Chain
+    from chains.tokens import token_list_load
+    from chains.wallet import devnet_transfer
+    from config.supervise import commands
+    from orders.models import Order
+    from tests.orders.devnet_checkout import checkout
+
+    if not ANVIL.exists():
+        print("make bench: anvil is not installed (make install); no settlement figure", file=sys.stderr)
+        return None
+    ports = [_free_port(), _free_port()]
+    nodes = [subprocess.Popen([str(ANVIL), "--port", str(port), "--chain-id", str(31337 + n), "--silent"])
+             for n, port in enumerate(ports)]  # fmt: skip
+    children: list[subprocess.Popen] = []
+    try:
+        chains = [Chain(chain_id=31337 + n, name=f"Devnet {'AB'[n]}", native_symbol="ETH", devnet=True,
+                        rpc_url=f"http://127.0.0.1:{port}", confirmations=1, poll_interval_seconds=1,
+                        factory_address="0x5FbDB2315678afecb367f032d93F642f64180aa3")
+                  for n, port in enumerate(ports)]  # fmt: skip
+        for chain in chains:
+            wait_until_up(chain)
+        deployments = [deploy(chain) for chain in chains]
+        forget_devnet_transactions([chain.chain_id for chain in chains])  # this database outlives the nodes
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as listing:
+            json.dump(token_list(deployments), listing)
+        token_list_load(Path(listing.name))
+        registry = json.dumps([dataclasses.asdict(chain) for chain in chains])
+        from django.conf import settings
+
+        settings.CHAINS = json.loads(registry)
+        schedule = Path(tempfile.mkdtemp()) / "beat-schedule"
+        env = {**ENV, "CHAINS": registry, **devnet_signer_environment()}
+        for name, command in commands(0, BIN).items():
+            if name in ("worker", "beat"):
+                command = [*command[:-1], "WARNING"] if name == "worker" else [*command[:-1], str(schedule)]
+                children.append(subprocess.Popen(command, cwd=ROOT, env=env))  # the worker signs; beat never
+        time.sleep(5)  # the worker and beat start and connect
+        client = APIClient(HTTP_HOST="localhost")
+        types = ["swap", "x402_swap", "duel", "custom", "custom_exact_in", "mint_nft", "join_tournament",
+                 "fund_tournament"]  # fmt: skip
+        paid: dict[str, float] = {}
+        for n in range(SETTLE_ORDERS):
+            order_id, _ = checkout(client, deployments[0], deployments[1], types[n % len(types)])
+            order = Order.objects.get(pk=order_id)
+            devnet_transfer(chain=chains[0], token=order.src_token_address, to=order.global_address,
+                            amount=int(order.src_amount), from_account=1 + n % 8)  # fmt: skip
+            paid[order_id] = timezone.now().timestamp()
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            orders = list(Order.objects.filter(pk__in=list(paid)))
+            if all(o.status in ("executed", "refunded", "failure") for o in orders):
+                break
+            time.sleep(0.5)
+        took = sorted(o.filled_at.timestamp() - paid[str(o.pk)] for o in orders if o.status == "executed")
+        return {"orders": len(paid), "executed": len(took), "median": statistics.median(took) if took else float("nan"),
+                "worst": took[-1] if took else float("nan")}  # fmt: skip
+    finally:
+        for child in children + nodes:
+            child.terminate()
+        for child in children + nodes:
+            child.wait(timeout=30)
+
+
 def main() -> None:
     if shutil.which("wrk") is None:
         _fail("wrk is not installed (Debian: apt-get install wrk).")
@@ -383,6 +464,7 @@ def main() -> None:
             process.wait(timeout=30)
     fanout = _fanout(seeded["organization"])
     watcher = _watcher()
+    settlement = _settlement()
 
     lines = [
         "| endpoint | req/s | p50 ms | p99 ms | x bare | non-2xx | time-outs (> 2 s) |",
@@ -405,6 +487,13 @@ def main() -> None:
             f"Deposit watcher: one scan of {watcher['blocks']:.0f} blocks with {watcher['watched']:,.0f} watched "
             f"addresses found {watcher['deposits']:.0f} deposits in {watcher['requests']:.0f} HTTP requests to the "
             f"node ({watcher['ms']:.0f} ms, handlers included)."
+        )
+    if settlement is not None:
+        lines.append("")
+        lines.append(
+            f"Settlement: {settlement['executed']:.0f} of {settlement['orders']:.0f} orders (every type, Devnet A to "
+            f"Devnet B, 1 s blocks) executed; from the payment's receipt to `filledAt`: median "
+            f"{settlement['median']:.1f} s, worst {settlement['worst']:.1f} s."
         )
     table = "\n".join(lines)
     print(table)

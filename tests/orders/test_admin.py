@@ -43,3 +43,80 @@ def test_search_finds_orders_by_reference_and_address(staff, order, term):
 
 def test_offline_providers_are_labelled(staff):
     assert "OFFLINE providers" in staff.get("/admin/").content.decode()
+
+
+# --- settlement operations -----------------------------------------------------------------------
+
+
+def _paid(api_client, **changes):
+    created = api_client.post("/orders", order_body(), format="json").json()["data"]
+    order = Order.objects.get(pk=created["id"])
+    order_record_deposit(order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=100_000_000,
+                         from_address="0x" + "4" * 40)  # fmt: skip
+    if changes:
+        Order.objects.filter(pk=order.pk).update(**changes)
+    return Order.objects.get(pk=order.pk)
+
+
+def test_order_page_shows_the_status_history_and_amounts_in_token_units(staff, api_client, tokens):
+    order = _paid(api_client)
+    page = staff.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "status history" in page.lower()
+    assert "quoting_after_deposit" in page and "100000000 received" in page
+    assert "100 USDC" in page  # the price, in the token's units
+
+
+def test_refund_now_fails_the_order_records_who_and_leaves_executed_orders_alone(staff, admin_user, api_client,
+                                                                                 tokens):  # fmt: skip
+    from django.contrib.admin.models import LogEntry
+
+    paid = _paid(api_client)
+    executed = _paid(api_client, status="executed")
+    response = staff.post("/admin/orders/order/", {"action": "refund_now", "_selected_action": [paid.pk, executed.pk]},
+                          follow=True)  # fmt: skip
+    assert response.status_code == 200
+    paid.refresh_from_db()
+    executed.refresh_from_db()
+    assert (paid.status, executed.status) == ("refunding", "executed")
+    change = paid.status_changes.get(to_status="failure")
+    assert change.actor == f"staff:{admin_user.username}" and paid.error_details.startswith(
+        "REFUNDED_BY_STAFF"
+    )
+    assert LogEntry.objects.filter(object_id=str(paid.pk), change_message="Refund now").exists()
+    assert not LogEntry.objects.filter(object_id=str(executed.pk)).exists()
+    assert "left alone" in response.content.decode()
+
+
+def test_orders_without_progress_are_listed_as_stuck_and_logged(staff, api_client, tokens, caplog):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from orders.settlement import settle_stuck_orders
+
+    long_ago = timezone.now() - timedelta(hours=1)
+    stuck = _paid(api_client, status="relay", status_changed_at=long_ago, settlement={"dstAmount": "1"})
+    moving = _paid(api_client, status="relay", settlement={"dstAmount": "1"})
+    done = _paid(api_client, status="executed", status_changed_at=long_ago)
+
+    page = staff.get("/admin/orders/stuckorder/").content.decode()
+    assert str(stuck.pk) in page
+    assert str(moving.pk) not in page and str(done.pk) not in page
+
+    with caplog.at_level("WARNING"):
+        assert settle_stuck_orders() == 1
+    assert f"Order {stuck.pk} has been relay since" in caplog.text
+
+
+def test_settle_order_command_is_idempotent_and_refuses_unknown_orders(api_client, tokens):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    order = api_client.post("/orders", order_body(), format="json").json()["data"]
+    out = StringIO()
+    call_command("settle_order", order["id"], stdout=out)
+    call_command("settle_order", order["id"], stdout=out)
+    assert out.getvalue().splitlines() == [f"{order['id']}: scanning_deposit_transaction"] * 2
+    with pytest.raises(CommandError, match="No order"):
+        call_command("settle_order", "nope")

@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from orders import services
-from orders.models import CheckoutSession, Order
+from orders.models import CheckoutSession, Order, RefundTx
 from tests.orders.conftest import order_body
 from webhooks.models import WebhookEvent
 
@@ -109,16 +109,28 @@ def test_failure_after_deposit_refunds_and_expires_the_session(api_client, token
 
     assert services.order_fail(order=order, error="relay reverted")
     order.refresh_from_db()
-    assert (order.status, order.error_details) == ("refunding", "relay reverted")
-
-    services.order_record_refund(
-        order=order, chain=8453, tx_hash="0x" + "2" * 64, amount=100_000_000, succeeded=True
-    )
-    order.refresh_from_db()
     session.refresh_from_db()
+    assert (order.status, order.error_details) == ("refunding", "relay reverted")
+    # The session can never complete now: it expires (its processing ended), and the merchant is told.
+    assert session.status == "expired"
+    assert not WebhookEvent.objects.filter(
+        event_type="payment.failed"
+    ).exists()  # not until the money is back
+
+    RefundTx.objects.create(order=order, deposit=order.deposit_txs.get(), chain=8453, tx_hash="0x" + "2" * 64,
+                            amount=100_000_000, status="success")  # fmt: skip
+    assert services.order_refunded(order=order, refund_tx_hash="0x" + "2" * 64)
+    order.refresh_from_db()
     assert order.status == "refunded"
-    assert session.status == "processing"  # the payer paid; the session is not reopened
     assert api_client.get(f"/orders/{order.id}").json()["data"]["refundTxs"][0]["status"] == "success"
+    failed = WebhookEvent.objects.get(event_type="payment.failed").data
+    assert (failed["refund_tx_hash"], failed["error"]) == ("0x" + "2" * 64, "relay reverted")
+    assert [c.to_status for c in order.status_changes.all()] == [
+        "quoting_after_deposit",
+        "failure",
+        "refunding",
+        "refunded",
+    ]
 
 
 def test_failure_before_deposit_expires_the_open_session(api_client, tokens, session):

@@ -161,6 +161,7 @@ RELAY_DETAILS = {
 @pytest.fixture
 def relay(httpserver, settings):
     settings.QUOTE_PROVIDER = "relay"
+    settings.RELAY_QUOTE_USER = "0x" + "0" * 40
     settings.RELAY_API_URL = httpserver.url_for("")
     settings.RELAY_API_KEY = "relay-test-key"
     settings.PROVIDER_MAX_RETRIES = 2

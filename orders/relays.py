@@ -1,0 +1,360 @@
+"""Who delivers an order on its destination chain (RELAY_PROVIDER), and the calls they make there.
+
+`DevnetSolver` stands in for the relay provider between the devnets: the
+solver account (anvil's account 9, funded with every devnet token at devnet
+start) pays from its own inventory on the destination devnet, through the
+transaction outbox: a transfer to the recipient for the swap types; for the
+types that call a contract, an allowance for the contract (the relay step)
+and then the call itself (the execute step), so the recipient gets the NFT,
+the tournament entry or the custom call's outcome.
+
+Each method returns the outbox transaction of its step (asked for once per
+order, by business key), or None when the step needs no transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from eth_utils import to_checksum_address
+from web3 import Web3
+
+from chains.artifacts import ERC20, encode_call
+from chains.evm import ZERO_ADDRESS, is_address
+from chains.models import OutboxTx
+from chains.outbox import outbox_submit
+from chains.registry import chain_get
+from core.http_client import build_session
+from orders.fees import fee_amount
+from orders.models import Order, RelayTx, SolverAllowance
+from orders.providers import (
+    EXACT_INPUT,
+    OfflineQuoteProvider,
+    ProviderUnavailable,
+    QuoteRejected,
+    QuoteRequest,
+    RelayQuoteProvider,
+    get_quote_provider,
+)
+
+SWAP_TYPES = {"swap", "x402_swap", "duel"}
+_OFFLINE = Web3()  # encodes calldata; never connects
+
+
+PENDING, DELIVERED, FAILED = "pending", "delivered", "failed"
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """Where the relay step stands: pending, delivered or failed, with the relay transactions to show."""
+
+    state: str
+    txs: tuple[tuple[int, str, str], ...] = ()  # (chain, tx hash, RelayTx status)
+    error: str = ""
+
+    @classmethod
+    def of(cls, tx: OutboxTx) -> Delivery:
+        """The delivery that one outbox transaction makes."""
+        if tx.in_flight:
+            return cls(PENDING)
+        if tx.status == OutboxTx.Status.MINED:
+            return cls(DELIVERED, ((tx.chain_id, tx.tx_hash, RelayTx.Status.SUCCESS),))
+        return cls(
+            FAILED, ((tx.chain_id, tx.tx_hash, RelayTx.Status.FAILURE),) if tx.tx_hash else (), tx.error
+        )
+
+
+class ExecutionInvalid(ValueError):
+    """The order's call cannot be built (an ABI or an argument that does not fit): it is refunded."""
+
+
+def order_price(order: Order) -> int:
+    """What a fixed-price order must deliver on the destination chain, in the destination token's units."""
+    payload = order.payload
+    if order.type == "mint_nft":
+        return int(payload["nftPrice"])
+    if order.type == "join_tournament":
+        return int(payload["entryPrice"])
+    if order.type == "fund_tournament":
+        return int(payload["fundAmount"])
+    return int(payload.get("amount") or 0)  # custom
+
+
+def spender_of(order: Order) -> str | None:
+    payload = order.payload
+    if order.type in ("mint_nft", "join_tournament", "fund_tournament"):
+        return payload["contractAddress"]
+    return payload.get("spenderAddress") or None
+
+
+def _template(value: str, variables: dict[str, str]) -> str:
+    for name, replacement in variables.items():
+        value = value.replace("{{" + name + "}}", replacement)
+    return value
+
+
+def _argument(kind: str, value: str) -> Any:
+    if kind.startswith(("uint", "int")):
+        return int(value, 0)
+    if kind == "address":
+        if not is_address(value):
+            raise ValueError(f"{value!r} is not an address")
+        return to_checksum_address(value)
+    if kind == "bool":
+        return value.lower() in ("true", "1")
+    if kind.startswith("bytes"):
+        return bytes.fromhex(value.removeprefix("0x"))
+    return value
+
+
+def custom_exact_in_call(order: Order, dst_amount: int) -> str:
+    """Calldata of a `custom_exact_in` order: `functionName` of `functionAbi` with `functionArgs`.
+
+    Arguments may use `{{recipient}}` (the order's recipient) and `{{amount}}`
+    (what was delivered on the destination chain, after fees).
+    """
+    payload = order.payload
+    try:
+        abi = json.loads(payload["functionAbi"])
+        abi = abi if isinstance(abi, list) else [abi]
+        function = next(
+            f
+            for f in abi
+            if f.get("type", "function") == "function" and f.get("name") == payload["functionName"]
+        )
+        variables = {"recipient": order.recipient_address, "recipientAddress": order.recipient_address,
+                     "amount": str(dst_amount), "dstAmount": str(dst_amount)}  # fmt: skip
+        arguments = [_template(a, variables) for a in payload["functionArgs"]]
+        if len(arguments) != len(function.get("inputs", [])):
+            raise ValueError(f"{payload['functionName']} takes {len(function.get('inputs', []))} arguments")
+        values = [_argument(i["type"], a) for i, a in zip(function["inputs"], arguments, strict=True)]
+        contract = _OFFLINE.eth.contract(address=to_checksum_address(payload["to"]), abi=[function])
+        return contract.encode_abi(payload["functionName"], args=values)
+    except (StopIteration, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise ExecutionInvalid(f"the order's function call cannot be encoded: {exc}") from None
+
+
+def execute_call(order: Order, dst_amount: int) -> tuple[str, str, int]:
+    """(to, calldata, value) of a contract order's call on the destination chain."""
+    payload, recipient = order.payload, to_checksum_address(order.recipient_address)
+    native = order.dst_token_address == ZERO_ADDRESS
+    if order.type == "mint_nft":
+        nft = payload["contractAddress"]
+        if payload["contractType"] == "erc1155":
+            data = encode_call("PricedNFT1155", "mint", recipient, payload.get("tokenId") or 0, 1)
+        else:
+            data = encode_call("PricedNFT721", "mint", recipient)
+        return nft, data, 0
+    if order.type == "join_tournament":
+        return payload["contractAddress"], encode_call("Tournament", "join", recipient), 0
+    if order.type == "fund_tournament":
+        return payload["contractAddress"], encode_call("Tournament", "fund", dst_amount), 0
+    if order.type == "custom_exact_in":
+        value = int(payload.get("value") or 0) or (dst_amount if native else 0)
+        return payload["to"], custom_exact_in_call(order, dst_amount), value
+    return payload["to"], payload["data"], dst_amount if native else 0  # custom
+
+
+class DevnetSolver:
+    """Delivery between the devnets from the solver's own inventory (see the module's docstring)."""
+
+    name = "devnet-solver"
+
+    def price(self, order: Order, amount_in: int) -> int:
+        """What `amount_in` of the source token buys of the destination token (before the service fee)."""
+        request = QuoteRequest(
+            user=settings.VAULT_ADDRESS, recipient=order.recipient_address, origin_chain_id=order.src_chain,
+            destination_chain_id=order.dst_chain, origin_currency=order.src_token_address,
+            destination_currency=order.dst_token_address, amount=amount_in, trade_type=EXACT_INPUT,
+        )  # fmt: skip
+        provider = get_quote_provider() if not self._devnets(order) else OfflineQuoteProvider()
+        return int(provider.quote(request)["currencyOut"]["amount"])
+
+    @staticmethod
+    def _devnets(order: Order) -> bool:
+        chains = (chain_get(order.src_chain), chain_get(order.dst_chain))
+        return all(chain is not None and chain.devnet for chain in chains)
+
+    def check(self, order: Order) -> str | None:
+        """Why this solver cannot deliver the order, or None."""
+        if not self._devnets(order):
+            return "the devnet solver delivers between devnets only"
+        return None
+
+    def deliver(self, order: Order, dst_amount: int) -> Delivery:
+        """The relay step: the tokens to the recipient (swaps) or an allowance for the contract."""
+        token, recipient = order.dst_token_address, to_checksum_address(order.recipient_address)
+        if order.type in SWAP_TYPES:
+            if token == ZERO_ADDRESS:
+                return Delivery.of(self._send(order, "relay", to=recipient, value=dst_amount))
+            data = encode_call(ERC20, "transfer", recipient, dst_amount)
+            return Delivery.of(self._send(order, "relay", to=token, data=data))
+        spender = spender_of(order)
+        if token == ZERO_ADDRESS or spender is None:
+            return Delivery(DELIVERED)  # native value travels with the call itself
+        spender = to_checksum_address(spender)
+        if not self._lease(order, token, spender):
+            return Delivery(PENDING)  # another order's call to this contract is spending its allowance
+        data = encode_call(ERC20, "approve", spender, dst_amount)
+        delivery = Delivery.of(self._send(order, "relay", to=token, data=data))
+        # The allowance is not a delivery to show: the call that spends it is the order's executeTx.
+        return Delivery(delivery.state, (), delivery.error)
+
+    @staticmethod
+    def _lease(order: Order, token: str, spender: str) -> bool:
+        """Hold the solver's allowance for (token, spender) on the destination chain; False if another order does."""
+        lease, _ = SolverAllowance.objects.get_or_create(
+            chain_id=order.dst_chain, token=token, spender=spender
+        )
+        free = Q(order__isnull=True) | Q(order=order)
+        return (
+            SolverAllowance.objects.filter(free, pk=lease.pk).update(order=order, leased_at=timezone.now())
+            == 1
+        )
+
+    @staticmethod
+    def release(order: Order) -> list:
+        """The order's call is finished (or will never be made): its allowance may serve the next order.
+
+        Returns the orders that may be waiting for it (contract orders in `relay` on that chain).
+        """
+        if order.status in (Order.Status.RELAY, Order.Status.EXECUTING):
+            return []
+        if not SolverAllowance.objects.filter(order=order).update(order=None, leased_at=None):
+            return []
+        waiting = Order.objects.filter(status=Order.Status.RELAY, dst_chain=order.dst_chain).exclude(
+            type__in=SWAP_TYPES
+        )
+        return list(waiting.order_by("status_changed_at").values_list("pk", flat=True)[:50])
+
+    def execute(self, order: Order, dst_amount: int) -> OutboxTx:
+        to, data, value = execute_call(order, dst_amount)
+        return self._send(order, "execute", to=to, data=data, value=value)
+
+    @staticmethod
+    def _send(order: Order, step: str, *, to: str, data: str = "0x", value: int = 0) -> OutboxTx:
+        return outbox_submit(key=f"order:{order.pk}:{step}", chain_id=order.dst_chain, signer="solver", to=to,
+                             data=data, value=value)  # fmt: skip
+
+
+class RelayProvider:
+    """The relay provider's HTTP API (RELAY_API_URL): the vault pays the relay on the origin chain.
+
+    1. `POST /quote` for what the vault holds of the order (what arrived, less
+       the service's fee), with the vault as `user` and the order's recipient;
+       the answer is kept in `settlement.relay`, once, under the order's lock;
+    2. every transaction of its steps, in order, through the outbox from the
+       vault (`order:<id>:relay:<n>`), each once mined before the next;
+    3. `GET /intents/status/v3?requestId=...` until `success` (delivered, its
+       destination hashes become relayTxs) or `failure` / `refund` (the order
+       fails and the vault refunds the payer).
+
+    Swap types only: a contract call on the destination through the relay
+    provider is not offered, and such an order is refunded.
+    """
+
+    name = "relay"
+
+    def __init__(self, base_url: str | None = None, api_key: str | None = None):
+        self.base_url = (base_url or settings.RELAY_API_URL).rstrip("/")
+        self.api_key = settings.RELAY_API_KEY if api_key is None else api_key
+        self.session = build_session(
+            retry_methods=frozenset({"GET"})
+        )  # a quote request is not retried blindly
+
+    def check(self, order: Order) -> str | None:
+        if order.type not in SWAP_TYPES:
+            return "contract calls on the destination chain are not offered through the relay provider"
+        if not settings.VAULT_ADDRESS:
+            return "no vault is configured"
+        return None
+
+    def price(self, order: Order, amount_in: int) -> int:
+        request = QuoteRequest(
+            user=settings.VAULT_ADDRESS, recipient=order.recipient_address, origin_chain_id=order.src_chain,
+            destination_chain_id=order.dst_chain, origin_currency=order.src_token_address,
+            destination_currency=order.dst_token_address, amount=amount_in, trade_type=EXACT_INPUT,
+        )  # fmt: skip
+        return int(RelayQuoteProvider(self.base_url, self.api_key).quote(request)["currencyOut"]["amount"])
+
+    def _request(self, method: str, path: str, **kwargs) -> dict:
+        headers = {"x-api-key": self.api_key} if self.api_key else {}
+        try:
+            response = self.session.request(method, f"{self.base_url}{path}", headers=headers, allow_redirects=False,
+                                            timeout=settings.PROVIDER_TIMEOUT_SECONDS, **kwargs)  # fmt: skip
+            body = response.json()
+        except (requests.RequestException, ValueError) as exc:
+            raise ProviderUnavailable(f"relay provider: {exc.__class__.__name__}") from exc
+        if 400 <= response.status_code < 500 and response.status_code != 429:
+            raise QuoteRejected(str(body.get("message") or response.status_code)[:300])
+        if response.status_code != 200 or not isinstance(body, dict):
+            raise ProviderUnavailable(f"relay provider answered {response.status_code}")
+        return body
+
+    def _quote(self, order: Order) -> dict:
+        """The relay quote of this order: asked for once, then read from the order."""
+        relay = (order.settlement or {}).get("relay")
+        if relay:
+            return relay
+        received = int(order.settlement["srcAmountReceived"])
+        amount = received - fee_amount(received, int(order.settlement.get("feeBps") or 0))
+        body = {"user": settings.VAULT_ADDRESS, "recipient": order.recipient_address,
+                "originChainId": order.src_chain, "destinationChainId": order.dst_chain,
+                "originCurrency": order.src_token_address, "destinationCurrency": order.dst_token_address,
+                "amount": str(amount), "tradeType": EXACT_INPUT}  # fmt: skip
+        quote = self._request("POST", "/quote", json=body)
+        steps = [{"requestId": step.get("requestId"),
+                  "items": [item["data"] for item in step.get("items", []) if step.get("kind", "transaction") == "transaction"]}
+                 for step in quote.get("steps", [])]  # fmt: skip
+        relay = {"steps": steps, "requestId": next((s["requestId"] for s in steps if s["requestId"]), None),
+                 "currencyOut": (quote.get("details") or {}).get("currencyOut")}  # fmt: skip
+        with transaction.atomic():
+            locked = Order.objects.select_for_update().get(pk=order.pk)
+            if (locked.settlement or {}).get("relay"):
+                return locked.settlement["relay"]  # another worker asked first: theirs is the one paid
+            Order.objects.filter(pk=order.pk).update(
+                settlement=dict(locked.settlement or {}) | {"relay": relay}
+            )
+        return relay
+
+    def deliver(self, order: Order, dst_amount: int) -> Delivery:
+        try:
+            relay = self._quote(order)
+        except QuoteRejected as exc:
+            return Delivery(FAILED, error=f"the relay provider refused the trade: {exc}")
+        except ProviderUnavailable:
+            return Delivery(PENDING)
+        items = [item for step in relay["steps"] for item in step["items"]]
+        if not items or not relay["requestId"]:
+            return Delivery(FAILED, error="the relay quote has no transaction to send")
+        for n, item in enumerate(items):
+            tx = outbox_submit(key=f"order:{order.pk}:relay:{n}", chain_id=int(item["chainId"]), signer="vault",
+                               to=item["to"], data=item.get("data") or "0x", value=int(item.get("value") or 0))  # fmt: skip
+            if tx.status != OutboxTx.Status.MINED:
+                return Delivery.of(tx)  # pending, or failed with its hash
+        try:
+            status = self._request("GET", "/intents/status/v3", params={"requestId": relay["requestId"]})
+        except (ProviderUnavailable, QuoteRejected):
+            return Delivery(PENDING)
+        state = status.get("status")
+        hashes = tuple((order.dst_chain, h, RelayTx.Status.SUCCESS if state == "success" else state)
+                       for h in status.get("txHashes") or [] if isinstance(h, str))  # fmt: skip
+        if state == "success":
+            return Delivery(DELIVERED, hashes)
+        if state in ("failure", "refund", "refunded"):
+            status_name = RelayTx.Status.REFUND if state.startswith("refund") else RelayTx.Status.FAILURE
+            return Delivery(
+                FAILED, tuple((c, h, status_name) for c, h, _ in hashes), f"the relay ended {state}"
+            )
+        return Delivery(PENDING)
+
+
+def get_relay_provider() -> DevnetSolver | RelayProvider:
+    return RelayProvider() if settings.RELAY_PROVIDER == "relay" else DevnetSolver()

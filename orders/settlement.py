@@ -1,0 +1,338 @@
+"""Settlement: from a paid order to its outcome on the destination chain, or its money back.
+
+`settle_order` drives one order as far as it can go now and returns; it runs
+as a task when a deposit arrives, when one of the order's outbox transactions
+finishes, and from `settle_stuck_orders`, `manage.py settle_order` and the
+admin. Every move is a conditional update (orders.services._transition) and
+every transaction is asked for by business key (chains/outbox.py), so
+running it twice, or in two workers at once, changes nothing more.
+
+    quoting_after_deposit    re-price what arrived; below the payer's
+                             expectation less SETTLEMENT_SLIPPAGE_BPS: SLIPPAGE
+    sending_token_from_vault the factory sweeps the deposit address into the
+                             vault                       order:<id>:sweep
+    relay                    the relay provider delivers on the destination
+                             (orders/relays.py)          order:<id>:relay
+    executing                contract types: the call    order:<id>:execute
+    executed                 points, filledAt, payment.completed,
+                             checkout.completed
+
+A failure at any step makes the order `failure`, then `refunding`: each
+deposit goes back to its sender from the vault (order:<id>:refund:<deposit>),
+after the deposit address was swept, then `refunded` and `payment.failed`.
+Deposits the order did not count (another token, after expiry) and the
+surplus over a fixed price are refunded the same way whatever the order's
+state; an expired order that receives one is `refunding` until it is back.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from chains.artifacts import ERC20, encode_call
+from chains.evm import ZERO_ADDRESS, deposit_salt, to_checksum_address
+from chains.models import OutboxTx
+from chains.outbox import outbox_submit
+from chains.registry import chain_get
+from orders import services
+from orders.fees import fee_amount
+from orders.models import DepositTx, Order, RefundTx, RelayTx
+from orders.providers import ProviderUnavailable, QuoteRejected
+from orders.relays import (
+    FAILED,
+    PENDING,
+    SWAP_TYPES,
+    DevnetSolver,
+    ExecutionInvalid,
+    get_relay_provider,
+    order_price,
+)
+
+logger = logging.getLogger(__name__)
+
+Status = Order.Status
+EXPECTED_DST_TYPES = SWAP_TYPES | {"custom_exact_in"}  # the payer names what must arrive at least
+SETTLING = (Status.QUOTING_AFTER_DEPOSIT, Status.SENDING_TOKEN_FROM_VAULT, Status.RELAY, Status.EXECUTING,
+            Status.REFUNDING)  # fmt: skip
+
+
+def settle_order(order_id: uuid.UUID | str, *, actor: str = "system") -> str | None:
+    """Move the order on as far as it can go now; its status afterwards (None if there is no such order)."""
+    for _ in range(len(STEPS) + 2):
+        order = Order.objects.filter(pk=order_id).first()
+        if order is None:
+            return None
+        step = STEPS.get(order.status)
+        moved = step(order, actor) if step else False
+        if order.status not in (Status.REFUNDING, Status.REFUNDED):
+            _refund_deposits(order)  # what the order did not count, or the surplus over its price
+        for waiting in DevnetSolver.release(order):
+            enqueue_settlement(waiting)  # the solver's allowance for their contract may be free now
+        if not moved:
+            return order.status
+    return Order.objects.values_list("status", flat=True).get(pk=order_id)
+
+
+def _fail(order: Order, error: str, actor: str) -> bool:
+    return services.order_fail(order=order, error=error, actor=actor)
+
+
+def _received(order: Order) -> int:
+    return sum(
+        int(amount) for amount in order.deposit_txs.filter(counted=True).values_list("amount", flat=True)
+    )
+
+
+def _quote(order: Order, actor: str) -> bool:
+    """Price what arrived; refuse what falls short of the payer's expectation (SLIPPAGE)."""
+    relay = get_relay_provider()
+    problem = relay.check(order)
+    if problem:
+        return _fail(order, f"RELAY_UNAVAILABLE: {problem}", actor)
+    received = _received(order)
+    if order.type not in EXPECTED_DST_TYPES:
+        received = min(received, int(order.src_amount))  # the surplus goes back
+    try:
+        quoted = relay.price(order, received)
+    except QuoteRejected as exc:
+        return _fail(order, f"NO_ROUTE: {exc}", actor)
+    except ProviderUnavailable as exc:
+        logger.warning("Order %s: pricing unavailable, retried later: %s", order.pk, exc)
+        return False
+    fee_bps = int((order.fee or {}).get("finalFeeBps") or 0)
+    after_fee = quoted - fee_amount(quoted, fee_bps)
+    if order.type in EXPECTED_DST_TYPES:
+        minimum, deliver = int(order.payload.get("expectedDstAmount") or 0), after_fee
+    else:
+        minimum = deliver = order_price(order)
+    tolerance = settings.SETTLEMENT_SLIPPAGE_BPS
+    if after_fee * 10_000 < minimum * (10_000 - tolerance):
+        return _fail(
+            order,
+            f"SLIPPAGE: {received} received buys {after_fee} after fees, below {minimum} less {tolerance} bps",
+            actor,
+        )
+    settlement = dict(order.settlement or {}) | {
+        "srcAmountReceived": str(received), "quotedDstAmount": str(quoted), "dstAmount": str(deliver),
+        "feeBps": fee_bps, "relayProvider": relay.name,
+    }  # fmt: skip
+    return services.order_transition(
+        order, from_statuses=[Status.QUOTING_AFTER_DEPOSIT], to_status=Status.SENDING_TOKEN_FROM_VAULT,
+        reason=f"{received} received, {deliver} to deliver", actor=actor, settlement=settlement,
+    )  # fmt: skip
+
+
+def _sweep(order: Order, deposit: DepositTx | None = None) -> OutboxTx:
+    """The factory moves what the order's deposit address holds of a token into the vault.
+
+    The order's own token is swept once for settlement (and for the refunds of
+    what it counted); a deposit it did not count gets a sweep of its own, since
+    it may arrive after the order's sweep.
+    """
+    chain = chain_get(order.src_chain)
+    if chain is None or not chain.factory_address:
+        raise ValueError(f"chain {order.src_chain} has no deposit factory")
+    token = order.src_token_address if deposit is None else deposit.token_address or order.src_token_address
+    salt = deposit_salt(kind="order", identifier=str(order.pk))
+    data = encode_call("DepositFactory", "sweep", salt, token, settings.VAULT_ADDRESS)
+    key = f"order:{order.pk}:sweep" if deposit is None else f"order:{order.pk}:sweep:{deposit.pk}"
+    return outbox_submit(
+        key=key, chain_id=order.src_chain, signer="vault", to=chain.factory_address, data=data
+    )
+
+
+def _send_to_vault(order: Order, actor: str) -> bool:
+    tx = _sweep(order)
+    if tx.status == OutboxTx.Status.FAILED:
+        return _fail(order, f"SWEEP_FAILED: {tx.error}", actor)
+    if tx.status != OutboxTx.Status.MINED:
+        return False
+    return services.order_transition(
+        order, from_statuses=[Status.SENDING_TOKEN_FROM_VAULT], to_status=Status.RELAY,
+        reason=f"swept into the vault in {tx.tx_hash}", actor=actor,
+    )  # fmt: skip
+
+
+def _dst_amount(order: Order) -> int:
+    return int((order.settlement or {})["dstAmount"])
+
+
+def _relay(order: Order, actor: str) -> bool:
+    delivery = get_relay_provider().deliver(order, _dst_amount(order))
+    if delivery.state == PENDING:
+        return False
+    for chain, tx_hash, status in delivery.txs:
+        RelayTx.objects.get_or_create(
+            order=order, tx_hash=tx_hash, defaults={"chain": chain, "status": status}
+        )
+    if delivery.state == FAILED:
+        return _fail(order, f"RELAY_FAILED: {delivery.error}", actor)
+    if order.type in services.CALLS_CONTRACT:
+        return services.order_transition(
+            order, from_statuses=[Status.RELAY], to_status=Status.EXECUTING,
+            reason="delivered to the destination chain", actor=actor,
+        )  # fmt: skip
+    return services.order_mark_executed(order=order, actual_dst_amount=str(_dst_amount(order)), actor=actor)
+
+
+def _execute(order: Order, actor: str) -> bool:
+    try:
+        tx = get_relay_provider().execute(order, _dst_amount(order))
+    except ExecutionInvalid as exc:
+        return _fail(order, f"EXECUTION_INVALID: {exc}", actor)
+    if tx.in_flight:
+        return False
+    if tx.status == OutboxTx.Status.FAILED:
+        return _fail(order, f"EXECUTION_REVERTED: {tx.error}", actor)
+    execute_tx = {
+        "chainId": tx.chain_id,
+        "txHash": tx.tx_hash,
+        "blockNumber": tx.block_number,
+        "status": "success",
+    }
+    return services.order_mark_executed(order=order, execute_tx=execute_tx, actor=actor)
+
+
+def _expired(order: Order, actor: str) -> bool:
+    """An expired order that received a deposit gives it back."""
+    if not order.deposit_txs.exists():
+        return False
+    return services.order_transition(
+        order, from_statuses=[Status.EXPIRED], to_status=Status.REFUNDING,
+        reason="a deposit arrived after the order expired", actor=actor,
+    )  # fmt: skip
+
+
+def _refunding(order: Order, actor: str) -> bool:
+    refunds = _refund_deposits(order)
+    if refunds is None:
+        return False
+    return services.order_refunded(
+        order=order, refund_tx_hash=refunds[-1].tx_hash if refunds else None, actor=actor
+    )
+
+
+def _owed(order: Order) -> list[tuple[DepositTx, int, str]]:
+    """(deposit, amount, business key) of every refund the order owes now.
+
+    Each key always stands for the same amount: a deposit's flagged part
+    (refund_amount) under `refund:<deposit>`, and, once the order is refunding,
+    the rest of it under `refund:<deposit>:rest`. So a flagged refund in flight
+    when the order fails is never paid a second time.
+    """
+    refunding = order.status in (Status.REFUNDING, Status.REFUNDED)
+    owed = []
+    for deposit in order.deposit_txs.filter(Q(refund_amount__isnull=False) | Q(counted=True)):
+        flagged = int(deposit.refund_amount or 0)
+        if flagged:
+            owed.append((deposit, flagged, f"order:{order.pk}:refund:{deposit.pk}"))
+        rest = int(deposit.amount) - flagged
+        if refunding and rest > 0:
+            owed.append(
+                (deposit, rest, f"order:{order.pk}:refund:{deposit.pk}" + (":rest" if flagged else ""))
+            )
+    return owed
+
+
+def _refund(order: Order, deposit: DepositTx, amount: int, key: str) -> OutboxTx:
+    """The latest attempt of one refund, asked for if none is under way.
+
+    A failed attempt moved nothing (it reverted, or would have and was never
+    sent: the vault short of funds a relay has not returned yet, say), so after
+    REFUND_RETRY_SECONDS it is tried again under the next attempt's key, at
+    most REFUND_MAX_ATTEMPTS times; then it waits for staff.
+    """
+    attempts = list(
+        OutboxTx.objects.filter(Q(key=key) | Q(key__startswith=f"{key}:attempt")).order_by("created_at")
+    )
+    latest = attempts[-1] if attempts else None
+    if latest is not None:
+        retry_after = timezone.now() - timedelta(seconds=settings.REFUND_RETRY_SECONDS)
+        if latest.status != OutboxTx.Status.FAILED or len(attempts) >= settings.REFUND_MAX_ATTEMPTS:
+            return latest
+        if latest.finished_at and latest.finished_at > retry_after:
+            return latest
+        key = f"{key}:attempt{len(attempts) + 1}"
+    token = deposit.token_address or order.src_token_address
+    to = to_checksum_address(deposit.from_address or "")
+    if token == ZERO_ADDRESS:
+        return outbox_submit(key=key, chain_id=deposit.chain, signer="vault", to=to, value=amount)
+    data = encode_call(ERC20, "transfer", to, amount)
+    return outbox_submit(key=key, chain_id=deposit.chain, signer="vault", to=token, data=data)
+
+
+def _refund_deposits(order: Order) -> list[RefundTx] | None:
+    """Send every refund the order owes; their RefundTx records once all succeeded, else None (not yet)."""
+    done: list[RefundTx] = []
+    for deposit, amount, key in _owed(order):
+        sweep = _sweep(order, None if deposit.counted else deposit)
+        if sweep.status != OutboxTx.Status.MINED:
+            if sweep.status == OutboxTx.Status.FAILED:
+                logger.error("Order %s: the sweep %s failed, %s cannot be refunded", order.pk, sweep.key, key)
+            return None
+        tx = _refund(order, deposit, amount, key)
+        if tx.in_flight:
+            return None
+        succeeded = tx.status == OutboxTx.Status.MINED
+        if tx.tx_hash:  # an attempt that reached the chain, whatever its outcome, is shown
+            refund, _ = RefundTx.objects.get_or_create(
+                order=order, deposit=deposit, tx_hash=tx.tx_hash,
+                defaults={"chain": tx.chain_id, "amount": amount,
+                          "status": RefundTx.Status.SUCCESS if succeeded else RefundTx.Status.FAILURE},
+            )  # fmt: skip
+        if not succeeded:
+            logger.error(
+                "Order %s: refund %s failed (%s); it is tried again later", order.pk, tx.key, tx.error
+            )
+            return None
+        done.append(refund)
+    return done
+
+
+STEPS = {
+    Status.QUOTING_AFTER_DEPOSIT: _quote,
+    Status.SENDING_TOKEN_FROM_VAULT: _send_to_vault,
+    Status.RELAY: _relay,
+    Status.EXECUTING: _execute,
+    Status.EXPIRED: _expired,
+    Status.REFUNDING: _refunding,
+}
+
+
+def enqueue_settlement(order_id: uuid.UUID | str) -> None:
+    """Settle the order in a worker once the current transaction commits."""
+    from orders.tasks import settle_order_task
+
+    transaction.on_commit(lambda: settle_order_task.delay(str(order_id)))
+
+
+def outbox_tx_finished(tx: OutboxTx) -> None:
+    """CHAIN_OUTBOX_HANDLER: one of an order's transactions was mined or failed; settle the order on."""
+    kind, _, rest = tx.key.partition(":")
+    if kind == "order":
+        enqueue_settlement(rest.partition(":")[0])
+
+
+def orders_stuck(*, now=None):
+    """Orders in a settlement state that have not moved for SETTLEMENT_STUCK_SECONDS."""
+    now = now or timezone.now()
+    return Order.objects.filter(
+        status__in=SETTLING, status_changed_at__lte=now - timedelta(seconds=settings.SETTLEMENT_STUCK_SECONDS)
+    ).order_by("status_changed_at")
+
+
+def settle_stuck_orders(*, limit: int = 200) -> int:
+    """Log each stuck order at WARNING and drive it again (a lost task, a provider that was down)."""
+    stuck = list(orders_stuck()[:limit])
+    for order in stuck:
+        logger.warning("Order %s has been %s since %s: settling it again", order.pk, order.status,
+                       order.status_changed_at.isoformat())  # fmt: skip
+        settle_order(order.pk)
+    return len(stuck)

@@ -1,0 +1,128 @@
+"""The production relay adapter against a local HTTP server speaking the relay provider's API, with the
+origin-chain transactions it returns sent through the outbox on a real devnet."""
+
+import json
+
+import pytest
+from django.conf import settings
+from werkzeug import Response
+
+from chains.artifacts import encode_call
+from chains.models import OutboxTx
+from chains.wallet import devnet_transfer
+from orders.models import Order
+from tests.orders.devnet_checkout import PAYER, checkout, drive, erc20, pay, random_address, w3_of
+
+pytestmark = pytest.mark.django_db
+
+REQUEST_ID = "0x" + "5e" * 32
+FILL_HASH = "0x" + "f1" * 32
+DEPOSITORY = random_address()
+
+
+@pytest.fixture
+def relay(devnets_registry, httpserver, settings):
+    settings.RELAY_PROVIDER = "relay"
+    settings.RELAY_API_URL = httpserver.url_for("")
+    settings.RELAY_API_KEY = "relay-key"
+    settings.OUTBOX_RESEND_AFTER_SECONDS = 0
+    settings.REFUND_RETRY_SECONDS = 0
+    return httpserver
+
+
+def serve_quotes(httpserver, devnet, seen: list):
+    """POST /quote: details for pricing, and one step that pays the relay's depository on Devnet A."""
+    token = devnet[1]["contracts"]["dUSDC"]
+
+    def handler(request):
+        body = request.get_json()
+        seen.append(body)
+        amount = int(body["amount"])
+        step = {"id": "deposit", "kind": "transaction", "requestId": REQUEST_ID,
+                "items": [{"status": "incomplete",
+                           "data": {"chainId": 31337, "to": token, "value": "0",
+                                    "data": encode_call("TestToken", "transfer", DEPOSITORY, amount)}}]}  # fmt: skip
+        currency = {"amount": str(amount), "currency": {"decimals": 6}}
+        details = {"currencyIn": currency, "currencyOut": currency}
+        return Response(json.dumps({"steps": [step], "details": details}), content_type="application/json")
+
+    httpserver.expect_request(
+        "/quote", method="POST", headers={"x-api-key": "relay-key"}
+    ).respond_with_handler(handler)
+
+
+def serve_status(httpserver, status: str):
+    httpserver.expect_request(
+        "/intents/status/v3", method="GET", query_string={"requestId": REQUEST_ID}
+    ).respond_with_json(
+        {
+            "status": status,
+            "inTxHashes": [],
+            "txHashes": [FILL_HASH],
+            "originChainId": 31337,
+            "destinationChainId": 31338,
+        }
+    )
+
+
+def test_the_vault_pays_the_relay_through_the_outbox_and_the_fill_is_recorded(
+    relay, devnets_registry, admin_client
+):
+    a, b = devnets_registry
+    quotes: list = []
+    serve_quotes(relay, a, quotes)
+    serve_status(relay, "success")
+    order_id, body = checkout(admin_client, a[1], b[1], "swap")
+    pay(order_id, a)
+
+    order = drive(order_id)
+
+    assert order.status == "executed", order.error_details
+    fee = int(order.src_amount) * order.fee["finalFeeBps"] // 10_000
+    sent = int(order.src_amount) - fee  # the vault keeps the service's fee
+    assert erc20(a).functions.balanceOf(DEPOSITORY).call() == sent
+    assert quotes[-1] | {"amount": None} == {
+        "user": settings.VAULT_ADDRESS, "recipient": body["recipientAddress"], "originChainId": 31337,
+        "destinationChainId": 31338, "originCurrency": body["srcTokenAddress"],
+        "destinationCurrency": body["dstTokenAddress"], "amount": None, "tradeType": "EXACT_INPUT",
+    }  # fmt: skip
+    assert int(quotes[-1]["amount"]) == sent
+    assert list(order.relay_txs.values_list("chain", "tx_hash", "status")) == [(31338, FILL_HASH, "success")]
+    assert OutboxTx.objects.get(key=f"order:{order_id}:relay:0").status == "mined"
+    assert order.settlement["relay"]["requestId"] == REQUEST_ID
+
+
+def test_a_relay_that_refunds_the_vault_refunds_the_payer(relay, devnets_registry, admin_client):
+    a, b = devnets_registry
+    serve_quotes(relay, a, [])
+    serve_status(relay, "refund")
+    order_id, _ = checkout(admin_client, a[1], b[1], "swap")
+    payer = w3_of(a).eth.accounts[PAYER]
+    before = erc20(a).functions.balanceOf(payer).call()
+    pay(order_id, a)
+    drive(order_id, until=("refunding",))
+    # The relay provider gave the vault its money back (here: a payer stands in for the provider).
+    order = Order.objects.get(pk=order_id)
+    devnet_transfer(chain=a[0], token=order.src_token_address, to=settings.VAULT_ADDRESS,
+                    amount=int(order.src_amount), from_account=2)  # fmt: skip
+
+    order = drive(order_id, until=("refunded",))
+
+    assert order.error_details.startswith("RELAY_FAILED: the relay ended refund")
+    # Until the vault had the money back, the refund would have reverted: it was tried again, once paid.
+    attempts = OutboxTx.objects.filter(key__startswith=f"order:{order_id}:refund:").order_by("created_at")
+    assert [tx.status for tx in attempts][-1] == "mined"
+    assert order.refund_txs.filter(status="success").count() == 1
+    assert list(order.relay_txs.values_list("status", flat=True)) == ["refund"]
+    assert erc20(a).functions.balanceOf(payer).call() == before
+
+
+def test_contract_calls_are_refused_by_the_relay_provider_and_refunded(relay, devnets_registry, admin_client):
+    a, b = devnets_registry
+    order_id, _ = checkout(admin_client, a[1], b[1], "mint_nft")
+    pay(order_id, a)
+
+    order = drive(order_id, until=("refunded",))
+
+    assert order.error_details.startswith("RELAY_UNAVAILABLE: contract calls")
+    assert not OutboxTx.objects.filter(key__startswith=f"order:{order_id}:relay").exists()
