@@ -31,12 +31,14 @@ from __future__ import annotations
 import logging
 import os
 from datetime import timedelta
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.module_loading import import_string
+from eth_typing import HexStr
 from eth_utils import to_checksum_address
 from web3 import Web3
 from web3.exceptions import ContractLogicError, TransactionNotFound, Web3RPCError
@@ -64,7 +66,7 @@ def outbox_submit(
     sender = signer_address(signer)
     if not sender:
         raise SignerUnavailable(f"no address is configured for the {signer} signer")
-    fields = {"chain_id": chain_id, "signer": signer, "sender": to_checksum_address(sender),
+    fields: dict[str, Any] = {"chain_id": chain_id, "signer": signer, "sender": to_checksum_address(sender),
               "to": to_checksum_address(to), "data": data or "0x", "value": value}  # fmt: skip
     with transaction.atomic():
         tx, created = OutboxTx.objects.get_or_create(key=key, defaults=fields)
@@ -130,17 +132,20 @@ def _fees(w3: Web3, *, bump_from: OutboxTx | None = None) -> tuple[int, int]:
 def _signed(tx: OutboxTx, *, nonce: int, gas: int, fees: tuple[int, int]) -> tuple[str, str]:
     account = signer_account(tx.signer)
     signed = account.sign_transaction(
-        {
-            "type": 2,
-            "chainId": tx.chain_id,
-            "nonce": nonce,
-            "to": tx.to,
-            "data": tx.data,
-            "value": int(tx.value),
-            "gas": gas,
-            "maxFeePerGas": fees[0],
-            "maxPriorityFeePerGas": fees[1],
-        }
+        cast(
+            Any,
+            {
+                "type": 2,
+                "chainId": tx.chain_id,
+                "nonce": nonce,
+                "to": tx.to,
+                "data": tx.data,
+                "value": int(tx.value),
+                "gas": gas,
+                "maxFeePerGas": fees[0],
+                "maxPriorityFeePerGas": fees[1],
+            },
+        )
     )
     return "0x" + signed.raw_transaction.hex(), "0x" + signed.hash.hex()
 
@@ -201,7 +206,7 @@ def _sign(tx: OutboxTx) -> OutboxTx:
 def _broadcast(tx: OutboxTx) -> None:
     _, w3 = _chain(tx)
     try:
-        w3.eth.send_raw_transaction(tx.raw_tx)
+        w3.eth.send_raw_transaction(HexStr(tx.raw_tx))
     except (Web3RPCError, ValueError) as exc:
         message = str(exc).lower()
         if not any(reason in message for reason in ALREADY_SENT):

@@ -582,6 +582,10 @@ VENDOR_A_JWT_TTL_SECONDS = 120
 # vendorB: card payments (payment intents, form-encoded API).
 VENDOR_B_API_URL = os.environ.get("VENDOR_B_API_URL", "")
 VENDOR_B_SECRET_KEY = os.environ.get("VENDOR_B_SECRET_KEY", "")
+# Signs vendorB's payment-intent webhooks (POST /onramp/vendorB/webhook); a signature older than the
+# tolerance is refused, so a captured delivery cannot be replayed later.
+VENDOR_B_WEBHOOK_SECRET = os.environ.get("VENDOR_B_WEBHOOK_SECRET", "")
+VENDOR_B_WEBHOOK_TOLERANCE_SECONDS = env_int("VENDOR_B_WEBHOOK_TOLERANCE_SECONDS", 300)
 # Where vendorB works: ISO countries, minus ISO 3166-2 regions; and the card amount limits in USD.
 EU_COUNTRIES = "AT,BE,BG,HR,CY,CZ,DK,EE,FI,FR,DE,GR,HU,IE,IT,LV,LT,LU,MT,NL,PL,PT,RO,SK,SI,ES,SE"
 VENDOR_B_SUPPORTED_COUNTRIES = env_list("VENDOR_B_SUPPORTED_COUNTRIES", "US," + EU_COUNTRIES)

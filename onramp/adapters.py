@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from onramp.services import onramp_extras
+from onramp.vendor_b import VendorBClient
 
 
 class OrderOnramp:
@@ -12,3 +13,6 @@ class OrderOnramp:
 
     def order_extras(self, **order: Any) -> dict[str, Any]:
         return onramp_extras(**order)
+
+    def refund_card(self, *, payment_intent_id: str, order_id: str) -> str:
+        return VendorBClient().refund(payment_intent_id=payment_intent_id, order_id=order_id)

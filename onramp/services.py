@@ -1,21 +1,26 @@
-"""Onramp use cases: vendorB support checks, and what an order needs from its onramp vendor."""
+"""Onramp use cases: vendorB support checks, what an order needs from its onramp vendor, vendorB's webhooks."""
 
 from __future__ import annotations
 
+import logging
 import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 
 from chains.models import Token
 from chains.tokens import token_get
 from core.errors import InvalidRequest
 from onramp.geo import Location
+from onramp.models import VendorBEvent
 from onramp.vendor_a import VendorAClient, map_buy_options
-from onramp.vendor_b import VendorBClient, is_configured
+from onramp.vendor_b import VendorBClient, WebhookRejected, is_configured, webhook_event
 from orders import fees
 from orders.models import Order
+from orders.services import order_record_card_payment
+from orders.settlement import enqueue_settlement
 
 # vendorA's network names for the chains the service settles on.
 VENDOR_A_NETWORKS = {
@@ -28,6 +33,8 @@ VENDOR_A_NETWORKS = {
     43114: "avalanche-c-chain",
 }
 CENT = Decimal("0.01")
+
+logger = logging.getLogger(__name__)
 
 
 def usd(value: Decimal) -> str:
@@ -222,3 +229,35 @@ def vendor_a_options(
 ) -> dict:
     raw = VendorAClient().buy_options(country=country, subdivision=subdivision)
     return map_buy_options(raw, chain_ids=chain_ids, payment_method=payment_method)
+
+
+def vendor_b_webhook(*, body: bytes, signature: str) -> str:
+    """Handle one signed vendorB webhook; what was done, in a few words. Replays change nothing.
+
+    `payment_intent.succeeded` pays the card order that owns the intent (the
+    vault fronts its USDC) and starts its settlement; other events are
+    acknowledged and ignored: a declined card may be tried again until the
+    order expires.
+    """
+    try:
+        event = webhook_event(body, signature)
+    except WebhookRejected as exc:
+        raise InvalidRequest(f"vendorB webhook refused: {exc}.") from None
+    data = event.get("data")
+    intent = data.get("object") if isinstance(data, dict) else None
+    intent_id = str(intent["id"]) if isinstance(intent, dict) and isinstance(intent.get("id"), str) else ""
+    with transaction.atomic():
+        _, created = VendorBEvent.objects.get_or_create(
+            event_id=event["id"][:255],
+            defaults={"type": event["type"][:100], "payment_intent_id": intent_id[:255]},
+        )
+        if not created:
+            return "already handled"
+        if event["type"] != "payment_intent.succeeded" or not intent_id:
+            return "ignored"
+        order = order_record_card_payment(payment_intent_id=intent_id)
+        if order is None:
+            logger.warning("vendorB webhook %s: no order has payment intent %s", event["id"], intent_id)
+            return "no such payment intent"
+        enqueue_settlement(order.pk)
+    return "card payment recorded"

@@ -10,4 +10,5 @@ urlpatterns = [
     ),
     path("onramp/vendorA/options", views.VendorAOptionsView.as_view(), name="vendor-a-options"),
     path("onramp/vendorB/supported", views.VendorBSupportedView.as_view(), name="vendor-b-supported"),
+    path("onramp/vendorB/webhook", views.VendorBWebhookView.as_view(), name="vendor-b-webhook"),
 ]

@@ -1,6 +1,11 @@
-"""vendorB adapter: card payment intents over its form-encoded HTTP API."""
+"""vendorB adapter: card payment intents and refunds over its form-encoded HTTP API, and its signed webhooks."""
 
 from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
 
 from django.conf import settings
 
@@ -48,3 +53,64 @@ class VendorBClient:
         if not isinstance(data, dict) or not data.get("id"):
             raise vendor_unavailable(VENDOR)
         return str(data["id"])
+
+    def refund(self, *, payment_intent_id: str, order_id: str) -> str:
+        """Refund a payment intent in full; returns the refund's id. Idempotent per order."""
+        data = vendor_json(
+            VENDOR,
+            lambda: self.session.post(
+                f"{self.api_url}/v1/refunds",
+                data={"payment_intent": payment_intent_id, "metadata[order_id]": order_id},
+                headers={
+                    "Authorization": f"Bearer {settings.VENDOR_B_SECRET_KEY}",
+                    "Idempotency-Key": f"refund-{order_id}",
+                },
+                timeout=settings.PROVIDER_TIMEOUT_SECONDS,
+                allow_redirects=False,
+            ),
+            lambda body: (body.get("error") or {}).get("message"),
+        )
+        if not isinstance(data, dict) or not data.get("id"):
+            raise vendor_unavailable(VENDOR)
+        return str(data["id"])
+
+
+class WebhookRejected(ValueError):
+    """A webhook that is not vendorB's, or not now: bad or missing signature, stale timestamp, bad body."""
+
+
+def webhook_event(body: bytes, signature_header: str, *, now: float | None = None) -> dict:
+    """The event of a vendorB webhook, once its signature is checked.
+
+    The header is `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" with the webhook secret>` (several
+    `v1` while a secret is rolled). Compared in constant time; a timestamp further than the tolerance from
+    now is refused, so a captured delivery cannot be replayed later.
+    """
+    secret = settings.VENDOR_B_WEBHOOK_SECRET
+    if not secret:
+        raise WebhookRejected("vendorB webhooks are not configured (VENDOR_B_WEBHOOK_SECRET)")
+    parts = [item.split("=", 1) for item in signature_header.split(",") if "=" in item]
+    timestamps = [value for key, value in parts if key.strip() == "t"]
+    signatures = [value.strip() for key, value in parts if key.strip() == "v1"]
+    if len(timestamps) != 1 or not timestamps[0].strip().isdigit() or not signatures:
+        raise WebhookRejected("the signature header is missing or malformed")
+    timestamp = int(timestamps[0])
+    if (
+        abs((now if now is not None else time.time()) - timestamp)
+        > settings.VENDOR_B_WEBHOOK_TOLERANCE_SECONDS
+    ):
+        raise WebhookRejected("the signature's timestamp is outside the tolerance")
+    expected = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+    if not any(hmac.compare_digest(expected, signature) for signature in signatures):
+        raise WebhookRejected("the signature does not match")
+    try:
+        event = json.loads(body)
+    except ValueError:
+        raise WebhookRejected("the body is not JSON") from None
+    if (
+        not isinstance(event, dict)
+        or not isinstance(event.get("id"), str)
+        or not isinstance(event.get("type"), str)
+    ):
+        raise WebhookRejected("the body is not an event")
+    return event

@@ -153,3 +153,30 @@ class VendorBSupportedView(OrderAPIView):
             if amount is None or not amount.is_finite() or amount < 0 or amount > Decimal("1000000000"):
                 raise OrderError(f"usdAmount must be a decimal amount of at most 1000000000, got '{raw}'.")
         return ok(services.vendor_b_support(location=locate(request), usd_amount=amount), "vendorB support")
+
+
+class VendorBWebhookView(OrderAPIView):
+    """vendorB's payment-intent events, authenticated by their signature alone (VENDOR_B_WEBHOOK_SECRET)."""
+
+    authentication_classes: list[type] = []
+
+    def check_throttles(self, request):
+        return  # the vendor's deliveries come from a few addresses; the signature, not a rate, guards this
+
+    @extend_schema(
+        tags=["Onramp"],
+        operation_id="onramp_vendor_b_webhook",
+        request={"application/json": {"type": "object", "description": "A vendorB event, signed."}},
+        parameters=[
+            OpenApiParameter(
+                "VendorB-Signature", str, OpenApiParameter.HEADER, required=True,
+                description='"t=<unix seconds>,v1=<hex HMAC-SHA256 of \'<t>.<raw body>\' with the webhook secret>".',
+            )
+        ],
+        responses={200: envelope("VendorBWebhookResponse", inline_serializer("VendorBWebhookData", {
+            "result": serializers.CharField()})), 400: ERROR, 500: ERROR},
+    )  # fmt: skip
+    def post(self, request):
+        body = request.body  # the raw bytes the signature covers, before any parsing
+        result = services.vendor_b_webhook(body=body, signature=request.headers.get("VendorB-Signature", ""))
+        return ok({"result": result}, "vendorB webhook")

@@ -121,6 +121,7 @@ class Order(models.Model):
             models.Index(fields=["status", "expired_at"], name="order_status_expiry"),
             models.Index(fields=["organization", "-created_at"], name="order_org_created"),
             models.Index(fields=["client_reference_id"], name="order_client_reference"),
+            models.Index(fields=["vendor_b_payment_intent_id"], name="order_payment_intent"),
         ]
 
     def __str__(self) -> str:

@@ -29,6 +29,10 @@ class OnrampAdapter(Protocol):
         """What the order's onramp vendor adds to it (URLs, payment intent, status, fee); may call the vendor."""
         ...
 
+    def refund_card(self, *, payment_intent_id: str, order_id: str) -> str:
+        """Refund a card payment in full with its vendor; the refund's id. Raises a DomainError if it cannot."""
+        ...
+
 
 class NoOnramp:
     """No onramp on this deployment: orders without one pass, orders with one are refused."""
@@ -37,6 +41,9 @@ class NoOnramp:
         if data.get("onramp"):
             raise NotConfigured("no fiat onramp is configured on this service.", field="onramp")
         return {}
+
+    def refund_card(self, *, payment_intent_id: str, order_id: str) -> str:
+        raise NotConfigured("no fiat onramp is configured on this service.")
 
 
 def get_onramp_adapter() -> OnrampAdapter:

@@ -300,11 +300,11 @@ class RelayProvider:
 
     def _quote(self, order: Order) -> dict:
         """The relay quote of this order: asked for once, then read from the order."""
-        relay = (order.settlement or {}).get("relay")
-        if relay:
-            return relay
-        received = int(order.settlement["srcAmountReceived"])
-        amount = received - fee_amount(received, int(order.settlement.get("feeBps") or 0))
+        settlement: dict[str, Any] = order.settlement or {}
+        if settlement.get("relay"):
+            return settlement["relay"]
+        received = int(settlement["srcAmountReceived"])
+        amount = received - fee_amount(received, int(settlement.get("feeBps") or 0))
         body = {"user": settings.VAULT_ADDRESS, "recipient": order.recipient_address,
                 "originChainId": order.src_chain, "destinationChainId": order.dst_chain,
                 "originCurrency": order.src_token_address, "destinationCurrency": order.dst_token_address,
@@ -316,12 +316,10 @@ class RelayProvider:
         relay = {"steps": steps, "requestId": next((s["requestId"] for s in steps if s["requestId"]), None),
                  "currencyOut": (quote.get("details") or {}).get("currencyOut")}  # fmt: skip
         with transaction.atomic():
-            locked = Order.objects.select_for_update().get(pk=order.pk)
-            if (locked.settlement or {}).get("relay"):
-                return locked.settlement["relay"]  # another worker asked first: theirs is the one paid
-            Order.objects.filter(pk=order.pk).update(
-                settlement=dict(locked.settlement or {}) | {"relay": relay}
-            )
+            current: dict[str, Any] = Order.objects.select_for_update().get(pk=order.pk).settlement or {}
+            if current.get("relay"):
+                return current["relay"]  # another worker asked first: theirs is the one paid
+            Order.objects.filter(pk=order.pk).update(settlement=current | {"relay": relay})
         return relay
 
     def deliver(self, order: Order, dst_amount: int) -> Delivery:
@@ -343,17 +341,22 @@ class RelayProvider:
             status = self._request("GET", "/intents/status/v3", params={"requestId": relay["requestId"]})
         except (ProviderUnavailable, QuoteRejected):
             return Delivery(PENDING)
-        state = status.get("status")
-        hashes = tuple((order.dst_chain, h, RelayTx.Status.SUCCESS if state == "success" else state)
-                       for h in status.get("txHashes") or [] if isinstance(h, str))  # fmt: skip
+        state = str(status.get("status"))
+        hashes = tuple((order.dst_chain, h, str(RelayTx.Status.SUCCESS)) for h in status.get("txHashes") or []
+                       if isinstance(h, str))  # fmt: skip
         if state == "success":
             return Delivery(DELIVERED, hashes)
         if state in ("failure", "refund", "refunded"):
-            status_name = RelayTx.Status.REFUND if state.startswith("refund") else RelayTx.Status.FAILURE
+            status_name = str(RelayTx.Status.REFUND if state.startswith("refund") else RelayTx.Status.FAILURE)
             return Delivery(
                 FAILED, tuple((c, h, status_name) for c, h, _ in hashes), f"the relay ended {state}"
             )
         return Delivery(PENDING)
+
+    def execute(self, order: Order, dst_amount: int) -> OutboxTx:
+        raise ExecutionInvalid(
+            "contract calls are not offered through the relay provider"
+        )  # check() refuses them
 
 
 def get_relay_provider() -> DevnetSolver | RelayProvider:

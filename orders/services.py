@@ -77,9 +77,9 @@ def checkout_session_expire(
     ):
         return None
     _session_transition(session_id, from_status=from_statuses, to_status="expired", expired_at=timezone.now())
-    order = Order.objects.filter(checkout_session_id=session_id, status=Order.Status.SCANNING_DEPOSIT).first()
+    order = Order.objects.filter(checkout_session_id=session_id, status__in=WAITING).first()
     if order is not None:
-        order_transition(order, from_statuses=[Order.Status.SCANNING_DEPOSIT], to_status=Order.Status.EXPIRED,
+        order_transition(order, from_statuses=WAITING, to_status=Order.Status.EXPIRED,
                          reason=f"its checkout session expired ({reason})")  # fmt: skip
     session = CheckoutSession.objects.select_related("organization").get(pk=session_id)
     emit_event(
@@ -264,6 +264,7 @@ ADVANCE: dict[str, tuple[str, ...]] = {  # target status -> the statuses it may 
 }
 CALLS_CONTRACT = {"custom", "custom_exact_in", "mint_nft", "join_tournament", "fund_tournament"}
 TERMINAL = {Order.Status.EXECUTED, Order.Status.REFUNDED, Order.Status.FAILURE, Order.Status.EXPIRED}
+WAITING = [Order.Status.SCANNING_DEPOSIT, Order.Status.WAITING_STRIPE_PAYMENT]  # for a deposit or a card
 
 
 @transaction.atomic
@@ -359,6 +360,46 @@ def order_record_deposit(
     return order
 
 
+CARD_PAYMENT_PREFIX = "pi_"  # a card deposit's "transaction" is its payment intent
+
+
+def is_card_deposit(deposit: DepositTx) -> bool:
+    return deposit.tx_hash.startswith(CARD_PAYMENT_PREFIX)
+
+
+@transaction.atomic
+def order_record_card_payment(*, payment_intent_id: str) -> Order | None:
+    """vendorB charged the card of a `waiting_stripe_payment` order: the vault fronts the USDC.
+
+    Recorded as a deposit from the vault of the order's price (its `tx_hash` is
+    the payment intent's id, once), and the order moves on to quoting. A
+    payment for an order that stopped waiting (expired, or its session did) is
+    recorded for refund to the card instead. None when no order has this intent.
+    """
+    order = Order.objects.filter(vendor_b_payment_intent_id=payment_intent_id).first()
+    if order is None or not payment_intent_id.startswith(CARD_PAYMENT_PREFIX):
+        return None
+    if order.checkout_session_id:
+        CheckoutSession.objects.select_for_update().filter(pk=order.checkout_session_id).first()
+    order = Order.objects.select_for_update(of=("self",)).select_related("checkout_session").get(pk=order.pk)
+    late = order.status != Order.Status.WAITING_STRIPE_PAYMENT or (
+        order.checkout_session is not None and order.checkout_session.status == "expired"
+    )
+    amount = int(order.src_amount)
+    _, created = DepositTx.objects.get_or_create(
+        order=order, chain=order.src_chain, tx_hash=payment_intent_id, log_index=-1,
+        defaults={"amount": amount, "from_address": settings.VAULT_ADDRESS, "token_address": order.src_token_address,
+                  "counted": not late, "refund_reason": DepositTx.RefundReason.LATE if late else "",
+                  "refund_amount": amount if late else None},
+    )  # fmt: skip
+    if created and not late:
+        order_transition(order, from_statuses=[Order.Status.WAITING_STRIPE_PAYMENT],
+                         to_status=Order.Status.QUOTING_AFTER_DEPOSIT, reason=f"card payment {payment_intent_id}",
+                         received_deposit_at=timezone.now())  # fmt: skip
+        _session_mark_processing(order)
+    return order
+
+
 def order_advance(*, order: Order, to_status: str, actor: str = "system") -> bool:
     """One step along the happy path (quoting -> sending -> relay -> executing)."""
     return order_transition(order, from_statuses=ADVANCE[to_status], to_status=to_status, actor=actor)
@@ -448,15 +489,13 @@ def orders_expire_unpaid(*, now: datetime | None = None, batch_size: int = 500) 
     now = now or timezone.now()
     expired = 0
     while True:
-        due = list(
-            Order.objects.filter(status=Order.Status.SCANNING_DEPOSIT, expired_at__lte=now)[:batch_size]
-        )
+        due = list(Order.objects.filter(status__in=WAITING, expired_at__lte=now)[:batch_size])
         for order in due:
             with transaction.atomic():
                 if order.checkout_session_id:  # the session's row first, as a deposit locks them
                     CheckoutSession.objects.select_for_update().filter(pk=order.checkout_session_id).first()
-                if order_transition(order, from_statuses=[Order.Status.SCANNING_DEPOSIT],
-                                    to_status=Order.Status.EXPIRED, reason="not paid in time"):  # fmt: skip
+                if order_transition(order, from_statuses=WAITING, to_status=Order.Status.EXPIRED,
+                                    reason="not paid in time"):  # fmt: skip
                     expired += 1
                     if order.checkout_session_id:
                         checkout_session_expire(session_id=order.checkout_session_id, reason="order_expired")

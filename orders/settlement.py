@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.conf import settings
@@ -41,9 +42,11 @@ from chains.evm import ZERO_ADDRESS, deposit_salt, to_checksum_address
 from chains.models import OutboxTx
 from chains.outbox import outbox_submit
 from chains.registry import chain_get
+from core.errors import DomainError
 from orders import services
 from orders.fees import fee_amount
 from orders.models import DepositTx, Order, RefundTx, RelayTx
+from orders.onramps import get_onramp_adapter
 from orders.providers import ProviderUnavailable, QuoteRejected
 from orders.relays import (
     FAILED,
@@ -148,7 +151,19 @@ def _sweep(order: Order, deposit: DepositTx | None = None) -> OutboxTx:
     )
 
 
+def _paid_by_card(order: Order) -> bool:
+    return (
+        bool(order.vendor_b_payment_intent_id)
+        and order.deposit_txs.filter(tx_hash=order.vendor_b_payment_intent_id, counted=True).exists()
+    )
+
+
 def _send_to_vault(order: Order, actor: str) -> bool:
+    if _paid_by_card(order):
+        return services.order_transition(
+            order, from_statuses=[Status.SENDING_TOKEN_FROM_VAULT], to_status=Status.RELAY,
+            reason="paid by card: the vault fronts the USDC", actor=actor,
+        )  # fmt: skip
     tx = _sweep(order)
     if tx.status == OutboxTx.Status.FAILED:
         return _fail(order, f"SWEEP_FAILED: {tx.error}", actor)
@@ -272,6 +287,12 @@ def _refund_deposits(order: Order) -> list[RefundTx] | None:
     """Send every refund the order owes; their RefundTx records once all succeeded, else None (not yet)."""
     done: list[RefundTx] = []
     for deposit, amount, key in _owed(order):
+        if services.is_card_deposit(deposit):
+            refund = _refund_card(order, deposit, amount)
+            if refund is None:
+                return None
+            done.append(refund)
+            continue
         sweep = _sweep(order, None if deposit.counted else deposit)
         if sweep.status != OutboxTx.Status.MINED:
             if sweep.status == OutboxTx.Status.FAILED:
@@ -281,13 +302,14 @@ def _refund_deposits(order: Order) -> list[RefundTx] | None:
         if tx.in_flight:
             return None
         succeeded = tx.status == OutboxTx.Status.MINED
+        refund = None
         if tx.tx_hash:  # an attempt that reached the chain, whatever its outcome, is shown
             refund, _ = RefundTx.objects.get_or_create(
                 order=order, deposit=deposit, tx_hash=tx.tx_hash,
                 defaults={"chain": tx.chain_id, "amount": amount,
                           "status": RefundTx.Status.SUCCESS if succeeded else RefundTx.Status.FAILURE},
             )  # fmt: skip
-        if not succeeded:
+        if refund is None or not succeeded:
             logger.error(
                 "Order %s: refund %s failed (%s); it is tried again later", order.pk, tx.key, tx.error
             )
@@ -296,7 +318,28 @@ def _refund_deposits(order: Order) -> list[RefundTx] | None:
     return done
 
 
-STEPS = {
+def _refund_card(order: Order, deposit: DepositTx, amount: int) -> RefundTx | None:
+    """A card payment goes back to the card, through its vendor (idempotent per order there)."""
+    existing = order.refund_txs.filter(deposit=deposit, status=RefundTx.Status.SUCCESS).first()
+    if existing is not None:
+        return existing
+    try:
+        refund_id = get_onramp_adapter().refund_card(
+            payment_intent_id=deposit.tx_hash, order_id=str(order.pk)
+        )
+    except DomainError as exc:
+        logger.warning(
+            "Order %s: the card refund of %s failed, tried again later: %s", order.pk, deposit.tx_hash, exc
+        )
+        return None
+    refund, _ = RefundTx.objects.get_or_create(
+        order=order, deposit=deposit, tx_hash=refund_id,
+        defaults={"chain": deposit.chain, "amount": amount, "status": RefundTx.Status.SUCCESS},
+    )  # fmt: skip
+    return refund
+
+
+STEPS: dict[str, Callable[[Order, str], bool]] = {
     Status.QUOTING_AFTER_DEPOSIT: _quote,
     Status.SENDING_TOKEN_FROM_VAULT: _send_to_vault,
     Status.RELAY: _relay,
