@@ -273,7 +273,8 @@ SPECTACULAR_SETTINGS = {
 
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
 if CELERY_BROKER_URL == "filesystem://":
-    # A broker that needs no server: messages are files under var/celery/.
+    # A broker that needs no server: messages are files under var/celery/, written atomically (config/brokers.py).
+    CELERY_BROKER_TRANSPORT = "config.brokers:AtomicFilesystemTransport"
     _celery_dir = VAR_DIR / "celery" / "queue"
     _celery_dir.mkdir(parents=True, exist_ok=True)
     (VAR_DIR / "celery" / "control").mkdir(parents=True, exist_ok=True)
