@@ -43,7 +43,9 @@ from eth_utils import to_checksum_address
 from web3 import Web3
 from web3.exceptions import ContractLogicError, TransactionNotFound, Web3RPCError
 
+from chains.artifacts import ERC20, encode_call
 from chains.client import web3_for
+from chains.evm import ZERO_ADDRESS, deposit_salt
 from chains.models import OutboxTx, SenderNonce
 from chains.registry import Chain, chain_get
 from chains.signers import SignerUnavailable, signer_account, signer_address
@@ -78,6 +80,27 @@ def outbox_submit(
         tx_id = tx.pk
         transaction.on_commit(lambda: _enqueue_send(tx_id))
     return tx
+
+
+def outbox_sweep(*, key: str, chain_id: int, kind: str, identifier: str, token: str) -> OutboxTx:
+    """The chain's deposit factory moves what the deposit address of (kind, identifier) holds of `token` (the
+    zero address: native coin) into the vault. Asked for once per key, like every outbox transaction."""
+    chain = chain_get(chain_id)
+    if chain is None or not chain.factory_address:
+        raise ValueError(f"chain {chain_id} has no deposit factory")
+    data = encode_call("DepositFactory", "sweep", deposit_salt(kind=kind, identifier=identifier), token,
+                       signer_address("vault"))  # fmt: skip
+    return outbox_submit(key=key, chain_id=chain_id, signer="vault", to=chain.factory_address, data=data)
+
+
+def outbox_transfer(*, key: str, chain_id: int, signer: str, token: str, to: str, amount: int) -> OutboxTx:
+    """`amount` of `token` (the zero address: native coin) from the signer to `to`, once per key."""
+    to = to_checksum_address(to)
+    if token == ZERO_ADDRESS:
+        return outbox_submit(key=key, chain_id=chain_id, signer=signer, to=to, value=amount)
+    return outbox_submit(
+        key=key, chain_id=chain_id, signer=signer, to=token, data=encode_call(ERC20, "transfer", to, amount)
+    )
 
 
 def _enqueue_send(tx_id: int) -> None:

@@ -9,7 +9,11 @@ from chains.models import Deposit
 from orders.models import Order
 from orders.services import order_record_deposit
 from orders.settlement import enqueue_settlement
-from platform_api.services import QUICK_PAYMENT_OWNER, quick_payment_record_deposit
+from platform_api.services import (
+    QUICK_PAYMENT_OWNER,
+    enqueue_quick_payment_settlement,
+    quick_payment_record_deposit,
+)
 from webhooks.events import emit_event, payment_event_data
 
 logger = logging.getLogger(__name__)
@@ -33,7 +37,9 @@ def _quick_payment_deposit(deposit: Deposit, payment_id: str) -> None:
         amount=int(deposit.amount),
         from_address=deposit.from_address,
         tx_hash=deposit.tx_hash,
+        deposit_id=deposit.pk,
     )
+    enqueue_quick_payment_settlement(payment_id)  # the payout, or what goes back
     if paid is None:
         return
     data = payment_event_data(

@@ -29,7 +29,7 @@ from web3 import Web3
 from chains.artifacts import ERC20, encode_call
 from chains.evm import ZERO_ADDRESS, is_address
 from chains.models import OutboxTx
-from chains.outbox import outbox_submit
+from chains.outbox import outbox_submit, outbox_transfer
 from chains.registry import chain_get
 from core.http_client import build_session
 from orders.fees import fee_amount
@@ -192,10 +192,9 @@ class DevnetSolver:
         """The relay step: the tokens to the recipient (swaps) or an allowance for the contract."""
         token, recipient = order.dst_token_address, to_checksum_address(order.recipient_address)
         if order.type in SWAP_TYPES:
-            if token == ZERO_ADDRESS:
-                return Delivery.of(self._send(order, "relay", to=recipient, value=dst_amount))
-            data = encode_call(ERC20, "transfer", recipient, dst_amount)
-            return Delivery.of(self._send(order, "relay", to=token, data=data))
+            tx = outbox_transfer(key=f"order:{order.pk}:relay", chain_id=order.dst_chain, signer="solver",
+                                 token=token, to=recipient, amount=dst_amount)  # fmt: skip
+            return Delivery.of(tx)
         spender = spender_of(order)
         if token == ZERO_ADDRESS or spender is None:
             return Delivery(DELIVERED)  # native value travels with the call itself

@@ -37,11 +37,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from chains.artifacts import ERC20, encode_call
-from chains.evm import ZERO_ADDRESS, deposit_salt, to_checksum_address
 from chains.models import OutboxTx
-from chains.outbox import outbox_submit
-from chains.registry import chain_get
+from chains.outbox import outbox_sweep, outbox_transfer
 from core.errors import DomainError
 from orders import services
 from orders.fees import fee_amount
@@ -57,6 +54,7 @@ from orders.relays import (
     get_relay_provider,
     order_price,
 )
+from platform_api.services import enqueue_quick_payment_settlement
 
 logger = logging.getLogger(__name__)
 
@@ -139,15 +137,10 @@ def _sweep(order: Order, deposit: DepositTx | None = None) -> OutboxTx:
     what it counted); a deposit it did not count gets a sweep of its own, since
     it may arrive after the order's sweep.
     """
-    chain = chain_get(order.src_chain)
-    if chain is None or not chain.factory_address:
-        raise ValueError(f"chain {order.src_chain} has no deposit factory")
     token = order.src_token_address if deposit is None else deposit.token_address or order.src_token_address
-    salt = deposit_salt(kind="order", identifier=str(order.pk))
-    data = encode_call("DepositFactory", "sweep", salt, token, settings.VAULT_ADDRESS)
     key = f"order:{order.pk}:sweep" if deposit is None else f"order:{order.pk}:sweep:{deposit.pk}"
-    return outbox_submit(
-        key=key, chain_id=order.src_chain, signer="vault", to=chain.factory_address, data=data
+    return outbox_sweep(
+        key=key, chain_id=order.src_chain, kind="order", identifier=str(order.pk), token=token
     )
 
 
@@ -275,12 +268,8 @@ def _refund(order: Order, deposit: DepositTx, amount: int, key: str) -> OutboxTx
         if latest.finished_at and latest.finished_at > retry_after:
             return latest
         key = f"{key}:attempt{len(attempts) + 1}"
-    token = deposit.token_address or order.src_token_address
-    to = to_checksum_address(deposit.from_address or "")
-    if token == ZERO_ADDRESS:
-        return outbox_submit(key=key, chain_id=deposit.chain, signer="vault", to=to, value=amount)
-    data = encode_call(ERC20, "transfer", to, amount)
-    return outbox_submit(key=key, chain_id=deposit.chain, signer="vault", to=token, data=data)
+    return outbox_transfer(key=key, chain_id=deposit.chain, signer="vault", amount=amount,
+                           token=deposit.token_address or order.src_token_address, to=deposit.from_address or "")  # fmt: skip
 
 
 def _refund_deposits(order: Order) -> list[RefundTx] | None:
@@ -361,6 +350,8 @@ def outbox_tx_finished(tx: OutboxTx) -> None:
     kind, _, rest = tx.key.partition(":")
     if kind == "order":
         enqueue_settlement(rest.partition(":")[0])
+    elif kind == "quickpay":
+        enqueue_quick_payment_settlement(rest.partition(":")[0])
 
 
 def orders_stuck(*, now=None):

@@ -126,6 +126,18 @@ class QuickPayment(models.Model):
         return self.id
 
 
+class QuickPaymentDeposit(models.Model):
+    """What one deposit to a quick payment's address counted toward it, and what of it goes back to its sender."""
+
+    payment = models.ForeignKey(QuickPayment, on_delete=models.CASCADE, related_name="deposits")
+    deposit = models.OneToOneField("chains.Deposit", on_delete=models.PROTECT, related_name="+")
+    counted = Uint256Field(default=0, help_text="Toward the payment's amount.")
+    refund = Uint256Field(default=0, help_text="Another token, a late deposit, or beyond the amount.")
+
+    def __str__(self) -> str:
+        return f"{self.payment_id}: {self.deposit_id}"
+
+
 class IdempotencyRecord(models.Model):
     """The first response to a request sent with an Idempotency-Key, replayed for 24 hours."""
 

@@ -17,7 +17,14 @@ from core.errors import InvalidRequest
 from core.ids import random_base62
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
-from platform_api.models import ApiKey, Organization, Permission, QuickPayment, new_quick_payment_id
+from platform_api.models import (
+    ApiKey,
+    Organization,
+    Permission,
+    QuickPayment,
+    QuickPaymentDeposit,
+    new_quick_payment_id,
+)
 from platform_api.signals import record_write
 
 API_KEY_PREFIX = "svc_live_"
@@ -168,7 +175,13 @@ def quick_payment_create(
 
 
 def quick_payment_record_deposit(
-    *, payment_id: str, token: str, amount: int, from_address: str, tx_hash: str
+    *,
+    payment_id: str,
+    token: str,
+    amount: int,
+    from_address: str,
+    tx_hash: str,
+    deposit_id: int | None = None,
 ) -> QuickPayment | None:
     """Count a deposit toward a quick payment, under its row lock; the payment when this deposit paid it.
 
@@ -180,10 +193,18 @@ def quick_payment_record_deposit(
     payment = QuickPayment.objects.select_for_update().filter(pk=payment_id).first()
     if payment is None:
         return None
+    if deposit_id is not None and QuickPaymentDeposit.objects.filter(deposit_id=deposit_id).exists():
+        return None  # handled before (a retried handler)
     counts = (
         payment.status == QuickPayment.Status.AWAITING_PAYMENT
         and token.lower() == payment.token_address.lower()
     )
+    owed = max(0, int(payment.amount) - int(payment.amount_received))
+    counted = min(amount, owed) if counts else 0
+    if deposit_id is not None:
+        QuickPaymentDeposit.objects.create(
+            payment=payment, deposit_id=deposit_id, counted=counted, refund=amount - counted
+        )
     if not counts:
         return None
     payment.amount_received = str(int(payment.amount_received) + amount)
@@ -197,7 +218,19 @@ def quick_payment_record_deposit(
 
 
 def quick_payments_expire(*, now: datetime | None = None) -> int:
-    """Mark unpaid quick payments whose time has passed as expired (one conditional update)."""
-    return QuickPayment.objects.filter(
+    """Mark unpaid quick payments whose time has passed as expired (one conditional update); those that
+    received part of their amount are settled, which sends it back."""
+    due = QuickPayment.objects.filter(
         status=QuickPayment.Status.AWAITING_PAYMENT, expires_at__lte=now or timezone.now()
-    ).update(status=QuickPayment.Status.EXPIRED)
+    )
+    partly_paid = list(due.exclude(amount_received="0").values_list("pk", flat=True))
+    expired = due.update(status=QuickPayment.Status.EXPIRED)
+    for payment_id in partly_paid:
+        enqueue_quick_payment_settlement(payment_id)
+    return expired
+
+
+def enqueue_quick_payment_settlement(payment_id: str) -> None:
+    from platform_api.tasks import settle_quick_payment
+
+    transaction.on_commit(lambda: settle_quick_payment.delay(payment_id))

@@ -1,0 +1,76 @@
+"""A quick payment's money: the amount to its recipient, everything else back to its sender.
+
+Through the transaction outbox (chains/outbox.py), by business key, as orders
+do: the factory sweeps the payment's deposit address into the vault
+(`quickpay:<id>:sweep` for its token; `quickpay:<id>:sweep:<deposit>` for a
+deposit of another token), then the vault pays the recipient the amount once
+the payment is paid (`quickpay:<id>:payout`) and each sender what did not
+count (`quickpay:<id>:refund:<deposit>`: another token, a late deposit, the
+part beyond the amount), and, when the payment expired before it was paid,
+what did count (`quickpay:<id>:return:<deposit>`). Each key always stands for
+the same amount, so running this again, or concurrently, pays nothing twice.
+Runs when a deposit is handled, when one of its transactions finishes, and
+when an unpaid payment that received something expires.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from chains.models import OutboxTx
+from chains.outbox import outbox_sweep, outbox_transfer
+from platform_api.models import QuickPayment, QuickPaymentDeposit
+from platform_api.services import QUICK_PAYMENT_OWNER
+
+logger = logging.getLogger(__name__)
+MINED = OutboxTx.Status.MINED
+
+
+def _sweep(payment: QuickPayment, token: str, key: str) -> OutboxTx:
+    return outbox_sweep(key=key, chain_id=payment.chain_id, kind=QUICK_PAYMENT_OWNER, identifier=payment.id,
+                        token=token)  # fmt: skip
+
+
+def _pay(payment: QuickPayment, *, token: str, to: str, amount: int, key: str) -> OutboxTx:
+    return outbox_transfer(
+        key=key, chain_id=payment.chain_id, signer="vault", token=token, to=to, amount=amount
+    )
+
+
+def quick_payment_settle(payment_id: str) -> dict[str, str]:
+    """Ask for every transaction the payment needs now; {business key: status} of those asked for."""
+    payment = QuickPayment.objects.filter(pk=payment_id).first()
+    if payment is None:
+        return {}
+    sent: dict[str, str] = {}
+    deposits = list(QuickPaymentDeposit.objects.filter(payment=payment).select_related("deposit"))
+    counted = any(int(d.counted) for d in deposits)
+    main_sweep = None
+    if counted and payment.status != QuickPayment.Status.AWAITING_PAYMENT:
+        main_sweep = _sweep(payment, payment.token_address, f"quickpay:{payment.id}:sweep")
+        sent[main_sweep.key] = main_sweep.status
+    if main_sweep is not None and main_sweep.status == MINED and payment.status == QuickPayment.Status.PAID:
+        tx = _pay(payment, token=payment.token_address, to=payment.recipient_address, amount=int(payment.amount),
+                  key=f"quickpay:{payment.id}:payout")  # fmt: skip
+        sent[tx.key] = tx.status
+    for item in deposits:
+        deposit = item.deposit
+        owed = [(int(item.refund), f"quickpay:{payment.id}:refund:{deposit.pk}")]
+        if payment.status == QuickPayment.Status.EXPIRED:
+            owed.append((int(item.counted), f"quickpay:{payment.id}:return:{deposit.pk}"))
+        owed = [(amount, key) for amount, key in owed if amount > 0]
+        if not owed:
+            continue
+        if int(item.counted):  # its token's balance is swept with the payment's
+            if main_sweep is None:
+                continue  # still awaiting payment: the part beyond the amount goes back once it is settled
+            source = main_sweep
+        else:
+            source = _sweep(payment, deposit.token, f"quickpay:{payment.id}:sweep:{deposit.pk}")
+            sent[source.key] = source.status
+        if source.status != MINED:
+            continue
+        for amount, key in owed:
+            tx = _pay(payment, token=deposit.token, to=deposit.from_address, amount=amount, key=key)
+            sent[tx.key] = tx.status
+    return sent

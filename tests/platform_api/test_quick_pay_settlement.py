@@ -1,0 +1,113 @@
+"""A quick payment's money on a real devnet: the amount to the recipient, everything else back to its sender."""
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from web3 import Web3
+
+from chains.artifacts import artifact
+from chains.models import OutboxTx
+from chains.outbox import outbox_poll
+from chains.wallet import devnet_transfer
+from chains.watcher import scan_chain
+from platform_api.models import QuickPayment
+from platform_api.services import quick_payments_expire
+from platform_api.settlement import quick_payment_settle
+from tests.orders.devnet_checkout import random_address
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def devnet_a(devnets_registry, settings):
+    settings.OUTBOX_RESEND_AFTER_SECONDS = 0
+    return devnets_registry[0]
+
+
+def token(devnet, symbol):
+    w3 = Web3(Web3.HTTPProvider(devnet[0].rpc_url))
+    return w3, w3.eth.contract(address=devnet[1]["contracts"][symbol], abi=artifact("TestToken")["abi"])
+
+
+def create(api_client, devnet, recipient, amount="2500000"):
+    body = {"amount": amount, "token_address": devnet[1]["contracts"]["dUSDC"], "chain_id": 31337,
+            "recipient_address": recipient}  # fmt: skip
+    response = api_client.post("/api/v1/quick-pay", body, format="json")
+    assert response.status_code == 201, response.content
+    return QuickPayment.objects.get(pk=response.json()["id"])
+
+
+def settle_until(payment_id, keys, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        scan_chain(31337)
+        quick_payment_settle(payment_id)
+        outbox_poll()
+        mined = set(OutboxTx.objects.filter(key__in=keys, status="mined").values_list("key", flat=True))
+        if mined == set(keys):
+            return
+        time.sleep(0.3)
+    pytest.fail(f"not mined: {set(keys) - mined}")
+
+
+def test_the_recipient_gets_the_amount_and_the_rest_goes_back(api_client, devnet_a):
+    w3, usdc = token(devnet_a, "dUSDC")
+    _, weth = token(devnet_a, "dWETH")
+    accounts = w3.eth.accounts
+    recipient = random_address()
+    payment = create(api_client, devnet_a, recipient)
+    before = {n: usdc.functions.balanceOf(accounts[n]).call() for n in (1, 2)}
+    weth_before = weth.functions.balanceOf(accounts[3]).call()
+    devnet_transfer(chain=devnet_a[0], token=payment.token_address, to=payment.deposit_address, amount=1_000_000,
+                    from_account=1)  # fmt: skip
+    devnet_transfer(chain=devnet_a[0], token=payment.token_address, to=payment.deposit_address, amount=2_000_000,
+                    from_account=2)  # fmt: skip
+    devnet_transfer(chain=devnet_a[0], token=devnet_a[1]["contracts"]["dWETH"], to=payment.deposit_address,
+                    amount=10**18, from_account=3)  # fmt: skip
+
+    deposits = lambda: {d.deposit.from_address: d.pk for d in payment.deposits.select_related("deposit")}  # noqa: E731
+    deadline = time.monotonic() + 30
+    while len(deposits()) < 3 and time.monotonic() < deadline:
+        scan_chain(31337)
+        time.sleep(0.3)
+    ids = {accounts.index(Web3.to_checksum_address(a)): pk for a, pk in deposits().items()}
+    refunds = [f"quickpay:{payment.id}:refund:{payment.deposits.get(pk=ids[n]).deposit_id}" for n in (2, 3)]
+    settle_until(payment.id, [f"quickpay:{payment.id}:payout", *refunds])
+
+    payment.refresh_from_db()
+    assert payment.status == "paid"
+    assert usdc.functions.balanceOf(recipient).call() == 2_500_000
+    assert usdc.functions.balanceOf(accounts[1]).call() == before[1] - 1_000_000
+    assert (
+        usdc.functions.balanceOf(accounts[2]).call() == before[2] - 1_500_000
+    )  # 0.5 beyond the amount came back
+    assert weth.functions.balanceOf(accounts[3]).call() == weth_before  # another token came back
+    sent = dict(OutboxTx.objects.values_list("key", "tx_hash"))
+    for _ in range(2):  # settling again asks for nothing new
+        quick_payment_settle(payment.id)
+    assert dict(OutboxTx.objects.values_list("key", "tx_hash")) == sent
+
+
+def test_what_an_expired_payment_received_goes_back(api_client, devnet_a):
+    w3, usdc = token(devnet_a, "dUSDC")
+    payer = w3.eth.accounts[4]
+    recipient = random_address()
+    payment = create(api_client, devnet_a, recipient)
+    before = usdc.functions.balanceOf(payer).call()
+    devnet_transfer(chain=devnet_a[0], token=payment.token_address, to=payment.deposit_address, amount=1_000_000,
+                    from_account=4)  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not payment.deposits.exists() and time.monotonic() < deadline:
+        scan_chain(31337)
+        time.sleep(0.3)
+    assert quick_payment_settle(payment.id) == {}  # still awaiting the rest: nothing moves yet
+
+    assert quick_payments_expire(now=timezone.now() + timedelta(days=1)) == 1
+    deposit_id = payment.deposits.get().deposit_id
+    settle_until(payment.id, [f"quickpay:{payment.id}:return:{deposit_id}"])
+
+    assert usdc.functions.balanceOf(payer).call() == before
+    assert usdc.functions.balanceOf(recipient).call() == 0
+    assert not OutboxTx.objects.filter(key=f"quickpay:{payment.id}:payout").exists()
