@@ -34,3 +34,29 @@ def test_a_worker_settles_a_paid_order(devnets_registry, worker_env, start_worke
         (f"order:{order_id}:sweep", "mined"), (f"order:{order_id}:relay", "mined"),
         (f"order:{order_id}:execute", "mined"),
     }  # fmt: skip
+
+
+def test_a_worker_refunds_an_order_whose_call_reverts(
+    devnets_registry, worker_env, start_worker, admin_client
+):
+    from chains.artifacts import artifact
+
+    a, b = devnets_registry
+    queue = start_worker(**worker_env).queue
+    reverts = b[1]["contracts"]["AlwaysReverts"]
+    order_id, _body = checkout(admin_client, a[1], b[1], "custom", to=reverts, spenderAddress=reverts)
+    order = Order.objects.get(pk=order_id)
+    w3 = Web3(Web3.HTTPProvider(a[0].rpc_url))
+    usdc = w3.eth.contract(address=a[1]["contracts"]["dUSDC"], abi=artifact("TestToken")["abi"])
+    before = usdc.functions.balanceOf(w3.eth.accounts[3]).call()
+    devnet_transfer(chain=a[0], token=order.src_token_address, to=order.global_address,
+                    amount=int(order.src_amount), from_account=3)  # fmt: skip
+
+    wait_for(
+        lambda: scan_chain(31337) and Order.objects.get(pk=order_id).status != "scanning_deposit_transaction"
+    )
+    poll_until(queue, lambda: Order.objects.get(pk=order_id).status == "refunded")
+
+    refund = order.refund_txs.get()
+    assert w3.eth.get_transaction_receipt(refund.tx_hash).status == 1
+    assert usdc.functions.balanceOf(w3.eth.accounts[3]).call() == before
