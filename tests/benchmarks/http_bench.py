@@ -288,6 +288,16 @@ def _fanout(organization_id: str) -> dict[str, float]:
         receiver.terminate()
 
 
+def _use_chains(chains: list[dict]) -> None:
+    """This process's registry from now on (the registry is cached; assigning the setting alone keeps the old)."""
+    from django.conf import settings
+
+    from chains.registry import _registry
+
+    settings.CHAINS = chains
+    _registry.cache_clear()
+
+
 def _watcher() -> dict[str, float] | None:
     """One deposit scan of a devnet with WATCHED open payments: HTTP requests to the node, and time."""
     import dataclasses
@@ -314,7 +324,7 @@ def _watcher() -> dict[str, float] | None:
 
         wait_until_up(chain)
         deployment = deploy(chain)
-        settings.CHAINS = [dataclasses.asdict(chain)]
+        _use_chains([dataclasses.asdict(chain)])
         WatchedAddress.objects.filter(chain_id=31337).delete()
         Deposit.objects.filter(chain_id=31337).delete()
         until = timezone.now() + timezone.timedelta(hours=1)
@@ -395,9 +405,7 @@ def _settlement() -> dict[str, float] | None:
             json.dump(token_list(deployments), listing)
         token_list_load(Path(listing.name))
         registry = json.dumps([dataclasses.asdict(chain) for chain in chains])
-        from django.conf import settings
-
-        settings.CHAINS = json.loads(registry)
+        _use_chains(json.loads(registry))
         schedule = Path(tempfile.mkdtemp()) / "beat-schedule"
         env = {**ENV, "CHAINS": registry, **devnet_signer_environment()}
         for name, command in commands(0, BIN).items():
