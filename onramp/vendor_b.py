@@ -36,34 +36,23 @@ class VendorBClient:
             "metadata[order_id]": order_id,
             "description": f"Order {order_id}",
         }
-        data = vendor_json(
-            VENDOR,
-            lambda: self.session.post(
-                f"{self.api_url}/v1/payment_intents",
-                data=form,
-                headers={
-                    "Authorization": f"Bearer {settings.VENDOR_B_SECRET_KEY}",
-                    "Idempotency-Key": f"order-{order_id}",
-                },
-                timeout=settings.PROVIDER_TIMEOUT_SECONDS,
-                allow_redirects=False,
-            ),
-            lambda body: (body.get("error") or {}).get("message"),
-        )
-        if not isinstance(data, dict) or not data.get("id"):
-            raise vendor_unavailable(VENDOR)
-        return str(data["id"])
+        return self._create("/v1/payment_intents", form, idempotency_key=f"order-{order_id}")
 
     def refund(self, *, payment_intent_id: str, order_id: str) -> str:
         """Refund a payment intent in full; returns the refund's id. Idempotent per order."""
+        form = {"payment_intent": payment_intent_id, "metadata[order_id]": order_id}
+        return self._create("/v1/refunds", form, idempotency_key=f"refund-{order_id}")
+
+    def _create(self, path: str, form: dict[str, str], *, idempotency_key: str) -> str:
+        """POST a form that creates one object (retried safely under its Idempotency-Key); the object's id."""
         data = vendor_json(
             VENDOR,
             lambda: self.session.post(
-                f"{self.api_url}/v1/refunds",
-                data={"payment_intent": payment_intent_id, "metadata[order_id]": order_id},
+                f"{self.api_url}{path}",
+                data=form,
                 headers={
                     "Authorization": f"Bearer {settings.VENDOR_B_SECRET_KEY}",
-                    "Idempotency-Key": f"refund-{order_id}",
+                    "Idempotency-Key": idempotency_key,
                 },
                 timeout=settings.PROVIDER_TIMEOUT_SECONDS,
                 allow_redirects=False,

@@ -66,19 +66,19 @@ SETTLING = (Status.QUOTING_AFTER_DEPOSIT, Status.SENDING_TOKEN_FROM_VAULT, Statu
 
 def settle_order(order_id: uuid.UUID | str, *, actor: str = "system") -> str | None:
     """Move the order on as far as it can go now; its status afterwards (None if there is no such order)."""
+    order = Order.objects.filter(pk=order_id).first()
+    if order is None:
+        return None
     for _ in range(len(STEPS) + 2):
-        order = Order.objects.filter(pk=order_id).first()
-        if order is None:
-            return None
         step = STEPS.get(order.status)
-        moved = step(order, actor) if step else False
-        if order.status not in (Status.REFUNDING, Status.REFUNDED):
-            _refund_deposits(order)  # what the order did not count, or the surplus over its price
-        for waiting in DevnetSolver.release(order):
-            enqueue_settlement(waiting)  # the solver's allowance for their contract may be free now
-        if not moved:
-            return order.status
-    return Order.objects.values_list("status", flat=True).get(pk=order_id)
+        if not (step and step(order, actor)):
+            break  # waiting on a transaction, a provider or a deposit; or done
+        order = Order.objects.get(pk=order_id)
+    if order.status not in (Status.REFUNDING, Status.REFUNDED):
+        _refund_deposits(order)  # what the order did not count, or the surplus over its price
+    for waiting in DevnetSolver.release(order):
+        enqueue_settlement(waiting)  # the solver's allowance for their contract may be free now
+    return order.status
 
 
 def _fail(order: Order, error: str, actor: str) -> bool:
@@ -257,9 +257,8 @@ def _refund(order: Order, deposit: DepositTx, amount: int, key: str) -> OutboxTx
     REFUND_RETRY_SECONDS it is tried again under the next attempt's key, at
     most REFUND_MAX_ATTEMPTS times; then it waits for staff.
     """
-    attempts = list(
-        OutboxTx.objects.filter(Q(key=key) | Q(key__startswith=f"{key}:attempt")).order_by("created_at")
-    )
+    keys = [key, *(f"{key}:attempt{n}" for n in range(2, settings.REFUND_MAX_ATTEMPTS + 1))]
+    attempts = list(OutboxTx.objects.filter(key__in=keys).order_by("created_at"))  # the unique index
     latest = attempts[-1] if attempts else None
     if latest is not None:
         retry_after = timezone.now() - timedelta(seconds=settings.REFUND_RETRY_SECONDS)
