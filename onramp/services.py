@@ -13,7 +13,7 @@ from django.db import transaction
 from chains.models import Token
 from chains.tokens import token_get
 from core.errors import InvalidRequest
-from onramp.geo import Location
+from core.geo import Location
 from onramp.models import VendorBEvent
 from onramp.vendor_a import VendorAClient, map_buy_options
 from onramp.vendor_b import VendorBClient, WebhookRejected, is_configured, webhook_event

@@ -8,9 +8,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers
 
 from core import openapi
+from core.geo import locate
 from core.http import client_ip
 from onramp import services
-from onramp.geo import locate
 from onramp.serializers import DirectUrlSerializer, OnrampUrlSerializer, SessionTokenSerializer
 from orders.envelope import OrderAPIView, OrderError, ok
 from orders.serializers.responses import envelope

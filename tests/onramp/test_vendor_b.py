@@ -6,7 +6,7 @@ from urllib.parse import parse_qs
 import pytest
 from werkzeug import Response
 
-from onramp.geo import _reader
+from core.geo import _reader
 from onramp.services import card_charge_cents
 from orders import fees
 from orders.models import Order
