@@ -222,6 +222,8 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": None,
     "EXCEPTION_HANDLER": "platform_api.errors.platform_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "core.openapi.AutoSchema",
+    # `?format=` is the exports' own parameter (csv or json), not DRF's renderer override.
+    "URL_FORMAT_OVERRIDE": None,
 }
 
 SPECTACULAR_SETTINGS = {
@@ -246,6 +248,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "PlatformErrorCodeEnum": "platform_api.serializers.ERROR_CODES",
         "PlatformErrorTypeEnum": "platform_api.serializers.ERROR_TYPES",
+        "DiscountTypeEnum": ["percentage", "fixed"],
         # The `type` of each order type's request shape (a one-value enum), named after the type.
         **{
             "".join(part.capitalize() for part in t.split("_")) + "TypeEnum": [t]
@@ -327,6 +330,17 @@ API_KEY_LAST_USED_RESOLUTION_SECONDS = 60
 AUDIT_RETENTION_DAYS = env_int("AUDIT_RETENTION_DAYS", 90)
 AUDIT_PURGE_BATCH_SIZE = env_int("AUDIT_PURGE_BATCH_SIZE", 1000)
 QUICK_PAY_TTL_SECONDS = env_int("QUICK_PAY_TTL_SECONDS", 15 * 60)
+
+# Merchant resources: where payers reach the hosted checkout page (`{PUBLIC_BASE_URL}/pay/...`). In
+# production it defaults to https:// and the first of DJANGO_ALLOWED_HOSTS.
+_first_host = next((host for host in ALLOWED_HOSTS if host not in ("*",) and not host.startswith(".")), "")
+PUBLIC_BASE_URL = os.environ.get(
+    "PUBLIC_BASE_URL",
+    f"http://127.0.0.1:{os.environ.get('PORT', '8000')}" if DEVELOPMENT else f"https://{_first_host}",
+).rstrip("/")
+CHECKOUT_SESSION_DEFAULT_TTL_SECONDS = env_int("CHECKOUT_SESSION_DEFAULT_TTL_SECONDS", 1800)
+# Told (in the deletion's transaction) that a payment link was deleted, so its open checkouts expire.
+PAYMENT_LINK_DELETED_HANDLER = "orders.checkout.payment_link_deleted"
 
 # Chains the service settles on (Ethereum, Optimism, BNB Chain, Polygon, Base,
 # Arbitrum, Avalanche C-Chain, B3).

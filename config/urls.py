@@ -10,6 +10,7 @@ platform = [
     path("", include("platform_api.urls")),
     path("", include("audit.urls")),
     path("", include("webhooks.urls")),
+    path("", include("orders.platform_urls")),
     # Must stay last: everything else under /api/v1 is a 404 in the platform envelope.
     re_path(r"^(?P<path>[\s\S]*)$", platform_route_not_found),  # [\s\S]: a newline too
 ]

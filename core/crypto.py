@@ -60,3 +60,9 @@ def encrypt_json(value: Any, *, purpose: str) -> str:
 
 def decrypt_json(token: str, *, purpose: str) -> Any:
     return json.loads(decrypt(token, purpose=purpose))
+
+
+def blind_index(value: str, *, purpose: str) -> str:
+    """A keyed digest of a normalised value (trimmed, case-folded): equal values match, nothing is revealed."""
+    normalised = " ".join(value.split()).casefold()
+    return hmac.new(_key(f"index:{purpose}"), normalised.encode(), hashlib.sha256).hexdigest()

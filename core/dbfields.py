@@ -57,3 +57,34 @@ class Uint256Field(models.Field):
         if value is None:
             return None
         return Decimal(value) if connection.vendor == "postgresql" else str(value).zfill(UINT256_DIGITS)
+
+
+class EncryptedTextField(models.TextField):
+    """Text encrypted at rest (AES-256-GCM under ENCRYPTION_KEY, one key per `purpose`); a str in Python.
+
+    For personal data such as a customer's name and email: the database and
+    its backups hold only ciphertext. It cannot be searched or sorted in SQL.
+    """
+
+    def __init__(self, *args, purpose: str = "pii", **kwargs):
+        self.purpose = purpose
+        kwargs.setdefault("blank", True)
+        kwargs.setdefault("default", "")
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        if self.purpose != "pii":
+            kwargs["purpose"] = self.purpose
+        return name, path, args, kwargs
+
+    def from_db_value(self, value: Any, expression, connection) -> str:
+        from core.crypto import decrypt
+
+        return decrypt(value, purpose=self.purpose).decode() if value else ""
+
+    def get_prep_value(self, value: Any) -> str:
+        from core.crypto import encrypt
+
+        value = super().get_prep_value(value)
+        return encrypt(value.encode(), purpose=self.purpose) if value else ""

@@ -81,6 +81,14 @@ class Order(models.Model):
     checkout_session = models.OneToOneField(
         CheckoutSession, null=True, blank=True, on_delete=models.PROTECT, related_name="order"
     )
+    platform_session = models.ForeignKey(
+        "platform_api.PlatformCheckoutSession",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="orders",
+        help_text="The payment link checkout this order pays (one waiting order at a time).",
+    )
     type = models.CharField(max_length=20, choices=Type.choices)
     status = models.CharField(max_length=40, choices=Status.choices, default=Status.SCANNING_DEPOSIT)
     recipient_address = models.CharField(max_length=42)

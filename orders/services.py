@@ -21,7 +21,7 @@ from orders import fees
 from orders.models import CheckoutSession, DepositTx, Order, OrderStatusChange
 from orders.onramps import get_onramp_adapter
 from orders.representations import session_event_data
-from platform_api.models import Organization
+from platform_api.models import Organization, PlatformCheckoutSession
 from webhooks.events import emit_event
 from webhooks.events import payment_event_data as webhook_payment_data
 
@@ -178,6 +178,7 @@ def order_create(
     data: dict[str, Any],
     payer_ip: str,
     fingerprint: dict | None = None,
+    platform_session=None,
 ) -> Order:
     """Create an order with its own deposit address, linked to an open checkout session if one is named.
 
@@ -222,6 +223,7 @@ def order_create(
                 id=order_id,
                 organization=organization,
                 checkout_session=session,
+                platform_session=platform_session,
                 type=data["type"],
                 recipient_address=data["recipientAddress"],
                 global_address=global_address,
@@ -318,8 +320,7 @@ def order_record_deposit(
     deposits are summed: the order keeps scanning until they reach its price.
     The session's row is locked before the order's, as its expiry does.
     """
-    if order.checkout_session_id:
-        CheckoutSession.objects.select_for_update().filter(pk=order.checkout_session_id).first()
+    _lock_sessions(order)
     order = Order.objects.select_for_update(of=("self",)).select_related("checkout_session").get(pk=order.pk)
     token = token or order.src_token_address
     counted = token.lower() == order.src_token_address.lower()
@@ -343,6 +344,8 @@ def order_record_deposit(
     if not created or reason:
         return order
     total = sum(int(d.amount) for d in order.deposit_txs.filter(counted=True))
+    if order.platform_session_id:
+        checkout.on_deposit(order, deposit, paid_in_full=total >= int(order.src_amount))
     if total >= int(order.src_amount):
         surplus = total - int(order.src_amount)
         if surplus and order.type in FIXED_PRICE:
@@ -358,6 +361,14 @@ def order_record_deposit(
         )
         _session_mark_processing(order)
     return order
+
+
+def _lock_sessions(order: Order) -> None:
+    """Lock the order's session rows before the order's, in the order their expiry takes them."""
+    if order.checkout_session_id:
+        CheckoutSession.objects.select_for_update().filter(pk=order.checkout_session_id).first()
+    if order.platform_session_id:
+        PlatformCheckoutSession.objects.select_for_update().filter(pk=order.platform_session_id).first()
 
 
 CARD_PAYMENT_PREFIX = "pi_"  # a card deposit's "transaction" is its payment intent
@@ -379,8 +390,7 @@ def order_record_card_payment(*, payment_intent_id: str) -> Order | None:
     order = Order.objects.filter(vendor_b_payment_intent_id=payment_intent_id).first()
     if order is None or not payment_intent_id.startswith(CARD_PAYMENT_PREFIX):
         return None
-    if order.checkout_session_id:
-        CheckoutSession.objects.select_for_update().filter(pk=order.checkout_session_id).first()
+    _lock_sessions(order)
     order = Order.objects.select_for_update(of=("self",)).select_related("checkout_session").get(pk=order.pk)
     late = order.status != Order.Status.WAITING_STRIPE_PAYMENT or (
         order.checkout_session is not None and order.checkout_session.status == "expired"
@@ -431,9 +441,12 @@ def order_mark_executed(
     ):
         return False
     _session_complete(order)
-    emit_event(
-        organization=order.organization, event_type="payment.completed", data=payment_event_data(order)
-    )
+    if order.platform_session_id:
+        checkout.on_executed(order)  # payment.completed carries the session's transaction
+    else:
+        emit_event(
+            organization=order.organization, event_type="payment.completed", data=payment_event_data(order)
+        )
     return True
 
 
@@ -457,6 +470,8 @@ def order_fail(*, order: Order, error: str, actor: str = "system") -> bool:
     if order.deposit_txs.exists():
         order_transition(order, from_statuses=[Order.Status.FAILURE], to_status=Order.Status.REFUNDING,
                          reason="the deposit goes back to its sender", actor=actor)  # fmt: skip
+    elif order.platform_session_id:
+        checkout.on_failed(order, error=order.error_details or error, refund_tx_hash=None)
     else:
         emit_event(
             organization=order.organization, event_type="payment.failed",
@@ -473,6 +488,9 @@ def order_refunded(*, order: Order, refund_tx_hash: str | None, actor: str = "sy
         reason=f"refunded in {refund_tx_hash}" if refund_tx_hash else "nothing to refund", actor=actor,
     ):  # fmt: skip
         return False
+    if order.platform_session_id:
+        checkout.on_failed(order, error=order.error_details or "expired", refund_tx_hash=refund_tx_hash)
+        return True
     emit_event(
         organization=order.organization, event_type="payment.failed",
         data=payment_event_data(order) | {"error": order.error_details or "expired", "refund_tx_hash": refund_tx_hash},
@@ -520,3 +538,6 @@ def payment_event_data(order: Order) -> dict[str, Any]:
         client_reference_id=session.client_reference_id if session else order.client_reference_id,
         metadata=session.metadata if session else {},
     )
+
+
+from orders import checkout  # noqa: E402 - the link checkout builds on the services above

@@ -1,11 +1,12 @@
 from celery import shared_task
 
-from orders import services, settlement
+from orders import checkout, services, settlement
 
 
 @shared_task
 def expire_checkout_sessions() -> int:
-    return services.checkout_sessions_expire_due()
+    """Both kinds of session: the order interface's and the payment links' (`cs_`)."""
+    return services.checkout_sessions_expire_due() + checkout.platform_sessions_expire_due()
 
 
 @shared_task

@@ -2,7 +2,18 @@ from django import forms
 from django.contrib import admin, messages
 
 from platform_api.context import RequestContext
-from platform_api.models import ApiKey, Organization, Permission, QuickPayment
+from platform_api.models import (
+    ApiKey,
+    Customer,
+    DiscountCode,
+    Organization,
+    PaymentLink,
+    PaymentLinkItem,
+    Permission,
+    PlatformCheckoutSession,
+    QuickPayment,
+    Transaction,
+)
 from platform_api.services import api_key_create, api_key_revoke
 
 
@@ -137,3 +148,78 @@ class QuickPaymentAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+# --- merchant resources: read-mostly views for staff (the merchant changes them through the API) ---------
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Staff look; writes go through the API so that they are validated, audited and counted."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class PaymentLinkItemInline(admin.TabularInline):
+    model = PaymentLinkItem
+    fields = ("name", "amount", "quantity", "sort_order")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(PaymentLink)
+class PaymentLinkAdmin(ReadOnlyAdmin):
+    list_display = ("name", "short_code", "organization", "amount", "chain_id", "current_uses", "max_uses",
+                    "is_active", "deleted_at", "created_at")  # fmt: skip
+    list_filter = ("is_active", "chain_id", "fee_on_top", "organization")
+    search_fields = ("id", "name", "short_code", "organization__slug", "recipient_address")
+    list_select_related = ("organization",)
+    inlines = [PaymentLinkItemInline]
+
+
+@admin.register(PlatformCheckoutSession)
+class PlatformCheckoutSessionAdmin(ReadOnlyAdmin):
+    list_display = ("id", "organization", "payment_link", "status", "amount", "chain_id", "tx_hash", "created_at",
+                    "expires_at")  # fmt: skip
+    list_filter = ("status", "chain_id", "organization")
+    search_fields = ("id", "client_reference_id", "tx_hash", "payer_address", "payment_link__short_code")
+    list_select_related = ("organization", "payment_link")
+    exclude = ("customer_email", "customer_name")  # personal data: not shown to staff by default
+
+
+@admin.register(DiscountCode)
+class DiscountCodeAdmin(ReadOnlyAdmin):
+    list_display = ("code", "organization", "type", "value", "current_uses", "reserved_uses", "max_uses",
+                    "is_active", "expires_at")  # fmt: skip
+    list_filter = ("type", "is_active", "organization")
+    search_fields = ("id", "code", "organization__slug")
+    list_select_related = ("organization",)
+
+
+@admin.register(Customer)
+class CustomerAdmin(ReadOnlyAdmin):
+    list_display = ("wallet_address", "organization", "total_paid", "transaction_count", "last_payment_at",
+                    "erased_at")  # fmt: skip
+    list_filter = ("organization",)
+    search_fields = ("id", "wallet_address")
+    list_select_related = ("organization",)
+    exclude = ("name", "email", "name_digest", "email_digest")
+
+
+@admin.register(Transaction)
+class TransactionAdmin(ReadOnlyAdmin):
+    list_display = ("id", "organization", "status", "amount", "amount_usd", "chain_id", "source_chain_id",
+                    "tx_hash", "created_at", "completed_at")  # fmt: skip
+    list_filter = ("status", "chain_id", "source_chain_id", "organization")
+    search_fields = ("id", "tx_hash", "from_address", "order_id", "session__id", "payment_link__short_code")
+    list_select_related = ("organization",)

@@ -1,7 +1,8 @@
 from django.urls import path
 
 from core.inputs import register_converters
-from platform_api import views
+from platform_api import customer_api, discount_api, views
+from platform_api import merchant_views as merchant
 
 register_converters()
 
@@ -10,4 +11,33 @@ urlpatterns = [
     path("api-keys/<public_id:key_id>", views.ApiKeyDetailView.as_view(), name="api-key-detail"),
     path("quick-pay", views.QuickPayView.as_view(), name="quick-pay"),
     path("quick-pay/<public_id:payment_id>", views.QuickPaymentDetailView.as_view(), name="quick-pay-detail"),
+    path("payment-links", merchant.PaymentLinkCollectionView.as_view(), name="payment-links"),
+    path("payment-links/<public_id:link_id>", merchant.PaymentLinkDetailView.as_view(), name="payment-link"),
+    path("payment-links/<public_id:link_id>/duplicate", merchant.PaymentLinkDuplicateView.as_view()),
+    path("payment-links/<public_id:link_id>/sessions", merchant.PaymentLinkSessionsView.as_view()),
+    path("payment-links/<public_id:link_id>/stats", merchant.PaymentLinkStatsView.as_view()),
+    path("payment-links/<public_id:link_id>/visitors", merchant.PaymentLinkVisitorsView.as_view()),
+    path("payment-links/<public_id:link_id>/items", merchant.PaymentLinkItemsView.as_view()),
+    path(
+        "payment-links/<public_id:link_id>/items/<public_id:item_id>",
+        merchant.PaymentLinkItemDetailView.as_view(),
+    ),
+    path("transactions", merchant.TransactionCollectionView.as_view(), name="transactions"),
+    path("transactions/stats", merchant.TransactionStatsView.as_view(), name="transaction-stats"),
+    path("transactions/export", customer_api.TransactionExportView.as_view(), name="transaction-export"),
+    path(
+        "transactions/<public_id:transaction_id>",
+        merchant.TransactionDetailView.as_view(),
+        name="transaction",
+    ),
+    path("discount-codes", discount_api.DiscountCollectionView.as_view(), name="discount-codes"),
+    path("discount-codes/validate", discount_api.DiscountValidateView.as_view(), name="discount-validate"),
+    path("discount-codes/batch", discount_api.DiscountBatchView.as_view(), name="discount-batch"),
+    path(
+        "discount-codes/<public_id:code_id>", discount_api.DiscountDetailView.as_view(), name="discount-code"
+    ),
+    path("customers", customer_api.CustomerCollectionView.as_view(), name="customers"),
+    path("customers/export", customer_api.CustomerExportView.as_view(), name="customer-export"),
+    path("customers/<public_id:customer_id>", customer_api.CustomerDetailView.as_view(), name="customer"),
+    path("customers/<public_id:customer_id>/transactions", customer_api.CustomerTransactionsView.as_view()),
 ]

@@ -170,3 +170,31 @@ class RateLimitBucket(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["expires_at"], name="ratelimit_bucket_expires")]
+
+
+from platform_api.models.merchant import (  # noqa: E402 - after Organization, which they reference
+    Customer,
+    DiscountCode,
+    LinkVisit,
+    PaymentLink,
+    PaymentLinkItem,
+    PlatformCheckoutSession,
+    Transaction,
+)
+
+__all__ = [
+    "ApiKey",
+    "Customer",
+    "DiscountCode",
+    "IdempotencyRecord",
+    "LinkVisit",
+    "Organization",
+    "PaymentLink",
+    "PaymentLinkItem",
+    "Permission",
+    "PlatformCheckoutSession",
+    "QuickPayment",
+    "QuickPaymentDeposit",
+    "RateLimitBucket",
+    "Transaction",
+]

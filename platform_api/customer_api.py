@@ -1,0 +1,264 @@
+"""Customers and the streamed exports (customers, transactions) of the platform interface.
+
+A customer is a payer's wallet as the merchant knows it; a completed payment
+creates or updates it (orders.checkout). Name and email are encrypted at
+rest; `search` finds a wallet by part of its address, or a name or email by
+its exact (case-insensitive) value through keyed digests.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from decimal import Decimal
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q, QuerySet
+from django.http import StreamingHttpResponse
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from chains.fields import AddressField
+from core.crypto import blind_index
+from core.fields import EpochMillisField, StrictCharField
+from platform_api import merchant_selectors as selectors
+from platform_api.api import PlatformAPIView
+from platform_api.errors import PlatformError
+from platform_api.merchant_serializers import MetadataField, TransactionSerializer
+from platform_api.merchant_views import TRANSACTION_SORTS, deleted, list_of, render_list
+from platform_api.models import Customer, Organization
+from platform_api.selectors import scoped_get
+from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
+
+SORTS = ("created_at", "updated_at", "total_paid", "transaction_count")
+CUSTOMER_EXPORT_LIMIT = 10_000
+TRANSACTION_EXPORT_LIMIT = 50_000
+
+
+class CustomerWriteSerializer(serializers.Serializer):
+    wallet_address = AddressField()
+    name = StrictCharField(max_length=200, required=False, allow_blank=True)
+    email = serializers.EmailField(max_length=254, required=False, allow_blank=True)
+    metadata = MetadataField(required=False)
+
+
+class CustomerUpdateSerializer(CustomerWriteSerializer):
+    wallet_address = None  # type: ignore[assignment]
+
+
+class CustomerSerializer(serializers.Serializer):
+    object = serializers.SerializerMethodField()
+    id = serializers.CharField(help_text="Prefix `cust_`.")
+    wallet_address = serializers.CharField(help_text="Lower-case.")
+    name = serializers.CharField(allow_null=True)
+    email = serializers.CharField(allow_null=True)
+    metadata = serializers.JSONField()
+    total_paid = serializers.DecimalField(max_digits=20, decimal_places=2, help_text="USD.")
+    transaction_count = serializers.IntegerField()
+    first_payment_at = EpochMillisField(allow_null=True)
+    last_payment_at = EpochMillisField(allow_null=True)
+    created_at = EpochMillisField()
+    updated_at = EpochMillisField()
+
+    def get_object(self, _obj) -> str:
+        return "customer"
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["name"], data["email"] = data["name"] or None, data["email"] or None
+        return data
+
+
+def customer_list(*, organization: Organization, query) -> QuerySet[Customer]:
+    customers = Customer.objects.filter(organization=organization)
+    search = (query.get("search") or "").strip()
+    if search:
+        customers = customers.filter(
+            Q(wallet_address__icontains=search.lower())
+            | Q(email_digest=blind_index(search, purpose="customer-email"))
+            | Q(name_digest=blind_index(search, purpose="customer-name"))
+        )
+    return customers
+
+
+def _get(request, customer_id: str) -> Customer:
+    return scoped_get(Customer.objects.all(), organization=request.auth.organization, resource_type="customer",
+                      resource_id=customer_id)  # fmt: skip
+
+
+def _duplicate(wallet: str) -> PlatformError:
+    return PlatformError(status=409, type="invalid_request_error", code="duplicate_resource",
+                         message=f"A customer with wallet {wallet} already exists.", param="wallet_address")  # fmt: skip
+
+
+def customer_create(*, organization: Organization, data: dict[str, Any]) -> Customer:
+    wallet = data["wallet_address"].lower()
+    try:
+        with transaction.atomic():
+            return Customer.objects.create(
+                organization=organization, wallet_address=wallet, name=data.get("name", ""),
+                email=data.get("email", ""), metadata=data.get("metadata") or {},
+            )  # fmt: skip
+    except IntegrityError:
+        raise _duplicate(wallet) from None
+
+
+@transaction.atomic
+def customer_update(*, customer: Customer, data: dict[str, Any]) -> Customer:
+    if not data:
+        raise PlatformError.no_updates()
+    customer = Customer.objects.select_for_update().get(pk=customer.pk)
+    for name in ("name", "email", "metadata"):
+        if name in data:
+            setattr(customer, name, data[name])
+    customer.updated_at = timezone.now()
+    customer.save()
+    return customer
+
+
+@transaction.atomic
+def customer_erase(*, customer: Customer) -> None:
+    """Erase the personal data (name, email, metadata); the wallet and the payments stay for the books."""
+    customer = Customer.objects.select_for_update().get(pk=customer.pk)
+    customer.name = customer.email = ""
+    customer.metadata = {}
+    customer.erased_at = customer.updated_at = timezone.now()
+    customer.save()
+
+
+def stream_export(rows: Iterable[dict[str, Any]], *, fmt: str, filename: str) -> StreamingHttpResponse:
+    """CSV (a header row, then one line per row) or a JSON array, written as the rows are read."""
+
+    class Echo:
+        def write(self, value: str) -> str:
+            return value
+
+    def as_csv(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[str]:
+        writer = csv.DictWriter(Echo(), fieldnames=list(first))
+        yield writer.writeheader()
+        for row in _chain(first, rest):
+            yield writer.writerow(
+                {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in row.items()}
+            )
+
+    def as_json(rows_iter: Iterator[dict[str, Any]]) -> Iterator[str]:
+        yield "["
+        for index, row in enumerate(rows_iter):
+            yield ("," if index else "") + json.dumps(row, default=_json_default, separators=(",", ":"))
+        yield "]"
+
+    iterator = iter(rows)
+    if fmt == "csv":
+        first = next(iterator, None)
+        body: Iterator[str] = iter(()) if first is None else as_csv(first, iterator)
+        content_type = "text/csv; charset=utf-8"
+    else:
+        body, content_type = as_json(iterator), "application/json"
+    response = StreamingHttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
+    return response
+
+
+def _chain(first, rest):
+    yield first
+    yield from rest
+
+
+def _json_default(value):
+    if isinstance(value, Decimal):
+        return str(value)
+    raise TypeError(type(value))
+
+
+def _format(request) -> str:
+    fmt = request.query_params.get("format") or "csv"
+    if fmt not in ("csv", "json"):
+        raise PlatformError.invalid_field("format", "'format' must be 'csv' or 'json'.")
+    return fmt
+
+
+EXPORT_PARAMETERS = [OpenApiParameter("format", str, enum=["csv", "json"], description="Default csv.")]
+
+
+class CustomerCollectionView(PlatformAPIView):
+    @extend_schema(
+        operation_id="customers_list", tags=["Customers"],
+        parameters=[*LIST_PARAMETERS, OpenApiParameter("sort", str, enum=list(SORTS)),
+                    OpenApiParameter("search", str, description="Part of the wallet, or the exact name or email.")],
+        responses={200: list_of("CustomerList", CustomerSerializer(many=True)), **ERRORS},
+    )  # fmt: skip
+    def get(self, request):
+        customers = customer_list(organization=request.auth.organization, query=request.query_params)
+        return render_list(request, customers, CustomerSerializer, SORTS)
+
+    @extend_schema(operation_id="customers_create", tags=["Customers"], request=CustomerWriteSerializer,
+                   parameters=[IDEMPOTENCY_HEADER], responses={201: CustomerSerializer, **ERRORS})  # fmt: skip
+    def post(self, request):
+        serializer = CustomerWriteSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        customer = customer_create(organization=request.auth.organization, data=serializer.validated_data)
+        return Response(CustomerSerializer(customer).data, status=status.HTTP_201_CREATED)
+
+
+class CustomerDetailView(PlatformAPIView):
+    @extend_schema(operation_id="customers_retrieve", tags=["Customers"],
+                   responses={200: CustomerSerializer, **ERRORS})  # fmt: skip
+    def get(self, request, customer_id: str):
+        return Response(CustomerSerializer(_get(request, customer_id)).data)
+
+    @extend_schema(operation_id="customers_update", tags=["Customers"], request=CustomerUpdateSerializer,
+                   parameters=[IDEMPOTENCY_HEADER], responses={200: CustomerSerializer, **ERRORS})  # fmt: skip
+    def patch(self, request, customer_id: str):
+        customer = _get(request, customer_id)
+        if isinstance(request.data, dict) and "wallet_address" in request.data:
+            raise PlatformError.invalid_field("wallet_address", "'wallet_address' cannot change.")
+        serializer = CustomerUpdateSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        return Response(
+            CustomerSerializer(customer_update(customer=customer, data=serializer.validated_data)).data
+        )
+
+    @extend_schema(operation_id="customers_delete", tags=["Customers"],
+                   responses={200: deleted("CustomerDeleted"), **ERRORS},
+                   description="Erases the name, email and metadata; the wallet's payments stay.")  # fmt: skip
+    def delete(self, request, customer_id: str):
+        customer = _get(request, customer_id)
+        customer_erase(customer=customer)
+        return Response({"object": "customer", "id": customer.id, "deleted": True})
+
+
+class CustomerTransactionsView(PlatformAPIView):
+    @extend_schema(operation_id="customers_transactions", tags=["Customers"], parameters=LIST_PARAMETERS,
+                   responses={200: list_of("CustomerTransactionList", TransactionSerializer(many=True)), **ERRORS})  # fmt: skip
+    def get(self, request, customer_id: str):
+        customer = _get(request, customer_id)
+        return render_list(request, customer.transactions.all(), TransactionSerializer, TRANSACTION_SORTS)
+
+
+class CustomerExportView(PlatformAPIView):
+    @extend_schema(operation_id="customers_export", tags=["Customers"], parameters=EXPORT_PARAMETERS,
+                   responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/json"): CustomerSerializer(many=True),
+                              **ERRORS},
+                   description="At most 10,000 customers, newest first, streamed.")  # fmt: skip
+    def get(self, request):
+        fmt = _format(request)
+        rows = Customer.objects.filter(organization=request.auth.organization).order_by("-created_at", "-pk")
+        data = (CustomerSerializer(c).data for c in rows[:CUSTOMER_EXPORT_LIMIT].iterator(chunk_size=500))
+        return stream_export(data, fmt=fmt, filename="customers")
+
+
+class TransactionExportView(PlatformAPIView):
+    @extend_schema(operation_id="transactions_export", tags=["Transactions"], parameters=EXPORT_PARAMETERS,
+                   responses={(200, "text/csv"): OpenApiTypes.STR,
+                              (200, "application/json"): TransactionSerializer(many=True), **ERRORS},
+                   description="At most 50,000 transactions (the list's filters apply), newest first, streamed.")  # fmt: skip
+    def get(self, request):
+        fmt = _format(request)
+        rows = selectors.transaction_list(organization=request.auth.organization, query=request.query_params)
+        rows = rows.order_by("-created_at", "-pk")[:TRANSACTION_EXPORT_LIMIT]
+        data = (TransactionSerializer(t).data for t in rows.iterator(chunk_size=1000))
+        return stream_export(data, fmt=fmt, filename="transactions")

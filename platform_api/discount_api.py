@@ -1,0 +1,298 @@
+"""Discount codes on the platform interface: serializers, services and views in one place (one small resource).
+
+Writes need `admin`; reading needs `read`, and so does `validate`, which never uses a code up.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from chains.fields import TokenAmountField
+from core.fields import EpochMillisField, StrictBooleanField, StrictCharField, StrictIntegerField
+from platform_api.api import PlatformAPIView
+from platform_api.context import RequestContext
+from platform_api.discounts import DiscountRefused, discount_evaluate
+from platform_api.errors import PlatformError
+from platform_api.merchant_selectors import parse_bool
+from platform_api.merchant_views import deleted, list_of, render_list
+from platform_api.models import DiscountCode, Organization, PaymentLink, Permission
+from platform_api.selectors import scoped_get
+from platform_api.signals import record_write
+from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
+
+CODE = re.compile(r"^[A-Za-z0-9_-]{1,50}$")
+SORTS = ("created_at", "updated_at", "code", "current_uses")
+MAX_BATCH = 100
+
+
+@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1}, {"type": "string", "pattern": "^[0-9]{1,78}$"}],
+                     "description": "Percent (1..100), or the smallest token unit; answered as a string."})  # fmt: skip
+class DiscountValueField(serializers.Field):
+    """A whole number, as a JSON number or a string of digits (a fixed value may pass 2**53)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | str):
+            raise serializers.ValidationError("Must be a whole number.")
+        text = str(data)
+        if not text.isascii() or not text.isdigit() or len(text) > 78 or int(text) < 1:
+            raise serializers.ValidationError("Must be a whole number greater than zero.")
+        return int(text)
+
+    def to_representation(self, value):
+        return str(int(value))
+
+
+class DiscountWriteSerializer(serializers.Serializer):
+    code = serializers.RegexField(
+        CODE, error_messages={"invalid": "Letters, digits, '_' or '-', at most 50."}
+    )
+    type = serializers.ChoiceField(choices=DiscountCode.Type.values)
+    value = DiscountValueField()
+    payment_link_id = StrictCharField(max_length=64, required=False, allow_null=True)
+    max_uses = StrictIntegerField(required=False, allow_null=True, min_value=1, max_value=2_000_000_000)
+    min_order_amount = TokenAmountField(required=False, allow_null=True, allow_zero=True)
+    expires_at = EpochMillisField(required=False, allow_null=True)
+
+    def validate_expires_at(self, value):
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError("Must be in the future.")
+        return value
+
+
+class DiscountUpdateSerializer(DiscountWriteSerializer):
+    is_active = StrictBooleanField(required=False)
+
+
+class DiscountBatchSerializer(DiscountWriteSerializer):
+    code = None  # type: ignore[assignment]
+    codes = serializers.ListField(child=StrictCharField(max_length=60), min_length=1, max_length=MAX_BATCH)
+
+
+class DiscountValidateSerializer(serializers.Serializer):
+    code = StrictCharField(max_length=60)
+    payment_link_id = StrictCharField(max_length=64, required=False, allow_null=True)
+    amount = TokenAmountField()
+
+
+class DiscountSerializer(serializers.Serializer):
+    object = serializers.SerializerMethodField()
+    id = serializers.CharField(help_text="Prefix `dc_`.")
+    code = serializers.CharField(help_text="Upper-case.")
+    type = serializers.CharField(help_text="percentage or fixed.")
+    value = DiscountValueField(help_text="Percent (1..100), or the smallest token unit; a string.")
+    payment_link_id = serializers.CharField(allow_null=True)
+    max_uses = serializers.IntegerField(allow_null=True)
+    current_uses = serializers.IntegerField(help_text="Completed payments with the code.")
+    min_order_amount = TokenAmountField(allow_null=True, allow_zero=True)
+    expires_at = EpochMillisField(allow_null=True)
+    is_active = serializers.BooleanField()
+    created_at = EpochMillisField()
+    updated_at = EpochMillisField()
+
+    def get_object(self, _obj) -> str:
+        return "discount_code"
+
+
+# --- services ---------------------------------------------------------------------------
+
+FIELDS = ("type", "value", "payment_link_id", "max_uses", "min_order_amount", "expires_at")
+
+
+def _check(values: dict[str, Any], organization: Organization) -> None:
+    if values.get("type") == DiscountCode.Type.PERCENTAGE and values.get("value", 1) > 100:
+        raise PlatformError.invalid_field("value", "'value': a percentage is between 1 and 100.")
+    link_id = values.get("payment_link_id")
+    if (
+        link_id
+        and not PaymentLink.objects.filter(
+            organization=organization, pk=link_id, deleted_at__isnull=True
+        ).exists()
+    ):
+        raise PlatformError.invalid_field("payment_link_id", f"'payment_link_id': no payment link {link_id}.")
+
+
+def _duplicate(code: str) -> PlatformError:
+    return PlatformError(status=409, type="invalid_request_error", code="duplicate_resource",
+                         message=f"A discount code {code} already exists.", param="code")  # fmt: skip
+
+
+def _audit(ctx: RequestContext, event: str, code_id: str, status_code: int) -> None:
+    record_write(ctx=ctx, event_type=event, resource_type="discount_code", resource_id=code_id,
+                 status_code=status_code)  # fmt: skip
+
+
+def discount_code_create(
+    *, ctx: RequestContext, organization: Organization, data: dict[str, Any]
+) -> DiscountCode:
+    values = {name: data[name] for name in FIELDS if name in data}
+    _check(values, organization)
+    code = data["code"].upper()
+    try:
+        with transaction.atomic():
+            created = DiscountCode.objects.create(organization=organization, code=code, **values)
+            _audit(ctx, "discount_code.created", created.id, 201)
+    except IntegrityError:
+        raise _duplicate(code) from None
+    return created
+
+
+def discount_code_update(*, ctx: RequestContext, code: DiscountCode, data: dict[str, Any]) -> DiscountCode:
+    if not data:
+        raise PlatformError.no_updates()
+    values = {name: data[name] for name in (*FIELDS, "is_active") if name in data}
+    if "code" in data:
+        values["code"] = data["code"].upper()
+    _check({"type": code.type, "value": int(code.value)} | values, code.organization)
+    if "max_uses" in values and values["max_uses"] is not None and values["max_uses"] < code.current_uses:
+        raise PlatformError.invalid_field(
+            "max_uses", f"'max_uses': {code.current_uses} uses are already counted."
+        )
+    try:
+        with transaction.atomic():
+            DiscountCode.objects.filter(pk=code.pk).update(**values, updated_at=timezone.now())
+            _audit(ctx, "discount_code.updated", code.id, 200)
+    except IntegrityError:
+        raise _duplicate(values.get("code", code.code)) from None
+    code.refresh_from_db()
+    return code
+
+
+@transaction.atomic
+def discount_code_delete(*, ctx: RequestContext, code: DiscountCode) -> None:
+    """The code stops working and leaves the API; checkouts that used it keep their discount."""
+    DiscountCode.objects.filter(pk=code.pk).update(deleted_at=timezone.now(), is_active=False)
+    _audit(ctx, "discount_code.deleted", code.id, 200)
+
+
+# --- views ------------------------------------------------------------------------------------
+
+
+def _get(request, code_id: str) -> DiscountCode:
+    return scoped_get(
+        DiscountCode.objects.filter(deleted_at__isnull=True), organization=request.auth.organization,
+        resource_type="discount_code", resource_id=code_id,
+    )  # fmt: skip
+
+
+class DiscountCollectionView(PlatformAPIView):
+    permissions_by_method = {"POST": Permission.ADMIN}
+
+    @extend_schema(
+        operation_id="discount_codes_list", tags=["Discount codes"],
+        parameters=[*LIST_PARAMETERS, OpenApiParameter("sort", str, enum=list(SORTS)),
+                    OpenApiParameter("payment_link_id", str), OpenApiParameter("active", str, enum=["true", "false"]),
+                    OpenApiParameter("search", str, description="Part of the code.")],
+        responses={200: list_of("DiscountCodeList", DiscountSerializer(many=True)), **ERRORS},
+    )  # fmt: skip
+    def get(self, request):
+        codes = DiscountCode.objects.filter(organization=request.auth.organization, deleted_at__isnull=True)
+        query = request.query_params
+        if query.get("payment_link_id"):
+            codes = codes.filter(payment_link_id=query["payment_link_id"])
+        active = parse_bool(query, "active")
+        if active is not None:
+            codes = codes.filter(is_active=active)
+        if query.get("search"):
+            codes = codes.filter(code__icontains=query["search"].strip())
+        return render_list(request, codes, DiscountSerializer, SORTS)
+
+    @extend_schema(operation_id="discount_codes_create", tags=["Discount codes"], request=DiscountWriteSerializer,
+                   parameters=[IDEMPOTENCY_HEADER], responses={201: DiscountSerializer, **ERRORS})  # fmt: skip
+    def post(self, request):
+        serializer = DiscountWriteSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        code = discount_code_create(ctx=RequestContext.from_request(request), organization=request.auth.organization,
+                                    data=serializer.validated_data)  # fmt: skip
+        return Response(DiscountSerializer(code).data, status=status.HTTP_201_CREATED)
+
+
+class DiscountDetailView(PlatformAPIView):
+    permissions_by_method = {"PATCH": Permission.ADMIN, "DELETE": Permission.ADMIN}
+
+    @extend_schema(operation_id="discount_codes_retrieve", tags=["Discount codes"],
+                   responses={200: DiscountSerializer, **ERRORS})  # fmt: skip
+    def get(self, request, code_id: str):
+        return Response(DiscountSerializer(_get(request, code_id)).data)
+
+    @extend_schema(operation_id="discount_codes_update", tags=["Discount codes"], request=DiscountUpdateSerializer,
+                   parameters=[IDEMPOTENCY_HEADER], responses={200: DiscountSerializer, **ERRORS})  # fmt: skip
+    def patch(self, request, code_id: str):
+        code = _get(request, code_id)
+        serializer = DiscountUpdateSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        code = discount_code_update(ctx=RequestContext.from_request(request), code=code,
+                                    data=serializer.validated_data)  # fmt: skip
+        return Response(DiscountSerializer(code).data)
+
+    @extend_schema(operation_id="discount_codes_delete", tags=["Discount codes"],
+                   responses={200: deleted("DiscountCodeDeleted"), **ERRORS})  # fmt: skip
+    def delete(self, request, code_id: str):
+        code = _get(request, code_id)
+        discount_code_delete(ctx=RequestContext.from_request(request), code=code)
+        return Response({"object": "discount_code", "id": code.id, "deleted": True})
+
+
+class DiscountValidateView(PlatformAPIView):
+    permissions_by_method = {"POST": Permission.READ}
+
+    @extend_schema(
+        operation_id="discount_codes_validate", tags=["Discount codes"], request=DiscountValidateSerializer,
+        responses={200: inline_serializer("DiscountValidation", {
+            "object": serializers.CharField(), "valid": serializers.BooleanField(),
+            "discount_code": DiscountSerializer(required=False), "discount_amount": serializers.CharField(required=False),
+            "final_amount": serializers.CharField(required=False), "reason": serializers.CharField(required=False),
+        }), **ERRORS},
+        description="What a code would take off an amount; never uses the code up.",
+    )  # fmt: skip
+    def post(self, request):
+        serializer = DiscountValidateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            found = discount_evaluate(organization=request.auth.organization, code=data["code"],
+                                      payment_link_id=data.get("payment_link_id"), amount=data["amount"])  # fmt: skip
+        except DiscountRefused as refused:
+            return Response({"object": "discount_validation", "valid": False, "reason": refused.reason})
+        return Response({
+            "object": "discount_validation", "valid": True, "discount_code": DiscountSerializer(found.code).data,
+            "discount_amount": str(found.amount), "final_amount": str(found.final(data["amount"])),
+        })  # fmt: skip
+
+
+class DiscountBatchView(PlatformAPIView):
+    permissions_by_method = {"POST": Permission.ADMIN}
+
+    @extend_schema(
+        operation_id="discount_codes_batch", tags=["Discount codes"], request=DiscountBatchSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={200: inline_serializer("DiscountBatchResult", {
+            "object": serializers.CharField(), "created": DiscountSerializer(many=True),
+            "errors": serializers.ListField(child=serializers.DictField()),
+        }), **ERRORS},
+        description="Create up to 100 codes with the same fields; each code that cannot be created is in `errors`.",
+    )  # fmt: skip
+    def post(self, request):
+        serializer = DiscountBatchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        shared = {key: value for key, value in serializer.validated_data.items() if key != "codes"}
+        created, errors = [], []
+        for raw in serializer.validated_data["codes"]:
+            if not CODE.match(raw):
+                errors.append({"code": raw, "error": "Letters, digits, '_' or '-', at most 50."})
+                continue
+            try:
+                code = discount_code_create(ctx=RequestContext.from_request(request),
+                                            organization=request.auth.organization, data={**shared, "code": raw})  # fmt: skip
+            except PlatformError as exc:
+                errors.append({"code": raw, "error": exc.message})
+                continue
+            created.append(DiscountSerializer(code).data)
+        status_code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response({"object": "batch_result", "created": created, "errors": errors}, status=status_code)

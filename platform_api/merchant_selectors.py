@@ -1,0 +1,216 @@
+"""Reads of the merchant's records, each scoped to one organization."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from platform_api.errors import PlatformError
+from platform_api.models import (
+    LinkVisit,
+    Organization,
+    PaymentLink,
+    PlatformCheckoutSession,
+    Transaction,
+)
+from platform_api.selectors import scoped_get
+
+SESSION_STATUS_FILTERS = {
+    "active": ("open", "processing"),
+    "completed": ("completed",),
+    "expired": ("expired",),
+    "failed": ("failed",),
+    "open": ("open",),
+    "processing": ("processing",),
+}
+
+
+def parse_bool(query, name: str) -> bool | None:
+    raw = query.get(name)
+    if raw in (None, ""):
+        return None
+    if raw not in ("true", "false"):
+        raise PlatformError.invalid_field(name, f"'{name}' must be 'true' or 'false'.")
+    return raw == "true"
+
+
+def parse_millis(query, name: str):
+    raw = query.get(name)
+    if raw in (None, ""):
+        return None
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 15):
+        raise PlatformError.invalid_field(
+            name, f"'{name}' must be a timestamp in milliseconds since the epoch."
+        )
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(int(raw) / 1000, tz=UTC)
+
+
+def payment_link_list(*, organization: Organization, query) -> QuerySet[PaymentLink]:
+    links = PaymentLink.objects.filter(organization=organization, deleted_at__isnull=True)
+    search = (query.get("search") or "").strip()
+    if search:
+        links = links.filter(Q(name__icontains=search) | Q(short_code__icontains=search))
+    active = parse_bool(query, "active")
+    if active is not None:
+        links = links.filter(is_active=active)
+    return links
+
+
+def payment_link_get(*, organization: Organization, link_id: str) -> PaymentLink:
+    return scoped_get(
+        PaymentLink.objects.filter(deleted_at__isnull=True),
+        organization=organization, resource_type="payment_link", resource_id=link_id,
+    )  # fmt: skip
+
+
+def checkout_session_list(*, organization: Organization, query, link: PaymentLink | None = None) -> QuerySet:
+    sessions = PlatformCheckoutSession.objects.filter(organization=organization).select_related(
+        "discount_code"
+    )
+    if link is not None:
+        sessions = sessions.filter(payment_link=link)
+    elif query.get("payment_link_id"):
+        sessions = sessions.filter(payment_link_id=query["payment_link_id"])
+    status = query.get("status")
+    if status:
+        if status not in SESSION_STATUS_FILTERS:
+            raise PlatformError.invalid_field(
+                "status", f"'status' must be one of: {', '.join(SESSION_STATUS_FILTERS)}."
+            )
+        sessions = sessions.filter(status__in=SESSION_STATUS_FILTERS[status])
+    since, until = parse_millis(query, "from"), parse_millis(query, "to")
+    if since is not None:
+        sessions = sessions.filter(created_at__gte=since)
+    if until is not None:
+        sessions = sessions.filter(created_at__lte=until)
+    return sessions
+
+
+def checkout_session_get(*, organization: Organization, session_id: str) -> PlatformCheckoutSession:
+    return scoped_get(
+        PlatformCheckoutSession.objects.select_related("discount_code"),
+        organization=organization, resource_type="checkout_session", resource_id=session_id,
+    )  # fmt: skip
+
+
+def _rate(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def payment_link_stats(*, link: PaymentLink, days: int) -> dict[str, Any]:
+    """Views, sessions and completions over the last `days` UTC days: totals, rates, per day, per UTM."""
+    since = timezone.now() - timedelta(days=days)
+    visits = LinkVisit.objects.filter(payment_link=link, created_at__gte=since)
+    sessions = PlatformCheckoutSession.objects.filter(payment_link=link, created_at__gte=since)
+    views = visits.count()
+    session_counts = sessions.aggregate(
+        total=Count("pk"), completed=Count("pk", filter=Q(status="completed"))
+    )
+    daily: dict[str, dict[str, Any]] = {}
+    for row in visits.annotate(day=TruncDate("created_at")).values("day").annotate(n=Count("pk")):
+        daily.setdefault(row["day"].isoformat(), {"views": 0, "sessions": 0, "completions": 0})["views"] = (
+            row["n"]
+        )
+    for row in (
+        sessions.annotate(day=TruncDate("created_at")).values("day")
+        .annotate(n=Count("pk"), done=Count("pk", filter=Q(status="completed")))
+    ):  # fmt: skip
+        entry = daily.setdefault(row["day"].isoformat(), {"views": 0, "sessions": 0, "completions": 0})
+        entry["sessions"], entry["completions"] = row["n"], row["done"]
+    utm = [
+        {"utm_source": row["utm_source"] or None, "utm_medium": row["utm_medium"] or None,
+         "utm_campaign": row["utm_campaign"] or None, "views": row["n"]}
+        for row in visits.values("utm_source", "utm_medium", "utm_campaign").annotate(n=Count("pk")).order_by("-n")[:50]
+    ]  # fmt: skip
+    revenue = Transaction.objects.filter(
+        payment_link=link, status="completed", completed_at__gte=since
+    ).aggregate(usd=_sum_usd())["usd"]
+    return {
+        "object": "payment_link_stats",
+        "payment_link_id": link.id,
+        "days": days,
+        "views": views,
+        "sessions": session_counts["total"],
+        "completions": session_counts["completed"],
+        "view_to_session_rate": _rate(session_counts["total"], views),
+        "session_to_completion_rate": _rate(session_counts["completed"], session_counts["total"]),
+        "conversion_rate": _rate(session_counts["completed"], views),
+        "revenue_usd": f"{revenue or Decimal(0):.2f}",
+        "daily": [{"date": day, **counts} for day, counts in sorted(daily.items())],
+        "utm": utm,
+    }
+
+
+def payment_link_visitors(*, link: PaymentLink, days: int) -> QuerySet[LinkVisit]:
+    return LinkVisit.objects.filter(payment_link=link, created_at__gte=timezone.now() - timedelta(days=days))
+
+
+def transaction_list(*, organization: Organization, query) -> QuerySet[Transaction]:
+    transactions = Transaction.objects.filter(organization=organization)
+    status = query.get("status")
+    if status:
+        if status not in Transaction.Status.values:
+            raise PlatformError.invalid_field(
+                "status", f"'status' must be one of: {', '.join(Transaction.Status.values)}."
+            )
+        transactions = transactions.filter(status=status)
+    chain_id = query.get("chain_id")
+    if chain_id:
+        if not (chain_id.isascii() and chain_id.isdigit() and len(chain_id) <= 18):
+            raise PlatformError.invalid_field("chain_id", "'chain_id' must be a whole number.")
+        transactions = transactions.filter(chain_id=int(chain_id))
+    for name in ("customer_id", "payment_link_id"):
+        if query.get(name):
+            transactions = transactions.filter(**{name: query[name]})
+    since, until = parse_millis(query, "from"), parse_millis(query, "to")
+    if since is not None:
+        transactions = transactions.filter(created_at__gte=since)
+    if until is not None:
+        transactions = transactions.filter(created_at__lte=until)
+    return transactions
+
+
+def transaction_get(*, organization: Organization, transaction_id: str) -> Transaction:
+    return scoped_get(
+        Transaction.objects.all(),
+        organization=organization, resource_type="transaction", resource_id=transaction_id,
+    )  # fmt: skip
+
+
+def transaction_stats(*, organization: Organization) -> dict[str, Any]:
+    """Counts by status and USD volume, all time and over the last 24 hours; two aggregate queries."""
+    rows = Transaction.objects.filter(organization=organization)
+    by_status = {row["status"]: row for row in rows.values("status").annotate(n=Count("pk"), usd=_sum_usd())}
+    day = rows.filter(created_at__gte=timezone.now() - timedelta(hours=24)).aggregate(
+        n=Count("pk"), done=Count("pk", filter=Q(status="completed")),
+        usd=_sum_usd(filter=Q(status="completed")),
+    )  # fmt: skip
+    count = {status: by_status.get(status, {}).get("n", 0) for status in Transaction.Status.values}
+    volume = by_status.get("completed", {}).get("usd") or Decimal(0)
+    return {
+        "object": "transaction_stats",
+        "total_transactions": sum(count.values()),
+        "completed_transactions": count["completed"],
+        "failed_transactions": count["failed"],
+        "pending_transactions": count["pending"] + count["confirming"],
+        "total_volume_usd": f"{volume:.2f}",
+        "last_24h": {
+            "transactions": day["n"],
+            "completed": day["done"],
+            "volume_usd": f"{day['usd'] or Decimal(0):.2f}",
+        },
+        "status_breakdown": count,
+    }
+
+
+def _sum_usd(**kwargs):
+    from django.db.models import DecimalField, Sum
+
+    return Sum("amount_usd", output_field=DecimalField(max_digits=20, decimal_places=2), **kwargs)

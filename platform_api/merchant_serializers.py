@@ -1,0 +1,332 @@
+"""Validation and representation of payment links, platform checkout sessions and transactions."""
+
+from __future__ import annotations
+
+import re
+
+from django.utils import timezone
+from rest_framework import serializers
+
+from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
+from core.fields import EpochMillisField, StrictBooleanField, StrictCharField, StrictIntegerField
+
+FORM_FIELD_TYPES = ("text", "email", "phone", "select", "textarea", "number", "checkbox", "address")
+MAX_FORM_FIELDS = 30
+MAX_SHIPPING_OPTIONS = 20
+MAX_ITEMS = 100
+MAX_METADATA_KEYS = 50
+MAX_METADATA_KEY_LENGTH = 40
+MAX_METADATA_VALUE_LENGTH = 500
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+
+
+def https_url_field(**kwargs) -> serializers.URLField:
+    return serializers.URLField(max_length=2048, **kwargs)
+
+
+class StrictUrlField(serializers.URLField):
+    """An http(s) URL given as a string; `{SESSION_ID}` may appear in it as a template."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        checked = data.replace("{SESSION_ID}", "SESSION_ID")
+        super().to_internal_value(checked)
+        if not checked.lower().startswith(("https://", "http://")):
+            self.fail("invalid")
+        return data
+
+
+def check_metadata(value) -> dict:
+    if not isinstance(value, dict):
+        raise serializers.ValidationError("Must be a JSON object.")
+    if len(value) > MAX_METADATA_KEYS:
+        raise serializers.ValidationError(f"At most {MAX_METADATA_KEYS} keys.")
+    for key, item in value.items():
+        if len(key) > MAX_METADATA_KEY_LENGTH:
+            raise serializers.ValidationError(
+                f"Key '{key[:40]}...' is longer than {MAX_METADATA_KEY_LENGTH}."
+            )
+        if not isinstance(item, str) or len(item) > MAX_METADATA_VALUE_LENGTH:
+            raise serializers.ValidationError(
+                f"'{key}' must be a string of at most {MAX_METADATA_VALUE_LENGTH} characters."
+            )
+    return value
+
+
+class MetadataField(serializers.JSONField):
+    """String keys (at most 40 characters) to string values (at most 500), at most 50 keys."""
+
+    def to_internal_value(self, data):
+        return check_metadata(super().to_internal_value(data))
+
+
+class FormFieldSerializer(serializers.Serializer):
+    id = serializers.RegexField(_ID, error_messages={"invalid": "Letters, digits, '_' or '-', at most 40."})
+    type = serializers.ChoiceField(choices=FORM_FIELD_TYPES)
+    label = StrictCharField(max_length=100)
+    required = StrictBooleanField(required=False, default=False)
+    placeholder = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    options = serializers.ListField(
+        child=StrictCharField(max_length=100), required=False, max_length=50, default=list
+    )
+
+    def validate(self, attrs):
+        if attrs["type"] == "select" and not attrs["options"]:
+            raise serializers.ValidationError({"options": ["A select field needs options."]})
+        return attrs
+
+
+class FormSchemaSerializer(serializers.Serializer):
+    fields = FormFieldSerializer(many=True, max_length=MAX_FORM_FIELDS, required=False, default=list)
+
+    def validate_fields(self, value):
+        ids = [field["id"] for field in value]
+        if len(ids) != len(set(ids)):
+            raise serializers.ValidationError("Field ids must be unique.")
+        return value
+
+
+class ShippingOptionSerializer(serializers.Serializer):
+    id = serializers.RegexField(_ID, error_messages={"invalid": "Letters, digits, '_' or '-', at most 40."})
+    name = StrictCharField(max_length=100)
+    amount = TokenAmountField(allow_zero=True)
+    estimated_days = StrictIntegerField(required=False, allow_null=True, min_value=0, max_value=365)
+    description = StrictCharField(max_length=500, required=False, allow_blank=True, default="")
+
+
+class BrandingSerializer(serializers.Serializer):
+    logo_url = https_url_field(required=False, allow_blank=True)
+    business_name = StrictCharField(max_length=100, required=False, allow_blank=True)
+
+
+class LinkItemSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=100)
+    amount = TokenAmountField(allow_zero=True)
+    quantity = StrictIntegerField(required=False, default=1, min_value=1, max_value=1_000_000)
+    description = StrictCharField(max_length=500, required=False, allow_blank=True, default="")
+    image_url = https_url_field(required=False, allow_blank=True, default="")
+    sort_order = StrictIntegerField(required=False, default=0, min_value=-1_000_000, max_value=1_000_000)
+    product_id = StrictCharField(max_length=32, required=False, allow_null=True, default=None)
+
+
+class PaymentLinkWriteSerializer(serializers.Serializer):
+    """Create (every rule) and, with `partial=True`, update; cross-field rules are checked on the merged link."""
+
+    name = StrictCharField(max_length=100)
+    token_address = AddressField()
+    chain_id = SupportedChainIdField()
+    recipient_address = AddressField()
+    description = StrictCharField(max_length=500, required=False, allow_blank=True)
+    amount = TokenAmountField(required=False, allow_null=True)
+    min_amount = TokenAmountField(required=False, allow_null=True)
+    max_amount = TokenAmountField(required=False, allow_null=True)
+    suggested_amount = TokenAmountField(required=False, allow_null=True)
+    product_id = StrictCharField(max_length=32, required=False, allow_null=True)
+    image_url = https_url_field(required=False, allow_blank=True)
+    theme_color = serializers.RegexField(
+        r"^#[0-9a-fA-F]{6}$", required=False, allow_blank=True,
+        error_messages={"invalid": "Must be a colour such as #1a2b3c."},
+    )  # fmt: skip
+    button_text = StrictCharField(max_length=50, required=False)
+    max_uses = StrictIntegerField(required=False, allow_null=True, min_value=1, max_value=2_000_000_000)
+    expires_at = EpochMillisField(required=False, allow_null=True)
+    form_schema = FormSchemaSerializer(required=False)
+    shipping_options = ShippingOptionSerializer(many=True, required=False, max_length=MAX_SHIPPING_OPTIONS)
+    collect_shipping_address = StrictBooleanField(required=False)
+    return_url = https_url_field(required=False, allow_blank=True)
+    return_label = StrictCharField(max_length=100, required=False, allow_blank=True)
+    branding = BrandingSerializer(required=False)
+    fee_on_top = StrictBooleanField(required=False)
+    items = LinkItemSerializer(many=True, required=False, max_length=MAX_ITEMS)
+
+    def validate_expires_at(self, value):
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError("Must be in the future.")
+        return value
+
+    def validate_shipping_options(self, value):
+        ids = [option["id"] for option in value]
+        if len(ids) != len(set(ids)):
+            raise serializers.ValidationError("Shipping option ids must be unique.")
+        return value
+
+
+class PaymentLinkUpdateSerializer(PaymentLinkWriteSerializer):
+    is_active = StrictBooleanField(required=False)
+    items = None  # type: ignore[assignment]  # items have their own endpoints
+
+
+class PaymentLinkItemSerializer(serializers.Serializer):
+    object = serializers.SerializerMethodField()
+    id = serializers.CharField()
+    name = serializers.CharField()
+    amount = TokenAmountField(allow_zero=True)
+    quantity = serializers.IntegerField()
+    description = serializers.CharField()
+    image_url = serializers.CharField()
+    sort_order = serializers.IntegerField()
+    product_id = serializers.CharField(allow_null=True)
+    created_at = EpochMillisField()
+
+    def get_object(self, _obj) -> str:
+        return "payment_link_item"
+
+
+class PaymentLinkSerializer(serializers.Serializer):
+    object = serializers.SerializerMethodField()
+    id = serializers.CharField(help_text="Prefix `pl_`.")
+    name = serializers.CharField()
+    description = serializers.CharField()
+    short_code = serializers.CharField(help_text="8 characters; the hosted page is `/pay/{short_code}`.")
+    url = serializers.SerializerMethodField()
+    token_address = serializers.CharField()
+    chain_id = serializers.IntegerField()
+    recipient_address = serializers.CharField()
+    amount = TokenAmountField(allow_null=True, help_text="Fixed price; null when the payer chooses.")
+    min_amount = TokenAmountField(allow_null=True)
+    max_amount = TokenAmountField(allow_null=True)
+    suggested_amount = TokenAmountField(allow_null=True)
+    product_id = serializers.CharField(allow_null=True)
+    image_url = serializers.CharField()
+    theme_color = serializers.CharField()
+    button_text = serializers.CharField()
+    max_uses = serializers.IntegerField(allow_null=True)
+    current_uses = serializers.IntegerField(help_text="Completed payments.")
+    expires_at = EpochMillisField(allow_null=True)
+    form_schema = serializers.JSONField()
+    shipping_options = serializers.JSONField()
+    collect_shipping_address = serializers.BooleanField()
+    return_url = serializers.CharField()
+    return_label = serializers.CharField()
+    branding = serializers.JSONField()
+    fee_on_top = serializers.BooleanField()
+    is_active = serializers.BooleanField()
+    created_at = EpochMillisField()
+    updated_at = EpochMillisField()
+
+    def get_object(self, _obj) -> str:
+        return "payment_link"
+
+    def get_url(self, link) -> str:
+        from django.conf import settings
+
+        return f"{settings.PUBLIC_BASE_URL}/pay/{link.short_code}"
+
+
+class PaymentLinkDetailSerializer(PaymentLinkSerializer):
+    items = PaymentLinkItemSerializer(many=True, source="items.all")
+
+
+class PlatformSessionCreateSerializer(serializers.Serializer):
+    payment_link_id = StrictCharField(max_length=64, required=False)
+    token_address = AddressField(required=False)
+    chain_id = SupportedChainIdField(required=False)
+    recipient_address = AddressField(required=False)
+    amount = TokenAmountField(required=False)
+    product_id = StrictCharField(max_length=32, required=False, allow_null=True)
+    success_url = StrictUrlField(max_length=2048, required=False, allow_blank=True)
+    cancel_url = StrictUrlField(max_length=2048, required=False, allow_blank=True)
+    client_reference_id = StrictCharField(max_length=200, required=False, allow_blank=True)
+    metadata = MetadataField(required=False)
+    customer_email = serializers.EmailField(max_length=254, required=False, allow_blank=True)
+    customer_name = StrictCharField(max_length=200, required=False, allow_blank=True)
+    expires_in = StrictIntegerField(required=False, min_value=300, max_value=86400)
+    utm_source = StrictCharField(max_length=200, required=False, allow_blank=True)
+    utm_medium = StrictCharField(max_length=200, required=False, allow_blank=True)
+    utm_campaign = StrictCharField(max_length=200, required=False, allow_blank=True)
+    discount_code = StrictCharField(max_length=50, required=False, allow_blank=True)
+
+    def validate(self, attrs):
+        if attrs.get("payment_link_id"):
+            return attrs
+        for name in ("token_address", "chain_id", "recipient_address", "amount"):
+            if name not in attrs:
+                raise serializers.ValidationError(
+                    {name: ["This field is required without a payment_link_id."]}, code="required"
+                )
+        return attrs
+
+
+class PlatformSessionSerializer(serializers.Serializer):
+    object = serializers.SerializerMethodField()
+    id = serializers.CharField(help_text="Prefix `cs_`.")
+    url = serializers.SerializerMethodField()
+    status = serializers.CharField(help_text="open, processing, completed, expired or failed.")
+    payment_link_id = serializers.CharField(allow_null=True)
+    product_id = serializers.CharField(allow_null=True)
+    amount = TokenAmountField(allow_null=True, help_text="What the payer pays, after any discount.")
+    token_address = serializers.CharField()
+    chain_id = serializers.IntegerField()
+    recipient_address = serializers.CharField()
+    success_url = serializers.CharField(allow_null=True)
+    cancel_url = serializers.CharField(allow_null=True)
+    client_reference_id = serializers.CharField(allow_null=True)
+    metadata = serializers.JSONField()
+    customer_email = serializers.CharField(allow_null=True)
+    customer_name = serializers.CharField(allow_null=True)
+    discount_code = serializers.SerializerMethodField()
+    discount_amount = TokenAmountField(allow_null=True, allow_zero=True)
+    tx_hash = serializers.CharField(allow_null=True)
+    payer_address = serializers.CharField(allow_null=True)
+    customer_id = serializers.CharField(allow_null=True)
+    form_data = serializers.JSONField()
+    shipping_address = serializers.JSONField(allow_null=True)
+    completed_at = EpochMillisField(allow_null=True)
+    expires_at = EpochMillisField()
+    created_at = EpochMillisField()
+    updated_at = EpochMillisField()
+
+    def get_object(self, _obj) -> str:
+        return "checkout_session"
+
+    def get_url(self, session) -> str:
+        from django.conf import settings
+
+        return f"{settings.PUBLIC_BASE_URL}/pay/s/{session.id}"
+
+    def get_discount_code(self, session) -> str | None:
+        return session.discount_code.code if session.discount_code_id else None
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        for name in ("success_url", "cancel_url", "client_reference_id", "customer_email", "customer_name",
+                     "tx_hash", "payer_address"):  # fmt: skip
+            data[name] = data[name] or None
+        return data
+
+
+class TransactionSerializer(serializers.Serializer):
+    object = serializers.SerializerMethodField()
+    id = serializers.CharField(help_text="Prefix `txn_`.")
+    status = serializers.CharField(help_text="pending, confirming, completed or failed.")
+    tx_hash = serializers.CharField(allow_null=True)
+    chain_id = serializers.IntegerField()
+    from_address = serializers.CharField(allow_null=True)
+    to_address = serializers.CharField()
+    token_address = serializers.CharField()
+    amount = TokenAmountField(allow_zero=True)
+    amount_usd = serializers.DecimalField(max_digits=20, decimal_places=2, allow_null=True)
+    source_chain_id = serializers.IntegerField()
+    source_token_address = serializers.CharField()
+    source_amount = TokenAmountField(allow_zero=True)
+    fee_amount = TokenAmountField(allow_zero=True)
+    payment_link_id = serializers.CharField(allow_null=True)
+    session_id = serializers.CharField(allow_null=True)
+    customer_id = serializers.CharField(allow_null=True)
+    order_id = serializers.CharField()
+    form_data = serializers.JSONField()
+    shipping_address = serializers.JSONField(allow_null=True)
+    metadata = serializers.JSONField()
+    created_at = EpochMillisField()
+    updated_at = EpochMillisField()
+    completed_at = EpochMillisField(allow_null=True)
+
+    def get_object(self, _obj) -> str:
+        return "transaction"
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["tx_hash"] = data["tx_hash"] or None
+        data["from_address"] = data["from_address"] or None
+        return data

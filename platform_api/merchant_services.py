@@ -1,0 +1,191 @@
+"""Every write of the merchant's records: payment links and their items.
+
+Each create, update and delete records its audit event in the same
+transaction. Deleting a link hides it from the API and stops its open
+checkouts through PAYMENT_LINK_DELETED_HANDLER (the checkout lives in
+`orders`, which this app does not import).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from chains.tokens import token_get
+from platform_api.context import RequestContext
+from platform_api.errors import PlatformError
+from platform_api.models import Organization, PaymentLink, PaymentLinkItem
+from platform_api.signals import record_write
+
+AMOUNT_BOUNDS = ("min_amount", "max_amount", "suggested_amount")
+LINK_FIELDS = (
+    "name", "description", "token_address", "chain_id", "recipient_address", "amount", *AMOUNT_BOUNDS,
+    "product_id", "image_url", "theme_color", "button_text", "max_uses", "expires_at", "form_schema",
+    "shipping_options", "collect_shipping_address", "return_url", "return_label", "branding", "fee_on_top",
+)  # fmt: skip
+
+
+def _audit(
+    ctx: RequestContext, event_type: str, resource_type: str, resource_id: str, status_code: int
+) -> None:
+    record_write(ctx=ctx, event_type=event_type, resource_type=resource_type, resource_id=resource_id,
+                 status_code=status_code)  # fmt: skip
+
+
+def check_token(chain_id: int, token_address: str, *, param: str = "token_address") -> None:
+    """A link or session is paid in a registry token: its decimals and price make the checkout's quote."""
+    if token_get(chain_id=chain_id, address=token_address) is None:
+        raise PlatformError.invalid_field(
+            param, f"'{param}': {token_address} is not a token of the registry on chain {chain_id}."
+        )
+
+
+def _check_product(product_id: str | None, param: str = "product_id") -> None:
+    if product_id:  # products arrive with their own endpoints; until then no id names one
+        raise PlatformError.invalid_field(param, f"'{param}': no product {product_id}.")
+
+
+def check_link_amounts(values: dict[str, Any]) -> None:
+    """A fixed `amount`, or a payer-chosen one within `min_amount` <= `suggested_amount` <= `max_amount`."""
+    if values.get("amount") is not None:
+        for name in AMOUNT_BOUNDS:
+            if values.get(name) is not None:
+                raise PlatformError.invalid_field(
+                    name, f"'{name}' is for a payer-chosen amount; omit it (or 'amount') for a fixed price."
+                )
+        return
+    low, high, suggested = (values.get(name) for name in AMOUNT_BOUNDS)
+    if low is not None and high is not None and low > high:
+        raise PlatformError.invalid_field("max_amount", "'max_amount' must not be below 'min_amount'.")
+    if suggested is not None and (
+        (low is not None and suggested < low) or (high is not None and suggested > high)
+    ):
+        raise PlatformError.invalid_field(
+            "suggested_amount", "'suggested_amount' must lie between 'min_amount' and 'max_amount'."
+        )
+
+
+def _link_values(data: dict[str, Any]) -> dict[str, Any]:
+    values = {name: data[name] for name in LINK_FIELDS if name in data}
+    if "form_schema" in values:
+        values["form_schema"] = {"fields": [dict(field) for field in values["form_schema"]["fields"]]}
+    if "shipping_options" in values:
+        values["shipping_options"] = [
+            {**dict(option), "amount": str(option["amount"])} for option in values["shipping_options"]
+        ]
+    if "branding" in values:
+        values["branding"] = dict(values["branding"])
+    return values
+
+
+def _create_items(link: PaymentLink, items: list[dict]) -> list[PaymentLinkItem]:
+    for index, item in enumerate(items):
+        _check_product(item.get("product_id"), f"items[{index}].product_id")
+    return PaymentLinkItem.objects.bulk_create([PaymentLinkItem(payment_link=link, **item) for item in items])
+
+
+def _save_new_link(organization: Organization, values: dict[str, Any]) -> PaymentLink:
+    for _ in range(5):  # 62**8 codes: a collision is rare, and retried with another code
+        try:
+            with transaction.atomic():
+                link = PaymentLink(organization=organization, **values)
+                link.save(force_insert=True)
+                return link
+        except IntegrityError:
+            continue
+    raise PlatformError.internal()
+
+
+@transaction.atomic
+def payment_link_create(
+    *, ctx: RequestContext, organization: Organization, data: dict[str, Any]
+) -> PaymentLink:
+    values = _link_values(data)
+    check_token(values["chain_id"], values["token_address"])
+    check_link_amounts(values)
+    _check_product(values.get("product_id"))
+    link = _save_new_link(organization, values)
+    _create_items(link, list(data.get("items") or []))
+    _audit(ctx, "payment_link.created", "payment_link", link.id, 201)
+    return link
+
+
+@transaction.atomic
+def payment_link_update(*, ctx: RequestContext, link: PaymentLink, data: dict[str, Any]) -> PaymentLink:
+    if not data:
+        raise PlatformError.no_updates()
+    values = _link_values(data)
+    if "is_active" in data:
+        values["is_active"] = data["is_active"]
+    link = PaymentLink.objects.select_for_update().get(pk=link.pk)
+    merged = {name: getattr(link, name) for name in LINK_FIELDS} | values
+    if "amount" in values and values["amount"] is not None:  # a fixed price replaces the bounds
+        merged.update(dict.fromkeys(AMOUNT_BOUNDS))
+        values.update(dict.fromkeys(AMOUNT_BOUNDS))
+    if "chain_id" in values or "token_address" in values:
+        check_token(merged["chain_id"], merged["token_address"])
+    check_link_amounts(merged)
+    _check_product(values.get("product_id"))
+    for name, value in values.items():
+        setattr(link, name, value)
+    link.updated_at = timezone.now()
+    link.save()
+    _audit(ctx, "payment_link.updated", "payment_link", link.id, 200)
+    return link
+
+
+@transaction.atomic
+def payment_link_delete(*, ctx: RequestContext, link: PaymentLink) -> None:
+    """The link leaves the API and can no longer be paid; its open checkouts expire. Its payments stay."""
+    now = timezone.now()
+    PaymentLink.objects.filter(pk=link.pk, deleted_at__isnull=True).update(
+        deleted_at=now, is_active=False, updated_at=now
+    )
+    import_string(settings.PAYMENT_LINK_DELETED_HANDLER)(link.pk)
+    _audit(ctx, "payment_link.deleted", "payment_link", link.id, 200)
+
+
+@transaction.atomic
+def payment_link_duplicate(
+    *, ctx: RequestContext, link: PaymentLink, overrides: dict[str, Any]
+) -> PaymentLink:
+    """A new link with the same fields and items; `overrides` replace fields, the name defaults to `Copy of ...`."""
+    values = {name: getattr(link, name) for name in LINK_FIELDS}
+    values["name"] = f"Copy of {link.name}"[:100]
+    values |= _link_values(overrides)
+    if overrides.get("amount") is not None:
+        values.update(dict.fromkeys(AMOUNT_BOUNDS))
+    check_token(values["chain_id"], values["token_address"])
+    check_link_amounts(values)
+    _check_product(values.get("product_id"))
+    copy = _save_new_link(link.organization, values)
+    items = overrides.get("items")
+    if items is None:
+        items = [
+            {name: getattr(item, name) for name in
+             ("name", "amount", "quantity", "description", "image_url", "sort_order", "product_id")}
+            for item in link.items.all()
+        ]  # fmt: skip
+    _create_items(copy, list(items))
+    _audit(ctx, "payment_link.created", "payment_link", copy.id, 201)
+    return copy
+
+
+@transaction.atomic
+def payment_link_item_add(*, ctx: RequestContext, link: PaymentLink, data: dict[str, Any]) -> PaymentLinkItem:
+    (item,) = _create_items(link, [data])
+    PaymentLink.objects.filter(pk=link.pk).update(updated_at=timezone.now())
+    _audit(ctx, "payment_link.updated", "payment_link", link.id, 201)
+    return item
+
+
+@transaction.atomic
+def payment_link_item_delete(*, ctx: RequestContext, link: PaymentLink, item_id: str) -> None:
+    if PaymentLinkItem.objects.filter(payment_link=link, pk=item_id).delete()[0] == 0:
+        raise PlatformError.not_found("payment_link_item", item_id)
+    PaymentLink.objects.filter(pk=link.pk).update(updated_at=timezone.now())
+    _audit(ctx, "payment_link.updated", "payment_link", link.id, 200)

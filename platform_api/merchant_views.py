@@ -1,0 +1,267 @@
+"""Payment links (with items, duplicate, sessions, stats, visitors) and transactions. Views parse, call, render."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from core import openapi
+from platform_api import merchant_selectors as selectors
+from platform_api import merchant_services as services
+from platform_api.api import PlatformAPIView
+from platform_api.context import RequestContext
+from platform_api.merchant_serializers import (
+    LinkItemSerializer,
+    PaymentLinkDetailSerializer,
+    PaymentLinkItemSerializer,
+    PaymentLinkSerializer,
+    PaymentLinkUpdateSerializer,
+    PaymentLinkWriteSerializer,
+    PlatformSessionSerializer,
+    TransactionSerializer,
+)
+from platform_api.models import PaymentLink
+from platform_api.pagination import ListParams, list_envelope, parse_positive_int
+from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
+
+LINK_SORTS = ("created_at", "updated_at", "name", "current_uses")
+TRANSACTION_SORTS = ("created_at", "updated_at", "completed_at")
+SESSION_SORTS = ("created_at", "updated_at", "expires_at")
+MAX_DAYS = 365
+
+
+def list_of(name: str, item) -> serializers.Serializer:
+    return inline_serializer(name, {
+        "object": serializers.CharField(default="list"), "data": item, "has_more": serializers.BooleanField(),
+        "total_count": serializers.IntegerField(), "url": serializers.CharField(),
+    })  # fmt: skip
+
+
+def deleted(name: str) -> serializers.Serializer:
+    return inline_serializer(name, {
+        "object": serializers.CharField(), "id": serializers.CharField(), "deleted": serializers.BooleanField(),
+    })  # fmt: skip
+
+
+def render_list(request, queryset, serializer_class, sort_fields):
+    params = ListParams.from_query(request.query_params, sort_fields=sort_fields)
+    rows, total = params.apply(queryset)
+    data = serializer_class(rows, many=True).data
+    return Response(list_envelope(path=request.path, data=data, total=total, params=params))
+
+
+class PaymentLinkViewMixin:
+    def get_link(self, link_id: str) -> PaymentLink:
+        return selectors.payment_link_get(organization=self.request.auth.organization, link_id=link_id)
+
+
+class PaymentLinkCollectionView(PaymentLinkViewMixin, PlatformAPIView):
+    @extend_schema(
+        operation_id="payment_links_list", tags=["Payment links"],
+        parameters=[
+            *LIST_PARAMETERS,
+            OpenApiParameter("sort", str, enum=list(LINK_SORTS), description="Default created_at."),
+            OpenApiParameter("search", str, description="Part of the name or short code."),
+            OpenApiParameter("active", str, enum=["true", "false"]),
+        ],
+        responses={200: list_of("PaymentLinkList", PaymentLinkSerializer(many=True)), **ERRORS},
+    )  # fmt: skip
+    def get(self, request):
+        links = selectors.payment_link_list(
+            organization=request.auth.organization, query=request.query_params
+        )
+        return render_list(request, links, PaymentLinkSerializer, LINK_SORTS)
+
+    @extend_schema(operation_id="payment_links_create", tags=["Payment links"], request=PaymentLinkWriteSerializer,
+                   parameters=[IDEMPOTENCY_HEADER], responses={201: PaymentLinkDetailSerializer, **ERRORS})  # fmt: skip
+    def post(self, request):
+        serializer = PaymentLinkWriteSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        link = services.payment_link_create(
+            ctx=RequestContext.from_request(request), organization=request.auth.organization,
+            data=serializer.validated_data,
+        )  # fmt: skip
+        return Response(PaymentLinkDetailSerializer(link).data, status=status.HTTP_201_CREATED)
+
+
+class PaymentLinkDetailView(PaymentLinkViewMixin, PlatformAPIView):
+    @extend_schema(operation_id="payment_links_retrieve", tags=["Payment links"],
+                   responses={200: PaymentLinkDetailSerializer, **ERRORS})  # fmt: skip
+    def get(self, request, link_id: str):
+        return Response(PaymentLinkDetailSerializer(self.get_link(link_id)).data)
+
+    @extend_schema(operation_id="payment_links_update", tags=["Payment links"], request=PaymentLinkUpdateSerializer,
+                   parameters=[IDEMPOTENCY_HEADER], responses={200: PaymentLinkDetailSerializer, **ERRORS})  # fmt: skip
+    def patch(self, request, link_id: str):
+        link = self.get_link(link_id)
+        serializer = PaymentLinkUpdateSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        link = services.payment_link_update(
+            ctx=RequestContext.from_request(request), link=link, data=serializer.validated_data
+        )
+        return Response(PaymentLinkDetailSerializer(link).data)
+
+    @extend_schema(operation_id="payment_links_delete", tags=["Payment links"],
+                   responses={200: deleted("PaymentLinkDeleted"), **ERRORS})  # fmt: skip
+    def delete(self, request, link_id: str):
+        link = self.get_link(link_id)
+        services.payment_link_delete(ctx=RequestContext.from_request(request), link=link)
+        return Response({"object": "payment_link", "id": link.id, "deleted": True})
+
+
+class PaymentLinkDuplicateView(PaymentLinkViewMixin, PlatformAPIView):
+    @extend_schema(operation_id="payment_links_duplicate", tags=["Payment links"], request=PaymentLinkWriteSerializer,
+                   parameters=[IDEMPOTENCY_HEADER], responses={201: PaymentLinkDetailSerializer, **ERRORS},
+                   description="A copy of the link and its items; any field of the body overrides the copy's.")  # fmt: skip
+    def post(self, request, link_id: str):
+        link = self.get_link(link_id)
+        serializer = PaymentLinkWriteSerializer(data=request.data or {}, partial=True)
+        serializer.is_valid(raise_exception=True)
+        copy = services.payment_link_duplicate(
+            ctx=RequestContext.from_request(request), link=link, overrides=serializer.validated_data
+        )
+        return Response(PaymentLinkDetailSerializer(copy).data, status=status.HTTP_201_CREATED)
+
+
+class PaymentLinkSessionsView(PaymentLinkViewMixin, PlatformAPIView):
+    @extend_schema(
+        operation_id="payment_links_sessions", tags=["Payment links"],
+        parameters=[*LIST_PARAMETERS, OpenApiParameter("status", str, enum=["active", "completed", "expired"])],
+        responses={200: list_of("PaymentLinkSessionList", PlatformSessionSerializer(many=True)), **ERRORS},
+    )  # fmt: skip
+    def get(self, request, link_id: str):
+        link = self.get_link(link_id)
+        sessions = selectors.checkout_session_list(
+            organization=request.auth.organization, query=request.query_params, link=link
+        )
+        return render_list(request, sessions, PlatformSessionSerializer, ("created_at",))
+
+
+def _days(request) -> int:
+    return parse_positive_int(request.query_params, "days", 30, MAX_DAYS)
+
+
+class PaymentLinkStatsView(PaymentLinkViewMixin, PlatformAPIView):
+    @extend_schema(
+        operation_id="payment_links_stats", tags=["Payment links"],
+        parameters=[openapi.integer("days", minimum=1, maximum=MAX_DAYS, description="Default 30.")],
+        responses={200: inline_serializer("PaymentLinkStats", {
+            "object": serializers.CharField(), "payment_link_id": serializers.CharField(),
+            "days": serializers.IntegerField(), "views": serializers.IntegerField(),
+            "sessions": serializers.IntegerField(), "completions": serializers.IntegerField(),
+            "view_to_session_rate": serializers.FloatField(), "session_to_completion_rate": serializers.FloatField(),
+            "conversion_rate": serializers.FloatField(), "revenue_usd": serializers.CharField(),
+            "daily": serializers.ListField(child=serializers.DictField()),
+            "utm": serializers.ListField(child=serializers.DictField()),
+        }), **ERRORS},
+    )  # fmt: skip
+    def get(self, request, link_id: str):
+        return Response(selectors.payment_link_stats(link=self.get_link(link_id), days=_days(request)))
+
+
+class VisitSerializer(serializers.Serializer):
+    object = serializers.SerializerMethodField()
+    id = serializers.CharField(help_text="Prefix `vis_`.")
+    country = serializers.CharField(allow_null=True)
+    referrer = serializers.CharField(allow_null=True)
+    user_agent = serializers.CharField(allow_null=True)
+    utm_source = serializers.CharField(allow_null=True)
+    utm_medium = serializers.CharField(allow_null=True)
+    utm_campaign = serializers.CharField(allow_null=True)
+    created_at = serializers.SerializerMethodField()
+
+    def get_object(self, _obj) -> str:
+        return "visitor"
+
+    def get_created_at(self, visit) -> int:
+        return int(visit.created_at.timestamp() * 1000)
+
+    def to_representation(self, instance):
+        return {
+            key: (value if value != "" else None)
+            for key, value in super().to_representation(instance).items()
+        }
+
+
+class PaymentLinkVisitorsView(PaymentLinkViewMixin, PlatformAPIView):
+    @extend_schema(
+        operation_id="payment_links_visitors", tags=["Payment links"],
+        parameters=[*LIST_PARAMETERS, openapi.integer("days", minimum=1, maximum=MAX_DAYS, description="Default 30.")],
+        responses={200: list_of("PaymentLinkVisitorList", VisitSerializer(many=True)), **ERRORS},
+    )  # fmt: skip
+    def get(self, request, link_id: str):
+        visits = selectors.payment_link_visitors(link=self.get_link(link_id), days=_days(request))
+        return render_list(request, visits, VisitSerializer, ("created_at",))
+
+
+class PaymentLinkItemsView(PaymentLinkViewMixin, PlatformAPIView):
+    @extend_schema(operation_id="payment_link_items_list", tags=["Payment links"],
+                   responses={200: list_of("PaymentLinkItemList", PaymentLinkItemSerializer(many=True)), **ERRORS})  # fmt: skip
+    def get(self, request, link_id: str):
+        items = list(self.get_link(link_id).items.all())
+        return Response({"object": "list", "data": PaymentLinkItemSerializer(items, many=True).data,
+                         "has_more": False, "total_count": len(items), "url": request.path})  # fmt: skip
+
+    @extend_schema(operation_id="payment_link_items_create", tags=["Payment links"], request=LinkItemSerializer,
+                   parameters=[IDEMPOTENCY_HEADER], responses={201: PaymentLinkItemSerializer, **ERRORS})  # fmt: skip
+    def post(self, request, link_id: str):
+        link = self.get_link(link_id)
+        serializer = LinkItemSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        item = services.payment_link_item_add(
+            ctx=RequestContext.from_request(request), link=link, data=serializer.validated_data
+        )
+        return Response(PaymentLinkItemSerializer(item).data, status=status.HTTP_201_CREATED)
+
+
+class PaymentLinkItemDetailView(PaymentLinkViewMixin, PlatformAPIView):
+    @extend_schema(operation_id="payment_link_items_delete", tags=["Payment links"],
+                   responses={200: deleted("PaymentLinkItemDeleted"), **ERRORS})  # fmt: skip
+    def delete(self, request, link_id: str, item_id: str):
+        link = self.get_link(link_id)
+        services.payment_link_item_delete(
+            ctx=RequestContext.from_request(request), link=link, item_id=item_id
+        )
+        return Response({"object": "payment_link_item", "id": item_id, "deleted": True})
+
+
+class TransactionCollectionView(PlatformAPIView):
+    @extend_schema(
+        operation_id="transactions_list", tags=["Transactions"],
+        parameters=[
+            *LIST_PARAMETERS,
+            OpenApiParameter("sort", str, enum=list(TRANSACTION_SORTS), description="Default created_at."),
+            OpenApiParameter("status", str, enum=["pending", "confirming", "completed", "failed"]),
+            openapi.integer("chain_id", minimum=1, maximum=10**18, description="Where the merchant is paid."),
+            OpenApiParameter("customer_id", str), OpenApiParameter("payment_link_id", str),
+            openapi.integer("from", minimum=0, maximum=253402300799999, description="Created at or after (ms since the epoch)."),
+            openapi.integer("to", minimum=0, maximum=253402300799999, description="Created at or before (ms since the epoch)."),
+        ],
+        responses={200: list_of("TransactionList", TransactionSerializer(many=True)), **ERRORS},
+    )  # fmt: skip
+    def get(self, request):
+        rows = selectors.transaction_list(organization=request.auth.organization, query=request.query_params)
+        return render_list(request, rows, TransactionSerializer, TRANSACTION_SORTS)
+
+
+class TransactionDetailView(PlatformAPIView):
+    @extend_schema(operation_id="transactions_retrieve", tags=["Transactions"],
+                   responses={200: TransactionSerializer, **ERRORS})  # fmt: skip
+    def get(self, request, transaction_id: str):
+        row = selectors.transaction_get(organization=request.auth.organization, transaction_id=transaction_id)
+        return Response(TransactionSerializer(row).data)
+
+
+class TransactionStatsView(PlatformAPIView):
+    @extend_schema(
+        operation_id="transactions_stats", tags=["Transactions"],
+        responses={200: inline_serializer("TransactionStats", {
+            "object": serializers.CharField(), "total_transactions": serializers.IntegerField(),
+            "completed_transactions": serializers.IntegerField(), "failed_transactions": serializers.IntegerField(),
+            "pending_transactions": serializers.IntegerField(), "total_volume_usd": serializers.CharField(),
+            "last_24h": serializers.DictField(), "status_breakdown": serializers.DictField(),
+        }), **ERRORS},
+    )  # fmt: skip
+    def get(self, request):
+        return Response(selectors.transaction_stats(organization=request.auth.organization))

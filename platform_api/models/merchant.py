@@ -1,0 +1,363 @@
+"""Merchant resources: payment links, their checkout sessions, discount codes, customers, transactions.
+
+These are the merchant's records. The checkout that moves money for them (the
+hosted page, its order, the session's lifecycle) lives in `orders.checkout`,
+which writes these rows as the order progresses.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from core.dbfields import EncryptedTextField, Uint256Field
+from core.ids import public_id, random_base62
+
+
+def new_link_id() -> str:
+    return public_id("pl")
+
+
+def new_link_item_id() -> str:
+    return public_id("pli")
+
+
+def new_session_id() -> str:
+    return public_id("cs")
+
+
+def new_discount_code_id() -> str:
+    return public_id("dc")
+
+
+def new_customer_id() -> str:
+    return public_id("cust")
+
+
+def new_transaction_id() -> str:
+    return public_id("txn")
+
+
+def new_visitor_id() -> str:
+    return public_id("vis")
+
+
+def new_short_code() -> str:
+    return random_base62(8)
+
+
+class PaymentLink(models.Model):
+    """A reusable link to the hosted checkout page, for a fixed or a payer-chosen amount."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_link_id, editable=False)
+    organization = models.ForeignKey(
+        "platform_api.Organization", on_delete=models.CASCADE, related_name="payment_links"
+    )
+    name = models.CharField(max_length=100)
+    description = models.CharField(max_length=500, blank=True)
+    short_code = models.CharField(max_length=8, unique=True, default=new_short_code, editable=False)
+    token_address = models.CharField(max_length=42)
+    chain_id = models.PositiveBigIntegerField()
+    recipient_address = models.CharField(max_length=42)
+    amount = Uint256Field(null=True, blank=True, help_text="Fixed price; empty for a payer-chosen amount.")
+    min_amount = Uint256Field(null=True, blank=True)
+    max_amount = Uint256Field(null=True, blank=True)
+    suggested_amount = Uint256Field(null=True, blank=True)
+    product_id = models.CharField(max_length=32, null=True, blank=True)
+    image_url = models.URLField(max_length=2048, blank=True)
+    theme_color = models.CharField(max_length=7, blank=True)
+    button_text = models.CharField(max_length=50, default="Pay")
+    max_uses = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Completed payments; empty = no limit."
+    )
+    current_uses = models.PositiveIntegerField(default=0, help_text="Completed payments so far.")
+    expires_at = models.DateTimeField(null=True, blank=True)
+    form_schema = models.JSONField(default=dict, blank=True)
+    shipping_options = models.JSONField(default=list, blank=True)
+    collect_shipping_address = models.BooleanField(default=False)
+    return_url = models.URLField(max_length=2048, blank=True)
+    return_label = models.CharField(max_length=100, blank=True)
+    branding = models.JSONField(default=dict, blank=True)
+    fee_on_top = models.BooleanField(default=False, help_text="The payer pays the service fee on top.")
+    is_active = models.BooleanField(default=True)
+    deleted_at = models.DateTimeField(
+        null=True, blank=True, help_text="Deleted through the API: gone from it, kept for its payments."
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["organization", "-created_at"], name="link_org_created")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.short_code})"
+
+    def unavailable_reason(self, now=None) -> str | None:
+        """Why the link cannot be paid now, or None."""
+        if self.deleted_at is not None or not self.is_active:
+            return "This payment link is not active."
+        if self.expires_at is not None and self.expires_at <= (now or timezone.now()):
+            return "This payment link has expired."
+        if self.max_uses is not None and self.current_uses >= self.max_uses:
+            return "This payment link has reached its maximum number of payments."
+        return None
+
+
+class PaymentLinkItem(models.Model):
+    """A line item shown on the link's page; the link's `amount` is what is charged."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_link_item_id, editable=False)
+    payment_link = models.ForeignKey(PaymentLink, on_delete=models.CASCADE, related_name="items")
+    name = models.CharField(max_length=100)
+    amount = Uint256Field()
+    quantity = models.PositiveIntegerField(default=1)
+    description = models.CharField(max_length=500, blank=True)
+    image_url = models.URLField(max_length=2048, blank=True)
+    sort_order = models.IntegerField(default=0)
+    product_id = models.CharField(max_length=32, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["sort_order", "created_at", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PlatformCheckoutSession(models.Model):
+    """One payer's checkout (`cs_`), for a payment link or an amount; paid by at most one order at a time.
+
+    `open -> processing` (the payment arrived) `-> completed`; `open -> expired`
+    (time-out or the expire call); `processing -> failed` (refunded).
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        PROCESSING = "processing"
+        COMPLETED = "completed"
+        EXPIRED = "expired"
+        FAILED = "failed"
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_session_id, editable=False)
+    organization = models.ForeignKey(
+        "platform_api.Organization", on_delete=models.CASCADE, related_name="platform_sessions"
+    )
+    payment_link = models.ForeignKey(
+        PaymentLink, null=True, blank=True, on_delete=models.PROTECT, related_name="sessions"
+    )
+    product_id = models.CharField(max_length=32, null=True, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
+    amount = Uint256Field(null=True, blank=True, help_text="What the payer pays, after any discount.")
+    token_address = models.CharField(max_length=42)
+    chain_id = models.PositiveBigIntegerField()
+    recipient_address = models.CharField(max_length=42)
+    success_url = models.CharField(max_length=2048, blank=True)
+    cancel_url = models.CharField(max_length=2048, blank=True)
+    client_reference_id = models.CharField(max_length=200, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    customer_email = EncryptedTextField()
+    customer_name = EncryptedTextField()
+    discount_code = models.ForeignKey(
+        "platform_api.DiscountCode", null=True, blank=True, on_delete=models.PROTECT, related_name="sessions"
+    )
+    discount_amount = Uint256Field(null=True, blank=True)
+    discount_reserved = models.BooleanField(
+        default=False, help_text="Holds one of the code's uses until the payment completes or fails."
+    )
+    tx_hash = models.CharField(max_length=66, blank=True)
+    payer_address = models.CharField(max_length=42, blank=True)
+    customer = models.ForeignKey(
+        "platform_api.Customer", null=True, blank=True, on_delete=models.SET_NULL, related_name="sessions"
+    )
+    form_data = models.JSONField(default=dict, blank=True)
+    shipping_address = models.JSONField(null=True, blank=True)
+    shipping_option = models.JSONField(null=True, blank=True)
+    utm_source = models.CharField(max_length=200, blank=True)
+    utm_medium = models.CharField(max_length=200, blank=True)
+    utm_campaign = models.CharField(max_length=200, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "platform checkout session"
+        indexes = [
+            models.Index(fields=["organization", "-created_at"], name="psession_org_created"),
+            models.Index(fields=["payment_link", "-created_at"], name="psession_link_created"),
+            models.Index(fields=["status", "expires_at"], name="psession_status_expiry"),
+        ]
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class DiscountCode(models.Model):
+    """A code that lowers a checkout's amount; its uses are held by checkouts in flight and counted on completion."""
+
+    class Type(models.TextChoices):
+        PERCENTAGE = "percentage"
+        FIXED = "fixed"
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_discount_code_id, editable=False)
+    organization = models.ForeignKey(
+        "platform_api.Organization", on_delete=models.CASCADE, related_name="discount_codes"
+    )
+    code = models.CharField(max_length=50, help_text="Stored upper-case.")
+    type = models.CharField(max_length=20, choices=Type.choices)
+    value = Uint256Field(help_text="Percent (1..100), or the smallest token unit.")
+    payment_link = models.ForeignKey(
+        PaymentLink, null=True, blank=True, on_delete=models.CASCADE, related_name="discount_codes"
+    )
+    max_uses = models.PositiveIntegerField(null=True, blank=True)
+    current_uses = models.PositiveIntegerField(default=0, help_text="Completed payments with the code.")
+    reserved_uses = models.PositiveIntegerField(default=0, help_text="Checkouts in flight holding a use.")
+    min_order_amount = Uint256Field(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    is_active = models.BooleanField(default=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "code"],
+                condition=Q(deleted_at__isnull=True),
+                name="discount_org_code",
+            ),
+            models.CheckConstraint(
+                condition=Q(max_uses__isnull=True) | Q(current_uses__lte=models.F("max_uses")),
+                name="discount_uses_within_max",
+            ),
+        ]
+        indexes = [models.Index(fields=["organization", "-created_at"], name="discount_org_created")]
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class Customer(models.Model):
+    """A payer as the merchant knows them, keyed by wallet address; name and email encrypted at rest."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_customer_id, editable=False)
+    organization = models.ForeignKey(
+        "platform_api.Organization", on_delete=models.CASCADE, related_name="customers"
+    )
+    wallet_address = models.CharField(max_length=42, help_text="Lower-cased.")
+    name = EncryptedTextField()
+    email = EncryptedTextField()
+    # Keyed digests of the normalised name and email: `search` finds them without decrypting every row.
+    name_digest = models.CharField(max_length=64, blank=True, editable=False)
+    email_digest = models.CharField(max_length=64, blank=True, editable=False)
+    metadata = models.JSONField(default=dict, blank=True)
+    total_paid = models.DecimalField(max_digits=20, decimal_places=2, default=0, help_text="USD.")
+    transaction_count = models.PositiveIntegerField(default=0)
+    first_payment_at = models.DateTimeField(null=True, blank=True)
+    last_payment_at = models.DateTimeField(null=True, blank=True)
+    erased_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "wallet_address"], name="customer_org_wallet")
+        ]
+        indexes = [
+            models.Index(fields=["organization", "-created_at"], name="customer_org_created"),
+            models.Index(fields=["organization", "email_digest"], name="customer_org_email"),
+            models.Index(fields=["organization", "name_digest"], name="customer_org_name"),
+        ]
+
+    def __str__(self) -> str:
+        return self.wallet_address
+
+    def save(self, *args, **kwargs):
+        from core.crypto import blind_index
+
+        self.name_digest = blind_index(self.name, purpose="customer-name") if self.name else ""
+        self.email_digest = blind_index(self.email, purpose="customer-email") if self.email else ""
+        if kwargs.get("update_fields") is not None:
+            fields = set(kwargs["update_fields"])
+            kwargs["update_fields"] = fields | {
+                f"{name}_digest" for name in ("name", "email") if name in fields
+            }
+        super().save(*args, **kwargs)
+
+
+class Transaction(models.Model):
+    """The merchant's view of one payment through a checkout session: one row per order."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"  # a deposit was seen, not yet the whole amount
+        CONFIRMING = "confirming"  # paid in full; being delivered
+        COMPLETED = "completed"
+        FAILED = "failed"
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_transaction_id, editable=False)
+    organization = models.ForeignKey(
+        "platform_api.Organization", on_delete=models.CASCADE, related_name="transactions"
+    )
+    order_id = models.UUIDField(unique=True, help_text="The order underneath.")
+    session = models.ForeignKey(
+        PlatformCheckoutSession, null=True, blank=True, on_delete=models.SET_NULL, related_name="transactions"
+    )
+    payment_link = models.ForeignKey(
+        PaymentLink, null=True, blank=True, on_delete=models.SET_NULL, related_name="transactions"
+    )
+    customer = models.ForeignKey(
+        Customer, null=True, blank=True, on_delete=models.SET_NULL, related_name="transactions"
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    tx_hash = models.CharField(max_length=66, blank=True, help_text="The payer's (first) deposit.")
+    chain_id = models.PositiveBigIntegerField(help_text="Where the merchant is paid.")
+    from_address = models.CharField(max_length=42, blank=True)
+    to_address = models.CharField(max_length=42)
+    token_address = models.CharField(max_length=42)
+    amount = Uint256Field(help_text="What the merchant receives.")
+    amount_usd = models.DecimalField(max_digits=20, decimal_places=2, null=True, blank=True)
+    source_chain_id = models.PositiveBigIntegerField()
+    source_token_address = models.CharField(max_length=42)
+    source_amount = Uint256Field(help_text="What the payer sends.")
+    fee_amount = Uint256Field(default=0, help_text="The service fee, in the source token.")
+    form_data = models.JSONField(default=dict, blank=True)
+    shipping_address = models.JSONField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["organization", "-created_at"], name="txn_org_created"),
+            models.Index(fields=["organization", "status", "-created_at"], name="txn_org_status_created"),
+            models.Index(fields=["payment_link", "-created_at"], name="txn_link_created"),
+            models.Index(fields=["customer", "-created_at"], name="txn_customer_created"),
+        ]
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class LinkVisit(models.Model):
+    """One view of a link's hosted page; never the visitor's IP address."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_visitor_id, editable=False)
+    payment_link = models.ForeignKey(PaymentLink, on_delete=models.CASCADE, related_name="visits")
+    country = models.CharField(max_length=2, blank=True)
+    referrer = models.CharField(max_length=500, blank=True)
+    user_agent = models.CharField(max_length=500, blank=True)
+    utm_source = models.CharField(max_length=200, blank=True)
+    utm_medium = models.CharField(max_length=200, blank=True)
+    utm_campaign = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["payment_link", "-created_at"], name="visit_link_created")]

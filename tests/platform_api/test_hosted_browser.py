@@ -1,0 +1,111 @@
+"""The hosted checkout in a real browser (Playwright driving Debian's Chromium) on the devnets.
+
+A payer opens the link, fills its form with the keyboard, pays with the
+devnet wallet and watches the page follow the order to "completed" and
+redirect. Screenshots of each step are kept under var/artifacts/hosted/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from orders.models import Order
+from platform_api.models import PlatformCheckoutSession
+from tests.orders.devnet_checkout import drive, random_address
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+ARTIFACTS = Path(settings.BASE_DIR) / "var" / "artifacts" / "hosted"
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    # Playwright's sync API keeps an event loop in this thread; the test's own ORM calls are still synchronous.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=1)  # a phone
+        yield page
+        browser.close()
+
+
+def _unlabelled(page) -> list[str]:
+    """Form controls a screen reader could not name."""
+    return page.evaluate("""() => [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+        .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label')).map(el => el.name)""")
+
+
+def _contrast(page, selector: str) -> float:
+    return page.evaluate(
+        """(selector) => {
+        const el = document.querySelector(selector), style = getComputedStyle(el);
+        const rgb = s => s.match(/\\d+/g).slice(0, 3).map(Number).map(c => c / 255)
+          .map(c => c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+        const lum = s => { const [r, g, b] = rgb(s); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+        const [a, b] = [lum(style.color), lum(style.backgroundColor)].sort((x, y) => y - x);
+        return (a + 0.05) / (b + 0.05);
+    }""",
+        selector,
+    )
+
+
+def test_a_payer_pays_a_link_in_the_browser_and_is_redirected(
+    devnets_registry, admin_client, live_server, browser_page
+):
+    (_, a), (_, b) = devnets_registry
+    page = browser_page
+    link = admin_client.post("/api/v1/payment-links", {
+        "name": "Devnet poster", "description": "A2, printed on demand.", "token_address": b["contracts"]["dUSDC"],
+        "chain_id": b["chain_id"], "recipient_address": random_address(), "amount": "4000000",
+        "theme_color": "#ffd84d", "form_schema": {"fields": [{"id": "email", "type": "email", "label": "Email",
+                                                               "required": True}]},
+        "items": [{"name": "Poster", "amount": "4000000"}],
+    }, format="json").json()  # fmt: skip
+    done_url = f"{live_server.url}/admin/login/?session={{SESSION_ID}}"
+    page.goto(f"{live_server.url}/pay/{link['short_code']}?success_url={done_url}&utm_source=browser")
+    assert page.get_by_role("heading", name="Devnet poster").is_visible()
+    assert _unlabelled(page) == []
+    assert _contrast(page, "button[type=submit]") >= 4.5  # a light accent gets dark text
+    page.screenshot(path=ARTIFACTS / "1-link.png", full_page=True)
+
+    page.get_by_role("button", name="Pay").click()  # nothing filled in: the server says what is missing
+    assert page.get_by_text("Email is required.").is_visible()
+    page.screenshot(path=ARTIFACTS / "2-errors.png", full_page=True)
+
+    page.get_by_label("Email").focus()
+    page.keyboard.type("payer@example.com")
+    page.get_by_label("Pay with").select_option(f"{a['chain_id']}:{a['contracts']['dUSDC']}")
+    page.get_by_label("Pay with").focus()
+    page.keyboard.press("Tab")  # past the select, to the pay button
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#deposit-address")
+    session = PlatformCheckoutSession.objects.get()
+    order = Order.objects.get(platform_session=session)
+    assert page.inner_text("#deposit-address") == order.global_address
+    assert page.locator(".qr svg").count() == 1
+    assert ":" in page.inner_text("#countdown")  # the script counts down (m:ss)
+    page.screenshot(path=ARTIFACTS / "3-deposit.png", full_page=True)
+
+    settled = threading.Thread(target=drive, args=(order.pk,), kwargs={"until": ("executed",), "timeout": 90})
+    page.get_by_role("button", name="Pay with devnet wallet").click()
+    page.wait_for_selector("#status")
+    page.screenshot(path=ARTIFACTS / "4-paid.png", full_page=True)
+    settled.start()
+    page.wait_for_url(f"{live_server.url}/admin/login/?session={session.id}", timeout=90_000)
+    settled.join()
+    session.refresh_from_db()
+    assert session.status == "completed" and session.utm_source == "browser"
+    page.goto(f"{live_server.url}/pay/s/{session.id}")
+    assert "Payment complete" in page.inner_text("#status")
+    page.screenshot(path=ARTIFACTS / "5-completed.png", full_page=True)

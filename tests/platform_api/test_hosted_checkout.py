@@ -1,0 +1,134 @@
+"""A payment link paid through the hosted page on the devnets, as a payer would, down to the merchant's records."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from chains.watcher import scan_chain
+from orders.models import Order
+from platform_api.models import Customer, LinkVisit, PaymentLink, PlatformCheckoutSession, Transaction
+from tests.conftest import wait_for
+from tests.orders.devnet_checkout import drive, erc20, pay, random_address
+from webhooks.models import WebhookEvent
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _link(admin_client, b_deployment, **fields):
+    body = {
+        "name": "Devnet T-shirt",
+        "token_address": b_deployment["contracts"]["dUSDC"],
+        "chain_id": b_deployment["chain_id"],
+        "recipient_address": random_address(),
+        "amount": "10000000",
+        "items": [{"name": "T-shirt", "amount": "10000000", "quantity": 1}],
+        "form_schema": {"fields": [{"id": "email", "type": "email", "label": "Email", "required": True}]},
+        **fields,
+    }
+    response = admin_client.post("/api/v1/payment-links", body, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def _pay_with(a_deployment, symbol="dUSDC"):
+    return f"{a_deployment['chain_id']}:{a_deployment['contracts'][symbol]}"
+
+
+def test_a_link_paid_on_the_hosted_page_completes_its_session_transaction_and_customer(
+    devnets_registry, admin_client, settings
+):
+    (_, a), (chain_b, b) = devnets_registry
+    link = _link(admin_client, b, fee_on_top=True)
+    payer = Client()
+
+    page = payer.get(
+        f"/pay/{link['short_code']}?client_reference_id=cart-7&metadata[order]=A-1&utm_source=mail"
+        "&success_url=https://shop.example/thanks?s={SESSION_ID}",
+        HTTP_REFERER="https://news.example/post",
+    )
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Devnet T-shirt" in html and "10 dUSDC" in html
+    assert '<label for="pay_with">' in html and '<label for="field_email">' in html
+    visit = LinkVisit.objects.get(payment_link_id=link["id"])
+    assert (visit.referrer, visit.utm_source) == ("https://news.example/post", "mail")
+
+    missing = payer.post(f"/pay/{link['short_code']}", {"pay_with": _pay_with(a)})
+    assert missing.status_code == 400
+    assert "Email is required." in missing.content.decode()
+    assert PlatformCheckoutSession.objects.count() == 0
+
+    started = payer.post(
+        f"/pay/{link['short_code']}?client_reference_id=cart-7&metadata[order]=A-1&utm_source=mail"
+        "&success_url=https://shop.example/thanks?s={SESSION_ID}",
+        {"pay_with": _pay_with(a), "field_email": "payer@example.com"},
+    )
+    assert started.status_code == 302
+    session = PlatformCheckoutSession.objects.get()
+    assert started["Location"] == f"/pay/s/{session.id}"
+    assert (session.client_reference_id, session.metadata, session.utm_source) == (
+        "cart-7",
+        {"order": "A-1"},
+        "mail",
+    )
+    order = Order.objects.get(platform_session=session)
+    assert int(order.src_amount) > 10_000_000  # fee on top: the payer carries the fee
+
+    waiting = payer.get(f"/pay/s/{session.id}").content.decode()
+    assert order.global_address in waiting and "<svg" in waiting and "Pay with devnet wallet" in waiting
+
+    recipient_before = erc20((chain_b, b)).functions.balanceOf(link["recipient_address"]).call()
+    assert payer.post(f"/pay/s/{session.id}/devnet-pay").status_code == 302
+    drive(order.pk, until=("executed",))
+
+    session.refresh_from_db()
+    assert session.status == "completed"
+    received = erc20((chain_b, b)).functions.balanceOf(link["recipient_address"]).call() - recipient_before
+    assert received >= 10_000_000 * 99 // 100
+    status = payer.get(f"/pay/s/{session.id}/status").json()
+    assert status["session"]["status"] == "completed"
+    assert status["success_url"] == f"https://shop.example/thanks?s={session.id}"
+
+    transaction = Transaction.objects.get(order_id=order.pk)
+    assert transaction.status == "completed" and transaction.amount == received
+    assert transaction.from_address and transaction.tx_hash
+    customer = Customer.objects.get(pk=transaction.customer_id)
+    assert customer.wallet_address == transaction.from_address.lower()
+    assert customer.email == "payer@example.com" and customer.transaction_count == 1
+    assert PaymentLink.objects.get(pk=link["id"]).current_uses == 1
+
+    completed = WebhookEvent.objects.get(event_type="payment.completed").data
+    assert completed["id"] == transaction.id and completed["payment_link_id"] == link["id"]
+    assert completed["checkoutSession"]["clientReferenceId"] == "cart-7"
+    assert completed["checkoutSession"]["metadata"] == {"order": "A-1"}
+    checkout_done = WebhookEvent.objects.get(event_type="checkout.completed").data
+    assert checkout_done["form_data"] == {"email": "payer@example.com"}
+
+    api = admin_client.get(f"/api/v1/transactions/{transaction.id}").json()
+    assert api["status"] == "completed" and api["session_id"] == session.id
+    stats = admin_client.get(f"/api/v1/payment-links/{link['id']}/stats").json()
+    assert (stats["views"], stats["sessions"], stats["completions"]) == (1, 1, 1)
+
+
+def test_a_partial_payment_asks_for_the_rest_on_the_same_address(devnets_registry, admin_client):
+    (chain_a, a), (_, b) = devnets_registry
+    link = _link(admin_client, b, form_schema={})
+    payer = Client()
+    payer.post(f"/pay/{link['short_code']}", {"pay_with": _pay_with(a)})
+    session = PlatformCheckoutSession.objects.get()
+    order = Order.objects.get(platform_session=session)
+    pay(order.pk, (chain_a, a), amount=int(order.src_amount) // 2)
+    wait_for(lambda: scan_chain(a["chain_id"]) is not None and order.deposit_txs.exists(), timeout=30)
+    page = payer.get(f"/pay/s/{session.id}").content.decode()
+    remaining = int(order.src_amount) - int(order.src_amount) // 2
+    assert re.search(r"send the remaining [0-9.]+ dUSDC", page)
+    assert Transaction.objects.get(order_id=order.pk).status == "pending"
+    assert payer.get(f"/pay/s/{session.id}/status").json()["order"]["remaining"] == str(remaining)
+    # Another token cannot replace an order that has received money.
+    assert "Pay with another token" not in page
+    changed = payer.post(f"/pay/s/{session.id}?change=1", {"pay_with": _pay_with(a, "dWETH")})
+    assert changed.status_code == 302  # back to the payment: the choice is not offered any more
+    assert list(Order.objects.filter(platform_session=session)) == [order]

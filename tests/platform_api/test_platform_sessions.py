@@ -1,0 +1,168 @@
+"""Checkout sessions of the platform (`cs_`): create, read, list, expire, and the transitions of the spec."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from orders import checkout
+from orders.models import Order
+from orders.tasks import expire_checkout_sessions
+from platform_api.models import DiscountCode, PlatformCheckoutSession, Transaction
+from tests.conftest import client_for
+from tests.factories import OrganizationFactory, make_api_key
+from tests.orders.conftest import RECIPIENT, USDC_BASE
+from webhooks.models import WebhookEvent
+
+pytestmark = pytest.mark.django_db
+
+AMOUNT = {"token_address": USDC_BASE, "chain_id": 8453, "recipient_address": RECIPIENT, "amount": "2500000"}
+
+
+def create(client, **fields):
+    return client.post("/api/v1/checkout-sessions", {**AMOUNT, **fields}, format="json")
+
+
+def test_a_session_for_an_amount_carries_what_was_sent(admin_client, tokens, settings):
+    response = create(
+        admin_client, client_reference_id="cart-1", metadata={"sku": "A"}, customer_email="a@example.com",
+        customer_name="Ada", success_url="https://shop.example/ok?cs={SESSION_ID}", expires_in=600,
+        utm_source="mail",
+    )  # fmt: skip
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["object"] == "checkout_session" and body["id"].startswith("cs_")
+    assert body["url"] == f"{settings.PUBLIC_BASE_URL}/pay/s/{body['id']}"
+    assert (body["status"], body["amount"], body["payment_link_id"]) == ("open", "2500000", None)
+    assert (body["client_reference_id"], body["metadata"], body["customer_email"]) == ("cart-1", {"sku": "A"},
+                                                                                        "a@example.com")  # fmt: skip
+    assert 590_000 <= body["expires_at"] - body["created_at"] <= 600_000
+    stored = PlatformCheckoutSession.objects.get()
+    raw = PlatformCheckoutSession.objects.filter(pk=stored.pk).values_list("customer_email", flat=True)
+    assert "a@example.com" not in str(
+        list(raw.query.get_compiler("default").execute_sql())
+    )  # encrypted at rest
+
+
+@pytest.mark.parametrize(
+    ("fields", "param"),
+    [
+        ({"amount": None}, "amount"),
+        ({"token_address": None}, "token_address"),
+        ({"expires_in": 60}, "expires_in"),
+        ({"expires_in": 86401}, "expires_in"),
+        ({"client_reference_id": "x" * 201}, "client_reference_id"),
+        ({"metadata": {"k" * 41: "v"}}, "metadata"),
+        ({"metadata": "text"}, "metadata"),
+        ({"success_url": "javascript:alert(1)"}, "success_url"),
+        ({"customer_email": "not-an-email"}, "customer_email"),
+        ({"payment_link_id": "pl_nope"}, "payment_link_id"),
+        ({"discount_code": "NOPE"}, "discount_code"),
+    ],
+)
+def test_a_bad_session_is_refused_with_its_param(admin_client, tokens, fields, param):
+    body = {key: value for key, value in {**AMOUNT, **fields}.items() if value is not None}
+    response = admin_client.post("/api/v1/checkout-sessions", body, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["param"] == param
+    assert not PlatformCheckoutSession.objects.exists()
+
+
+def test_expire_moves_only_an_open_session(admin_client, tokens):
+    session = create(admin_client).json()
+    expired = admin_client.post(f"/api/v1/checkout-sessions/{session['id']}/expire")
+    assert expired.status_code == 200 and expired.json()["status"] == "expired"
+    again = admin_client.post(f"/api/v1/checkout-sessions/{session['id']}/expire")
+    assert again.status_code == 400 and again.json()["error"]["code"] == "invalid_status_transition"
+    event = WebhookEvent.objects.get(event_type="checkout.expired").data
+    assert event["id"] == session["id"] and event["checkoutSession"]["id"] == session["id"]
+
+
+def test_another_organizations_session_is_not_found(admin_client, tokens):
+    session = create(admin_client).json()
+    other = client_for(make_api_key(OrganizationFactory(slug="globex"), permissions=["admin"])[1])
+    assert other.get(f"/api/v1/checkout-sessions/{session['id']}").status_code == 404
+    assert other.post(f"/api/v1/checkout-sessions/{session['id']}/expire").status_code == 404
+    assert PlatformCheckoutSession.objects.get().status == "open"
+
+
+def test_list_filters_by_status_link_and_time(admin_client, tokens):
+    first, second = create(admin_client).json(), create(admin_client).json()
+    admin_client.post(f"/api/v1/checkout-sessions/{first['id']}/expire")
+    assert [s["id"] for s in admin_client.get("/api/v1/checkout-sessions?status=open").json()["data"]] == [
+        second["id"]
+    ]
+    since = admin_client.get(f"/api/v1/checkout-sessions?from={second['created_at']}").json()["data"]
+    assert second["id"] in [s["id"] for s in since]
+    assert admin_client.get("/api/v1/checkout-sessions?from=soon").json()["error"]["param"] == "from"
+
+
+def test_time_out_expires_the_session_and_its_waiting_order(admin_client, tokens):
+    session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
+    order = checkout.session_order_create(
+        session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
+    )
+    PlatformCheckoutSession.objects.filter(pk=session.pk).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    assert expire_checkout_sessions() == 1
+    session.refresh_from_db()
+    order.refresh_from_db()
+    assert (session.status, order.status) == ("expired", "expired")
+    assert WebhookEvent.objects.get(event_type="checkout.expired").data["reason"] == "timeout"
+
+
+def test_choosing_another_token_replaces_an_unpaid_order(admin_client, tokens):
+    session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
+    first = checkout.session_order_create(
+        session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
+    )
+    eth = "0x0000000000000000000000000000000000000000"
+    second = checkout.session_order_create(session=session, src_chain=8453, src_token=eth, payer_ip="1.2.3.4")
+    first.refresh_from_db()
+    assert first.status == "expired" and second.status == "scanning_deposit_transaction"
+    assert checkout.session_current_order(session) == second
+
+
+def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin_client, tokens):
+    from orders import services
+
+    session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
+    order = checkout.session_order_create(
+        session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
+    )
+    services.order_record_deposit(order=order, chain=8453, tx_hash="0x" + "a" * 64, amount=int(order.src_amount),
+                                  from_address="0x" + "4" * 40)  # fmt: skip
+    session.refresh_from_db()
+    assert session.status == "processing"
+    assert Transaction.objects.get(order_id=order.pk).status == "confirming"
+    services.order_fail(order=Order.objects.get(pk=order.pk), error="SLIPPAGE: test")
+    services.order_refunded(order=Order.objects.get(pk=order.pk), refund_tx_hash="0x" + "b" * 64)
+    session.refresh_from_db()
+    assert session.status == "failed"
+    assert Transaction.objects.get(order_id=order.pk).status == "failed"
+    failed = WebhookEvent.objects.get(event_type="payment.failed").data
+    assert (failed["error"], failed["refund_tx_hash"]) == ("SLIPPAGE: test", "0x" + "b" * 64)
+    assert failed["checkoutSession"]["id"] == session.id and failed["id"].startswith("txn_")
+    expire = admin_client.post(f"/api/v1/checkout-sessions/{session.id}/expire")
+    assert expire.status_code == 400 and expire.json()["error"]["code"] == "invalid_status_transition"
+
+
+def test_a_discount_code_lowers_the_amount_and_holds_one_use(admin_client, organization, tokens):
+    code = DiscountCode.objects.create(organization=organization, code="TEN", type="percentage", value=10,
+                                       max_uses=1)  # fmt: skip
+    first = create(admin_client, discount_code="ten")
+    assert first.status_code == 201, first.content
+    assert (first.json()["amount"], first.json()["discount_amount"], first.json()["discount_code"]) == (
+        "2250000", "250000", "TEN")  # fmt: skip
+    code.refresh_from_db()
+    assert (code.reserved_uses, code.current_uses) == (1, 0)
+    refused = create(admin_client, discount_code="TEN")
+    assert refused.status_code == 400
+    assert refused.json()["error"]["message"] == "'discount_code': Code has reached maximum number of uses"
+    admin_client.post(f"/api/v1/checkout-sessions/{first.json()['id']}/expire")
+    code.refresh_from_db()
+    assert code.reserved_uses == 0
+    assert create(admin_client, discount_code="TEN").status_code == 201
