@@ -10,6 +10,7 @@ from core import openapi
 from orders import checkout
 from platform_api import merchant_selectors as selectors
 from platform_api.api import PlatformAPIView
+from platform_api.merchant_selectors import MAX_MILLIS
 from platform_api.merchant_serializers import PlatformSessionCreateSerializer, PlatformSessionSerializer
 from platform_api.merchant_views import list_of, render_list
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
@@ -21,9 +22,9 @@ class PlatformSessionCollectionView(PlatformAPIView):
         parameters=[
             *LIST_PARAMETERS,
             OpenApiParameter("status", str, enum=["open", "processing", "completed", "expired", "failed", "active"]),
-            OpenApiParameter("payment_link_id", str),
-            openapi.integer("from", minimum=0, maximum=253402300799999, description="Created at or after (ms since the epoch)."),
-            openapi.integer("to", minimum=0, maximum=253402300799999, description="Created at or before (ms since the epoch)."),
+            openapi.text("payment_link_id", max_length=64),
+            openapi.integer("from", minimum=0, maximum=MAX_MILLIS, description="Created at or after (ms since the epoch)."),
+            openapi.integer("to", minimum=0, maximum=MAX_MILLIS, description="Created at or before (ms since the epoch)."),
         ],
         responses={200: list_of("CheckoutSessionList", PlatformSessionSerializer(many=True)), **ERRORS},
     )  # fmt: skip

@@ -23,6 +23,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from chains.fields import AddressField
+from core import openapi
 from core.crypto import blind_index
 from core.fields import EpochMillisField, StrictCharField
 from platform_api import merchant_selectors as selectors
@@ -188,7 +189,7 @@ class CustomerCollectionView(PlatformAPIView):
     @extend_schema(
         operation_id="customers_list", tags=["Customers"],
         parameters=[*LIST_PARAMETERS, OpenApiParameter("sort", str, enum=list(SORTS)),
-                    OpenApiParameter("search", str, description="Part of the wallet, or the exact name or email.")],
+                    openapi.text("search", description="Part of the wallet, or the exact name or email.")],
         responses={200: list_of("CustomerList", CustomerSerializer(many=True)), **ERRORS},
     )  # fmt: skip
     def get(self, request):

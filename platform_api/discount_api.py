@@ -15,6 +15,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from chains.fields import TokenAmountField
+from core import openapi
 from core.fields import EpochMillisField, StrictBooleanField, StrictCharField, StrictIntegerField
 from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
@@ -187,8 +188,8 @@ class DiscountCollectionView(PlatformAPIView):
     @extend_schema(
         operation_id="discount_codes_list", tags=["Discount codes"],
         parameters=[*LIST_PARAMETERS, OpenApiParameter("sort", str, enum=list(SORTS)),
-                    OpenApiParameter("payment_link_id", str), OpenApiParameter("active", str, enum=["true", "false"]),
-                    OpenApiParameter("search", str, description="Part of the code.")],
+                    openapi.text("payment_link_id", max_length=64), OpenApiParameter("active", str, enum=["true", "false"]),
+                    openapi.text("search", description="Part of the code.")],
         responses={200: list_of("DiscountCodeList", DiscountSerializer(many=True)), **ERRORS},
     )  # fmt: skip
     def get(self, request):

@@ -39,11 +39,14 @@ def parse_bool(query, name: str) -> bool | None:
     return raw == "true"
 
 
+MAX_MILLIS = 253402300799999  # 9999-12-31T23:59:59.999Z: the last instant a datetime holds
+
+
 def parse_millis(query, name: str):
     raw = query.get(name)
     if raw in (None, ""):
         return None
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 15):
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 15 and int(raw) <= MAX_MILLIS):
         raise PlatformError.invalid_field(
             name, f"'{name}' must be a timestamp in milliseconds since the epoch."
         )

@@ -11,6 +11,7 @@ from platform_api import merchant_selectors as selectors
 from platform_api import merchant_services as services
 from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
+from platform_api.merchant_selectors import MAX_MILLIS
 from platform_api.merchant_serializers import (
     LinkItemSerializer,
     PaymentLinkDetailSerializer,
@@ -62,7 +63,7 @@ class PaymentLinkCollectionView(PaymentLinkViewMixin, PlatformAPIView):
         parameters=[
             *LIST_PARAMETERS,
             OpenApiParameter("sort", str, enum=list(LINK_SORTS), description="Default created_at."),
-            OpenApiParameter("search", str, description="Part of the name or short code."),
+            openapi.text("search", description="Part of the name or short code."),
             OpenApiParameter("active", str, enum=["true", "false"]),
         ],
         responses={200: list_of("PaymentLinkList", PaymentLinkSerializer(many=True)), **ERRORS},
@@ -233,10 +234,10 @@ class TransactionCollectionView(PlatformAPIView):
             *LIST_PARAMETERS,
             OpenApiParameter("sort", str, enum=list(TRANSACTION_SORTS), description="Default created_at."),
             OpenApiParameter("status", str, enum=["pending", "confirming", "completed", "failed"]),
-            openapi.integer("chain_id", minimum=1, maximum=10**18, description="Where the merchant is paid."),
-            OpenApiParameter("customer_id", str), OpenApiParameter("payment_link_id", str),
-            openapi.integer("from", minimum=0, maximum=253402300799999, description="Created at or after (ms since the epoch)."),
-            openapi.integer("to", minimum=0, maximum=253402300799999, description="Created at or before (ms since the epoch)."),
+            openapi.integer("chain_id", minimum=1, maximum=10**18 - 1, description="Where the merchant is paid."),
+            openapi.text("customer_id", max_length=64), openapi.text("payment_link_id", max_length=64),
+            openapi.integer("from", minimum=0, maximum=MAX_MILLIS, description="Created at or after (ms since the epoch)."),
+            openapi.integer("to", minimum=0, maximum=MAX_MILLIS, description="Created at or before (ms since the epoch)."),
         ],
         responses={200: list_of("TransactionList", TransactionSerializer(many=True)), **ERRORS},
     )  # fmt: skip
