@@ -246,7 +246,7 @@ def session_prepare(
     link = session.payment_link
     if link is not None:
         check_link_payable(link, field="amount")
-    base = int(session.amount) + int(session.discount_amount or 0) if session.amount is not None else amount
+    base = _subtotal(session) if session.amount is not None else amount
     if base is None:
         raise InvalidRequest("enter an amount.", field="amount")
     check_amount_for_link(link, base)
@@ -261,6 +261,12 @@ def session_prepare(
     if discount_code:
         _apply_discount(session, discount_code, base + shipping)
     return session
+
+
+def _subtotal(session: Session) -> int:
+    """The session's price before its discount and shipping (`amount` = subtotal + shipping - discount)."""
+    shipping = int(session.shipping_option["amount"]) if session.shipping_option else 0
+    return int(session.amount) + int(session.discount_amount or 0) - shipping
 
 
 def _target_amounts(session: Session, src_chain: int, src_token: str) -> tuple[int, int]:
@@ -484,7 +490,9 @@ def session_status_data(session: Session) -> dict[str, Any]:
     if order is None:
         return data
     received = sum(int(a) for a in order.deposit_txs.filter(counted=True).values_list("amount", flat=True))
-    refund = order.refund_txs.order_by("-created_at").values_list("tx_hash", flat=True).first()
+    refund = None
+    if order.status in (Order.Status.FAILURE, Order.Status.REFUNDING, Order.Status.REFUNDED):
+        refund = order.refund_txs.order_by("-created_at").values_list("tx_hash", flat=True).first()
     data["order"] = {
         "id": str(order.id), "status": order.status, "deposit_address": order.global_address,
         "chain_id": order.src_chain, "token_address": order.src_token_address, "amount": str(order.src_amount),

@@ -11,7 +11,9 @@ pay_order` does.
 from __future__ import annotations
 
 import logging
+import time
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any
 
 import segno
@@ -27,6 +29,7 @@ from rest_framework import serializers
 from chains.devnet import DevnetError
 from chains.models import Token
 from chains.registry import chain_get, chains
+from chains.tokens import token_get
 from chains.wallet import devnet_transfer
 from core.errors import DomainError
 from core.geo import locate
@@ -82,19 +85,40 @@ def parse_units(text: str, decimals: int) -> int | None:
     return int(value.scaleb(decimals))
 
 
+TOKEN_PICKER_TTL_SECONDS = 60  # a reloaded token list shows on the page within a minute
+_picker: dict[tuple[int, ...], tuple[float, list[dict[str, Any]]]] = {}
+
+
 def payable_tokens() -> list[dict[str, Any]]:
-    """Tokens of the registry on chains that take payments (a deposit factory), for the token picker."""
+    """Tokens of the registry on chains that take payments (a deposit factory), for the token picker.
+
+    Every page view shows the list, and the registry changes only when a token
+    list is loaded: each process keeps it for a minute.
+    """
     takes = {chain.chain_id: chain for chain in chains() if chain.factory_address}
+    key = tuple(sorted(takes))
+    cached = _picker.get(key)
+    if cached is not None and cached[0] > time.monotonic():
+        return cached[1]
     tokens = Token.objects.filter(chain_id__in=list(takes)).order_by("chain_id", "symbol")
-    return [
+    options = [
         {"value": f"{t.chain_id}:{t.address}", "label": f"{t.symbol} on {takes[t.chain_id].name}",
          "chain_id": t.chain_id, "address": t.address}
         for t in tokens
     ]  # fmt: skip
+    _picker.clear()
+    _picker[key] = (time.monotonic() + TOKEN_PICKER_TTL_SECONDS, options)
+    return options
+
+
+@lru_cache(maxsize=4096)
+def qr_svg(address: str) -> str:
+    """The deposit address as an inline SVG QR code (the same address always draws the same code)."""
+    return segno.make(address, error="m").svg_inline(scale=5, dark="#111111", light="#ffffff")
 
 
 def _token(chain_id: int, address: str) -> Token | None:
-    return Token.objects.filter(chain_id=chain_id, address__iexact=address).first()
+    return token_get(chain_id=chain_id, address=address)
 
 
 def _luminance(color: str) -> float:
@@ -338,7 +362,6 @@ def _status_context(session: PlatformCheckoutSession, order: Order | None) -> di
         token = _token(order.src_chain, order.src_token_address)
         decimals = token.decimals if token else 0
         chain = chain_get(order.src_chain)
-        qr = segno.make(order.global_address, error="m")
         context |= {
             "order": order,
             "pay_token": token,
@@ -346,7 +369,7 @@ def _status_context(session: PlatformCheckoutSession, order: Order | None) -> di
             "pay_amount": format_units(int(order.src_amount), decimals),
             "remaining": format_units(int(status["order"]["remaining"]), decimals),
             "received": format_units(int(status["order"]["received"]), decimals),
-            "qr_svg": qr.svg_inline(scale=5, dark="#111111", light="#ffffff"),
+            "qr_svg": qr_svg(order.global_address),
             "devnet_wallet": bool(chain and chain.devnet and settings.DEVELOPMENT),
         }
     return context | {
@@ -360,14 +383,10 @@ def _status_context(session: PlatformCheckoutSession, order: Order | None) -> di
 @require_GET
 def session_status(request: HttpRequest, session_id: str) -> JsonResponse:
     """What the page polls: the session's and its order's status, what arrived, what remains, where to go."""
-    session = _session_or_404(session_id)
+    session = PlatformCheckoutSession.objects.filter(pk=session_id).first()
+    if session is None:
+        raise Http404("There is no checkout at this address.")
     data = checkout.session_status_data(session)
-    order = data["order"]
-    if order is not None:
-        token = _token(order["chain_id"], order["token_address"])
-        decimals = token.decimals if token else 0
-        order["remaining_display"] = format_units(int(order["remaining"]), decimals)
-        order["received_display"] = format_units(int(order["received"]), decimals)
     data["success_url"] = success_redirect(session) if session.status == "completed" else None
     return JsonResponse(data)
 

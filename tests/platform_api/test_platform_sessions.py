@@ -166,3 +166,29 @@ def test_a_discount_code_lowers_the_amount_and_holds_one_use(admin_client, organ
     code.refresh_from_db()
     assert code.reserved_uses == 0
     assert create(admin_client, discount_code="TEN").status_code == 201
+
+
+def test_the_payers_choices_price_the_session_once_however_often_they_change(
+    admin_client, organization, tokens
+):
+    link = admin_client.post("/api/v1/payment-links", {
+        **{k: AMOUNT[k] for k in ("token_address", "chain_id", "recipient_address")}, "name": "Mug", "amount": "1000",
+        "shipping_options": [{"id": "std", "name": "Standard", "amount": "100"},
+                             {"id": "fast", "name": "Express", "amount": "300"}],
+    }, format="json").json()  # fmt: skip
+    DiscountCode.objects.create(organization=organization, code="HALF", type="percentage", value=50)
+    session = PlatformCheckoutSession.objects.get(
+        pk=create(admin_client, payment_link_id=link["id"]).json()["id"]
+    )
+    options = {option["id"]: option for option in link["shipping_options"]}
+
+    def choose(option, code=""):
+        return checkout.session_prepare(session=session, amount=None, discount_code=code, form_data={},
+                                        shipping_option=options[option], shipping_address=None)  # fmt: skip
+
+    assert int(choose("std").amount) == 1100
+    assert int(choose("fast").amount) == 1300
+    priced = choose("std", code="half")
+    assert (int(priced.amount), int(priced.discount_amount)) == (550, 550)
+    assert int(choose("fast").amount) == 1300  # the code was dropped: its hold is released
+    assert DiscountCode.objects.get(code="HALF").reserved_uses == 0
