@@ -276,14 +276,15 @@ def _target_amounts(session: Session, src_chain: int, src_token: str) -> tuple[i
         "srcTokenAddress": src_token, "dstTokenAddress": session.token_address,
         "recipientAddress": session.recipient_address,
     })  # fmt: skip
-    with_fee = int(quote["currencyIn"]["amount"])
     bps = int(quote["fee"].get("finalFeeBps") or 0)
-    fee_on_top = session.payment_link is not None and session.payment_link.fee_on_top
-    if fee_on_top:
-        return with_fee, int(session.amount)
+    worth = (
+        int(quote["currencyIn"]["amount"]) * 10_000 // (10_000 + bps)
+    )  # the amount's worth, before the fee
+    if session.payment_link is not None and session.payment_link.fee_on_top:
+        # Settlement takes the fee from what arrives: send enough that what is left is the whole amount.
+        return -(-worth * 10_000 // (10_000 - bps)), int(session.amount)
     # The merchant carries the fee: the payer sends the amount's worth, the merchant gets it less the fee.
-    without_fee = with_fee * 10_000 // (10_000 + bps)
-    return without_fee, int(session.amount) - fee_amount(int(session.amount), bps)
+    return worth, int(session.amount) - fee_amount(int(session.amount), bps)
 
 
 def session_order_create(*, session: Session, src_chain: int, src_token: str, payer_ip: str) -> Order:
