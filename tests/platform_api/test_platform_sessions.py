@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from orders import checkout
-from orders.models import Order
+from orders.models import Order, RefundTx
 from orders.tasks import expire_checkout_sessions
 from platform_api.models import DiscountCode, PlatformCheckoutSession, Transaction
 from tests.conftest import client_for
@@ -99,7 +99,7 @@ def test_list_filters_by_status_link_and_time(admin_client, tokens):
     assert admin_client.get("/api/v1/checkout-sessions?from=soon").json()["error"]["param"] == "from"
 
 
-def test_time_out_expires_the_session_and_its_waiting_order(admin_client, tokens):
+def test_time_out_expires_the_session_and_its_waiting_order(admin_client, tokens, client):
     session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
     order = checkout.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
@@ -112,6 +112,8 @@ def test_time_out_expires_the_session_and_its_waiting_order(admin_client, tokens
     order.refresh_from_db()
     assert (session.status, order.status) == ("expired", "expired")
     assert WebhookEvent.objects.get(event_type="checkout.expired").data["reason"] == "timeout"
+    page = client.get(f"/pay/s/{session.id}").content.decode()
+    assert "This checkout has expired." in page and order.global_address not in page
 
 
 def test_choosing_another_token_replaces_an_unpaid_order(admin_client, tokens):
@@ -126,7 +128,7 @@ def test_choosing_another_token_replaces_an_unpaid_order(admin_client, tokens):
     assert checkout.session_current_order(session) == second
 
 
-def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin_client, tokens):
+def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin_client, tokens, client):
     from orders import services
 
     session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
@@ -139,6 +141,8 @@ def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin
     assert session.status == "processing"
     assert Transaction.objects.get(order_id=order.pk).status == "confirming"
     services.order_fail(order=Order.objects.get(pk=order.pk), error="SLIPPAGE: test")
+    RefundTx.objects.create(order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=order.src_amount,
+                            status="success")  # as the refund's outbox transaction records it  # fmt: skip
     services.order_refunded(order=Order.objects.get(pk=order.pk), refund_tx_hash="0x" + "b" * 64)
     session.refresh_from_db()
     assert session.status == "failed"
@@ -148,6 +152,9 @@ def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin
     assert failed["checkoutSession"]["id"] == session.id and failed["id"].startswith("txn_")
     expire = admin_client.post(f"/api/v1/checkout-sessions/{session.id}/expire")
     assert expire.status_code == 400 and expire.json()["error"]["code"] == "invalid_status_transition"
+    page = client.get(f"/pay/s/{session.id}").content.decode()
+    assert "0x" + "b" * 64 in page, page
+    assert "The payment failed and was refunded." in page
 
 
 def test_a_discount_code_lowers_the_amount_and_holds_one_use(admin_client, organization, tokens):
