@@ -477,9 +477,19 @@ def on_failed(order: Order, *, error: str, refund_tx_hash: str | None) -> None:
     )  # fmt: skip
 
 
-def session_status_data(session: Session) -> dict[str, Any]:
+STATUS_FIELDS = ("id", "status", "global_address", "src_chain", "src_token_address", "src_amount", "expired_at",
+                 "error_details", "created_at")  # fmt: skip
+
+
+def session_status_data(session: Session, order: Order | None = None) -> dict[str, Any]:
     """What the hosted page polls: the session, its order's deposit address, what arrived and what is owed."""
-    order = session_current_order(session)
+    if order is None:
+        order = (
+            Order.objects.filter(platform_session=session)
+            .only(*STATUS_FIELDS)
+            .order_by("-created_at")
+            .first()
+        )
     data: dict[str, Any] = {
         "session": {
             "id": session.id,

@@ -18,7 +18,9 @@ from typing import Any
 
 import segno
 from django.conf import settings
+from django.core.signals import setting_changed
 from django.db import transaction
+from django.dispatch import receiver
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -107,7 +109,8 @@ def payable_tokens() -> list[dict[str, Any]]:
         for t in tokens
     ]  # fmt: skip
     _picker.clear()
-    _picker[key] = (time.monotonic() + TOKEN_PICKER_TTL_SECONDS, options)
+    if options:  # an empty registry (before `load_tokens`) is not kept
+        _picker[key] = (time.monotonic() + TOKEN_PICKER_TTL_SECONDS, options)
     return options
 
 
@@ -117,8 +120,28 @@ def qr_svg(address: str) -> str:
     return segno.make(address, error="m").svg_inline(scale=5, dark="#111111", light="#ffffff")
 
 
+_tokens: dict[tuple[int, str], tuple[float, Token | None]] = {}
+
+
 def _token(chain_id: int, address: str) -> Token | None:
-    return token_get(chain_id=chain_id, address=address)
+    """A registry token for display (symbol, decimals); each process keeps it for a minute, as the picker."""
+    key = (chain_id, address.lower())
+    cached = _tokens.get(key)
+    if cached is not None and cached[0] > time.monotonic():
+        return cached[1]
+    if len(_tokens) > 4096:
+        _tokens.clear()
+    token = token_get(chain_id=chain_id, address=address)
+    if token is not None:
+        _tokens[key] = (time.monotonic() + TOKEN_PICKER_TTL_SECONDS, token)
+    return token
+
+
+@receiver(setting_changed)
+def _forget_tokens(*, setting: str, **kwargs) -> None:
+    if setting == "CHAINS":
+        _picker.clear()
+        _tokens.clear()
 
 
 def _luminance(color: str) -> float:
@@ -357,7 +380,7 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
 
 def _status_context(session: PlatformCheckoutSession, order: Order | None) -> dict[str, Any]:
     context = _page_context(None, session)
-    status = checkout.session_status_data(session)
+    status = checkout.session_status_data(session, order)
     if order is not None:
         token = _token(order.src_chain, order.src_token_address)
         decimals = token.decimals if token else 0

@@ -92,8 +92,7 @@ def _get(request, customer_id: str) -> Customer:
 
 
 def _duplicate(wallet: str) -> PlatformError:
-    return PlatformError(status=409, type="invalid_request_error", code="duplicate_resource",
-                         message=f"A customer with wallet {wallet} already exists.", param="wallet_address")  # fmt: skip
+    return PlatformError.duplicate("wallet_address", f"A customer with wallet {wallet} already exists.")
 
 
 def customer_create(*, organization: Organization, data: dict[str, Any]) -> Customer:

@@ -120,8 +120,7 @@ def _check(values: dict[str, Any], organization: Organization) -> None:
 
 
 def _duplicate(code: str) -> PlatformError:
-    return PlatformError(status=409, type="invalid_request_error", code="duplicate_resource",
-                         message=f"A discount code {code} already exists.", param="code")  # fmt: skip
+    return PlatformError.duplicate("code", f"A discount code {code} already exists.")
 
 
 def _audit(ctx: RequestContext, event: str, code_id: str, status_code: int) -> None:

@@ -91,6 +91,10 @@ class PlatformError(Exception):
         return cls(status=400, type=INVALID_REQUEST, code="invalid_status_transition", message=message)
 
     @classmethod
+    def duplicate(cls, param: str, message: str) -> PlatformError:
+        return cls(status=409, type=INVALID_REQUEST, code="duplicate_resource", message=message, param=param)
+
+    @classmethod
     def no_updates(cls) -> PlatformError:
         return cls(
             status=400,
