@@ -42,7 +42,7 @@ from platform_api.discounts import (
     discount_reserve,
 )
 from platform_api.merchant_serializers import PlatformSessionSerializer, TransactionSerializer
-from platform_api.merchant_services import check_token
+from platform_api.merchant_services import check_product, check_token
 from platform_api.models import (
     Customer,
     Organization,
@@ -98,12 +98,12 @@ def platform_session_create(*, organization: Organization, data: dict[str, Any])
         target = {name: data[name] for name in ("token_address", "chain_id", "recipient_address")}
         check_token(data["chain_id"], data["token_address"])
         amount = data["amount"]
-    if data.get("product_id"):
-        raise InvalidRequest(f"no product {data['product_id']}.", field="product_id")
+    check_product(organization, data.get("product_id"))
     now = timezone.now()
     session = Session.objects.create(
         organization=organization,
         payment_link=link,
+        product_id=data.get("product_id") or None,
         amount=amount,
         **target,
         success_url=data.get("success_url") or "",

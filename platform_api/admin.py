@@ -11,6 +11,7 @@ from platform_api.models import (
     PaymentLinkItem,
     Permission,
     PlatformCheckoutSession,
+    Product,
     QuickPayment,
     Transaction,
 )
@@ -222,4 +223,12 @@ class TransactionAdmin(ReadOnlyAdmin):
                     "tx_hash", "created_at", "completed_at")  # fmt: skip
     list_filter = ("status", "chain_id", "source_chain_id", "organization")
     search_fields = ("id", "tx_hash", "from_address", "order_id", "session__id", "payment_link__short_code")
+    list_select_related = ("organization",)
+
+
+@admin.register(Product)
+class ProductAdmin(ReadOnlyAdmin):
+    list_display = ("name", "organization", "product_type", "amount", "chain_id", "is_active", "created_at")
+    list_filter = ("product_type", "is_active", "chain_id", "organization")
+    search_fields = ("id", "name", "organization__slug")
     list_select_related = ("organization",)

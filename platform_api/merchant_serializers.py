@@ -114,9 +114,13 @@ class PaymentLinkWriteSerializer(serializers.Serializer):
     """Create (every rule) and, with `partial=True`, update; cross-field rules are checked on the merged link."""
 
     name = StrictCharField(max_length=100)
-    token_address = AddressField()
-    chain_id = SupportedChainIdField()
-    recipient_address = AddressField()
+    token_address = AddressField(
+        required=False, help_text="Default: the organization's default_token_address."
+    )
+    chain_id = SupportedChainIdField(
+        required=False, help_text="Default: the organization's default_chain_id."
+    )
+    recipient_address = AddressField(required=False, help_text="Default: the organization's recipient.")
     description = StrictCharField(max_length=500, required=False, allow_blank=True)
     amount = TokenAmountField(required=False, allow_null=True)
     min_amount = TokenAmountField(required=False, allow_null=True)

@@ -18,7 +18,7 @@ from django.utils.module_loading import import_string
 from chains.tokens import token_get
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
-from platform_api.models import Organization, PaymentLink, PaymentLinkItem
+from platform_api.models import Organization, PaymentLink, PaymentLinkItem, Product
 from platform_api.signals import record_write
 
 AMOUNT_BOUNDS = ("min_amount", "max_amount", "suggested_amount")
@@ -44,9 +44,27 @@ def check_token(chain_id: int, token_address: str, *, param: str = "token_addres
         )
 
 
-def _check_product(product_id: str | None, param: str = "product_id") -> None:
-    if product_id:  # products arrive with their own endpoints; until then no id names one
+def check_product(organization: Organization, product_id: str | None, param: str = "product_id") -> None:
+    """A link (or item, or session) may name one of the organization's products, archived or not."""
+    if product_id and not Product.objects.filter(organization=organization, pk=product_id).exists():
         raise PlatformError.invalid_field(param, f"'{param}': no product {product_id}.")
+
+
+DEFAULTS = {"token_address": "default_token_address", "chain_id": "default_chain_id",
+            "recipient_address": "default_recipient_address"}  # fmt: skip
+
+
+def fill_defaults(organization: Organization, values: dict[str, Any]) -> dict[str, Any]:
+    """The organization's default token, chain and recipient where the request names none; else 400."""
+    for name, default in DEFAULTS.items():
+        if values.get(name) in (None, ""):
+            fallback = getattr(organization, default)
+            if fallback in (None, ""):
+                raise PlatformError.missing_field(
+                    name, f"The field '{name}' is required (the organization has no {default})."
+                )
+            values[name] = fallback
+    return values
 
 
 def check_link_amounts(values: dict[str, Any]) -> None:
@@ -84,7 +102,7 @@ def _link_values(data: dict[str, Any]) -> dict[str, Any]:
 
 def _create_items(link: PaymentLink, items: list[dict]) -> list[PaymentLinkItem]:
     for index, item in enumerate(items):
-        _check_product(item.get("product_id"), f"items[{index}].product_id")
+        check_product(link.organization, item.get("product_id"), f"items[{index}].product_id")
     return PaymentLinkItem.objects.bulk_create([PaymentLinkItem(payment_link=link, **item) for item in items])
 
 
@@ -104,10 +122,10 @@ def _save_new_link(organization: Organization, values: dict[str, Any]) -> Paymen
 def payment_link_create(
     *, ctx: RequestContext, organization: Organization, data: dict[str, Any]
 ) -> PaymentLink:
-    values = _link_values(data)
+    values = fill_defaults(organization, _link_values(data))
     check_token(values["chain_id"], values["token_address"])
     check_link_amounts(values)
-    _check_product(values.get("product_id"))
+    check_product(organization, values.get("product_id"))
     link = _save_new_link(organization, values)
     _create_items(link, list(data.get("items") or []))
     _audit(ctx, "payment_link.created", "payment_link", link.id, 201)
@@ -129,7 +147,7 @@ def payment_link_update(*, ctx: RequestContext, link: PaymentLink, data: dict[st
     if "chain_id" in values or "token_address" in values:
         check_token(merged["chain_id"], merged["token_address"])
     check_link_amounts(merged)
-    _check_product(values.get("product_id"))
+    check_product(link.organization, values.get("product_id"))
     for name, value in values.items():
         setattr(link, name, value)
     link.updated_at = timezone.now()
@@ -161,7 +179,7 @@ def payment_link_duplicate(
         values.update(dict.fromkeys(AMOUNT_BOUNDS))
     check_token(values["chain_id"], values["token_address"])
     check_link_amounts(values)
-    _check_product(values.get("product_id"))
+    check_product(link.organization, values.get("product_id"))
     copy = _save_new_link(link.organization, values)
     items = overrides.get("items")
     if items is None:

@@ -30,6 +30,14 @@ class Organization(models.Model):
     contact_email = models.EmailField(
         blank=True, help_text="Where operational notices (e.g. disabled webhooks) go."
     )
+    description = models.CharField(max_length=500, blank=True)
+    logo_url = models.URLField(max_length=2048, blank=True)
+    website_url = models.URLField(max_length=2048, blank=True)
+    # Fill payment links and products created without a token, chain or recipient.
+    default_recipient_address = models.CharField(max_length=42, blank=True)
+    default_chain_id = models.PositiveBigIntegerField(null=True, blank=True)
+    default_token_address = models.CharField(max_length=42, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
@@ -179,6 +187,7 @@ from platform_api.models.merchant import (  # noqa: E402 - after Organization, w
     PaymentLink,
     PaymentLinkItem,
     PlatformCheckoutSession,
+    Product,
     Transaction,
 )
 
@@ -193,6 +202,7 @@ __all__ = [
     "PaymentLinkItem",
     "Permission",
     "PlatformCheckoutSession",
+    "Product",
     "QuickPayment",
     "QuickPaymentDeposit",
     "RateLimitBucket",

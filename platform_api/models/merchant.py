@@ -43,8 +43,50 @@ def new_visitor_id() -> str:
     return public_id("vis")
 
 
+def new_product_id() -> str:
+    return public_id("prod")
+
+
 def new_short_code() -> str:
     return random_base62(8)
+
+
+class Product(models.Model):
+    """An item of the merchant's catalogue; `generate-link` makes a payment link from it."""
+
+    class Type(models.TextChoices):
+        ONE_TIME = "one_time"
+        VARIABLE = "variable"
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_product_id, editable=False)
+    organization = models.ForeignKey(
+        "platform_api.Organization", on_delete=models.CASCADE, related_name="products"
+    )
+    name = models.CharField(max_length=100)
+    description = models.CharField(max_length=500, blank=True)
+    product_type = models.CharField(max_length=20, choices=Type.choices, default=Type.ONE_TIME)
+    amount = Uint256Field(null=True, blank=True, help_text="Empty for a variable product.")
+    token_address = models.CharField(max_length=42)
+    chain_id = models.PositiveBigIntegerField()
+    recipient_address = models.CharField(max_length=42)
+    image_url = models.URLField(max_length=2048, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    form_schema = models.JSONField(default=dict, blank=True)
+    shipping_options = models.JSONField(default=list, blank=True)
+    is_active = models.BooleanField(default=True, help_text="False once archived (DELETE).")
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(
+                fields=["organization", "is_active", "-created_at"], name="product_org_active_created"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class PaymentLink(models.Model):
