@@ -579,9 +579,18 @@ WEBHOOK_ALLOW_LOCALHOST = env_bool("WEBHOOK_ALLOW_LOCALHOST", DEVELOPMENT)
 WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION = env_int("WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION", 20)
 
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
-CELERY_TASK_ROUTES = {"webhooks.tasks.deliver_webhook": {"queue": CELERY_WEBHOOK_QUEUE}}
+CELERY_TASK_ROUTES = {
+    "webhooks.tasks.deliver_webhook": {"queue": CELERY_WEBHOOK_QUEUE},
+    "webhooks.tasks.send_notification_email": {"queue": CELERY_WEBHOOK_QUEUE},
+}
+# Merchants' notification emails: retried after these delays (seconds) on an SMTP failure, then failed.
+NOTIFICATION_RETRY_DELAYS = [int(s) for s in env_list("NOTIFICATION_RETRY_DELAYS", "60,300,1800,7200")]
 CELERY_BEAT_SCHEDULE["webhooks-sweep-due-deliveries"] = {
     "task": "webhooks.tasks.sweep_due_deliveries",
+    "schedule": float(WEBHOOK_SWEEP_INTERVAL_SECONDS),
+}
+CELERY_BEAT_SCHEDULE["webhooks-sweep-due-notifications"] = {
+    "task": "webhooks.tasks.sweep_due_notifications",
     "schedule": float(WEBHOOK_SWEEP_INTERVAL_SECONDS),
 }
 

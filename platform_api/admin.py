@@ -6,6 +6,7 @@ from platform_api.models import (
     ApiKey,
     Customer,
     DiscountCode,
+    NotificationSettings,
     Organization,
     PaymentLink,
     PaymentLinkItem,
@@ -231,4 +232,12 @@ class ProductAdmin(ReadOnlyAdmin):
     list_display = ("name", "organization", "product_type", "amount", "chain_id", "is_active", "created_at")
     list_filter = ("product_type", "is_active", "chain_id", "organization")
     search_fields = ("id", "name", "organization__slug")
+    list_select_related = ("organization",)
+
+
+@admin.register(NotificationSettings)
+class NotificationSettingsAdmin(ReadOnlyAdmin):
+    list_display = ("organization", "email_enabled", "email_address", "updated_at")
+    list_filter = ("email_enabled",)
+    search_fields = ("organization__slug", "email_address")
     list_select_related = ("organization",)

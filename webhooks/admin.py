@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 
 from platform_api.context import RequestContext
-from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from webhooks.models import NotificationEmail, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.services import webhook_deliveries_requeue_failed, webhook_endpoint_update
 
 
@@ -103,4 +103,18 @@ class WebhookEventAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(NotificationEmail)
+class NotificationEmailAdmin(admin.ModelAdmin):
+    """Merchants' notification emails: what was sent, and what is still being retried."""
+
+    list_display = ("id", "organization", "event_type", "status", "attempts", "next_attempt_at", "sent_at")
+    list_filter = ("status", "event_type", "organization")
+    search_fields = ("id", "organization__slug", "subject")
+    list_select_related = ("organization",)
+    readonly_fields = [field.name for field in NotificationEmail._meta.fields]
+
+    def has_add_permission(self, request):
         return False

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from platform_api.models import Organization
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from webhooks.notifications import notify
 
 EVENT_TYPES = ("payment.completed", "payment.failed", "checkout.completed", "checkout.expired")
 TEST_EVENT = "test.ping"
@@ -98,6 +99,7 @@ def emit_event(
         if endpoint.subscribes_to(event_type)
     ]
     WebhookDelivery.objects.bulk_create(deliveries)
+    notify(organization=organization, event=event, event_type=event_type, data=data)
     if deliveries:
         from webhooks.tasks import deliver_webhook
 

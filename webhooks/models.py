@@ -143,3 +143,41 @@ class WebhookAttempt(models.Model):
     class Meta:
         ordering = ["delivery", "number"]
         constraints = [models.UniqueConstraint(fields=["delivery", "number"], name="attempt_delivery_number")]
+
+
+def new_notification_id() -> str:
+    return public_id("ntf")
+
+
+class NotificationEmail(models.Model):
+    """An email to the merchant about an event: written with the event, sent by a worker, retried on failure."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SENT = "sent"
+        FAILED = "failed"
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_notification_id, editable=False)
+    organization = models.ForeignKey(
+        "platform_api.Organization", on_delete=models.CASCADE, related_name="notification_emails"
+    )
+    event = models.ForeignKey(
+        WebhookEvent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    event_type = models.CharField(max_length=64)
+    to_address = models.EmailField()
+    subject = models.CharField(max_length=200)
+    body = models.TextField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "next_attempt_at"], name="notification_due")]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.event_type} {self.status}"

@@ -1,5 +1,6 @@
 from celery import shared_task
 
+from webhooks import notifications
 from webhooks.delivery import deliver_and_continue, due_delivery_ids
 
 
@@ -18,4 +19,19 @@ def sweep_due_deliveries() -> int:
     ids = due_delivery_ids()
     for delivery_id in ids:
         deliver_webhook.delay(delivery_id)
+    return len(ids)
+
+
+@shared_task(acks_late=True)
+def send_notification_email(email_id: str) -> str | None:
+    """One attempt at a notification email; a no-op when it is not due (sent, in flight, or gone)."""
+    return notifications.send(email_id)
+
+
+@shared_task
+def sweep_due_notifications() -> int:
+    """Hand every due notification email to a worker: retries, and anything whose task was lost."""
+    ids = notifications.due_notification_ids()
+    for email_id in ids:
+        send_notification_email.delay(email_id)
     return len(ids)

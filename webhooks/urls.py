@@ -1,11 +1,17 @@
 from django.urls import path
 
 from core.inputs import register_converters
-from webhooks import views
+from webhooks import notification_views, views
 
 register_converters()
 
 urlpatterns = [
+    path("notifications", notification_views.NotificationSettingsView.as_view(), name="notifications"),
+    path(
+        "notifications/test/email",
+        notification_views.NotificationTestEmailView.as_view(),
+        name="notification-test",
+    ),
     path("webhooks", views.WebhookCollectionView.as_view(), name="webhooks"),
     path("webhooks/<public_id:webhook_id>", views.WebhookDetailView.as_view(), name="webhook"),
     path("webhooks/<public_id:webhook_id>/test", views.WebhookTestView.as_view(), name="webhook-test"),

@@ -1,0 +1,143 @@
+"""Email notifications to the merchant: composed with the event, sent by a worker after commit, retried.
+
+`notify` runs inside `emit_event`'s transaction: a rolled-back business change
+sends no email. Each email is a row (the state lives in the database), handed
+to a worker on commit; a periodic sweep hands over whatever is due again
+(retries, lost tasks). An SMTP failure is retried after
+NOTIFICATION_RETRY_DELAYS; then the email is `failed`.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from chains.registry import chain_get
+from chains.tokens import token_get
+from platform_api.models import NotificationSettings, Organization
+from webhooks.models import NotificationEmail, WebhookEvent
+
+logger = logging.getLogger(__name__)
+LEASE = timedelta(seconds=120)  # an attempt in flight; a worker that dies frees it after this
+
+SUBJECTS = {
+    "payment.completed": "Payment received: {amount}",
+    "payment.failed": "Payment failed and refunded: {amount}",
+    "checkout.completed": "Checkout completed: {amount}",
+    "checkout.expired": "Checkout expired",
+}
+
+
+def _amount_text(data: dict[str, Any]) -> str:
+    """`12.5 dUSDC on Devnet B`, from the event's amount, token and chain (raw units when the token is unknown)."""
+    chain_id, address, amount = data.get("chain_id"), data.get("token_address"), data.get("amount")
+    if chain_id is None or not address or amount is None:
+        return "an amount"
+    chain = chain_get(int(chain_id))
+    token = token_get(chain_id=int(chain_id), address=address)
+    where = chain.name if chain else f"chain {chain_id}"
+    if token is None:
+        return f"{amount} units of {address} on {where}"
+    units = format(Decimal(int(amount)).scaleb(-token.decimals).normalize(), "f")
+    return f"{units} {token.symbol} on {where}"
+
+
+def compose(event_type: str, data: dict[str, Any]) -> tuple[str, str]:
+    """The subject and plain-text body that say what happened, with the amount, token, chain and links."""
+    amount = _amount_text(data)
+    subject = SUBJECTS.get(event_type, event_type).format(amount=amount)
+    session = data.get("checkoutSession") or {}
+    lines = [subject, ""]
+    facts = [
+        ("Payment", data.get("id")),
+        ("Status", data.get("status")),
+        ("Amount", amount if event_type != "checkout.expired" else None),
+        ("Payer", data.get("sender_address") or data.get("from_address") or data.get("payer_address")),
+        ("Transaction hash", data.get("tx_hash")),
+        ("Payment link", data.get("payment_link_id")),
+        (
+            "Checkout session",
+            session.get("id") or (data.get("id") if event_type == "checkout.expired" else None),
+        ),
+        ("Your reference", session.get("clientReferenceId") or data.get("client_reference_id")),
+        ("Error", data.get("error")),
+        ("Refund transaction", data.get("refund_tx_hash")),
+    ]
+    lines += [f"{label}: {value}" for label, value in facts if value]
+    base = settings.PUBLIC_BASE_URL
+    if data.get("object") == "transaction":
+        lines += ["", f"See it with the API: GET {base}/api/v1/transactions/{data['id']}"]
+    if session.get("id"):
+        lines.append(f"The payer's page: {base}/pay/s/{session['id']}")
+    lines += ["", "You receive this because this event is enabled in your notification settings."]
+    return subject[:200], "\n".join(lines)
+
+
+def notify(
+    *, organization: Organization, event: WebhookEvent | None, event_type: str, data: dict[str, Any]
+) -> None:
+    """Queue the merchant's email for this event if their settings ask for it (in the event's transaction)."""
+    prefs = NotificationSettings.objects.filter(organization=organization, email_enabled=True).first()
+    if prefs is None or not prefs.email_address or event_type not in (prefs.enabled_events or []):
+        return
+    subject, body = compose(event_type, data)
+    queue(organization=organization, event=event, event_type=event_type, to=prefs.email_address, subject=subject,
+          body=body)  # fmt: skip
+
+
+def queue(
+    *, organization: Organization, event, event_type: str, to: str, subject: str, body: str
+) -> NotificationEmail:
+    email = NotificationEmail.objects.create(
+        organization=organization, event=event, event_type=event_type, to_address=to, subject=subject, body=body,
+        next_attempt_at=timezone.now(),
+    )  # fmt: skip
+    from webhooks.tasks import send_notification_email
+
+    transaction.on_commit(lambda: send_notification_email.delay(email.id))
+    return email
+
+
+def send(email_id: str) -> str | None:
+    """One attempt: claim the email (a lease), send it, record the outcome; None if it is not due."""
+    now = timezone.now()
+    claimed = NotificationEmail.objects.filter(
+        pk=email_id, status=NotificationEmail.Status.PENDING, next_attempt_at__lte=now
+    ).update(next_attempt_at=now + LEASE)
+    if not claimed:
+        return None
+    email = NotificationEmail.objects.get(pk=email_id)
+    attempts = email.attempts + 1
+    try:
+        send_mail(
+            email.subject, email.body, settings.DEFAULT_FROM_EMAIL, [email.to_address], fail_silently=False
+        )
+    except Exception as exc:
+        delays = settings.NOTIFICATION_RETRY_DELAYS
+        give_up = attempts > len(delays)
+        NotificationEmail.objects.filter(pk=email_id).update(
+            attempts=attempts, last_error=f"{type(exc).__name__}: {exc}"[:500],
+            status=NotificationEmail.Status.FAILED if give_up else NotificationEmail.Status.PENDING,
+            next_attempt_at=None if give_up else now + timedelta(seconds=delays[attempts - 1]),
+        )  # fmt: skip
+        logger.warning("Notification %s to organization %s: attempt %d failed: %s", email_id,
+                       email.organization_id, attempts, type(exc).__name__)  # fmt: skip
+        return "failed" if give_up else "retry"
+    NotificationEmail.objects.filter(pk=email_id).update(
+        status=NotificationEmail.Status.SENT, attempts=attempts, sent_at=timezone.now(), next_attempt_at=None,
+        last_error="",
+    )  # fmt: skip
+    return "sent"
+
+
+def due_notification_ids(limit: int = 500) -> list[str]:
+    due = Q(status=NotificationEmail.Status.PENDING, next_attempt_at__lte=timezone.now())
+    return list(NotificationEmail.objects.filter(due).values_list("pk", flat=True)[:limit])
