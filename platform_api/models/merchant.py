@@ -316,6 +316,7 @@ class Customer(models.Model):
         ]
         indexes = [
             models.Index(fields=["organization", "-created_at"], name="customer_org_created"),
+            models.Index(fields=["organization", "first_payment_at"], name="customer_org_first_payment"),
             models.Index(fields=["organization", "email_digest"], name="customer_org_email"),
             models.Index(fields=["organization", "name_digest"], name="customer_org_name"),
         ]
@@ -383,6 +384,8 @@ class Transaction(models.Model):
         indexes = [
             models.Index(fields=["organization", "-created_at"], name="txn_org_created"),
             models.Index(fields=["organization", "status", "-created_at"], name="txn_org_status_created"),
+            # Analytics: completed payments by completion time.
+            models.Index(fields=["organization", "status", "completed_at"], name="txn_org_status_completed"),
             models.Index(fields=["payment_link", "-created_at"], name="txn_link_created"),
             models.Index(fields=["customer", "-created_at"], name="txn_customer_created"),
         ]

@@ -40,6 +40,7 @@ FANOUT_ENDPOINTS = int(os.environ.get("BENCH_FANOUT_ENDPOINTS", "5"))
 FANOUT_PRODUCERS = int(os.environ.get("BENCH_FANOUT_PRODUCERS", "4"))
 WATCHED = int(os.environ.get("BENCH_WATCHED_ADDRESSES", "1000"))
 SETTLE_ORDERS = int(os.environ.get("BENCH_SETTLE_ORDERS", "20"))
+TRANSACTIONS = int(os.environ.get("BENCH_TRANSACTIONS", "100000"))
 
 ENV = {
     **os.environ,
@@ -118,7 +119,39 @@ def _seed() -> dict[str, str]:
             )
         with connection.cursor() as cursor:  # as autovacuum would: statistics and the visibility map
             cursor.execute(f"VACUUM ANALYZE {table}")
+    _seed_transactions(organization.pk)
     return {"key": key, "order_id": order["id"], "organization": organization.pk, **_seed_checkout(client)}
+
+
+def _seed_transactions(organization_id: str) -> None:
+    """TRANSACTIONS payments over the last 400 days (four in five completed), for the analytics overview."""
+    from django.db import connection
+
+    from platform_api.models import PaymentLink, Transaction
+    from tests.orders.conftest import RECIPIENT, USDC_ARB, USDC_BASE
+
+    have = Transaction.objects.filter(organization_id=organization_id).count()
+    if have >= TRANSACTIONS:
+        return
+    print(f"seeding {TRANSACTIONS - have:,} transactions ...", flush=True)
+    links = [PaymentLink.objects.create(organization_id=organization_id, name=f"Bench link {i}", chain_id=8453,
+                                        token_address=USDC_BASE, recipient_address=RECIPIENT).pk for i in range(20)]  # fmt: skip
+    table = Transaction._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (id, organization_id, order_id, payment_link_id, status, tx_hash, chain_id, "  # noqa: S608
+            "from_address, to_address, token_address, amount, amount_usd, source_chain_id, source_token_address, "
+            "source_amount, fee_amount, form_data, metadata, created_at, updated_at, completed_at) "
+            "SELECT 'txn_b' || lpad(g::text, 8, '0') || substr(md5(random()::text), 1, 10), %s, gen_random_uuid(), "
+            "(%s::text[])[1 + g %% 20], CASE WHEN g %% 5 = 0 THEN 'failed' ELSE 'completed' END, '', "
+            "CASE WHEN g %% 3 = 0 THEN 42161 ELSE 8453 END, '', %s, CASE WHEN g %% 3 = 0 THEN %s ELSE %s END, "
+            "(g %% 500 + 1) * 1000000, (g %% 500 + 1)::numeric, 8453, %s, (g %% 500 + 1) * 1000000, 0, '{}', '{}', "
+            "now() - (g * 345 || ' seconds')::interval, now() - (g * 345 || ' seconds')::interval, "
+            "CASE WHEN g %% 5 = 0 THEN NULL ELSE now() - (g * 345 || ' seconds')::interval END "
+            "FROM generate_series(1, %s) AS g",
+            [organization_id, links, RECIPIENT, USDC_ARB, USDC_BASE, USDC_BASE, TRANSACTIONS - have],
+        )
+        cursor.execute(f"VACUUM ANALYZE {table}")
 
 
 def _seed_checkout(client) -> dict[str, str]:

@@ -1,0 +1,89 @@
+"""GET /analytics/overview: every figure from aggregate queries, by UTC day, per organization."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from platform_api.analytics import analytics_overview
+from platform_api.models import Customer, PaymentLink, PlatformCheckoutSession, Transaction
+from tests.factories import OrganizationFactory
+from tests.orders.conftest import RECIPIENT, USDC_ARB, USDC_BASE
+
+pytestmark = pytest.mark.django_db
+
+
+def _paid(organization, usd, when, *, link=None, chain_id=8453, token=USDC_BASE, status="completed"):
+    return Transaction.objects.create(
+        organization=organization, order_id=uuid.uuid4(), payment_link=link, status=status, chain_id=chain_id,
+        token_address=token, to_address=RECIPIENT, amount=int(Decimal(usd) * 10**6), amount_usd=Decimal(usd),
+        source_chain_id=chain_id, source_token_address=token, source_amount=1, completed_at=when, created_at=when,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def shop(organization, tokens):
+    link = PaymentLink.objects.create(organization=organization, name="Poster", token_address=USDC_BASE,
+                                      chain_id=8453, recipient_address=RECIPIENT)  # fmt: skip
+    PaymentLink.objects.create(organization=organization, name="Old", token_address=USDC_BASE, chain_id=8453,
+                               recipient_address=RECIPIENT, is_active=False)  # fmt: skip
+    now = timezone.now()
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    _paid(organization, "10.00", midnight - timedelta(minutes=1), link=link)  # yesterday, 23:59 UTC
+    _paid(organization, "5.50", midnight + timedelta(minutes=1), link=link)  # today, 00:01 UTC
+    _paid(organization, "20.00", now - timedelta(days=10), chain_id=42161, token=USDC_ARB)
+    _paid(organization, "100.00", now - timedelta(days=60))
+    _paid(organization, "7.00", now - timedelta(hours=1), status="failed")
+    _paid(OrganizationFactory(slug="other"), "999.00", now)
+    Customer.objects.create(organization=organization, wallet_address="0x" + "1" * 40, first_payment_at=now)
+    Customer.objects.create(organization=organization, wallet_address="0x" + "2" * 40,
+                            first_payment_at=now - timedelta(days=60))  # fmt: skip
+    for status in ("completed", "completed", "expired", "open"):
+        PlatformCheckoutSession.objects.create(organization=organization, payment_link=link, status=status,
+                                               token_address=USDC_BASE, chain_id=8453, recipient_address=RECIPIENT,
+                                               expires_at=now + timedelta(hours=1))  # fmt: skip
+    return link, midnight
+
+
+def test_the_overview_of_30_days(admin_client, organization, shop, django_assert_max_num_queries):
+    link, midnight = shop
+    with django_assert_max_num_queries(9):  # a fixed number of aggregate queries, whatever the rows
+        analytics_overview(organization=organization, period="30d")
+    body = admin_client.get("/api/v1/analytics/overview").json()
+    assert (body["object"], body["period"]) == ("analytics_overview", "30d")
+    assert body["revenue"] == {"period_usd": "35.50", "period_transactions": 3, "all_time_usd": "135.50",
+                               "all_time_transactions": 4}  # fmt: skip
+    assert body["customers"] == {"total": 2, "new_in_period": 1}
+    assert body["payment_links"] == {"total": 2, "active": 1}
+    assert body["conversion_rate"] == 0.5
+    by_day = {row["date"]: row for row in body["daily"]}
+    yesterday, today = (midnight - timedelta(days=1)).date().isoformat(), midnight.date().isoformat()
+    assert by_day[yesterday]["revenue_usd"] == "10.00" and by_day[today]["revenue_usd"] == "5.50"
+    assert sum(row["transactions"] for row in body["daily"]) == 3
+    assert body["top_payment_links"] == [{"id": link.id, "name": "Poster", "revenue_usd": "15.50", "transactions": 2}]
+    assert [(t["symbol"], t["chain_id"], t["revenue_usd"]) for t in body["top_tokens"]] == [
+        ("USDC", 42161, "20.00"), ("USDC", 8453, "15.50")]  # fmt: skip
+    assert [(c["name"], c["transactions"]) for c in body["top_chains"]] == [("Arbitrum One", 1), ("Base", 2)]
+
+
+def test_periods_and_their_errors(admin_client, shop):
+    week = admin_client.get("/api/v1/analytics/overview?period=7d").json()
+    assert week["revenue"]["period_usd"] == "15.50" and len(week["daily"]) == 2
+    everything = admin_client.get("/api/v1/analytics/overview?period=all").json()
+    assert everything["revenue"]["period_usd"] == everything["revenue"]["all_time_usd"] == "135.50"
+    assert everything["customers"]["new_in_period"] == 2
+    assert min(row["date"] for row in everything["daily"]) >= (
+        datetime.now(UTC) - timedelta(days=90)).date().isoformat()  # fmt: skip
+    bad = admin_client.get("/api/v1/analytics/overview?period=1y")
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "period"
+
+
+def test_an_organization_without_payments(admin_client):
+    body = admin_client.get("/api/v1/analytics/overview").json()
+    assert body["revenue"] == {"period_usd": "0.00", "period_transactions": 0, "all_time_usd": "0.00",
+                               "all_time_transactions": 0}  # fmt: skip
+    assert (body["daily"], body["top_tokens"], body["conversion_rate"]) == ([], [], 0.0)
