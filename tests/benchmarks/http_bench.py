@@ -523,6 +523,18 @@ def main() -> None:
             (f"GET /api/v1/events ({EVENTS:,} events)", "/api/v1/events", auth, None),
             ("GET /api/v1/events?type=webhook.created", "/api/v1/events?type=webhook.created", auth, None),
             (
+                f"GET /api/v1/analytics/overview ({TRANSACTIONS:,} transactions)",
+                "/api/v1/analytics/overview",
+                auth,
+                None,
+            ),
+            (
+                "GET /api/v1/analytics/overview?period=all",
+                "/api/v1/analytics/overview?period=all",
+                auth,
+                None,
+            ),
+            (
                 "GET /pay/{short_code} (hosted page, records a visit)",
                 f"/pay/{seeded['short_code']}",
                 {},
