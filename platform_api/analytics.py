@@ -1,12 +1,15 @@
 """GET /analytics/overview: revenue, customers, links, conversion and the top links, tokens and chains.
 
-Every figure is an aggregate query over indexed columns (no per-row Python);
+Every figure comes from aggregate queries: one pass groups the completed
+transactions by (link, chain, token), for all time and for the period, and
+the totals and top lists are merged from those few groups (never from rows);
 days are UTC days. Revenue is what completed transactions paid, in USD, by
 the time they completed.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import UTC, timedelta
 from decimal import Decimal
 from typing import Any
@@ -38,35 +41,44 @@ def _money(value: Decimal | None) -> str:
     return f"{value or Decimal(0):.2f}"
 
 
+GROUP = ("payment_link_id", "chain_id", "token_address")
+
+
+def _groups(transactions) -> list[dict[str, Any]]:
+    """Count and USD sum per (link, chain, token): one pass over the transactions, a few dozen rows out."""
+    return list(transactions.values(*GROUP).annotate(n=Count("pk"), usd=_usd()).order_by())
+
+
+def _top(groups: list[dict[str, Any]], key) -> list[tuple[Any, int, Decimal]]:
+    """Merge the groups by `key` and keep the TOP by revenue (then count)."""
+    merged: dict[Any, list] = defaultdict(lambda: [0, Decimal(0)])
+    for row in groups:
+        k = key(row)
+        if k is not None:
+            merged[k][0] += row["n"]
+            merged[k][1] += row["usd"] or Decimal(0)
+    ranked = sorted(merged.items(), key=lambda item: (item[1][1], item[1][0]), reverse=True)[:TOP]
+    return [(k, n, usd) for k, (n, usd) in ranked]
+
+
 def analytics_overview(*, organization: Organization, period: str) -> dict[str, Any]:
     days = PERIODS[period]
     now = timezone.now()
     since = now - timedelta(days=days) if days is not None else None
     completed = Transaction.objects.filter(organization=organization, status=Transaction.Status.COMPLETED)
-    in_period = completed.filter(completed_at__gte=since) if since is not None else completed
-    totals = completed.aggregate(
-        usd=_usd(), n=Count("pk"),
-        period_usd=_usd() if since is None else Sum("amount_usd", filter=Q(completed_at__gte=since),
-                                                    output_field=DecimalField(max_digits=20, decimal_places=2)),
-        period_n=Count("pk") if since is None else Count("pk", filter=Q(completed_at__gte=since)),
-    )  # fmt: skip
+    all_time = _groups(completed)
+    in_period = all_time if since is None else _groups(completed.filter(completed_at__gte=since))
     daily_since = now - timedelta(days=min(days or DAILY_DAYS, DAILY_DAYS))
     daily = (
         completed.filter(completed_at__gte=daily_since)
         .annotate(day=TruncDate("completed_at", tzinfo=UTC))
         .values("day").annotate(n=Count("pk"), usd=_usd()).order_by("day")
     )  # fmt: skip
-    top_links = (
-        in_period.exclude(payment_link=None).values("payment_link_id", "payment_link__name")
-        .annotate(n=Count("pk"), usd=_usd()).order_by("-usd", "-n")[:TOP]
-    )  # fmt: skip
-    top_tokens = list(
-        in_period.values("chain_id", "token_address")
-        .annotate(n=Count("pk"), usd=_usd())
-        .order_by("-usd", "-n")[:TOP]
-    )
-    registry = tokens_by_chain_and_address([(row["chain_id"], row["token_address"]) for row in top_tokens])
-    top_chains = in_period.values("chain_id").annotate(n=Count("pk"), usd=_usd()).order_by("-usd", "-n")[:TOP]
+    top_links = _top(in_period, lambda row: row["payment_link_id"])
+    names = dict(PaymentLink.objects.filter(pk__in=[k for k, _, _ in top_links]).values_list("pk", "name"))
+    top_tokens = _top(in_period, lambda row: (row["chain_id"], row["token_address"]))
+    registry = tokens_by_chain_and_address([k for k, _, _ in top_tokens])
+    top_chains = _top(in_period, lambda row: row["chain_id"])
     customers = Customer.objects.filter(organization=organization).aggregate(
         total=Count("pk"), new=Count("pk", filter=Q(first_payment_at__gte=since)) if since else Count("pk")
     )
@@ -81,24 +93,25 @@ def analytics_overview(*, organization: Organization, period: str) -> dict[str, 
         "object": "analytics_overview",
         "period": period,
         "revenue": {
-            "period_usd": _money(totals["period_usd"]), "period_transactions": totals["period_n"],
-            "all_time_usd": _money(totals["usd"]), "all_time_transactions": totals["n"],
+            "period_usd": _money(sum((r["usd"] or Decimal(0) for r in in_period), Decimal(0))),
+            "period_transactions": sum(r["n"] for r in in_period),
+            "all_time_usd": _money(sum((r["usd"] or Decimal(0) for r in all_time), Decimal(0))),
+            "all_time_transactions": sum(r["n"] for r in all_time),
         },
         "customers": {"total": customers["total"], "new_in_period": customers["new"]},
         "payment_links": {"total": links["total"], "active": links["active"]},
         "conversion_rate": round(funnel["done"] / funnel["total"], 4) if funnel["total"] else 0.0,
         "daily": [{"date": row["day"].isoformat(), "transactions": row["n"], "revenue_usd": _money(row["usd"])}
                   for row in daily],
-        "top_payment_links": [{"id": row["payment_link_id"], "name": row["payment_link__name"],
-                               "revenue_usd": _money(row["usd"]), "transactions": row["n"]} for row in top_links],
+        "top_payment_links": [{"id": k, "name": names.get(k), "revenue_usd": _money(usd), "transactions": n}
+                              for k, n, usd in top_links],
         "top_tokens": [
-            {"symbol": getattr(registry.get((row["chain_id"], row["token_address"].lower())), "symbol", None),
-             "address": row["token_address"], "chain_id": row["chain_id"], "revenue_usd": _money(row["usd"]),
-             "transactions": row["n"]}
-            for row in top_tokens
+            {"symbol": getattr(registry.get((chain_id, address.lower())), "symbol", None), "address": address,
+             "chain_id": chain_id, "revenue_usd": _money(usd), "transactions": n}
+            for (chain_id, address), n, usd in top_tokens
         ],
-        "top_chains": [{"chain_id": row["chain_id"], "name": getattr(chain_get(row["chain_id"]), "name", None),
-                        "revenue_usd": _money(row["usd"]), "transactions": row["n"]} for row in top_chains],
+        "top_chains": [{"chain_id": k, "name": getattr(chain_get(k), "name", None), "revenue_usd": _money(usd),
+                        "transactions": n} for k, n, usd in top_chains],
     }  # fmt: skip
 
 

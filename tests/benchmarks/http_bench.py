@@ -174,6 +174,22 @@ def _seed_checkout(client) -> dict[str, str]:
     return {"short_code": link["short_code"], "session_id": session_id}
 
 
+def _one_at_a_time(url: str, headers: dict[str, str], runs: int = 30) -> dict[str, float]:
+    """Server time of one request with nothing else running: median and worst of `runs` (ms)."""
+    import statistics
+
+    import requests
+
+    times = []
+    with requests.Session() as session:
+        for _ in range(runs + 3):
+            start = time.perf_counter()
+            session.get(url, headers=headers, timeout=30).raise_for_status()
+            times.append((time.perf_counter() - start) * 1000)
+    times = times[3:]  # warm-up
+    return {"median": statistics.median(times), "worst": max(times)}
+
+
 def _gunicorn(app: str, port: int) -> subprocess.Popen:
     process = subprocess.Popen(
         [str(BIN / "gunicorn"), "-c", str(ROOT / "config" / "gunicorn_conf.py"), "--bind", f"127.0.0.1:{port}",
@@ -544,6 +560,8 @@ def main() -> None:
             ("GET /pay/s/{id}/status (the page's poll)", f"/pay/s/{seeded['session_id']}/status", {}, None),
         ):
             rows.append((name, _wrk(base + path, headers=headers, body=body)))
+        analytics = {period: _one_at_a_time(f"{base}/api/v1/analytics/overview?period={period}", auth)
+                     for period in ("30d", "all")}  # fmt: skip
     finally:
         for process in (app, bare):
             process.terminate()
@@ -561,6 +579,12 @@ def main() -> None:
             f"| {name} | {row['rate']:.0f} | {row['p50']:.1f} | {row['p95']:.1f} | {row['p99']:.1f} | "
             f"{row['rate'] / baseline['rate']:.2f} | {row['errors']} | {row['timeouts']} |"
         )
+    lines.append("")
+    lines.append(
+        f"Analytics overview with {TRANSACTIONS:,} transactions, one request at a time: period=30d median "
+        f"{analytics['30d']['median']:.0f} ms (worst {analytics['30d']['worst']:.0f}), period=all median "
+        f"{analytics['all']['median']:.0f} ms (worst {analytics['all']['worst']:.0f})."
+    )
     lines.append("")
     lines.append(
         f"Webhook fan-out: {fanout['deliveries']:.0f} deliveries ({FANOUT_EVENTS} events from {FANOUT_PRODUCERS} "

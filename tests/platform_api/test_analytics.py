@@ -64,7 +64,9 @@ def test_the_overview_of_30_days(admin_client, organization, shop, django_assert
     yesterday, today = (midnight - timedelta(days=1)).date().isoformat(), midnight.date().isoformat()
     assert by_day[yesterday]["revenue_usd"] == "10.00" and by_day[today]["revenue_usd"] == "5.50"
     assert sum(row["transactions"] for row in body["daily"]) == 3
-    assert body["top_payment_links"] == [{"id": link.id, "name": "Poster", "revenue_usd": "15.50", "transactions": 2}]
+    assert body["top_payment_links"] == [
+        {"id": link.id, "name": "Poster", "revenue_usd": "15.50", "transactions": 2}
+    ]
     assert [(t["symbol"], t["chain_id"], t["revenue_usd"]) for t in body["top_tokens"]] == [
         ("USDC", 42161, "20.00"), ("USDC", 8453, "15.50")]  # fmt: skip
     assert [(c["name"], c["transactions"]) for c in body["top_chains"]] == [("Arbitrum One", 1), ("Base", 2)]
