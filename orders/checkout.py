@@ -93,7 +93,7 @@ def platform_session_create(*, organization: Organization, data: dict[str, Any])
         target = {"token_address": link.token_address, "chain_id": link.chain_id,
                   "recipient_address": link.recipient_address}  # fmt: skip
         amount = int(link.amount) if link.amount is not None else data.get("amount")
-        check_amount_for_link(link, data.get("amount") if link.amount is None else amount)
+        check_amount_for_link(link, data.get("amount"))  # an amount sent for a fixed price must be that price
     else:
         target = {name: data[name] for name in ("token_address", "chain_id", "recipient_address")}
         check_token(data["chain_id"], data["token_address"])

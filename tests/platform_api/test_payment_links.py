@@ -216,6 +216,16 @@ def test_items_are_added_listed_and_deleted(admin_client, link, other_client):
     assert list(PaymentLinkItem.objects.values_list("name", flat=True)) == ["Sticker"]
 
 
+def test_a_session_of_a_fixed_price_link_refuses_another_amount(admin_client, link):
+    response = admin_client.post("/api/v1/checkout-sessions", {"payment_link_id": link["id"], "amount": "1"},
+                                 format="json")  # fmt: skip
+    assert response.status_code == 400 and response.json()["error"]["param"] == "amount"
+    same = admin_client.post("/api/v1/checkout-sessions", {"payment_link_id": link["id"], "amount": "5000000"},
+                             format="json")  # fmt: skip
+    assert same.status_code == 201 and same.json()["amount"] == "5000000"
+    assert PlatformCheckoutSession.objects.count() == 1
+
+
 def test_sessions_of_a_link_filter_by_status(admin_client, link):
     ids = [
         admin_client.post("/api/v1/checkout-sessions", {"payment_link_id": link["id"]}, format="json").json()[
