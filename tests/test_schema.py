@@ -107,3 +107,22 @@ def test_operations_are_not_described_by_a_base_views_docstring(client):
     ]
     assert len(described) > 20
     assert [(p, m) for p, m, text in described if text and text in inherited] == []
+
+
+def test_the_webhook_bodies_are_documented_as_callbacks_of_creating_an_endpoint(client):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    callbacks = schema["paths"]["/api/v1/webhooks"]["post"]["callbacks"]
+    assert set(callbacks) == {"payment.completed", "payment.failed", "checkout.completed", "checkout.expired"}
+
+    def data_of(event):
+        body = callbacks[event]["{$request.body#/url}"]["post"]["requestBody"]["content"]["application/json"]
+        return _resolve(schema, _resolve(schema, body["schema"])["properties"]["data"])["properties"]
+
+    assert {"id", "payment_link_id", "amount", "tx_hash", "checkoutSession"} <= set(
+        data_of("payment.completed")
+    )
+    assert {"error", "refund_tx_hash"} <= set(data_of("payment.failed"))
+    assert {"form_data", "shipping_address", "shipping_option", "discount_code", "discount_amount"} <= set(
+        data_of("checkout.completed")
+    )
+    assert {"status", "expires_at", "reason"} <= set(data_of("checkout.expired"))

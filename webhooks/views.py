@@ -15,6 +15,7 @@ from platform_api.pagination import parse_positive_int
 from platform_api.serializers import ErrorSerializer
 from webhooks import selectors, services
 from webhooks.models import WebhookEndpoint
+from webhooks.payloads import CALLBACKS
 from webhooks.serializers import (
     DeliverySerializer,
     WebhookCreatedSerializer,
@@ -60,7 +61,8 @@ class WebhookCollectionView(WebhookViewMixin, PlatformAPIView):
         return ok(WebhookSerializer(endpoints, many=True).data)
 
     @extend_schema(operation_id="webhooks_create", tags=["Webhooks"], request=WebhookCreateSerializer,
-                   responses={201: envelope("WebhookCreatedEnvelope", WebhookCreatedSerializer()), **ERRORS})  # fmt: skip
+                   responses={201: envelope("WebhookCreatedEnvelope", WebhookCreatedSerializer()), **ERRORS},
+                   callbacks=CALLBACKS)  # fmt: skip
     def post(self, request):
         serializer = WebhookCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
