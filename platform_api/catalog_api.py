@@ -114,14 +114,7 @@ class OrganizationUpdateSerializer(serializers.Serializer):
 
 
 def _product_values(data: dict[str, Any]) -> dict[str, Any]:
-    values = {name: data[name] for name in PRODUCT_FIELDS if name in data}
-    if "form_schema" in values:
-        values["form_schema"] = {"fields": [dict(field) for field in values["form_schema"]["fields"]]}
-    if "shipping_options" in values:
-        values["shipping_options"] = [
-            {**dict(option), "amount": str(option["amount"])} for option in values["shipping_options"]
-        ]
-    return values
+    return merchant_services.stored_values(data, PRODUCT_FIELDS)
 
 
 def _check_product(values: dict[str, Any]) -> None:
@@ -173,6 +166,7 @@ def product_archive(*, ctx: RequestContext, product: Product) -> None:
                  status_code=200)  # fmt: skip
 
 
+@transaction.atomic
 def product_generate_link(*, ctx: RequestContext, product: Product, overrides: dict[str, Any]):
     """A payment link with the product's name, price, token, chain, recipient, image, form and shipping."""
     if not product.is_active:
@@ -226,6 +220,20 @@ def organization_update(
 # --- views ------------------------------------------------------------------------------------------
 
 
+def product_list(*, organization: Organization, query):
+    """Active products by default; `active=false` lists the archived ones."""
+    products = Product.objects.filter(
+        organization=organization, is_active=parse_bool(query, "active") is not False
+    )
+    if query.get("search"):
+        products = products.filter(name__icontains=query["search"].strip())
+    if query.get("product_type"):
+        if query["product_type"] not in Product.Type.values:
+            raise PlatformError.invalid_field("product_type", "'product_type' must be one_time or variable.")
+        products = products.filter(product_type=query["product_type"])
+    return products
+
+
 def _product(request, product_id: str) -> Product:
     return scoped_get(Product.objects.all(), organization=request.auth.organization, resource_type="product",
                       resource_id=product_id)  # fmt: skip
@@ -242,19 +250,7 @@ class ProductCollectionView(PlatformAPIView):
         responses={200: list_of("ProductList", ProductSerializer(many=True)), **ERRORS},
     )  # fmt: skip
     def get(self, request):
-        query = request.query_params
-        active = parse_bool(query, "active")
-        products = Product.objects.filter(
-            organization=request.auth.organization, is_active=active is not False
-        )
-        if query.get("search"):
-            products = products.filter(name__icontains=query["search"].strip())
-        if query.get("product_type"):
-            if query["product_type"] not in Product.Type.values:
-                raise PlatformError.invalid_field(
-                    "product_type", "'product_type' must be one_time or variable."
-                )
-            products = products.filter(product_type=query["product_type"])
+        products = product_list(organization=request.auth.organization, query=request.query_params)
         return render_list(request, products, ProductSerializer, PRODUCT_SORTS)
 
     @extend_schema(operation_id="products_create", tags=["Products"], request=ProductWriteSerializer,
@@ -299,10 +295,9 @@ class ProductGenerateLinkView(PlatformAPIView):
     def post(self, request, product_id: str):
         product = _product(request, product_id)
         overrides = request.data if isinstance(request.data, dict) else {}
-        with transaction.atomic():
-            link = product_generate_link(
-                ctx=RequestContext.from_request(request), product=product, overrides=overrides
-            )
+        link = product_generate_link(
+            ctx=RequestContext.from_request(request), product=product, overrides=overrides
+        )
         return Response(PaymentLinkDetailSerializer(link).data, status=status.HTTP_201_CREATED)
 
 

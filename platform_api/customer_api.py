@@ -9,6 +9,7 @@ its exact (case-insensitive) value through keyed digests.
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
@@ -140,7 +141,7 @@ def stream_export(rows: Iterable[dict[str, Any]], *, fmt: str, filename: str) ->
     def as_csv(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[str]:
         writer = csv.DictWriter(Echo(), fieldnames=list(first))
         yield writer.writeheader()
-        for row in _chain(first, rest):
+        for row in itertools.chain([first], rest):
             yield writer.writerow(
                 {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in row.items()}
             )
@@ -161,11 +162,6 @@ def stream_export(rows: Iterable[dict[str, Any]], *, fmt: str, filename: str) ->
     response = StreamingHttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
     return response
-
-
-def _chain(first, rest):
-    yield first
-    yield from rest
 
 
 def _json_default(value):

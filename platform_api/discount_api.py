@@ -171,6 +171,38 @@ def discount_code_delete(*, ctx: RequestContext, code: DiscountCode) -> None:
     _audit(ctx, "discount_code.deleted", code.id, 200)
 
 
+def discount_code_list(*, organization: Organization, query):
+    codes = DiscountCode.objects.filter(organization=organization, deleted_at__isnull=True)
+    if query.get("payment_link_id"):
+        codes = codes.filter(payment_link_id=query["payment_link_id"])
+    active = parse_bool(query, "active")
+    if active is not None:
+        codes = codes.filter(is_active=active)
+    if query.get("search"):
+        codes = codes.filter(code__icontains=query["search"].strip())
+    return codes
+
+
+def discount_codes_batch(
+    *, ctx: RequestContext, organization: Organization, data: dict[str, Any]
+) -> tuple[list[DiscountCode], list[dict[str, str]]]:
+    """Each code with the shared fields, each in its own transaction; those that cannot be made, with why."""
+    shared = {key: value for key, value in data.items() if key != "codes"}
+    created: list[DiscountCode] = []
+    errors: list[dict[str, str]] = []
+    for raw in data["codes"]:
+        if not CODE.match(raw):
+            errors.append({"code": raw, "error": "Letters, digits, '_' or '-', at most 50."})
+            continue
+        try:
+            created.append(
+                discount_code_create(ctx=ctx, organization=organization, data={**shared, "code": raw})
+            )
+        except PlatformError as exc:
+            errors.append({"code": raw, "error": exc.message})
+    return created, errors
+
+
 # --- views ------------------------------------------------------------------------------------
 
 
@@ -192,15 +224,7 @@ class DiscountCollectionView(PlatformAPIView):
         responses={200: list_of("DiscountCodeList", DiscountSerializer(many=True)), **ERRORS},
     )  # fmt: skip
     def get(self, request):
-        codes = DiscountCode.objects.filter(organization=request.auth.organization, deleted_at__isnull=True)
-        query = request.query_params
-        if query.get("payment_link_id"):
-            codes = codes.filter(payment_link_id=query["payment_link_id"])
-        active = parse_bool(query, "active")
-        if active is not None:
-            codes = codes.filter(is_active=active)
-        if query.get("search"):
-            codes = codes.filter(code__icontains=query["search"].strip())
+        codes = discount_code_list(organization=request.auth.organization, query=request.query_params)
         return render_list(request, codes, DiscountSerializer, SORTS)
 
     @extend_schema(operation_id="discount_codes_create", tags=["Discount codes"], request=DiscountWriteSerializer,
@@ -281,18 +305,10 @@ class DiscountBatchView(PlatformAPIView):
     def post(self, request):
         serializer = DiscountBatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        shared = {key: value for key, value in serializer.validated_data.items() if key != "codes"}
-        created, errors = [], []
-        for raw in serializer.validated_data["codes"]:
-            if not CODE.match(raw):
-                errors.append({"code": raw, "error": "Letters, digits, '_' or '-', at most 50."})
-                continue
-            try:
-                code = discount_code_create(ctx=RequestContext.from_request(request),
-                                            organization=request.auth.organization, data={**shared, "code": raw})  # fmt: skip
-            except PlatformError as exc:
-                errors.append({"code": raw, "error": exc.message})
-                continue
-            created.append(DiscountSerializer(code).data)
+        codes, errors = discount_codes_batch(
+            ctx=RequestContext.from_request(request), organization=request.auth.organization,
+            data=serializer.validated_data,
+        )  # fmt: skip
+        created = [DiscountSerializer(code).data for code in codes]
         status_code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response({"object": "batch_result", "created": created, "errors": errors}, status=status_code)

@@ -87,8 +87,9 @@ def check_link_amounts(values: dict[str, Any]) -> None:
         )
 
 
-def _link_values(data: dict[str, Any]) -> dict[str, Any]:
-    values = {name: data[name] for name in LINK_FIELDS if name in data}
+def stored_values(data: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    """The validated `fields` of a request as stored: plain dicts and lists, amounts in JSON as strings."""
+    values = {name: data[name] for name in fields if name in data}
     if "form_schema" in values:
         values["form_schema"] = {"fields": [dict(field) for field in values["form_schema"]["fields"]]}
     if "shipping_options" in values:
@@ -98,6 +99,10 @@ def _link_values(data: dict[str, Any]) -> dict[str, Any]:
     if "branding" in values:
         values["branding"] = dict(values["branding"])
     return values
+
+
+def _link_values(data: dict[str, Any]) -> dict[str, Any]:
+    return stored_values(data, LINK_FIELDS)
 
 
 def _create_items(link: PaymentLink, items: list[dict]) -> list[PaymentLinkItem]:
