@@ -49,7 +49,10 @@ from platform_api.models import (
     PaymentLink,
     PlatformCheckoutSession,
     Transaction,
+    Widget,
+    WidgetEvent,
 )
+from platform_api.widget_api import widget_event_record
 from webhooks.events import emit_event
 
 logger = logging.getLogger(__name__)
@@ -84,8 +87,13 @@ def check_amount_for_link(link: PaymentLink | None, amount: int | None, field: s
 
 
 @transaction.atomic
-def platform_session_create(*, organization: Organization, data: dict[str, Any]) -> Session:
-    """A checkout for a payment link (its token, chain, recipient, price) or for an amount; `open`."""
+def platform_session_create(
+    *, organization: Organization, data: dict[str, Any], widget: Widget | None = None
+) -> Session:
+    """A checkout for a payment link (its token, chain, recipient, price) or for an amount; `open`.
+
+    A session started from a widget's page names it: its completion counts for the widget.
+    """
     link = None
     if data.get("payment_link_id"):
         link = _link_for(organization, data["payment_link_id"])
@@ -97,12 +105,13 @@ def platform_session_create(*, organization: Organization, data: dict[str, Any])
     else:
         target = {name: data[name] for name in ("token_address", "chain_id", "recipient_address")}
         check_token(data["chain_id"], data["token_address"])
-        amount = data["amount"]
+        amount = data.get("amount")  # none: the payer enters it on the hosted page
     check_product(organization, data.get("product_id"))
     now = timezone.now()
     session = Session.objects.create(
         organization=organization,
         payment_link=link,
+        widget=widget,
         product_id=data.get("product_id") or None,
         amount=amount,
         **target,
@@ -439,6 +448,8 @@ def on_executed(order: Order) -> None:
         if session.discount_reserved and session.discount_code_id:
             Session.objects.filter(pk=session.pk).update(discount_reserved=False)
             discount_redeem(session.discount_code_id)
+        if session.widget_id:
+            widget_event_record(session.widget_id, WidgetEvent.Kind.COMPLETION, session.id)
     session.refresh_from_db()
     row.refresh_from_db()
     data = transaction_event_data(row, session)

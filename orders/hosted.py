@@ -123,7 +123,7 @@ def qr_svg(address: str) -> str:
 _tokens: dict[tuple[int, str], tuple[float, Token | None]] = {}
 
 
-def _token(chain_id: int, address: str) -> Token | None:
+def display_token(chain_id: int, address: str) -> Token | None:
     """A registry token for display (symbol, decimals); each process keeps it for a minute, as the picker."""
     key = (chain_id, address.lower())
     cached = _tokens.get(key)
@@ -144,7 +144,7 @@ def _forget_tokens(*, setting: str, **kwargs) -> None:
         _tokens.clear()
 
 
-def _luminance(color: str) -> float:
+def luminance(color: str) -> float:
     """WCAG relative luminance of `#rrggbb`: the button's text is dark on a light accent, so it stays readable."""
     channels = [int(color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
     r, g, b = ((c / 12.92) if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
@@ -153,10 +153,14 @@ def _luminance(color: str) -> float:
 
 def _page_context(link: PaymentLink | None, session: PlatformCheckoutSession | None) -> dict[str, Any]:
     source = link or (session.payment_link if session else None)
-    accent = source.theme_color if source and source.theme_color else "#1f4fd1"
+    widget = session.widget if session and session.widget_id else None  # a session a widget started
+    accent = (
+        source.theme_color if source and source.theme_color
+        else (widget.theme or {}).get("primary_color") if widget else None
+    ) or "#1f4fd1"  # fmt: skip
     chain_id = session.chain_id if session else link.chain_id  # type: ignore[union-attr]
     token_address = session.token_address if session else link.token_address  # type: ignore[union-attr]
-    token = _token(chain_id, token_address)
+    token = display_token(chain_id, token_address)
     decimals = token.decimals if token else 0
     chain = chain_get(chain_id)
     fixed = session.amount if session and session.amount is not None else (source.amount if source else None)
@@ -189,9 +193,9 @@ def _page_context(link: PaymentLink | None, session: PlatformCheckoutSession | N
         "collect_shipping_address": bool(source and source.collect_shipping_address),
         "address_parts": ADDRESS_PARTS,
         "pay_with": payable_tokens(),
-        "title": (source.name if source else "Checkout"),
+        "title": source.name if source else widget.name if widget else "Checkout",
         "theme_color": accent,
-        "on_accent": "#111111" if _luminance(accent) > 0.4 else "#ffffff",
+        "on_accent": "#111111" if luminance(accent) > 0.4 else "#ffffff",
         "button_text": (source.button_text if source else "Pay"),
         "business_name": ((source.branding or {}).get("business_name") if source else "") or "",
     }
@@ -329,7 +333,7 @@ def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
 
 def _session_or_404(session_id: str) -> PlatformCheckoutSession:
     session = (
-        PlatformCheckoutSession.objects.select_related("payment_link", "organization", "discount_code")
+        PlatformCheckoutSession.objects.select_related("payment_link", "organization", "discount_code", "widget")
         .filter(pk=session_id).first()
     )  # fmt: skip
     if session is None:
@@ -382,7 +386,7 @@ def _status_context(session: PlatformCheckoutSession, order: Order | None) -> di
     context = _page_context(None, session)
     status = checkout.session_status_data(session, order)
     if order is not None:
-        token = _token(order.src_chain, order.src_token_address)
+        token = display_token(order.src_chain, order.src_token_address)
         decimals = token.decimals if token else 0
         chain = chain_get(order.src_chain)
         context |= {

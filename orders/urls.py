@@ -1,7 +1,7 @@
 from django.urls import path
 
 from core.inputs import register_converters
-from orders import hosted, views
+from orders import hosted, views, widget_page
 
 register_converters()
 
@@ -31,5 +31,7 @@ urlpatterns = [
     path("pay/s/<public_id:session_id>", hosted.session_page, name="pay-session"),
     path("pay/s/<public_id:session_id>/status", hosted.session_status, name="pay-status"),
     path("pay/s/<public_id:session_id>/devnet-pay", hosted.session_devnet_pay, name="pay-devnet"),
+    # A widget's embeddable page (HTML, may be framed).
+    path("widgets/<public_id:short_code>", widget_page.widget_page, name="widget-page"),
     path("chains/<int64:chain_id>/tokens", views.ChainTokensView.as_view(), name="chain-tokens"),
 ]

@@ -1,5 +1,6 @@
 from django import forms
 from django.contrib import admin, messages
+from django.utils.html import format_html
 
 from platform_api.context import RequestContext
 from platform_api.models import (
@@ -15,6 +16,7 @@ from platform_api.models import (
     Product,
     QuickPayment,
     Transaction,
+    Widget,
 )
 from platform_api.services import api_key_create, api_key_revoke
 
@@ -241,3 +243,16 @@ class NotificationSettingsAdmin(ReadOnlyAdmin):
     list_filter = ("email_enabled",)
     search_fields = ("organization__slug", "email_address")
     list_select_related = ("organization",)
+
+
+@admin.register(Widget)
+class WidgetAdmin(ReadOnlyAdmin):
+    list_display = ("name", "organization", "widget_type", "short_code", "is_active", "current_views", "page",
+                    "created_at")  # fmt: skip
+    list_filter = ("widget_type", "is_active", "organization")
+    search_fields = ("id", "name", "short_code", "organization__slug")
+    list_select_related = ("organization",)
+
+    @admin.display(description="Page")
+    def page(self, obj: Widget) -> str:
+        return format_html('<a href="/widgets/{}" target="_blank" rel="noopener">open</a>', obj.short_code)

@@ -134,7 +134,7 @@ def payment_link_stats(*, link: PaymentLink, days: int) -> dict[str, Any]:
     ]  # fmt: skip
     revenue = Transaction.objects.filter(
         payment_link=link, status="completed", completed_at__gte=since
-    ).aggregate(usd=_sum_usd())["usd"]
+    ).aggregate(usd=sum_usd())["usd"]
     return {
         "object": "payment_link_stats",
         "payment_link_id": link.id,
@@ -190,10 +190,10 @@ def transaction_get(*, organization: Organization, transaction_id: str) -> Trans
 def transaction_stats(*, organization: Organization) -> dict[str, Any]:
     """Counts by status and USD volume, all time and over the last 24 hours; two aggregate queries."""
     rows = Transaction.objects.filter(organization=organization)
-    by_status = {row["status"]: row for row in rows.values("status").annotate(n=Count("pk"), usd=_sum_usd())}
+    by_status = {row["status"]: row for row in rows.values("status").annotate(n=Count("pk"), usd=sum_usd())}
     day = rows.filter(created_at__gte=timezone.now() - timedelta(hours=24)).aggregate(
         n=Count("pk"), done=Count("pk", filter=Q(status="completed")),
-        usd=_sum_usd(filter=Q(status="completed")),
+        usd=sum_usd(filter=Q(status="completed")),
     )  # fmt: skip
     count = {status: by_status.get(status, {}).get("n", 0) for status in Transaction.Status.values}
     volume = by_status.get("completed", {}).get("usd") or Decimal(0)
@@ -213,7 +213,8 @@ def transaction_stats(*, organization: Organization) -> dict[str, Any]:
     }
 
 
-def _sum_usd(**kwargs):
+def sum_usd(**kwargs):
+    """The sum of `amount_usd` as a decimal on every database (SQLite would answer a float)."""
     from django.db.models import DecimalField, Sum
 
     return Sum("amount_usd", output_field=DecimalField(max_digits=20, decimal_places=2), **kwargs)

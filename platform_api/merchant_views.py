@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core import openapi
@@ -53,6 +54,8 @@ def render_list(request, queryset, serializer_class, sort_fields):
 
 
 class PaymentLinkViewMixin:
+    request: Request
+
     def get_link(self, link_id: str) -> PaymentLink:
         return selectors.payment_link_get(organization=self.request.auth.organization, link_id=link_id)
 

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from core.inputs import register_converters
-from platform_api import analytics, catalog_api, customer_api, discount_api, views
+from platform_api import analytics, catalog_api, customer_api, discount_api, views, widget_api
 from platform_api import merchant_views as merchant
 
 register_converters()
@@ -39,6 +39,9 @@ urlpatterns = [
     path("products", catalog_api.ProductCollectionView.as_view(), name="products"),
     path("products/<public_id:product_id>", catalog_api.ProductDetailView.as_view(), name="product"),
     path("products/<public_id:product_id>/generate-link", catalog_api.ProductGenerateLinkView.as_view()),
+    path("widgets", widget_api.WidgetCollectionView.as_view(), name="widgets"),
+    path("widgets/<public_id:widget_id>", widget_api.WidgetDetailView.as_view(), name="widget"),
+    path("widgets/<public_id:widget_id>/stats", widget_api.WidgetStatsView.as_view(), name="widget-stats"),
     path("analytics/overview", analytics.AnalyticsOverviewView.as_view(), name="analytics-overview"),
     path("organization", catalog_api.OrganizationView.as_view(), name="organization"),
     path("customers", customer_api.CustomerCollectionView.as_view(), name="customers"),

@@ -190,6 +190,8 @@ from platform_api.models.merchant import (  # noqa: E402 - after Organization, w
     PlatformCheckoutSession,
     Product,
     Transaction,
+    Widget,
+    WidgetEvent,
 )
 
 __all__ = [
@@ -209,4 +211,6 @@ __all__ = [
     "QuickPaymentDeposit",
     "RateLimitBucket",
     "Transaction",
+    "Widget",
+    "WidgetEvent",
 ]

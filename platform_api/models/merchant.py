@@ -51,6 +51,10 @@ def new_notification_settings_id() -> str:
     return public_id("ns")
 
 
+def new_widget_id() -> str:
+    return public_id("wgt")
+
+
 def new_short_code() -> str:
     return random_base62(8)
 
@@ -189,6 +193,14 @@ class PlatformCheckoutSession(models.Model):
     id = models.CharField(primary_key=True, max_length=32, default=new_session_id, editable=False)
     organization = models.ForeignKey(
         "platform_api.Organization", on_delete=models.CASCADE, related_name="platform_sessions"
+    )
+    widget = models.ForeignKey(
+        "platform_api.Widget",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="sessions",
+        help_text="The widget the payer started from, if any.",
     )
     payment_link = models.ForeignKey(
         PaymentLink, null=True, blank=True, on_delete=models.PROTECT, related_name="sessions"
@@ -436,3 +448,61 @@ class NotificationSettings(models.Model):
 
     def __str__(self) -> str:
         return f"{self.organization_id}: {self.email_address or '-'}"
+
+
+class Widget(models.Model):
+    """An embeddable card (`/widgets/{short_code}`, iframe-friendly) that starts a checkout or shows a swap or NFT."""
+
+    class Type(models.TextChoices):
+        SWAP = "swap"
+        CHECKOUT = "checkout"
+        NFT = "nft"
+        DEPOSIT = "deposit"
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_widget_id, editable=False)
+    organization = models.ForeignKey(
+        "platform_api.Organization", on_delete=models.CASCADE, related_name="widgets"
+    )
+    name = models.CharField(max_length=100)
+    description = models.CharField(max_length=500, blank=True)
+    widget_type = models.CharField(max_length=20, choices=Type.choices)
+    config = models.JSONField(default=dict, blank=True, help_text="Validated per widget type.")
+    theme = models.JSONField(default=dict, blank=True)
+    short_code = models.CharField(max_length=8, unique=True, default=new_short_code, editable=False)
+    is_active = models.BooleanField(default=True)
+    current_views = models.PositiveBigIntegerField(default=0, help_text="Views of the widget's page so far.")
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["organization", "-created_at"], name="widget_org_created")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class WidgetEvent(models.Model):
+    """A view of a widget's page, a checkout started from it, or one completed: counted, never the viewer's IP."""
+
+    class Kind(models.TextChoices):
+        VIEW = "view"
+        INTERACTION = "interaction"
+        COMPLETION = "completion"
+
+    widget = models.ForeignKey(Widget, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    session_id = models.CharField(
+        max_length=32, blank=True, help_text="The checkout session an interaction or completion is about."
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        indexes = [models.Index(fields=["widget", "created_at"], name="widget_event_created")]
+        constraints = [
+            models.UniqueConstraint(  # a session is started and completed once: a replayed hook counts nothing
+                fields=["widget", "kind", "session_id"],
+                condition=~Q(session_id=""),
+                name="widget_event_once_per_session",
+            )
+        ]

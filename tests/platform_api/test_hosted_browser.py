@@ -109,3 +109,40 @@ def test_a_payer_pays_a_link_in_the_browser_and_is_redirected(
     page.goto(f"{live_server.url}/pay/s/{session.id}")
     assert "Payment complete" in page.inner_text("#status")
     page.screenshot(path=ARTIFACTS / "5-completed.png", full_page=True)
+
+
+def test_a_widget_in_an_iframe_counts_its_view_and_opens_the_checkout_in_a_tab(
+    devnets_registry, admin_client, live_server, browser_page, settings
+):
+    _, (_, b) = devnets_registry
+    page = browser_page
+    settings.PUBLIC_BASE_URL = live_server.url
+    widget = admin_client.post("/api/v1/widgets", {
+        "name": "Buy me a coffee", "widget_type": "checkout", "description": "Thanks for reading.",
+        "config": {"recipient_address": random_address(), "destination_token": b["contracts"]["dUSDC"],
+                   "destination_chain_id": b["chain_id"], "amount": "3000000"},
+        "theme": {"primary_color": "#0b6e4f", "border_radius": 4, "dark_mode": True},
+    }, format="json").json()  # fmt: skip
+    # The merchant's own page (another origin: about:blank) embeds the widget.
+    page.set_content(
+        f'<h1>A blog post</h1><iframe title="Pay" src="{widget["url"]}" width="360" height="300">'
+    )
+    frame = page.frame_locator("iframe[title=Pay]")
+    assert frame.get_by_role("heading", name="Buy me a coffee").is_visible()
+    assert "3 dUSDC" in frame.locator("#price").inner_text()
+    page.screenshot(path=ARTIFACTS / "6-widget.png", full_page=True)
+    assert admin_client.get(f"/api/v1/widgets/{widget['id']}").json()["current_views"] == 1
+
+    with page.expect_popup() as opened:
+        frame.get_by_role("button", name="Pay").click()
+    checkout = opened.value
+    checkout.wait_for_load_state()
+    session = PlatformCheckoutSession.objects.get()
+    assert checkout.url == f"{live_server.url}/pay/s/{session.id}" and session.widget_id == widget["id"]
+    assert checkout.get_by_label("Pay with").is_visible()
+    assert checkout.get_by_role(
+        "heading", name="Buy me a coffee"
+    ).is_visible()  # the widget names the checkout
+    checkout.screenshot(path=ARTIFACTS / "7-widget-checkout.png", full_page=True)
+    stats = admin_client.get(f"/api/v1/widgets/{widget['id']}/stats").json()
+    assert (stats["views"], stats["interactions"]) == (1, 1)

@@ -1,0 +1,169 @@
+"""A widget's embeddable page, `/widgets/{short_code}`: a small card made to sit in the merchant's iframe.
+
+- checkout: the amount (or "you choose the amount") and a button;
+- deposit: which of the accepted tokens to deposit, and a button;
+- swap: the pair, and a live quote for an amount the visitor types;
+- nft: the collection, the token id and the chain.
+
+The button of a checkout or deposit widget starts a platform checkout session
+for the widget's recipient and opens the hosted checkout (`/pay/s/{id}`) in a
+new tab: the checkout page refuses to be framed, so the payer always sees its
+address bar. Each view, each checkout started (an interaction) and each
+completed payment is a `WidgetEvent`; the viewer's IP address is never stored.
+
+The page has no CSRF token: it is framed by other sites, where the CSRF
+cookie is never sent, and it carries no authority to forge. Its POST only
+starts an anonymous checkout, which anyone may do.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from chains.registry import chain_get
+from core.errors import DomainError
+from orders import checkout
+from orders.hosted import display_token, format_units, luminance, parse_units
+from orders.quotes import quote_build
+from platform_api.errors import PlatformError
+from platform_api.models import Widget, WidgetEvent
+from platform_api.widget_api import deposit_options, widget_event_record
+
+logger = logging.getLogger(__name__)
+DEFAULT_COLOR = "#1f4fd1"
+EXACT_INPUT = "EXACT_INPUT"
+
+
+def _chain_name(chain_id: int) -> str:
+    chain = chain_get(chain_id)
+    return chain.name if chain else str(chain_id)
+
+
+def _token_label(chain_id: int, address: str) -> str:
+    token = display_token(chain_id, address)
+    return f"{token.symbol if token else address} on {_chain_name(chain_id)}"
+
+
+def _context(widget: Widget) -> dict[str, Any]:
+    theme = widget.theme or {}
+    accent = theme.get("primary_color") or DEFAULT_COLOR
+    config = widget.config
+    context: dict[str, Any] = {
+        "widget": widget,
+        "title": widget.name,
+        "accent": accent,
+        "on_accent": "#111111" if luminance(accent) > 0.4 else "#ffffff",
+        "radius": theme.get("border_radius", 12),
+        "font_family": theme.get("font_family") or "",
+        "dark": bool(theme.get("dark_mode")),
+    }
+    if widget.widget_type == Widget.Type.CHECKOUT:
+        token = display_token(config["destination_chain_id"], config["destination_token"])
+        amount = config.get("amount")
+        context |= {
+            "pays": _token_label(config["destination_chain_id"], config["destination_token"]),
+            "amount": format_units(int(amount), token.decimals) if amount and token else None,
+            "symbol": token.symbol if token else "",
+        }
+    elif widget.widget_type == Widget.Type.DEPOSIT:
+        context["options"] = [
+            {"value": f"{chain_id}:{token}", "label": _token_label(chain_id, token)}
+            for chain_id, token in deposit_options(config)
+        ]
+    elif widget.widget_type == Widget.Type.SWAP:
+        context |= {
+            "src": _token_label(config["src_chain_id"], config["src_token"]),
+            "dst": _token_label(config["dst_chain_id"], config["dst_token"]),
+        }
+    else:
+        context |= {"chain_name": _chain_name(config["chain_id"])}
+    return context
+
+
+def _swap_quote(widget: Widget, text: str) -> dict[str, Any]:
+    """What `text` of the source token buys of the destination token now (the quote provider's price)."""
+    config = widget.config
+    src = display_token(config["src_chain_id"], config["src_token"])
+    amount = parse_units(text, src.decimals) if src else None
+    if amount is None:
+        return {"error": "Enter an amount greater than zero."}
+    try:
+        quote, _ = quote_build({
+            "type": "swap", "tradeType": EXACT_INPUT, "amount": amount,
+            "srcChain": config["src_chain_id"], "dstChain": config["dst_chain_id"],
+            "srcTokenAddress": config["src_token"], "dstTokenAddress": config["dst_token"],
+        })  # fmt: skip
+    except DomainError as exc:
+        return {"error": exc.message}
+    out = quote["currencyOut"]
+    return {
+        "receive": out.get("amountFormatted") or out["amount"],
+        "symbol": out["currency"].get("symbol", ""),
+    }
+
+
+def _unavailable(request: HttpRequest, message: str, status: int) -> HttpResponse:
+    return render(request, "widgets/unavailable.html", {"message": message}, status=status)
+
+
+def _start_checkout(request: HttpRequest, widget: Widget) -> HttpResponse:
+    config = widget.config
+    if widget.widget_type == Widget.Type.CHECKOUT:
+        chain_id, token = config["destination_chain_id"], config["destination_token"]
+        amount = int(config["amount"]) if config.get("amount") else None
+    else:
+        chosen = request.POST.get("deposit", "")
+        pairs = {f"{chain_id}:{token}": (chain_id, token) for chain_id, token in deposit_options(config)}
+        if chosen not in pairs:
+            return render(request, "widgets/widget.html",
+                          _context(widget) | {"error": "Choose what to deposit."}, status=400)  # fmt: skip
+        chain_id, token = pairs[chosen]
+        amount = None  # the payer enters it on the checkout page
+    try:
+        with transaction.atomic():
+            session = checkout.platform_session_create(
+                organization=widget.organization,
+                data={"token_address": token, "chain_id": chain_id, "amount": amount,
+                      "recipient_address": config["recipient_address"]},
+                widget=widget,
+            )  # fmt: skip
+    except (DomainError, PlatformError) as exc:
+        logger.warning("Widget %s could not start a checkout: %s", widget.id, exc)
+        return _unavailable(request, "This widget cannot take payments right now.", status=409)
+    widget_event_record(widget.id, WidgetEvent.Kind.INTERACTION, session.id)
+    return redirect("pay-session", session_id=session.id)
+
+
+@never_cache
+@xframe_options_exempt
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def widget_page(request: HttpRequest, short_code: str) -> HttpResponse:
+    widget = Widget.objects.select_related("organization").filter(short_code=short_code).first()
+    if widget is None:
+        return _unavailable(request, "There is no widget at this address.", status=404)
+    if not widget.is_active:
+        return _unavailable(request, "This widget is turned off.", status=410)
+    if request.method == "POST":
+        if widget.widget_type not in (Widget.Type.CHECKOUT, Widget.Type.DEPOSIT):
+            return redirect("widget-page", short_code=short_code)
+        return _start_checkout(request, widget)
+    context = _context(widget)
+    if widget.widget_type == Widget.Type.SWAP and request.GET.get("amount"):
+        context |= {
+            "quote": _swap_quote(widget, request.GET["amount"][:40]),
+            "quoted": request.GET["amount"][:40],
+        }
+        widget_event_record(widget.id, WidgetEvent.Kind.INTERACTION)
+    else:
+        widget_event_record(widget.id, WidgetEvent.Kind.VIEW)
+    return render(request, "widgets/widget.html", context)

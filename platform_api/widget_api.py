@@ -1,0 +1,388 @@
+"""Widgets: embeddable cards at `/widgets/{short_code}` that start a checkout (checkout, deposit) or show a
+swap or an NFT; `config` is validated for the widget's type, `theme` styles the card.
+
+The page itself (and the sessions it starts) is `orders.widget_page`; this module is the merchant's API:
+create, list, read, update, delete, and the counts of views, interactions and completions by UTC day.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, Q
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
+from chains.tokens import token_get
+from core import openapi
+from core.fields import EpochMillisField, StrictBooleanField, StrictCharField, StrictIntegerField
+from platform_api.api import PlatformAPIView
+from platform_api.context import RequestContext
+from platform_api.errors import PlatformError, error_from_validation
+from platform_api.merchant_selectors import parse_bool, sum_usd
+from platform_api.merchant_views import MAX_DAYS, deleted, list_of, render_list
+from platform_api.models import Organization, Transaction, Widget, WidgetEvent
+from platform_api.pagination import parse_positive_int
+from platform_api.selectors import scoped_get
+from platform_api.signals import record_write
+from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
+
+WIDGET_SORTS = ("created_at", "updated_at", "name", "current_views")
+MAX_DEPOSIT_OPTIONS = 20
+
+# --- config and theme -----------------------------------------------------------------------
+
+
+class StrictSerializer(serializers.Serializer):
+    """A JSON object with only the serializer's keys: a misspelt key is an error, not silently dropped."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)  # a missing or bad field first: it says more than a stray one
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError({unknown[0]: ["Unknown field."]})
+        return value
+
+
+class CheckoutConfigSerializer(StrictSerializer):
+    recipient_address = AddressField()
+    destination_token = AddressField()
+    destination_chain_id = SupportedChainIdField()
+    amount = TokenAmountField(
+        required=False, allow_null=True, help_text="Empty: the payer enters the amount."
+    )
+
+
+class SwapConfigSerializer(StrictSerializer):
+    src_token = AddressField()
+    src_chain_id = SupportedChainIdField()
+    dst_token = AddressField()
+    dst_chain_id = SupportedChainIdField()
+
+
+class NftConfigSerializer(StrictSerializer):
+    collection_address = AddressField()
+    chain_id = SupportedChainIdField()
+    token_id = TokenAmountField(allow_zero=True, help_text="Decimal string.")
+
+
+class DepositConfigSerializer(StrictSerializer):
+    recipient_address = AddressField()
+    accepted_tokens = serializers.ListField(
+        child=AddressField(), min_length=1, max_length=MAX_DEPOSIT_OPTIONS
+    )
+    accepted_chains = serializers.ListField(
+        child=SupportedChainIdField(), min_length=1, max_length=MAX_DEPOSIT_OPTIONS
+    )
+
+
+CONFIG_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
+    Widget.Type.CHECKOUT: CheckoutConfigSerializer,
+    Widget.Type.SWAP: SwapConfigSerializer,
+    Widget.Type.NFT: NftConfigSerializer,
+    Widget.Type.DEPOSIT: DepositConfigSerializer,
+}
+
+
+class ThemeSerializer(StrictSerializer):
+    primary_color = serializers.RegexField(
+        r"^#[0-9a-fA-F]{6}$", required=False, error_messages={"invalid": "Must be a colour such as #1a2b3c."}
+    )
+    border_radius = StrictIntegerField(required=False, min_value=0, max_value=48, help_text="Pixels.")
+    font_family = serializers.RegexField(  # it is written into the page's CSS: no quotes, semicolons or braces
+        r"^[A-Za-z0-9 ,\-]{1,100}$", required=False,
+        error_messages={"invalid": "Font names: letters, digits, spaces, commas and hyphens, at most 100."},
+    )  # fmt: skip
+    dark_mode = StrictBooleanField(required=False)
+
+
+class WidgetWriteSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=100)
+    widget_type = serializers.ChoiceField(choices=Widget.Type.values)
+    config = serializers.JSONField(help_text="By widget_type: see the Widgets section of the docs.")
+    description = StrictCharField(max_length=500, required=False, allow_blank=True)
+    theme = ThemeSerializer(required=False)
+    is_active = StrictBooleanField(required=False, help_text="Update only.")
+
+    def validate_config(self, value):
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("Must be a JSON object.")
+        return value
+
+
+def deposit_options(config: dict[str, Any]) -> list[tuple[int, str]]:
+    """The (chain, token) pairs a deposit widget takes: each accepted token on each accepted chain it is on."""
+    return [
+        (chain_id, token)
+        for chain_id in config["accepted_chains"]
+        for token in config["accepted_tokens"]
+        if token_get(chain_id=chain_id, address=token) is not None
+    ]
+
+
+def clean_config(widget_type: str, raw: Any) -> dict[str, Any]:
+    """`config` for `widget_type`, as stored (amounts and token ids as strings); 400 with `config.<field>`."""
+    serializer = CONFIG_SERIALIZERS[widget_type](data=raw)
+    if not serializer.is_valid():
+        raise error_from_validation(serializers.ValidationError({"config": serializer.errors}))
+    config = dict(serializer.validated_data)
+    if widget_type == Widget.Type.CHECKOUT:
+        _check_token(config["destination_chain_id"], config["destination_token"], "config.destination_token")
+        config["amount"] = str(config["amount"]) if config.get("amount") is not None else None
+    elif widget_type == Widget.Type.SWAP:
+        _check_token(config["src_chain_id"], config["src_token"], "config.src_token")
+        _check_token(config["dst_chain_id"], config["dst_token"], "config.dst_token")
+        if (config["src_chain_id"], config["src_token"].lower()) == (
+            config["dst_chain_id"],
+            config["dst_token"].lower(),
+        ):
+            raise PlatformError.invalid_field(
+                "config.dst_token", "'config.dst_token': a swap needs two tokens."
+            )
+    elif widget_type == Widget.Type.NFT:
+        config["token_id"] = str(config["token_id"])
+    else:
+        config["accepted_tokens"] = list(dict.fromkeys(config["accepted_tokens"]))
+        config["accepted_chains"] = list(dict.fromkeys(config["accepted_chains"]))
+        if not deposit_options(config):
+            raise PlatformError.invalid_field(
+                "config.accepted_tokens",
+                "'config.accepted_tokens': none of these tokens is in the registry on the accepted chains.",
+            )
+    return config
+
+
+def _check_token(chain_id: int, address: str, param: str) -> None:
+    if token_get(chain_id=chain_id, address=address) is None:
+        raise PlatformError.invalid_field(
+            param, f"'{param}': {address} is not a token of the registry on chain {chain_id}."
+        )
+
+
+# --- services -------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def widget_create(*, ctx: RequestContext, organization: Organization, data: dict[str, Any]) -> Widget:
+    widget = Widget.objects.create(
+        organization=organization,
+        name=data["name"],
+        description=data.get("description", ""),
+        widget_type=data["widget_type"],
+        config=clean_config(data["widget_type"], data["config"]),
+        theme=dict(data.get("theme") or {}),
+        is_active=data.get("is_active", True),
+    )
+    record_write(ctx=ctx, event_type="widget.created", resource_type="widget", resource_id=widget.id,
+                 status_code=201)  # fmt: skip
+    return widget
+
+
+@transaction.atomic
+def widget_update(*, ctx: RequestContext, widget: Widget, data: dict[str, Any]) -> Widget:
+    """Any create field; a new `widget_type` needs a `config` of that type (the old one is checked against it)."""
+    if not data:
+        raise PlatformError.no_updates()
+    widget = Widget.objects.select_for_update().get(pk=widget.pk)
+    widget_type = data.get("widget_type", widget.widget_type)
+    if "config" in data or "widget_type" in data:
+        widget.config = clean_config(widget_type, data.get("config", widget.config))
+    widget.widget_type = widget_type
+    for name in ("name", "description", "is_active"):
+        if name in data:
+            setattr(widget, name, data[name])
+    if "theme" in data:
+        widget.theme = dict(data["theme"])
+    widget.updated_at = timezone.now()
+    widget.save()
+    record_write(ctx=ctx, event_type="widget.updated", resource_type="widget", resource_id=widget.id,
+                 status_code=200)  # fmt: skip
+    return widget
+
+
+def widget_event_record(widget_id: str, kind: str, session_id: str = "") -> None:
+    """One count; a session's interaction or completion counts once however often the hook runs."""
+    try:
+        with transaction.atomic():
+            WidgetEvent.objects.create(widget_id=widget_id, kind=kind, session_id=session_id)
+    except IntegrityError:
+        return  # counted already (or the widget was deleted meanwhile)
+    if kind == WidgetEvent.Kind.VIEW:
+        Widget.objects.filter(pk=widget_id).update(current_views=F("current_views") + 1)
+
+
+@transaction.atomic
+def widget_delete(*, ctx: RequestContext, widget: Widget) -> None:
+    """Gone with its counts; sessions started from it keep their payments (their `widget` becomes empty)."""
+    Widget.objects.filter(pk=widget.pk).delete()
+    record_write(ctx=ctx, event_type="widget.deleted", resource_type="widget", resource_id=widget.id,
+                 status_code=200)  # fmt: skip
+
+
+# --- selectors ------------------------------------------------------------------------------
+
+
+def widget_list(*, organization: Organization, query):
+    widgets = Widget.objects.filter(organization=organization)
+    search = (query.get("search") or "").strip()
+    if search:
+        widgets = widgets.filter(Q(name__icontains=search) | Q(short_code__icontains=search))
+    if query.get("widget_type"):
+        if query["widget_type"] not in Widget.Type.values:
+            raise PlatformError.invalid_field(
+                "widget_type", f"'widget_type' must be one of {', '.join(Widget.Type.values)}."
+            )
+        widgets = widgets.filter(widget_type=query["widget_type"])
+    active = parse_bool(query, "active")
+    if active is not None:
+        widgets = widgets.filter(is_active=active)
+    return widgets
+
+
+def _rate(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def widget_stats(*, widget: Widget, days: int) -> dict[str, Any]:
+    """Views, interactions (checkouts started) and completions over the last `days`, by UTC day; one grouped query."""
+    since = timezone.now() - timedelta(days=days)
+    rows = (
+        WidgetEvent.objects.filter(widget=widget, created_at__gte=since)
+        .annotate(day=TruncDate("created_at"))
+        .values("day", "kind")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    daily: dict[str, dict[str, int]] = {}
+    totals = {"views": 0, "interactions": 0, "completions": 0}
+    plural = {"view": "views", "interaction": "interactions", "completion": "completions"}
+    for row in rows:
+        entry = daily.setdefault(row["day"].isoformat(), {"views": 0, "interactions": 0, "completions": 0})
+        entry[plural[row["kind"]]] = row["n"]
+        totals[plural[row["kind"]]] += row["n"]
+    revenue = Transaction.objects.filter(
+        session__widget=widget, status=Transaction.Status.COMPLETED, completed_at__gte=since
+    ).aggregate(usd=sum_usd())["usd"]
+    return {
+        "object": "widget_stats",
+        "widget_id": widget.id,
+        "days": days,
+        **totals,
+        "interaction_rate": _rate(totals["interactions"], totals["views"]),
+        "conversion_rate": _rate(totals["completions"], totals["views"]),
+        "revenue_usd": f"{revenue or Decimal(0):.2f}",
+        "daily": [{"date": day, **counts} for day, counts in sorted(daily.items())],
+    }
+
+
+# --- views ----------------------------------------------------------------------------------
+
+
+class WidgetSerializer(serializers.Serializer):
+    object = serializers.SerializerMethodField()
+    id = serializers.CharField(help_text="Prefix `wgt_`.")
+    name = serializers.CharField()
+    description = serializers.CharField()
+    widget_type = serializers.CharField()
+    config = serializers.JSONField()
+    theme = serializers.JSONField()
+    short_code = serializers.CharField()
+    url = serializers.SerializerMethodField(help_text="The page to embed in an iframe.")
+    is_active = serializers.BooleanField()
+    current_views = serializers.IntegerField()
+    created_at = EpochMillisField()
+    updated_at = EpochMillisField()
+
+    def get_object(self, _obj) -> str:
+        return "widget"
+
+    def get_url(self, obj) -> str:
+        return f"{settings.PUBLIC_BASE_URL}/widgets/{obj.short_code}"
+
+
+DAILY = inline_serializer("WidgetStatsDay", {
+    "date": serializers.DateField(), "views": serializers.IntegerField(),
+    "interactions": serializers.IntegerField(), "completions": serializers.IntegerField(),
+})  # fmt: skip
+STATS = inline_serializer("WidgetStats", {
+    "object": serializers.CharField(default="widget_stats"), "widget_id": serializers.CharField(),
+    "days": serializers.IntegerField(), "views": serializers.IntegerField(),
+    "interactions": serializers.IntegerField(help_text="Checkouts started from the widget."),
+    "completions": serializers.IntegerField(), "interaction_rate": serializers.FloatField(),
+    "conversion_rate": serializers.FloatField(help_text="completions / views"),
+    "revenue_usd": serializers.CharField(), "daily": serializers.ListField(child=DAILY),
+})  # fmt: skip
+
+
+def _widget(request, widget_id: str) -> Widget:
+    return scoped_get(Widget.objects.all(), organization=request.auth.organization, resource_type="widget",
+                      resource_id=widget_id)  # fmt: skip
+
+
+class WidgetCollectionView(PlatformAPIView):
+    @extend_schema(
+        operation_id="widgets_list", tags=["Widgets"],
+        parameters=[*LIST_PARAMETERS, OpenApiParameter("sort", str, enum=list(WIDGET_SORTS)),
+                    openapi.text("search", description="Part of the name or short code."),
+                    OpenApiParameter("widget_type", str, enum=Widget.Type.values),
+                    OpenApiParameter("active", str, enum=["true", "false"])],
+        responses={200: list_of("WidgetList", WidgetSerializer(many=True)), **ERRORS},
+    )  # fmt: skip
+    def get(self, request):
+        widgets = widget_list(organization=request.auth.organization, query=request.query_params)
+        return render_list(request, widgets, WidgetSerializer, WIDGET_SORTS)
+
+    @extend_schema(operation_id="widgets_create", tags=["Widgets"], request=WidgetWriteSerializer,
+                   parameters=[IDEMPOTENCY_HEADER], responses={201: WidgetSerializer, **ERRORS})  # fmt: skip
+    def post(self, request):
+        serializer = WidgetWriteSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        widget = widget_create(ctx=RequestContext.from_request(request), organization=request.auth.organization,
+                               data=serializer.validated_data)  # fmt: skip
+        return Response(WidgetSerializer(widget).data, status=status.HTTP_201_CREATED)
+
+
+class WidgetDetailView(PlatformAPIView):
+    @extend_schema(
+        operation_id="widgets_retrieve", tags=["Widgets"], responses={200: WidgetSerializer, **ERRORS}
+    )
+    def get(self, request, widget_id: str):
+        return Response(WidgetSerializer(_widget(request, widget_id)).data)
+
+    @extend_schema(operation_id="widgets_update", tags=["Widgets"], request=WidgetWriteSerializer,
+                   parameters=[IDEMPOTENCY_HEADER], responses={200: WidgetSerializer, **ERRORS})  # fmt: skip
+    def patch(self, request, widget_id: str):
+        widget = _widget(request, widget_id)
+        serializer = WidgetWriteSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        widget = widget_update(ctx=RequestContext.from_request(request), widget=widget,
+                               data=serializer.validated_data)  # fmt: skip
+        return Response(WidgetSerializer(widget).data)
+
+    @extend_schema(
+        operation_id="widgets_delete", tags=["Widgets"], responses={200: deleted("WidgetDeleted"), **ERRORS}
+    )
+    def delete(self, request, widget_id: str):
+        widget = _widget(request, widget_id)
+        widget_delete(ctx=RequestContext.from_request(request), widget=widget)
+        return Response({"object": "widget", "id": widget.id, "deleted": True})
+
+
+class WidgetStatsView(PlatformAPIView):
+    @extend_schema(
+        operation_id="widgets_stats", tags=["Widgets"],
+        parameters=[openapi.integer("days", minimum=1, maximum=MAX_DAYS, description="Default 30.")],
+        responses={200: STATS, **ERRORS},
+    )  # fmt: skip
+    def get(self, request, widget_id: str):
+        widget = _widget(request, widget_id)
+        days = parse_positive_int(request.query_params, "days", 30, MAX_DAYS)
+        return Response(widget_stats(widget=widget, days=days))
