@@ -115,19 +115,48 @@ def analytics_overview(*, organization: Organization, period: str) -> dict[str, 
     }  # fmt: skip
 
 
+def _ranked(name: str, fields: dict[str, serializers.Field]) -> serializers.Serializer:
+    """A top-N row: what it is, its completed revenue and count in the period."""
+    return inline_serializer(name, {**fields, "revenue_usd": serializers.CharField(),
+                                    "transactions": serializers.IntegerField()}, many=True)  # fmt: skip
+
+
+OVERVIEW = inline_serializer("AnalyticsOverview", {
+    "object": serializers.CharField(default="analytics_overview"),
+    "period": serializers.ChoiceField(choices=list(PERIODS)),
+    "revenue": inline_serializer("AnalyticsRevenue", {
+        "period_usd": serializers.CharField(), "period_transactions": serializers.IntegerField(),
+        "all_time_usd": serializers.CharField(), "all_time_transactions": serializers.IntegerField(),
+    }),
+    "customers": inline_serializer("AnalyticsCustomers", {
+        "total": serializers.IntegerField(), "new_in_period": serializers.IntegerField(),
+    }),
+    "payment_links": inline_serializer("AnalyticsPaymentLinks", {
+        "total": serializers.IntegerField(), "active": serializers.IntegerField(),
+    }),
+    "conversion_rate": serializers.FloatField(help_text="Completed checkout sessions / sessions, in the period."),
+    "daily": inline_serializer("AnalyticsDay", {
+        "date": serializers.DateField(), "transactions": serializers.IntegerField(),
+        "revenue_usd": serializers.CharField(),
+    }, many=True),
+    "top_payment_links": _ranked("AnalyticsTopLink", {
+        "id": serializers.CharField(), "name": serializers.CharField(allow_null=True),
+    }),
+    "top_tokens": _ranked("AnalyticsTopToken", {
+        "symbol": serializers.CharField(allow_null=True), "address": serializers.CharField(),
+        "chain_id": serializers.IntegerField(),
+    }),
+    "top_chains": _ranked("AnalyticsTopChain", {
+        "chain_id": serializers.IntegerField(), "name": serializers.CharField(allow_null=True),
+    }),
+})  # fmt: skip
+
+
 class AnalyticsOverviewView(PlatformAPIView):
     @extend_schema(
         operation_id="analytics_overview", tags=["Analytics"],
         parameters=[OpenApiParameter("period", str, enum=list(PERIODS), description="Default 30d.")],
-        responses={200: inline_serializer("AnalyticsOverview", {
-            "object": serializers.CharField(), "period": serializers.CharField(),
-            "revenue": serializers.DictField(), "customers": serializers.DictField(),
-            "payment_links": serializers.DictField(), "conversion_rate": serializers.FloatField(),
-            "daily": serializers.ListField(child=serializers.DictField()),
-            "top_payment_links": serializers.ListField(child=serializers.DictField()),
-            "top_tokens": serializers.ListField(child=serializers.DictField()),
-            "top_chains": serializers.ListField(child=serializers.DictField()),
-        }), **ERRORS},
+        responses={200: OVERVIEW, **ERRORS},
         description="Revenue (completed payments, USD, by completion time), customers, links, the checkout "
         "conversion rate, a daily series (UTC days, the latest 90 at most) and the top links, tokens and chains.",
     )  # fmt: skip

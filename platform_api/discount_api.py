@@ -298,7 +298,9 @@ class DiscountBatchView(PlatformAPIView):
         parameters=[IDEMPOTENCY_HEADER],
         responses={200: inline_serializer("DiscountBatchResult", {
             "object": serializers.CharField(), "created": DiscountSerializer(many=True),
-            "errors": serializers.ListField(child=serializers.DictField()),
+            "errors": inline_serializer("DiscountBatchError", {
+                "code": serializers.CharField(), "error": serializers.CharField(),
+            }, many=True),
         }), **ERRORS},
         description="Create up to 100 codes with the same fields; each code that cannot be created is in `errors`.",
     )  # fmt: skip

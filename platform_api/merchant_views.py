@@ -23,7 +23,7 @@ from platform_api.merchant_serializers import (
     PlatformSessionSerializer,
     TransactionSerializer,
 )
-from platform_api.models import PaymentLink
+from platform_api.models import PaymentLink, Transaction
 from platform_api.pagination import ListParams, list_envelope, parse_positive_int
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 
@@ -156,8 +156,14 @@ class PaymentLinkStatsView(PaymentLinkViewMixin, PlatformAPIView):
             "sessions": serializers.IntegerField(), "completions": serializers.IntegerField(),
             "view_to_session_rate": serializers.FloatField(), "session_to_completion_rate": serializers.FloatField(),
             "conversion_rate": serializers.FloatField(), "revenue_usd": serializers.CharField(),
-            "daily": serializers.ListField(child=serializers.DictField()),
-            "utm": serializers.ListField(child=serializers.DictField()),
+            "daily": inline_serializer("PaymentLinkStatsDay", {
+                "date": serializers.DateField(), "views": serializers.IntegerField(),
+                "sessions": serializers.IntegerField(), "completions": serializers.IntegerField(),
+            }, many=True),
+            "utm": inline_serializer("PaymentLinkStatsUtm", {
+                "utm_source": serializers.CharField(allow_null=True), "utm_medium": serializers.CharField(allow_null=True),
+                "utm_campaign": serializers.CharField(allow_null=True), "views": serializers.IntegerField(),
+            }, many=True),
         }), **ERRORS},
     )  # fmt: skip
     def get(self, request, link_id: str):
@@ -264,7 +270,13 @@ class TransactionStatsView(PlatformAPIView):
             "object": serializers.CharField(), "total_transactions": serializers.IntegerField(),
             "completed_transactions": serializers.IntegerField(), "failed_transactions": serializers.IntegerField(),
             "pending_transactions": serializers.IntegerField(), "total_volume_usd": serializers.CharField(),
-            "last_24h": serializers.DictField(), "status_breakdown": serializers.DictField(),
+            "last_24h": inline_serializer("TransactionStatsDay", {
+                "transactions": serializers.IntegerField(), "completed": serializers.IntegerField(),
+                "volume_usd": serializers.CharField(),
+            }),
+            "status_breakdown": inline_serializer("TransactionStatusBreakdown", {
+                status: serializers.IntegerField() for status in Transaction.Status.values
+            }),
         }), **ERRORS},
     )  # fmt: skip
     def get(self, request):

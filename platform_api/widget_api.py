@@ -311,14 +311,14 @@ class WidgetSerializer(serializers.Serializer):
 DAILY = inline_serializer("WidgetStatsDay", {
     "date": serializers.DateField(), "views": serializers.IntegerField(),
     "interactions": serializers.IntegerField(), "completions": serializers.IntegerField(),
-})  # fmt: skip
+}, many=True)  # fmt: skip
 STATS = inline_serializer("WidgetStats", {
     "object": serializers.CharField(default="widget_stats"), "widget_id": serializers.CharField(),
     "days": serializers.IntegerField(), "views": serializers.IntegerField(),
     "interactions": serializers.IntegerField(help_text="Checkouts started from the widget."),
     "completions": serializers.IntegerField(), "interaction_rate": serializers.FloatField(),
     "conversion_rate": serializers.FloatField(help_text="completions / views"),
-    "revenue_usd": serializers.CharField(), "daily": serializers.ListField(child=DAILY),
+    "revenue_usd": serializers.CharField(), "daily": DAILY,
 })  # fmt: skip
 
 

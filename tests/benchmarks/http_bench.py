@@ -171,7 +171,12 @@ def _seed_checkout(client) -> dict[str, str]:
     checkout.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="203.0.113.9"
     )
-    return {"short_code": link["short_code"], "session_id": session_id}
+    widget = client.post("/api/v1/widgets", {
+        "name": "Bench widget", "widget_type": "checkout", "config": {
+            "recipient_address": RECIPIENT, "destination_token": USDC_BASE, "destination_chain_id": 8453,
+            "amount": "5000000"},
+    }, content_type="application/json").json()  # fmt: skip
+    return {"short_code": link["short_code"], "session_id": session_id, "widget_code": widget["short_code"]}
 
 
 def _one_at_a_time(url: str, headers: dict[str, str], runs: int = 30) -> dict[str, float]:
@@ -553,6 +558,12 @@ def main() -> None:
             (
                 "GET /pay/{short_code} (hosted page, records a visit)",
                 f"/pay/{seeded['short_code']}",
+                {},
+                None,
+            ),
+            (
+                "GET /widgets/{short_code} (embeddable page, counts a view)",
+                f"/widgets/{seeded['widget_code']}",
                 {},
                 None,
             ),
