@@ -67,6 +67,7 @@ class WatchedAddress(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name_plural = "watched addresses"
         constraints = [models.UniqueConstraint(fields=["chain_id", "address"], name="watched_chain_address")]
         indexes = [models.Index(fields=["chain_id", "watch_until"], name="watched_chain_until")]
 

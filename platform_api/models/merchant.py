@@ -456,7 +456,7 @@ class Widget(models.Model):
     class Type(models.TextChoices):
         SWAP = "swap"
         CHECKOUT = "checkout"
-        NFT = "nft"
+        NFT = "nft", "NFT"
         DEPOSIT = "deposit"
 
     id = models.CharField(primary_key=True, max_length=32, default=new_widget_id, editable=False)
