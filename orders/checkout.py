@@ -34,6 +34,7 @@ from orders.fees import fee_amount
 from orders.models import DepositTx, Order
 from orders.quotes import quote_build
 from orders.services import WAITING, order_create, order_transition, token_usd_value
+from platform_api.analytics import revenue_record
 from platform_api.discounts import (
     DiscountRefused,
     discount_evaluate,
@@ -435,10 +436,12 @@ def on_executed(order: Order) -> None:
         Decimal("0.01")
     )
     customer = _customer_paid(session, row, usd, now)
-    Transaction.objects.filter(pk=row.pk).update(
+    if Transaction.objects.filter(pk=row.pk).exclude(status=Transaction.Status.COMPLETED).update(
         status=Transaction.Status.COMPLETED, amount=delivered, amount_usd=usd, completed_at=now, updated_at=now,
         customer=customer,
-    )  # fmt: skip
+    ):  # fmt: skip
+        revenue_record(organization_id=row.organization_id, completed_at=now, payment_link_id=row.payment_link_id,
+                       chain_id=row.chain_id, token_address=row.token_address, amount_usd=usd)  # fmt: skip
     if Session.objects.filter(pk=session.pk, status__in=("open", "processing")).update(
         status=Session.Status.COMPLETED, completed_at=now, updated_at=now, customer=customer,
         payer_address=row.from_address, tx_hash=row.tx_hash,

@@ -1,20 +1,24 @@
 """GET /analytics/overview: revenue, customers, links, conversion and the top links, tokens and chains.
 
-Every figure comes from aggregate queries: one pass groups the completed
-transactions by (link, chain, token), for all time and for the period, and
-the totals and top lists are merged from those few groups (never from rows);
-days are UTC days. Revenue is what completed transactions paid, in USD, by
-the time they completed.
+Revenue is what completed transactions paid, in USD, by the time they
+completed; days are UTC days. It is read from `RevenueDay`, a rollup per
+(organization, UTC day, link, chain, token) that each completed payment adds
+to in its own transaction: an overview sums a few hundred rollup rows,
+whatever the number of payments. A period that starts inside a day (the
+last 7 x 24 hours) takes that first day's part from the transactions, a
+short range of their covering index. The totals and top lists are merged
+from those groups, never from rows.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import UTC, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, DecimalField, Q, Sum
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, DecimalField, F, Q, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -25,7 +29,14 @@ from chains.registry import chain_get
 from chains.tokens import tokens_by_chain_and_address
 from platform_api.api import PlatformAPIView
 from platform_api.errors import PlatformError
-from platform_api.models import Customer, Organization, PaymentLink, PlatformCheckoutSession, Transaction
+from platform_api.models import (
+    Customer,
+    Organization,
+    PaymentLink,
+    PlatformCheckoutSession,
+    RevenueDay,
+    Transaction,
+)
 from platform_api.views import ERRORS
 
 PERIODS = {"7d": 7, "30d": 30, "90d": 90, "all": None}
@@ -44,9 +55,101 @@ def _money(value: Decimal | None) -> str:
 GROUP = ("payment_link_id", "chain_id", "token_address")
 
 
-def _groups(transactions) -> list[dict[str, Any]]:
-    """Count and USD sum per (link, chain, token): one pass over the transactions, a few dozen rows out."""
-    return list(transactions.values(*GROUP).annotate(n=Count("pk"), usd=_usd()).order_by())
+# --- the daily rollup -------------------------------------------------------------------------
+
+
+def revenue_record(
+    *, organization_id: str, completed_at: datetime, payment_link_id: str | None, chain_id: int,
+    token_address: str, amount_usd: Decimal,
+) -> None:  # fmt: skip
+    """Add one completed payment to its day's rollup row; call it in the transaction that completes it."""
+    key = {"organization_id": organization_id, "day": completed_at.astimezone(UTC).date(),
+           "payment_link_id": payment_link_id or "", "chain_id": chain_id, "token_address": token_address}  # fmt: skip
+    add = {"transactions": F("transactions") + 1, "amount_usd": F("amount_usd") + amount_usd}
+    if RevenueDay.objects.filter(**key).update(**add):
+        return
+    try:
+        with transaction.atomic():
+            RevenueDay.objects.create(**key, transactions=1, amount_usd=amount_usd)
+    except IntegrityError:  # another payment of the same key created the row first
+        RevenueDay.objects.filter(**key).update(**add)
+
+
+@transaction.atomic
+def revenue_rebuild(*, organization: Organization | None = None) -> int:
+    """Recompute the rollup from the completed transactions (all organizations, or one); the rows written.
+
+    On PostgreSQL the rollup is locked against writers first: a payment completing
+    meanwhile waits and is then added once, never lost nor counted twice.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"LOCK TABLE {RevenueDay._meta.db_table} IN EXCLUSIVE MODE")
+    completed = Transaction.objects.filter(status=Transaction.Status.COMPLETED, completed_at__isnull=False)
+    existing = RevenueDay.objects.all()
+    if organization is not None:
+        completed, existing = (
+            completed.filter(organization=organization),
+            existing.filter(organization=organization),
+        )
+    rows = (
+        completed.annotate(day=TruncDate("completed_at", tzinfo=UTC))
+        .values("organization_id", "day", *GROUP).annotate(n=Count("pk"), usd=_usd()).order_by()
+    )  # fmt: skip
+    existing.delete()
+    created = RevenueDay.objects.bulk_create(
+        (RevenueDay(organization_id=row["organization_id"], day=row["day"], payment_link_id=row["payment_link_id"] or "",
+                    chain_id=row["chain_id"], token_address=row["token_address"], transactions=row["n"],
+                    amount_usd=row["usd"] or Decimal(0)) for row in rows),
+        batch_size=1000,
+    )  # fmt: skip
+    return len(created)
+
+
+# --- the overview -----------------------------------------------------------------------------
+
+
+def _next_midnight(moment: datetime) -> datetime:
+    day = moment.astimezone(UTC).date() + timedelta(days=1)
+    return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+
+def _rolled(organization: Organization, since: datetime | None) -> list[dict[str, Any]]:
+    """Count and USD per (link, chain, token) from the rollup: every day, or the whole UTC days after `since`."""
+    days = RevenueDay.objects.filter(organization=organization)
+    if since is not None:
+        days = days.filter(day__gte=_next_midnight(since).date())
+    rows = days.values(*GROUP).annotate(n=Sum("transactions"), usd=_usd()).order_by()
+    return [{**row, "payment_link_id": row["payment_link_id"] or None} for row in rows]
+
+
+def _edge(organization: Organization, since: datetime) -> list[dict[str, Any]]:
+    """The same groups for the part of `since`'s UTC day after it, from the transactions (a short index range)."""
+    return list(
+        _completed(organization).filter(completed_at__gte=since, completed_at__lt=_next_midnight(since))
+        .values(*GROUP).annotate(n=Count("pk"), usd=_usd()).order_by()
+    )  # fmt: skip
+
+
+def _daily(
+    organization: Organization, since: datetime, edge: list[dict[str, Any]]
+) -> list[tuple[date, int, Decimal]]:
+    """(UTC day, count, USD) since `since`, oldest first: the rollup's whole days and the first day's `edge`."""
+    series: dict[date, list] = {}
+    if edge:
+        series[since.astimezone(UTC).date()] = [sum(row["n"] for row in edge),
+                                                sum((row["usd"] or Decimal(0) for row in edge), Decimal(0))]  # fmt: skip
+    rolled = (
+        RevenueDay.objects.filter(organization=organization, day__gte=_next_midnight(since).date())
+        .values("day").annotate(n=Sum("transactions"), usd=_usd()).order_by()
+    )  # fmt: skip
+    for row in rolled:
+        series[row["day"]] = [row["n"], row["usd"] or Decimal(0)]
+    return [(day, n, usd) for day, (n, usd) in sorted(series.items())]
+
+
+def _completed(organization: Organization):
+    return Transaction.objects.filter(organization=organization, status=Transaction.Status.COMPLETED)
 
 
 def _top(groups: list[dict[str, Any]], key) -> list[tuple[Any, int, Decimal]]:
@@ -61,19 +164,19 @@ def _top(groups: list[dict[str, Any]], key) -> list[tuple[Any, int, Decimal]]:
     return [(k, n, usd) for k, (n, usd) in ranked]
 
 
-def analytics_overview(*, organization: Organization, period: str) -> dict[str, Any]:
+def analytics_overview(
+    *, organization: Organization, period: str, now: datetime | None = None
+) -> dict[str, Any]:
     days = PERIODS[period]
-    now = timezone.now()
+    now = now or timezone.now()
     since = now - timedelta(days=days) if days is not None else None
-    completed = Transaction.objects.filter(organization=organization, status=Transaction.Status.COMPLETED)
-    all_time = _groups(completed)
-    in_period = all_time if since is None else _groups(completed.filter(completed_at__gte=since))
-    daily_since = now - timedelta(days=min(days or DAILY_DAYS, DAILY_DAYS))
-    daily = (
-        completed.filter(completed_at__gte=daily_since)
-        .annotate(day=TruncDate("completed_at", tzinfo=UTC))
-        .values("day").annotate(n=Count("pk"), usd=_usd()).order_by("day")
-    )  # fmt: skip
+    all_time = _rolled(organization, None)
+    daily_since = now - timedelta(
+        days=min(days or DAILY_DAYS, DAILY_DAYS)
+    )  # the period's start but for `all`
+    edge = _edge(organization, daily_since)
+    in_period = all_time if since is None else _rolled(organization, since) + edge
+    daily = _daily(organization, daily_since, edge)
     top_links = _top(in_period, lambda row: row["payment_link_id"])
     names = dict(PaymentLink.objects.filter(pk__in=[k for k, _, _ in top_links]).values_list("pk", "name"))
     top_tokens = _top(in_period, lambda row: (row["chain_id"], row["token_address"]))
@@ -101,8 +204,7 @@ def analytics_overview(*, organization: Organization, period: str) -> dict[str, 
         "customers": {"total": customers["total"], "new_in_period": customers["new"]},
         "payment_links": {"total": links["total"], "active": links["active"]},
         "conversion_rate": round(funnel["done"] / funnel["total"], 4) if funnel["total"] else 0.0,
-        "daily": [{"date": row["day"].isoformat(), "transactions": row["n"], "revenue_usd": _money(row["usd"])}
-                  for row in daily],
+        "daily": [{"date": day.isoformat(), "transactions": n, "revenue_usd": _money(usd)} for day, n, usd in daily],
         "top_payment_links": [{"id": k, "name": names.get(k), "revenue_usd": _money(usd), "transactions": n}
                               for k, n, usd in top_links],
         "top_tokens": [

@@ -259,6 +259,7 @@ class PlatformSessionSerializer(serializers.Serializer):
     status = serializers.CharField(help_text="open, processing, completed, expired or failed.")
     payment_link_id = serializers.CharField(allow_null=True)
     product_id = serializers.CharField(allow_null=True)
+    widget_id = serializers.CharField(allow_null=True, help_text="The widget the payer started from, if any.")
     amount = TokenAmountField(allow_null=True, help_text="What the payer pays, after any discount.")
     token_address = serializers.CharField()
     chain_id = serializers.IntegerField()

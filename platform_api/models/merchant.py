@@ -506,3 +506,31 @@ class WidgetEvent(models.Model):
                 name="widget_event_once_per_session",
             )
         ]
+
+
+class RevenueDay(models.Model):
+    """Completed payments of one UTC day, per (link, chain, token): what the analytics overview sums.
+
+    Written in the transaction that completes a payment (`analytics.revenue_record`),
+    so it never disagrees with the transactions; `manage.py rebuild_revenue`
+    recomputes it from them. Only completed payments count, and a completed
+    payment never changes again.
+    """
+
+    organization = models.ForeignKey(
+        "platform_api.Organization", on_delete=models.CASCADE, related_name="revenue_days"
+    )
+    day = models.DateField(help_text="UTC day of completion.")
+    payment_link_id = models.CharField(max_length=32, blank=True, help_text="Empty: no link.")
+    chain_id = models.PositiveBigIntegerField()
+    token_address = models.CharField(max_length=42)
+    transactions = models.PositiveIntegerField(default=0)
+    amount_usd = models.DecimalField(max_digits=20, decimal_places=2, default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "day", "payment_link_id", "chain_id", "token_address"],
+                name="revenue_day_key",
+            )
+        ]

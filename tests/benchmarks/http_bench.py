@@ -152,6 +152,9 @@ def _seed_transactions(organization_id: str) -> None:
             [organization_id, links, RECIPIENT, USDC_ARB, USDC_BASE, USDC_BASE, TRANSACTIONS - have],
         )
         cursor.execute(f"VACUUM ANALYZE {table}")
+    from platform_api.analytics import revenue_rebuild
+
+    revenue_rebuild()  # rows written by SQL, not by completed checkouts: their rollup, as the command makes it
 
 
 def _seed_checkout(client) -> dict[str, str]:

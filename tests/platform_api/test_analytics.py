@@ -9,8 +9,8 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from platform_api.analytics import analytics_overview
-from platform_api.models import Customer, PaymentLink, PlatformCheckoutSession, Transaction
+from platform_api.analytics import analytics_overview, revenue_rebuild, revenue_record
+from platform_api.models import Customer, PaymentLink, PlatformCheckoutSession, RevenueDay, Transaction
 from tests.factories import OrganizationFactory
 from tests.orders.conftest import RECIPIENT, USDC_ARB, USDC_BASE
 
@@ -18,11 +18,16 @@ pytestmark = pytest.mark.django_db
 
 
 def _paid(organization, usd, when, *, link=None, chain_id=8453, token=USDC_BASE, status="completed"):
-    return Transaction.objects.create(
+    """A transaction as the checkout leaves it: completed ones are added to the rollup, as `on_executed` does."""
+    row = Transaction.objects.create(
         organization=organization, order_id=uuid.uuid4(), payment_link=link, status=status, chain_id=chain_id,
         token_address=token, to_address=RECIPIENT, amount=int(Decimal(usd) * 10**6), amount_usd=Decimal(usd),
         source_chain_id=chain_id, source_token_address=token, source_amount=1, completed_at=when, created_at=when,
     )  # fmt: skip
+    if status == "completed":
+        revenue_record(organization_id=organization.pk, completed_at=when, payment_link_id=row.payment_link_id,
+                       chain_id=chain_id, token_address=token, amount_usd=Decimal(usd))  # fmt: skip
+    return row
 
 
 @pytest.fixture
@@ -89,3 +94,36 @@ def test_an_organization_without_payments(admin_client):
     assert body["revenue"] == {"period_usd": "0.00", "period_transactions": 0, "all_time_usd": "0.00",
                                "all_time_transactions": 0}  # fmt: skip
     assert (body["daily"], body["top_tokens"], body["conversion_rate"]) == ([], [], 0.0)
+
+
+def test_a_period_counts_from_its_exact_start_inside_the_first_day(organization):
+    now = datetime(2026, 3, 20, 15, 0, tzinfo=UTC)
+    start = now - timedelta(days=7)  # 13 March, 15:00 UTC: that day is only partly in the period
+    for usd, when in (("1.00", start - timedelta(minutes=1)), ("2.00", start + timedelta(minutes=1)),
+                      ("4.00", start + timedelta(days=1)), ("8.00", now - timedelta(minutes=5))):  # fmt: skip
+        _paid(organization, usd, when)
+    body = analytics_overview(organization=organization, period="7d", now=now)
+    assert body["revenue"]["period_usd"] == "14.00" and body["revenue"]["period_transactions"] == 3
+    assert body["revenue"]["all_time_usd"] == "15.00"
+    assert body["daily"] == [
+        {"date": "2026-03-13", "transactions": 1, "revenue_usd": "2.00"},
+        {"date": "2026-03-14", "transactions": 1, "revenue_usd": "4.00"},
+        {"date": "2026-03-20", "transactions": 1, "revenue_usd": "8.00"},
+    ]
+    assert [t["revenue_usd"] for t in body["top_tokens"]] == ["14.00"]
+
+
+def test_the_rollup_is_rebuilt_from_the_transactions(organization, shop):
+    before = sorted(
+        RevenueDay.objects.values_list("day", "payment_link_id", "chain_id", "transactions", "amount_usd")
+    )
+    assert (
+        len(before) == 5 and sum(row[3] for row in before) == 5
+    )  # four of this shop and the other organization's
+    RevenueDay.objects.filter(organization=organization).update(transactions=0, amount_usd=0)  # drifted
+    assert revenue_rebuild(organization=organization) == 4
+    after = sorted(
+        RevenueDay.objects.values_list("day", "payment_link_id", "chain_id", "transactions", "amount_usd")
+    )
+    assert after == before
+    assert analytics_overview(organization=organization, period="all")["revenue"]["all_time_usd"] == "135.50"

@@ -205,6 +205,7 @@ def test_a_checkout_widget_starts_a_session_for_its_recipient(admin_client, toke
     assert (session.widget_id, session.recipient_address, session.token_address, session.chain_id) == (
         widget["id"], RECIPIENT, USDC_BASE, 8453)  # fmt: skip
     assert session.amount == 25_000_000 and session.payment_link_id is None
+    assert admin_client.get(f"/api/v1/checkout-sessions/{session.id}").json()["widget_id"] == widget["id"]
     assert WidgetEvent.objects.filter(
         widget_id=widget["id"], kind="interaction", session_id=session.id
     ).exists()
