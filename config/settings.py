@@ -323,6 +323,9 @@ QUICK_PAY_RATE_LIMIT_PER_MINUTE = env_int("QUICK_PAY_RATE_LIMIT_PER_MINUTE", 5)
 # GET /quick-pay/{id}: a payer's page polls it.
 QUICK_PAY_READ_RATE_LIMIT_PER_MINUTE = env_int("QUICK_PAY_READ_RATE_LIMIT_PER_MINUTE", 120)
 ORDER_WRITE_RATE_LIMIT_PER_MINUTE = env_int("ORDER_WRITE_RATE_LIMIT_PER_MINUTE", 300)
+# Checkouts started from the hosted page or a widget (each makes a session or an order with its own deposit
+# address to watch), per client IP: a payer starts one or two; a script starting thousands is refused.
+HOSTED_CHECKOUT_RATE_LIMIT_PER_MINUTE = env_int("HOSTED_CHECKOUT_RATE_LIMIT_PER_MINUTE", 10)
 # Requests with an invalid, expired or revoked key, per client IP, on both interfaces.
 AUTH_FAILURE_RATE_LIMIT_PER_MINUTE = env_int("AUTH_FAILURE_RATE_LIMIT_PER_MINUTE", 20)
 IDEMPOTENCY_KEY_TTL_SECONDS = env_int("IDEMPOTENCY_KEY_TTL_SECONDS", 24 * 3600)

@@ -35,9 +35,10 @@ from chains.tokens import token_get
 from chains.wallet import devnet_transfer
 from core.errors import DomainError
 from core.geo import locate
-from core.http import client_ip
+from core.http import client_ip, ip_digest
 from orders import checkout
 from orders.models import Order
+from platform_api import ratelimit
 from platform_api.merchant_serializers import MetadataField, StrictUrlField
 from platform_api.models import LinkVisit, PaymentLink, PlatformCheckoutSession
 
@@ -289,6 +290,18 @@ def _unavailable(request, message: str, status: int = 410) -> HttpResponse:
     return render(request, "pay/unavailable.html", {"message": message, "title": "Checkout"}, status=status)
 
 
+def checkout_refused(request: HttpRequest, template: str = "pay/unavailable.html") -> HttpResponse | None:
+    """Count a checkout started from this client IP; past HOSTED_CHECKOUT_RATE_LIMIT_PER_MINUTE, the 429 page."""
+    limit = settings.HOSTED_CHECKOUT_RATE_LIMIT_PER_MINUTE
+    result = ratelimit.hit(f"hosted-checkout:{ip_digest(client_ip(request))}", limit)
+    if result.allowed:
+        return None
+    message = f"Too many checkouts were started from your network. Try again in {result.retry_after} seconds."
+    response = render(request, template, {"message": message, "title": "Checkout"}, status=429)
+    response["Retry-After"] = str(result.retry_after)
+    return response
+
+
 def _pay(request, session: PlatformCheckoutSession, values: dict[str, Any]) -> None:
     session = checkout.session_prepare(
         session=session, amount=values.get("amount"), discount_code=values["discount_code"],
@@ -320,6 +333,8 @@ def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
     values, errors = _read_form(request.POST, context)
     if errors:
         return _render_form(request, context, errors=errors, values=request.POST, status=400)
+    if refused := checkout_refused(request):
+        return refused
     try:
         with transaction.atomic():  # a refused payment leaves no session (and holds no discount use)
             session = checkout.platform_session_create(
@@ -372,6 +387,8 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         values, errors = _read_form(request.POST, context)
         if errors:
             return _render_form(request, context, errors=errors, values=request.POST, status=400)
+        if refused := checkout_refused(request):
+            return refused
         try:
             _pay(request, session, values)
         except DomainError as exc:

@@ -32,7 +32,7 @@ from django.views.decorators.http import require_http_methods
 from chains.registry import chain_get
 from core.errors import DomainError
 from orders import checkout
-from orders.hosted import display_token, format_units, luminance, parse_units
+from orders.hosted import checkout_refused, display_token, format_units, luminance, parse_units
 from orders.quotes import quote_build
 from platform_api.errors import PlatformError
 from platform_api.models import Widget, WidgetEvent
@@ -156,6 +156,8 @@ def widget_page(request: HttpRequest, short_code: str) -> HttpResponse:
     if request.method == "POST":
         if widget.widget_type not in (Widget.Type.CHECKOUT, Widget.Type.DEPOSIT):
             return redirect("widget-page", short_code=short_code)
+        if refused := checkout_refused(request, "widgets/unavailable.html"):
+            return refused
         return _start_checkout(request, widget)
     context = _context(widget)
     if widget.widget_type == Widget.Type.SWAP and request.GET.get("amount"):

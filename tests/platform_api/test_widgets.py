@@ -252,3 +252,16 @@ def test_widgets_in_the_admin(staff, admin_client, tokens):
     listing = staff.get("/admin/platform_api/widget/?widget_type__exact=checkout&q=Admin")
     assert listing.status_code == 200 and "Admin widget" in listing.content.decode()
     assert f'href="/widgets/{widget["short_code"]}"' in listing.content.decode()
+
+
+def test_checkouts_started_are_limited_per_client_ip(admin_client, tokens, settings):
+    settings.HOSTED_CHECKOUT_RATE_LIMIT_PER_MINUTE = 2
+    widget = _create(admin_client)
+    url = f"/widgets/{widget['short_code']}"
+    assert [Client().post(url, REMOTE_ADDR="198.51.100.7").status_code for _ in range(2)] == [302, 302]
+    refused = Client().post(url, REMOTE_ADDR="198.51.100.7")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert "Too many checkouts" in refused.content.decode()
+    assert Client().post(url, REMOTE_ADDR="198.51.100.8").status_code == 302  # another payer is not held up
+    assert PlatformCheckoutSession.objects.count() == 3
+    assert Client().get(url, REMOTE_ADDR="198.51.100.7").status_code == 200  # viewing is never limited
