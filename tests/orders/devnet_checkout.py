@@ -11,7 +11,8 @@ from web3 import Web3
 
 from chains.artifacts import artifact, encode_call
 from chains.devnet import NATIVE, TOKENS
-from chains.outbox import outbox_poll
+from chains.models import OutboxTx
+from chains.outbox import outbox_poll, outbox_send
 from chains.wallet import devnet_transfer
 from chains.watcher import scan_chain
 from orders.models import Order
@@ -100,6 +101,8 @@ def drive(order_id, *, until=("executed", "refunded", "failure"), also=lambda or
         scan_chain(31337)
         scan_chain(31338)
         settle_order(order_id)
+        for tx_id in OutboxTx.objects.filter(status=OutboxTx.Status.QUEUED).values_list("pk", flat=True):
+            outbox_send(tx_id)  # what the signer's worker does with the task the commit queued
         outbox_poll()
         order = Order.objects.get(pk=order_id)
         if order.status in until and also(order):
