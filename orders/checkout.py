@@ -344,6 +344,16 @@ def session_current_order(session: Session) -> Order | None:
     return Order.objects.filter(platform_session=session).order_by("-created_at").first()
 
 
+def session_takes_a_token(session: Session, order: Order | None, *, change: bool = False) -> bool:
+    """Whether the payer picks (again) what to pay with: an open session without an order, or whose order
+    received nothing and either expired or is being changed (`change`)."""
+    if session.status != Session.Status.OPEN:
+        return False
+    if order is None:
+        return True
+    return (change or order.status == Order.Status.EXPIRED) and not order.deposit_txs.exists()
+
+
 # --- what the order's lifecycle means for the session -------------------------------------
 
 

@@ -369,16 +369,7 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     except Http404 as missing:
         return _unavailable(request, str(missing), status=404)
     order = checkout.session_current_order(session)
-    choosing = (
-        order is None
-        or (request.GET.get("change") == "1" and not order.deposit_txs.exists() and session.status == "open")
-        or (
-            order.status == Order.Status.EXPIRED
-            and session.status == "open"
-            and not order.deposit_txs.exists()
-        )
-    )
-    if session.status == "open" and choosing:
+    if checkout.session_takes_a_token(session, order, change=request.GET.get("change") == "1"):
         context = _page_context(None, session) | {
             "cancel_url": session.cancel_url.replace("{SESSION_ID}", session.id)
         }
