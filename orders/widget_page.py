@@ -76,8 +76,8 @@ def _context(widget: Widget) -> dict[str, Any]:
         }
     elif widget.widget_type == Widget.Type.DEPOSIT:
         context["options"] = [
-            {"value": f"{chain_id}:{token}", "label": _token_label(chain_id, token)}
-            for chain_id, token in deposit_options(config)
+            {"value": f"{chain_id}:{address}", "label": f"{token.symbol} on {_chain_name(chain_id)}"}
+            for chain_id, address, token in deposit_options(config)
         ]
     elif widget.widget_type == Widget.Type.SWAP:
         context |= {
@@ -122,7 +122,9 @@ def _start_checkout(request: HttpRequest, widget: Widget) -> HttpResponse:
         amount = int(config["amount"]) if config.get("amount") else None
     else:
         chosen = request.POST.get("deposit", "")
-        pairs = {f"{chain_id}:{token}": (chain_id, token) for chain_id, token in deposit_options(config)}
+        pairs = {
+            f"{chain_id}:{address}": (chain_id, address) for chain_id, address, _ in deposit_options(config)
+        }
         if chosen not in pairs:
             return render(request, "widgets/widget.html",
                           _context(widget) | {"error": "Choose what to deposit."}, status=400)  # fmt: skip

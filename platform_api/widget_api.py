@@ -21,13 +21,15 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
-from chains.tokens import token_get
+from chains.models import Token
+from chains.tokens import tokens_by_chain_and_address
 from core import openapi
 from core.fields import EpochMillisField, StrictBooleanField, StrictCharField, StrictIntegerField
 from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError, error_from_validation
 from platform_api.merchant_selectors import parse_bool, sum_usd
+from platform_api.merchant_services import check_token
 from platform_api.merchant_views import MAX_DAYS, deleted, list_of, render_list
 from platform_api.models import Organization, Transaction, Widget, WidgetEvent
 from platform_api.pagination import parse_positive_int
@@ -118,13 +120,16 @@ class WidgetWriteSerializer(serializers.Serializer):
         return value
 
 
-def deposit_options(config: dict[str, Any]) -> list[tuple[int, str]]:
-    """The (chain, token) pairs a deposit widget takes: each accepted token on each accepted chain it is on."""
+def deposit_options(config: dict[str, Any]) -> list[tuple[int, str, Token]]:
+    """(chain, address, token) a deposit widget takes: each accepted token on each accepted chain it is on; one query."""
+    pairs = [
+        (chain_id, token) for chain_id in config["accepted_chains"] for token in config["accepted_tokens"]
+    ]
+    registry = tokens_by_chain_and_address(pairs)
     return [
-        (chain_id, token)
-        for chain_id in config["accepted_chains"]
-        for token in config["accepted_tokens"]
-        if token_get(chain_id=chain_id, address=token) is not None
+        (chain_id, address, registry[(chain_id, address.lower())])
+        for chain_id, address in pairs
+        if (chain_id, address.lower()) in registry
     ]
 
 
@@ -135,11 +140,13 @@ def clean_config(widget_type: str, raw: Any) -> dict[str, Any]:
         raise error_from_validation(serializers.ValidationError({"config": serializer.errors}))
     config = dict(serializer.validated_data)
     if widget_type == Widget.Type.CHECKOUT:
-        _check_token(config["destination_chain_id"], config["destination_token"], "config.destination_token")
+        check_token(
+            config["destination_chain_id"], config["destination_token"], param="config.destination_token"
+        )
         config["amount"] = str(config["amount"]) if config.get("amount") is not None else None
     elif widget_type == Widget.Type.SWAP:
-        _check_token(config["src_chain_id"], config["src_token"], "config.src_token")
-        _check_token(config["dst_chain_id"], config["dst_token"], "config.dst_token")
+        check_token(config["src_chain_id"], config["src_token"], param="config.src_token")
+        check_token(config["dst_chain_id"], config["dst_token"], param="config.dst_token")
         if (config["src_chain_id"], config["src_token"].lower()) == (
             config["dst_chain_id"],
             config["dst_token"].lower(),
@@ -158,13 +165,6 @@ def clean_config(widget_type: str, raw: Any) -> dict[str, Any]:
                 "'config.accepted_tokens': none of these tokens is in the registry on the accepted chains.",
             )
     return config
-
-
-def _check_token(chain_id: int, address: str, param: str) -> None:
-    if token_get(chain_id=chain_id, address=address) is None:
-        raise PlatformError.invalid_field(
-            param, f"'{param}': {address} is not a token of the registry on chain {chain_id}."
-        )
 
 
 # --- services -------------------------------------------------------------------------------
@@ -210,13 +210,15 @@ def widget_update(*, ctx: RequestContext, widget: Widget, data: dict[str, Any]) 
 
 def widget_event_record(widget_id: str, kind: str, session_id: str = "") -> None:
     """One count; a session's interaction or completion counts once however often the hook runs."""
+    if kind == WidgetEvent.Kind.VIEW:  # no key to collide on: no savepoint on the page's every view
+        WidgetEvent.objects.create(widget_id=widget_id, kind=kind)
+        Widget.objects.filter(pk=widget_id).update(current_views=F("current_views") + 1)
+        return
     try:
         with transaction.atomic():
             WidgetEvent.objects.create(widget_id=widget_id, kind=kind, session_id=session_id)
     except IntegrityError:
-        return  # counted already (or the widget was deleted meanwhile)
-    if kind == WidgetEvent.Kind.VIEW:
-        Widget.objects.filter(pk=widget_id).update(current_views=F("current_views") + 1)
+        return  # counted already
 
 
 @transaction.atomic

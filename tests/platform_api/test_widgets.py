@@ -212,9 +212,12 @@ def test_a_checkout_widget_starts_a_session_for_its_recipient(admin_client, toke
     assert Widget.objects.get(pk=widget["id"]).current_views == 0  # a checkout started is not a view
 
 
-def test_a_deposit_widget_takes_one_of_its_options_and_the_payer_chooses_the_amount(admin_client, tokens):
+def test_a_deposit_widget_takes_one_of_its_options_and_the_payer_chooses_the_amount(
+    admin_client, tokens, django_assert_max_num_queries
+):
     widget = _create(admin_client, "deposit")
-    page = Client().get(f"/widgets/{widget['short_code']}").content.decode()
+    with django_assert_max_num_queries(4):  # the widget, its options' tokens at once, the view counted
+        page = Client().get(f"/widgets/{widget['short_code']}").content.decode()
     assert f'value="8453:{USDC_BASE}"' in page and f'value="42161:{USDC_ARB}"' in page
     assert f'value="42161:{USDC_BASE}"' not in page  # Base's USDC is not on Arbitrum
     refused = Client().post(f"/widgets/{widget['short_code']}", {"deposit": f"42161:{USDC_BASE}"})
