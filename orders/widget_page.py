@@ -33,6 +33,7 @@ from chains.registry import chain_get
 from core.errors import DomainError
 from orders import checkout
 from orders.hosted import checkout_refused, display_token, format_units, luminance, parse_units
+from orders.providers import EXACT_INPUT
 from orders.quotes import quote_build
 from platform_api.errors import PlatformError
 from platform_api.models import Widget, WidgetEvent
@@ -40,7 +41,6 @@ from platform_api.widget_api import deposit_options, widget_event_record
 
 logger = logging.getLogger(__name__)
 DEFAULT_COLOR = "#1f4fd1"
-EXACT_INPUT = "EXACT_INPUT"
 
 
 def _chain_name(chain_id: int) -> str:
