@@ -48,3 +48,27 @@ class EpochMillisField(serializers.Field):
 
     def to_representation(self, value):
         return int(value.timestamp() * 1000) if value is not None else None
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses fields it does not know, so a typo is an error and not a silently ignored option.
+
+    An unknown field is reported first; with `unknown_fields_last`, only once the known ones are valid
+    (where a missing field says more, as for a config checked against another type's fields).
+    """
+
+    unknown_fields_last = False
+
+    def to_internal_value(self, data):
+        if not self.unknown_fields_last:
+            self._refuse_unknown(data)
+        value = super().to_internal_value(data)
+        if self.unknown_fields_last:
+            self._refuse_unknown(data)
+        return value
+
+    def _refuse_unknown(self, data) -> None:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({unknown[0]: ["Unknown field."]})

@@ -53,7 +53,7 @@ from platform_api.models import (
     Widget,
     WidgetEvent,
 )
-from platform_api.widget_api import widget_event_record
+from platform_api.widget_api import deposit_options, widget_event_record
 from webhooks.events import emit_event
 
 logger = logging.getLogger(__name__)
@@ -132,6 +132,32 @@ def platform_session_create(
     )
     if data.get("discount_code") and amount is not None:
         _apply_discount(session, data["discount_code"], amount)
+    return session
+
+
+@transaction.atomic
+def widget_session_create(*, widget: Widget, deposit: str = "") -> Session:
+    """The checkout a widget's button starts, for the widget's recipient: a checkout widget's token, chain and
+    amount (or the payer's), or the `deposit` option (`chain:token`) the payer chose; counted as an interaction."""
+    config = widget.config
+    if widget.widget_type == Widget.Type.CHECKOUT:
+        chain_id, token = config["destination_chain_id"], config["destination_token"]
+        amount = int(config["amount"]) if config.get("amount") else None
+    else:
+        options = {
+            f"{chain_id}:{address}": (chain_id, address) for chain_id, address, _ in deposit_options(config)
+        }
+        if deposit not in options:
+            raise InvalidRequest("Choose what to deposit.", field="deposit")
+        chain_id, token = options[deposit]
+        amount = None  # the payer enters it on the checkout page
+    session = platform_session_create(
+        organization=widget.organization,
+        data={"token_address": token, "chain_id": chain_id, "amount": amount,
+              "recipient_address": config["recipient_address"]},
+        widget=widget,
+    )  # fmt: skip
+    widget_event_record(widget.id, WidgetEvent.Kind.INTERACTION, session.id)
     return session
 
 

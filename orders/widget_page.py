@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -30,7 +29,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from chains.registry import chain_get
-from core.errors import DomainError
+from core.errors import DomainError, InvalidRequest
 from orders import checkout
 from orders.hosted import checkout_refused, display_token, format_units, luminance, parse_units
 from orders.providers import EXACT_INPUT
@@ -116,32 +115,16 @@ def _unavailable(request: HttpRequest, message: str, status: int) -> HttpRespons
 
 
 def _start_checkout(request: HttpRequest, widget: Widget) -> HttpResponse:
-    config = widget.config
-    if widget.widget_type == Widget.Type.CHECKOUT:
-        chain_id, token = config["destination_chain_id"], config["destination_token"]
-        amount = int(config["amount"]) if config.get("amount") else None
-    else:
-        chosen = request.POST.get("deposit", "")
-        pairs = {
-            f"{chain_id}:{address}": (chain_id, address) for chain_id, address, _ in deposit_options(config)
-        }
-        if chosen not in pairs:
-            return render(request, "widgets/widget.html",
-                          _context(widget) | {"error": "Choose what to deposit."}, status=400)  # fmt: skip
-        chain_id, token = pairs[chosen]
-        amount = None  # the payer enters it on the checkout page
     try:
-        with transaction.atomic():
-            session = checkout.platform_session_create(
-                organization=widget.organization,
-                data={"token_address": token, "chain_id": chain_id, "amount": amount,
-                      "recipient_address": config["recipient_address"]},
-                widget=widget,
-            )  # fmt: skip
+        session = checkout.widget_session_create(widget=widget, deposit=request.POST.get("deposit", ""))
     except (DomainError, PlatformError) as exc:
+        if isinstance(exc, InvalidRequest) and exc.field == "deposit":
+            return render(
+                request, "widgets/widget.html", _context(widget) | {"error": exc.message}, status=400
+            )
+        # The widget's own config no longer makes a checkout (a token left the registry, say).
         logger.warning("Widget %s could not start a checkout: %s", widget.id, exc)
         return _unavailable(request, "This widget cannot take payments right now.", status=409)
-    widget_event_record(widget.id, WidgetEvent.Kind.INTERACTION, session.id)
     return redirect("pay-session", session_id=session.id)
 
 

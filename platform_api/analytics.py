@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, DecimalField, F, Q, Sum
+from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -29,6 +29,7 @@ from chains.registry import chain_get
 from chains.tokens import tokens_by_chain_and_address
 from platform_api.api import PlatformAPIView
 from platform_api.errors import PlatformError
+from platform_api.merchant_selectors import sum_usd
 from platform_api.models import (
     Customer,
     Organization,
@@ -42,10 +43,6 @@ from platform_api.views import ERRORS
 PERIODS = {"7d": 7, "30d": 30, "90d": 90, "all": None}
 DAILY_DAYS = 90
 TOP = 5
-
-
-def _usd() -> Sum:
-    return Sum("amount_usd", output_field=DecimalField(max_digits=20, decimal_places=2))
 
 
 def _money(value: Decimal | None) -> str:
@@ -94,7 +91,7 @@ def revenue_rebuild(*, organization: Organization | None = None) -> int:
         )
     rows = (
         completed.annotate(day=TruncDate("completed_at", tzinfo=UTC))
-        .values("organization_id", "day", *GROUP).annotate(n=Count("pk"), usd=_usd()).order_by()
+        .values("organization_id", "day", *GROUP).annotate(n=Count("pk"), usd=sum_usd()).order_by()
     )  # fmt: skip
     existing.delete()
     created = RevenueDay.objects.bulk_create(
@@ -119,7 +116,7 @@ def _rolled(organization: Organization, since: datetime | None) -> list[dict[str
     days = RevenueDay.objects.filter(organization=organization)
     if since is not None:
         days = days.filter(day__gte=_next_midnight(since).date())
-    rows = days.values(*GROUP).annotate(n=Sum("transactions"), usd=_usd()).order_by()
+    rows = days.values(*GROUP).annotate(n=Sum("transactions"), usd=sum_usd()).order_by()
     return [{**row, "payment_link_id": row["payment_link_id"] or None} for row in rows]
 
 
@@ -127,7 +124,7 @@ def _edge(organization: Organization, since: datetime) -> list[dict[str, Any]]:
     """The same groups for the part of `since`'s UTC day after it, from the transactions (a short index range)."""
     return list(
         _completed(organization).filter(completed_at__gte=since, completed_at__lt=_next_midnight(since))
-        .values(*GROUP).annotate(n=Count("pk"), usd=_usd()).order_by()
+        .values(*GROUP).annotate(n=Count("pk"), usd=sum_usd()).order_by()
     )  # fmt: skip
 
 
@@ -141,7 +138,7 @@ def _daily(
                                                 sum((row["usd"] or Decimal(0) for row in edge), Decimal(0))]  # fmt: skip
     rolled = (
         RevenueDay.objects.filter(organization=organization, day__gte=_next_midnight(since).date())
-        .values("day").annotate(n=Sum("transactions"), usd=_usd()).order_by()
+        .values("day").annotate(n=Sum("transactions"), usd=sum_usd()).order_by()
     )  # fmt: skip
     for row in rolled:
         series[row["day"]] = [row["n"], row["usd"] or Decimal(0)]

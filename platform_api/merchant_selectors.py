@@ -103,7 +103,8 @@ def checkout_session_get(*, organization: Organization, session_id: str) -> Plat
     )  # fmt: skip
 
 
-def _rate(part: int, whole: int) -> float:
+def rate(part: int, whole: int) -> float:
+    """`part / whole` to 4 places; 0.0 when there is no whole."""
     return round(part / whole, 4) if whole else 0.0
 
 
@@ -142,9 +143,9 @@ def payment_link_stats(*, link: PaymentLink, days: int) -> dict[str, Any]:
         "views": views,
         "sessions": session_counts["total"],
         "completions": session_counts["completed"],
-        "view_to_session_rate": _rate(session_counts["total"], views),
-        "session_to_completion_rate": _rate(session_counts["completed"], session_counts["total"]),
-        "conversion_rate": _rate(session_counts["completed"], views),
+        "view_to_session_rate": rate(session_counts["total"], views),
+        "session_to_completion_rate": rate(session_counts["completed"], session_counts["total"]),
+        "conversion_rate": rate(session_counts["completed"], views),
         "revenue_usd": f"{revenue or Decimal(0):.2f}",
         "daily": [{"date": day, **counts} for day, counts in sorted(daily.items())],
         "utm": utm,

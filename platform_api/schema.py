@@ -80,7 +80,7 @@ class TokenAmountFieldExtension(OpenApiSerializerFieldExtension):
 class StrictSerializerExtension(OpenApiSerializerExtension):
     """Serializers that refuse unknown fields say so: additionalProperties false."""
 
-    target_class = "orders.serializers.common.StrictSerializer"
+    target_class = "core.fields.StrictSerializer"
     match_subclasses = True
 
     def map_serializer(self, auto_schema, direction):

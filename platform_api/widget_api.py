@@ -24,11 +24,17 @@ from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
 from chains.models import Token
 from chains.tokens import tokens_by_chain_and_address
 from core import openapi
-from core.fields import EpochMillisField, StrictBooleanField, StrictCharField, StrictIntegerField
+from core.fields import (
+    EpochMillisField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictIntegerField,
+    StrictSerializer,
+)
 from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError, error_from_validation
-from platform_api.merchant_selectors import parse_bool, sum_usd
+from platform_api.merchant_selectors import parse_bool, rate, sum_usd
 from platform_api.merchant_services import check_token
 from platform_api.merchant_views import MAX_DAYS, deleted, list_of, render_list
 from platform_api.models import Organization, Transaction, Widget, WidgetEvent
@@ -43,18 +49,11 @@ MAX_DEPOSIT_OPTIONS = 20
 # --- config and theme -----------------------------------------------------------------------
 
 
-class StrictSerializer(serializers.Serializer):
-    """A JSON object with only the serializer's keys: a misspelt key is an error, not silently dropped."""
-
-    def to_internal_value(self, data):
-        value = super().to_internal_value(data)  # a missing or bad field first: it says more than a stray one
-        unknown = sorted(set(data) - set(self.fields))
-        if unknown:
-            raise serializers.ValidationError({unknown[0]: ["Unknown field."]})
-        return value
+class ConfigSerializer(StrictSerializer):
+    unknown_fields_last = True  # another type's config is missing fields before it has unknown ones
 
 
-class CheckoutConfigSerializer(StrictSerializer):
+class CheckoutConfigSerializer(ConfigSerializer):
     recipient_address = AddressField()
     destination_token = AddressField()
     destination_chain_id = SupportedChainIdField()
@@ -63,20 +62,20 @@ class CheckoutConfigSerializer(StrictSerializer):
     )
 
 
-class SwapConfigSerializer(StrictSerializer):
+class SwapConfigSerializer(ConfigSerializer):
     src_token = AddressField()
     src_chain_id = SupportedChainIdField()
     dst_token = AddressField()
     dst_chain_id = SupportedChainIdField()
 
 
-class NftConfigSerializer(StrictSerializer):
+class NftConfigSerializer(ConfigSerializer):
     collection_address = AddressField()
     chain_id = SupportedChainIdField()
     token_id = TokenAmountField(allow_zero=True, help_text="Decimal string.")
 
 
-class DepositConfigSerializer(StrictSerializer):
+class DepositConfigSerializer(ConfigSerializer):
     recipient_address = AddressField()
     accepted_tokens = serializers.ListField(
         child=AddressField(), min_length=1, max_length=MAX_DEPOSIT_OPTIONS
@@ -249,10 +248,6 @@ def widget_list(*, organization: Organization, query):
     return widgets
 
 
-def _rate(part: int, whole: int) -> float:
-    return round(part / whole, 4) if whole else 0.0
-
-
 def widget_stats(*, widget: Widget, days: int) -> dict[str, Any]:
     """Views, interactions (checkouts started) and completions over the last `days`, by UTC day; one grouped query."""
     since = timezone.now() - timedelta(days=days)
@@ -278,8 +273,8 @@ def widget_stats(*, widget: Widget, days: int) -> dict[str, Any]:
         "widget_id": widget.id,
         "days": days,
         **totals,
-        "interaction_rate": _rate(totals["interactions"], totals["views"]),
-        "conversion_rate": _rate(totals["completions"], totals["views"]),
+        "interaction_rate": rate(totals["interactions"], totals["views"]),
+        "conversion_rate": rate(totals["completions"], totals["views"]),
         "revenue_usd": f"{revenue or Decimal(0):.2f}",
         "daily": [{"date": day, **counts} for day, counts in sorted(daily.items())],
     }

@@ -11,7 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chains.fields import AddressField, TokenAmountField
-from core.fields import StrictBooleanField, StrictCharField, StrictIntegerField
+from core.fields import StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer
 
 __all__ = [
     "CLIENT_REFERENCE_RE",
@@ -29,17 +29,6 @@ __all__ = [
 
 CLIENT_REFERENCE_RE = re.compile(r"^[a-zA-Z0-9_-]*$")
 TEMPLATE_VARIABLES = ("{SESSION_ID}", "{ORDER_ID}")
-
-
-class StrictSerializer(serializers.Serializer):
-    """Refuses fields it does not know, so a typo is an error and not a silently ignored option."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError({unknown[0]: ["Unknown field."]})
-        return super().to_internal_value(data)
 
 
 class TemplateUrlField(StrictCharField):

@@ -115,6 +115,8 @@ def test_update_checks_the_config_against_the_new_type(admin_client, tokens):
         url, {"widget_type": "swap"}, format="json"
     )  # the checkout config is no swap's
     assert refused.status_code == 400 and refused.json()["error"]["param"] == "config.src_token"
+    assert admin_client.get(url).json() == widget  # nothing changed, nothing audited
+    assert AuditEvent.objects.filter(resource_id=widget["id"]).count() == 1
     swapped = admin_client.patch(
         url, {"widget_type": "swap", "config": CONFIGS["swap"]}, format="json"
     ).json()
