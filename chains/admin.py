@@ -1,6 +1,7 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
-from chains.models import ChainCursor, Deposit, OutboxTx, Token, WatchedAddress
+from chains.incidents import incidents_resolve
+from chains.models import ChainCursor, Deposit, Incident, OutboxTx, Token, WatchedAddress
 from chains.registry import chain_get
 from core.admin import ReadOnlyModelAdmin
 
@@ -23,9 +24,12 @@ class ChainCursorAdmin(ReadOnlyModelAdmin):
 
 @admin.register(Deposit)
 class DepositAdmin(ReadOnlyModelAdmin):
-    list_display = ("tx_hash", "chain_id", "block_number", "to_address", "token", "amount", "owner", "handled_at",
-                    "handler_error")  # fmt: skip
-    list_filter = ("chain_id",)
+    """Every transfer the watcher saw: confirmed, orphaned by a reorg (waiting to be seen again), withdrawn,
+    or of a token the registry does not list (held, never swept or refunded)."""
+
+    list_display = ("tx_hash", "seq", "chain_id", "block_number", "to_address", "token", "amount", "owner",
+                    "status", "handled_at", "handler_error")  # fmt: skip
+    list_filter = ("status", "chain_id")
     search_fields = ("=tx_hash", "=to_address", "=from_address", "owner")
 
 
@@ -52,3 +56,29 @@ class OutboxTxAdmin(ReadOnlyModelAdmin):
     list_filter = ("status", "chain_id", "signer")
     search_fields = ("key", "=tx_hash", "=sender", "=to")
     readonly_fields = [f.name for f in OutboxTx._meta.fields]
+
+
+@admin.register(Incident)
+class IncidentAdmin(ReadOnlyModelAdmin):
+    """What the money path did not decide alone. An open incident about an order holds its settlement: look,
+    act (the order's "retry settlement" or "refund now"), then mark it resolved."""
+
+    list_display = ("created_at", "kind", "subject", "chain_id", "summary", "resolved_at", "resolved_by")
+    list_filter = (("resolved_at", admin.EmptyFieldListFilter), "kind", "chain_id")
+    search_fields = ("subject", "summary")
+    readonly_fields = [f.name for f in Incident._meta.fields]
+    actions = ["mark_resolved"]
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        if not request.user.has_perm("chains.change_incident"):
+            actions.pop("mark_resolved", None)
+        return actions
+
+    @admin.action(description="Mark resolved (orders they held settle again on their next retry)")
+    def mark_resolved(self, request, queryset):
+        actor = f"staff:{request.user.get_username()}"
+        resolved = incidents_resolve(incident_ids=list(queryset.values_list("pk", flat=True)), actor=actor)
+        for incident in queryset:
+            self.log_change(request, incident, "Marked resolved")
+        self.message_user(request, f"{resolved} incident(s) resolved.", level=messages.SUCCESS)

@@ -151,10 +151,14 @@ def token_list_path() -> Path:
 
 def forget_devnet_transactions(chain_ids: list[int]) -> int:
     """A fresh devnet knows none of the transactions of its previous life: restart its nonces from the chain,
-    and mark what was still in flight there failed (the orders they served show on the stuck list)."""
-    from chains.models import OutboxTx, SenderNonce
+    mark what was still in flight there failed (the orders they served show on the stuck list), read it from
+    its first block, and keep the outbox from taking the old life's blocks for a reorg (it would send its
+    finished transactions again)."""
+    from chains.models import ChainCursor, OutboxTx, SenderNonce
 
     SenderNonce.objects.filter(chain_id__in=chain_ids).delete()
+    ChainCursor.objects.filter(chain_id__in=chain_ids).delete()
+    OutboxTx.objects.filter(chain_id__in=chain_ids).exclude(block_hash="").update(block_hash="")
     return OutboxTx.objects.filter(
         chain_id__in=chain_ids,
         status__in=[OutboxTx.Status.QUEUED, OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST],

@@ -44,6 +44,9 @@ class ChainCursor(models.Model):
     scanned_to = models.BigIntegerField(
         default=-1, help_text="The last block read (confirmed); -1 before the first."
     )
+    scanned_hash = models.CharField(
+        max_length=66, blank=True, help_text="That block's hash: another hash there later means a reorg."
+    )
     head = models.BigIntegerField(null=True, blank=True, help_text="The chain's head at the last scan.")
     leased_until = models.DateTimeField(null=True, blank=True, help_text="Set while a scan runs.")
     last_scan_at = models.DateTimeField(null=True, blank=True)
@@ -76,11 +79,27 @@ class WatchedAddress(models.Model):
 
 
 class Deposit(models.Model):
-    """A confirmed transfer to a watched address, of any token: recorded once, then handed to its owner."""
+    """A confirmed transfer to a watched address, of any token: recorded once, then handed to its owner.
+
+    A transfer is named by its transaction and its place among that transaction's transfers of the same
+    token to the same address (`seq`), not by its log index, which counts within a block: a transaction
+    that a reorg moves to another block is the same deposit, never a second one.
+    """
+
+    class Status(models.TextChoices):
+        CONFIRMED = "confirmed", "confirmed"
+        ORPHANED = "orphaned", "orphaned (its block left the chain; waiting to see it again)"
+        WITHDRAWN = "withdrawn", "withdrawn (not seen again after a reorg)"
+        UNLISTED = "unlisted", "unlisted token (held for staff, never swept or refunded)"
 
     chain_id = models.PositiveBigIntegerField()
     tx_hash = models.CharField(max_length=66)
-    log_index = models.IntegerField(help_text="The Transfer log's index; -1 for a native-coin transfer.")
+    seq = models.PositiveIntegerField(
+        default=0, help_text="Its place among the transaction's transfers of this token to this address."
+    )
+    log_index = models.IntegerField(
+        help_text="The Transfer log's index in the block that carries it; -1 for a native-coin transfer."
+    )
     block_number = models.BigIntegerField()
     block_hash = models.CharField(max_length=66)
     from_address = models.CharField(max_length=42)
@@ -90,6 +109,10 @@ class Deposit(models.Model):
         max_length=78, help_text="In the token's smallest unit (uint256, decimal digits)."
     )
     owner = models.CharField(max_length=80)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.CONFIRMED)
+    orphaned_at_block = models.BigIntegerField(
+        null=True, blank=True, help_text="The head when its block was found gone; withdrawn after the grace."
+    )
     handled_at = models.DateTimeField(null=True, blank=True)
     handler_error = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -97,7 +120,9 @@ class Deposit(models.Model):
     class Meta:
         ordering = ["chain_id", "block_number", "log_index"]
         constraints = [
-            models.UniqueConstraint(fields=["chain_id", "tx_hash", "log_index"], name="deposit_chain_tx_log")
+            models.UniqueConstraint(
+                fields=["chain_id", "tx_hash", "to_address", "token", "seq"], name="deposit_chain_tx_transfer"
+            )
         ]
         indexes = [
             models.Index(fields=["owner"], name="deposit_owner"),
@@ -105,6 +130,9 @@ class Deposit(models.Model):
             models.Index(
                 fields=["created_at"], condition=models.Q(handled_at__isnull=True), name="deposit_unhandled"
             ),
+            # What a reorg check reads: a chain's deposits in the last blocks.
+            models.Index(fields=["chain_id", "block_number"], name="deposit_chain_block"),
+            models.Index(fields=["chain_id"], condition=models.Q(status="orphaned"), name="deposit_orphaned"),
         ]
 
     def __str__(self) -> str:
@@ -154,7 +182,11 @@ class OutboxTx(models.Model):
     hashes = models.JSONField(default=list, help_text="Every signed version's hash (fee bumps re-sign).")
     broadcasts = models.PositiveIntegerField(default=0)
     block_number = models.BigIntegerField(null=True, blank=True)
+    block_hash = models.CharField(max_length=66, blank=True)
     gas_used = models.BigIntegerField(null=True, blank=True)
+    logs = models.JSONField(
+        default=list, blank=True, help_text="The receipt's logs ({address, topics, data}): what it moved."
+    )
     error = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     signed_at = models.DateTimeField(null=True, blank=True)
@@ -170,6 +202,8 @@ class OutboxTx(models.Model):
                 condition=models.Q(status__in=["queued", "signed", "broadcast"]),
                 name="outbox_in_flight",
             ),
+            # What the reorg check reads: the transactions finished in a chain's last blocks.
+            models.Index(fields=["chain_id", "block_number"], name="outbox_chain_block"),
         ]
 
     def __str__(self) -> str:
@@ -178,3 +212,42 @@ class OutboxTx(models.Model):
     @property
     def in_flight(self) -> bool:
         return self.status in (self.Status.QUEUED, self.Status.SIGNED, self.Status.BROADCAST)
+
+
+class Incident(models.Model):
+    """Something about money that staff must look at: what the service will not decide alone.
+
+    Recorded once per (kind, subject) and logged at ERROR. An open incident about an order
+    (`order:<id>`) holds its settlement: nothing more is sent for it until staff resolve it.
+    """
+
+    class Kind(models.TextChoices):
+        DEPOSIT_REORGED = "deposit_reorged", "a deposit that was counted left the chain"
+        DEPOSIT_RETURNED = "deposit_returned", "a withdrawn deposit came back on the chain"
+        UNLISTED_TOKEN = "unlisted_token", "a transfer of a token the service does not list"
+        SWEEP_SHORT = "sweep_short", "a sweep moved less than was counted"
+        TX_REORGED = "tx_reorged", "a transaction of the service left the chain"
+        FEE_CAP = "fee_cap", "a transaction's fee reached the chain's cap"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    subject = models.CharField(
+        max_length=200, help_text='What it is about, e.g. "order:<id>", "deposit:<id>".'
+    )
+    chain_id = models.PositiveBigIntegerField(null=True, blank=True)
+    summary = models.CharField(max_length=500)
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.CharField(max_length=150, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["kind", "subject"], name="incident_kind_subject")]
+        indexes = [
+            models.Index(
+                fields=["subject"], condition=models.Q(resolved_at__isnull=True), name="incident_open"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}: {self.subject}"

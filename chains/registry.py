@@ -26,6 +26,7 @@ class Chain:
     factory_address: str = ""
     explorer_url: str = ""
     devnet: bool = False
+    max_fee_per_gas_gwei: float = 0  # the most the outbox bids per gas here; 0: OUTBOX_MAX_FEE_PER_GAS_GWEI
 
 
 def _chain(entry: dict) -> Chain:
@@ -37,8 +38,10 @@ def _chain(entry: dict) -> Chain:
         raise ImproperlyConfigured(f"CHAINS entry {entry!r}: chain_id must be a positive integer.")
     if not chain.name or not chain.native_symbol:
         raise ImproperlyConfigured(f"CHAINS entry {entry!r}: name and native_symbol are required.")
-    if chain.confirmations < 0 or chain.poll_interval_seconds <= 0:
-        raise ImproperlyConfigured(f"CHAINS entry {entry!r}: confirmations >= 0, poll_interval_seconds > 0.")
+    if chain.confirmations < 0 or chain.poll_interval_seconds <= 0 or chain.max_fee_per_gas_gwei < 0:
+        raise ImproperlyConfigured(
+            f"CHAINS entry {entry!r}: confirmations >= 0, poll_interval_seconds > 0, max_fee_per_gas_gwei >= 0."
+        )
     if chain.factory_address and not is_address(chain.factory_address):
         raise ImproperlyConfigured(f"CHAINS entry {entry!r}: factory_address is not an address.")
     return chain

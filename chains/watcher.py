@@ -6,20 +6,32 @@ keeps it to one at a time across processes):
 1. the head, and the confirmed end: `head - confirmations`; nothing later is
    read, so a transfer in a block that is reorganised away before it is
    confirmed is never seen;
-2. from the block after the cursor, at most WATCHER_MAX_BLOCKS blocks:
+2. a reorg deeper than that: the cursor keeps the hash of the last block it
+   read; when the block there has another hash (or the chain got shorter),
+   the deposits of the last REORG_WINDOW_BLOCKS blocks whose block is gone are
+   marked `orphaned` and the cursor goes back that far to read them again;
+3. from the block after the cursor, at most WATCHER_MAX_BLOCKS blocks:
    ERC-20 `Transfer` logs to the watched addresses (one `eth_getLogs` per
    WATCHER_ADDRESSES_PER_QUERY addresses), and native-coin transfers to them
    (the range's blocks with their transactions, in one JSON-RPC batch; then
-   the receipts of the matching ones, in another);
-3. each transfer becomes a `Deposit` once (unique on chain, tx hash, log
-   index), with its block number and hash, and is handed to the handler
-   named in CHAIN_DEPOSIT_HANDLER, in the transaction that records it; a
-   handler that fails leaves the deposit unhandled, with its error, for
-   `retry_unhandled_deposits`, and the cursor still moves on;
-4. the cursor moves to the end of the range.
+   the receipts of the matching ones, in another); every log must come from
+   the blocks read, or the scan stops (a reorg while it ran) and is retried;
+4. each transfer is one `Deposit`, named by its transaction and its place
+   among that transaction's transfers of the same token to the same address,
+   so a transaction that a reorg moved to another block is the same deposit
+   (its block is updated; an orphaned one is confirmed again). A new deposit
+   is handed to the handler named in CHAIN_DEPOSIT_HANDLER in the transaction
+   that records it, unless its token is not in the registry: that one is held
+   for staff (an incident), never swept or refunded, so a contract that emits
+   fake Transfer events costs the vault nothing. A handler that fails leaves
+   the deposit unhandled, with its error, for `retry_unhandled_deposits`;
+5. a deposit still orphaned REORG_GRACE_BLOCKS after it was found gone is
+   `withdrawn`, and handed to its owner again so that it stops counting it;
+6. the cursor moves to the end of the range, with that block's hash.
 
-Native coin sent by a contract (an internal transfer) is not seen: that would
-need tracing, which public RPCs rarely offer.
+Zero-amount transfers move nothing and are not recorded. Native coin sent by a
+contract (an internal transfer) is not seen: that would need tracing, which
+public RPCs rarely offer.
 """
 
 from __future__ import annotations
@@ -37,9 +49,10 @@ from django.utils.module_loading import import_string
 from eth_utils import keccak
 from web3 import Web3
 
-from chains.client import web3_for
+from chains.client import block_hashes, web3_for
 from chains.evm import ZERO_ADDRESS
-from chains.models import ChainCursor, Deposit, WatchedAddress
+from chains.incidents import incident_record
+from chains.models import ChainCursor, Deposit, Incident, Token, WatchedAddress
 from chains.registry import Chain, chain_get
 
 logger = logging.getLogger(__name__)
@@ -51,6 +64,7 @@ LEASE_SECONDS = 120
 @dataclass(frozen=True)
 class Transfer:
     tx_hash: str
+    seq: int  # its place among the transaction's transfers of this token to this address
     log_index: int
     block_number: int
     block_hash: str
@@ -87,9 +101,25 @@ class _Counter:
         self.requests = 0
 
 
+class ReorgDuringScan(RuntimeError):
+    """A log came from a block that is not the one read at its height: the chain moved while the scan ran."""
+
+
+def _numbered(transfers: list[dict[str, Any]]) -> list[Transfer]:
+    """Transfers with their `seq`: their order, by log index, among the transaction's transfers of the same
+    token to the same address."""
+    seen: dict[tuple[str, str, str], int] = {}
+    numbered = []
+    for fields in sorted(transfers, key=lambda t: (t["block_number"], t["log_index"])):
+        key = (fields["tx_hash"], fields["to_address"], fields["token"])
+        seen[key] = seen.get(key, -1) + 1
+        numbered.append(Transfer(seq=seen[key], **fields))
+    return numbered
+
+
 def _token_transfers(
     w3: Web3, start: int, end: int, addresses: list[str], counter: _Counter
-) -> list[Transfer]:
+) -> list[dict[str, Any]]:
     found = []
     size = settings.WATCHER_ADDRESSES_PER_QUERY
     for offset in range(0, len(addresses), size):
@@ -100,28 +130,31 @@ def _token_transfers(
             if len(log["topics"]) != 3:  # ERC-721 shares the signature, with the token id indexed too
                 continue
             found.append(
-                Transfer(
-                    tx_hash=_hex(log["transactionHash"]),
-                    log_index=log["logIndex"],
-                    block_number=log["blockNumber"],
-                    block_hash=_hex(log["blockHash"]),
-                    from_address=Web3.to_checksum_address("0x" + bytes(log["topics"][1])[-20:].hex()),
-                    to_address=Web3.to_checksum_address("0x" + bytes(log["topics"][2])[-20:].hex()),
-                    token=Web3.to_checksum_address(log["address"]),
-                    amount=int.from_bytes(bytes(log["data"]), "big"),
-                )
+                {
+                    "tx_hash": _hex(log["transactionHash"]),
+                    "log_index": log["logIndex"],
+                    "block_number": log["blockNumber"],
+                    "block_hash": _hex(log["blockHash"]),
+                    "from_address": Web3.to_checksum_address("0x" + bytes(log["topics"][1])[-20:].hex()),
+                    "to_address": Web3.to_checksum_address("0x" + bytes(log["topics"][2])[-20:].hex()),
+                    "token": Web3.to_checksum_address(log["address"]),
+                    "amount": int.from_bytes(bytes(log["data"]), "big"),
+                }
             )
     return found
 
 
-def _native_transfers(
-    w3: Web3, start: int, end: int, addresses: set[str], counter: _Counter
-) -> list[Transfer]:
+def _blocks(w3: Web3, start: int, end: int, counter: _Counter, *, full: bool) -> list[Any]:
     counter.requests += 1
     with w3.batch_requests() as batch:
         for number in range(start, end + 1):
-            batch.add(w3.eth.get_block(number, True))
-        blocks: list[Any] = list(batch.execute())
+            batch.add(w3.eth.get_block(number, full))
+        return list(batch.execute())
+
+
+def _native_transfers(
+    blocks: list[Any], w3: Web3, addresses: set[str], counter: _Counter
+) -> list[dict[str, Any]]:
     candidates = [
         (block, tx)
         for block in blocks
@@ -136,16 +169,16 @@ def _native_transfers(
             batch.add(w3.eth.get_transaction_receipt(tx["hash"]))
         receipts: list[Any] = list(batch.execute())
     return [
-        Transfer(
-            tx_hash=_hex(tx["hash"]),
-            log_index=-1,
-            block_number=block["number"],
-            block_hash=_hex(block["hash"]),
-            from_address=Web3.to_checksum_address(tx["from"]),
-            to_address=Web3.to_checksum_address(tx["to"]),
-            token=ZERO_ADDRESS,
-            amount=tx["value"],
-        )
+        {
+            "tx_hash": _hex(tx["hash"]),
+            "log_index": -1,
+            "block_number": block["number"],
+            "block_hash": _hex(block["hash"]),
+            "from_address": Web3.to_checksum_address(tx["from"]),
+            "to_address": Web3.to_checksum_address(tx["to"]),
+            "token": ZERO_ADDRESS,
+            "amount": tx["value"],
+        }
         for (block, tx), receipt in zip(candidates, receipts, strict=True)
         if receipt["status"] == 1
     ]
@@ -179,16 +212,50 @@ def scan_chain(chain_id: int) -> ScanResult | None:
         ChainCursor.objects.filter(pk=chain_id).update(leased_until=None)
 
 
+def _reorganised(w3: Web3, cursor: ChainCursor, head: int, counter: _Counter) -> bool:
+    """Whether the block the cursor last read is no longer on the chain (or the chain is now shorter)."""
+    if cursor.scanned_to < 0:
+        return False
+    if cursor.scanned_to > head:
+        return True
+    if not cursor.scanned_hash:
+        return False  # read before hashes were kept: nothing to compare with
+    counter.requests += 1
+    return _hex(w3.eth.get_block(cursor.scanned_to)["hash"]) != cursor.scanned_hash
+
+
+def _rewind(chain: Chain, w3: Web3, cursor: ChainCursor, head: int, counter: _Counter) -> int:
+    """Mark orphaned the deposits whose block a reorg took away; the block to read again after."""
+    if chain.devnet and cursor.scanned_to > head:
+        back_to = -1  # a devnet restarted from block 0: read it all again
+    else:
+        back_to = max(-1, min(cursor.scanned_to, head) - settings.REORG_WINDOW_BLOCKS)
+    recent = list(
+        Deposit.objects.filter(chain_id=chain.chain_id, block_number__gt=back_to)
+        .exclude(status__in=(Deposit.Status.ORPHANED, Deposit.Status.WITHDRAWN))
+        .values_list("pk", "block_number", "block_hash")
+    )
+    numbers = sorted({number for _, number, _ in recent if number <= head})
+    counter.requests += bool(numbers)
+    canonical = block_hashes(w3, numbers)
+    gone = [pk for pk, number, block_hash in recent if canonical.get(number) != block_hash]
+    Deposit.objects.filter(pk__in=gone).update(status=Deposit.Status.ORPHANED, orphaned_at_block=head)
+    ChainCursor.objects.filter(pk=chain.chain_id).update(scanned_to=back_to, scanned_hash="")
+    logger.warning(
+        "Reorg on %s: block %s is no longer the one read; reading again from block %s, %s deposit(s) orphaned",
+        chain.name, cursor.scanned_to, back_to + 1, len(gone),
+    )  # fmt: skip
+    return back_to
+
+
 def _scan(chain: Chain) -> ScanResult:
     w3, counter = web3_for(chain), _Counter()
     counter.requests += 1
     head = w3.eth.block_number
     cursor = ChainCursor.objects.get(pk=chain.chain_id)
-    scanned_to = cursor.scanned_to
-    if scanned_to > head:
-        if not chain.devnet:
-            raise RuntimeError(f"the node's head {head} is behind the cursor {scanned_to}")
-        scanned_to = -1  # a devnet restarted from block 0: read it again
+    scanned_to, scanned_hash = cursor.scanned_to, cursor.scanned_hash
+    if _reorganised(w3, cursor, head, counter):
+        scanned_to, scanned_hash = _rewind(chain, w3, cursor, head, counter), ""
     if scanned_to < 0 and not chain.devnet:
         scanned_to = max(-1, head - chain.confirmations - settings.WATCHER_FIRST_LOOKBACK_BLOCKS)
     start = scanned_to + 1
@@ -201,18 +268,40 @@ def _scan(chain: Chain) -> ScanResult:
             ).values_list("address", flat=True)
         )
         if watched:
-            transfers = _token_transfers(w3, start, end, watched, counter)
-            transfers += _native_transfers(w3, start, end, {a.lower() for a in watched}, counter)
+            found = _token_transfers(w3, start, end, watched, counter)
+            blocks = _blocks(w3, start, end, counter, full=True)
+            hashes = {block["number"]: _hex(block["hash"]) for block in blocks}
+            if any(hashes.get(t["block_number"]) != t["block_hash"] for t in found):
+                raise ReorgDuringScan(f"the chain moved while blocks {start}-{end} were read")
+            found += _native_transfers(blocks, w3, {a.lower() for a in watched}, counter)
+            transfers = _numbered([t for t in found if t["amount"] > 0])
+            scanned_hash = hashes[end]
+        else:
+            counter.requests += 1
+            scanned_hash = _hex(w3.eth.get_block(end)["hash"])
     recorded = _record(chain, transfers)
+    if end >= start:
+        _withdraw_orphans(chain, end)
     ChainCursor.objects.filter(pk=chain.chain_id).update(
-        scanned_to=max(end, scanned_to), head=head, last_scan_at=timezone.now(), last_error=""
-    )
+        scanned_to=max(end, scanned_to), scanned_hash=scanned_hash,
+        head=head, last_scan_at=timezone.now(), last_error="",
+    )  # fmt: skip
     return ScanResult(
         scanned_from=start, scanned_to=end, head=head, deposits=recorded, rpc_requests=counter.requests
     )
 
 
+def _listed(chain: Chain, transfers: list[Transfer]) -> set[str]:
+    """The tokens among the transfers that the registry lists on the chain (native coin always is)."""
+    tokens = {t.token for t in transfers} - {ZERO_ADDRESS}
+    listed = set(
+        Token.objects.filter(chain_id=chain.chain_id, address__in=tokens).values_list("address", flat=True)
+    )
+    return listed | {ZERO_ADDRESS}
+
+
 def _record(chain: Chain, transfers: list[Transfer]) -> int:
+    """Record each transfer once; a transfer seen again in another block moves its deposit there."""
     if not transfers:
         return 0
     owners = dict(
@@ -220,37 +309,109 @@ def _record(chain: Chain, transfers: list[Transfer]) -> int:
             chain_id=chain.chain_id, address__in={t.to_address for t in transfers}
         ).values_list("address", "owner")
     )
+    listed = _listed(chain, transfers)
     recorded = 0
-    for transfer in sorted(transfers, key=lambda t: (t.block_number, t.log_index)):
+    for transfer in transfers:
+        status = Deposit.Status.CONFIRMED if transfer.token in listed else Deposit.Status.UNLISTED
         with transaction.atomic():
             deposit, created = Deposit.objects.get_or_create(
                 chain_id=chain.chain_id,
                 tx_hash=transfer.tx_hash,
-                log_index=transfer.log_index,
+                to_address=transfer.to_address,
+                token=transfer.token,
+                seq=transfer.seq,
                 defaults={
+                    "log_index": transfer.log_index,
                     "block_number": transfer.block_number,
                     "block_hash": transfer.block_hash,
                     "from_address": transfer.from_address,
-                    "to_address": transfer.to_address,
-                    "token": transfer.token,
                     "amount": str(transfer.amount),
                     "owner": owners.get(transfer.to_address, ""),
+                    "status": status,
+                    "handled_at": timezone.now() if status == Deposit.Status.UNLISTED else None,
                 },
             )
+            if not created and deposit.block_hash != transfer.block_hash:
+                deposit = _moved(chain, deposit, transfer, status)
         if created:
             recorded += 1
+            if status == Deposit.Status.UNLISTED:
+                _hold_unlisted(chain, deposit)
+                continue
+        if deposit.handled_at is None:
             handle_deposit(deposit)
     return recorded
 
 
+def _moved(chain: Chain, deposit: Deposit, transfer: Transfer, status: str) -> Deposit:
+    """The deposit's transaction is in another block now (a reorg): the same deposit, never a second one.
+
+    An orphaned deposit is confirmed again; a withdrawn one (seen again after
+    the grace) is handed to its owner again, and staff are told.
+    """
+    returned = deposit.status == Deposit.Status.WITHDRAWN
+    fields: dict[str, Any] = {
+        "block_number": transfer.block_number, "block_hash": transfer.block_hash,
+        "log_index": transfer.log_index, "status": status, "orphaned_at_block": None,
+    }  # fmt: skip
+    if returned:
+        fields["handled_at"] = None
+    Deposit.objects.filter(pk=deposit.pk).update(**fields)
+    logger.warning("Deposit %s (%s) is in block %s now (was %s)", deposit.pk, deposit.tx_hash,
+                   transfer.block_number, deposit.block_number)  # fmt: skip
+    if returned and deposit.owner:
+        incident_record(
+            kind=Incident.Kind.DEPOSIT_RETURNED, subject=f"deposit:{deposit.pk}", chain_id=chain.chain_id,
+            summary=f"{deposit.amount} of {deposit.token} to {deposit.to_address} ({deposit.owner}) came back in "
+                    f"block {transfer.block_number} after it was withdrawn; its owner is told again",
+            details={"tx_hash": deposit.tx_hash, "owner": deposit.owner},
+        )  # fmt: skip
+    deposit.refresh_from_db()
+    return deposit
+
+
+def _hold_unlisted(chain: Chain, deposit: Deposit) -> None:
+    """A token the registry does not list: recorded for staff, never handed over (no sweep, no refund)."""
+    incident_record(
+        kind=Incident.Kind.UNLISTED_TOKEN,
+        subject=f"unlisted:{chain.chain_id}:{deposit.token}:{deposit.to_address}",
+        chain_id=chain.chain_id,
+        summary=f"transfers of {deposit.token}, a token not in the registry, to {deposit.to_address} "
+        f"({deposit.owner or 'no owner'}): held, never swept or refunded",
+        details={"first_deposit": deposit.pk, "tx_hash": deposit.tx_hash, "amount": deposit.amount},
+    )
+
+
+def _withdraw_orphans(chain: Chain, scanned_to: int) -> None:
+    """Deposits not seen again REORG_GRACE_BLOCKS after their block was found gone are withdrawn: their
+    owner is told again (handed over), so that what it counted stops counting."""
+    due = Deposit.objects.filter(
+        chain_id=chain.chain_id,
+        status=Deposit.Status.ORPHANED,
+        orphaned_at_block__lte=scanned_to - settings.REORG_GRACE_BLOCKS,
+    )
+    for deposit in list(due):
+        if not Deposit.objects.filter(pk=deposit.pk, status=Deposit.Status.ORPHANED).update(
+            status=Deposit.Status.WITHDRAWN, handled_at=None
+        ):
+            continue
+        logger.error("Deposit %s (%s, %s of %s to %s) was not seen again after a reorg: withdrawn",
+                     deposit.pk, deposit.tx_hash, deposit.amount, deposit.token, deposit.to_address)  # fmt: skip
+        deposit.refresh_from_db()
+        handle_deposit(deposit)
+
+
 def handle_deposit(deposit: Deposit) -> bool:
-    """Hand a deposit to its owner's handler (CHAIN_DEPOSIT_HANDLER), once; True when it was handled."""
+    """Hand a deposit (confirmed, or withdrawn) to its owner's handler (CHAIN_DEPOSIT_HANDLER), once per change
+    of its state; True when it was handled. An orphaned or unlisted deposit waits."""
     handler = import_string(settings.CHAIN_DEPOSIT_HANDLER)
     try:
         with transaction.atomic():
             locked = Deposit.objects.select_for_update().get(pk=deposit.pk)
             if locked.handled_at is not None:
                 return True
+            if locked.status not in (Deposit.Status.CONFIRMED, Deposit.Status.WITHDRAWN):
+                return False
             handler(locked)
             Deposit.objects.filter(pk=deposit.pk).update(handled_at=timezone.now(), handler_error="")
         return True
@@ -262,5 +423,7 @@ def handle_deposit(deposit: Deposit) -> bool:
 
 def retry_unhandled_deposits(*, limit: int = 100) -> int:
     """Hand over again the deposits whose handler failed; returns how many were handled now."""
-    pending = Deposit.objects.filter(handled_at__isnull=True).order_by("created_at")[:limit]
+    pending = Deposit.objects.filter(
+        handled_at__isnull=True, status__in=(Deposit.Status.CONFIRMED, Deposit.Status.WITHDRAWN)
+    ).order_by("created_at")[:limit]
     return sum(handle_deposit(deposit) for deposit in pending)

@@ -462,7 +462,7 @@ else:
     CHAINS = [
         {"chain_id": 31337 + n, "name": f"Devnet {'AB'[n]}", "native_symbol": "ETH", "devnet": True,
          "rpc_url": f"http://127.0.0.1:{port}", "confirmations": 1, "poll_interval_seconds": 1,
-         "factory_address": DEVNET_FACTORY_ADDRESS}
+         "factory_address": DEVNET_FACTORY_ADDRESS, "max_fee_per_gas_gwei": 10}
         for n, port in enumerate(DEVNET_PORTS[:2])
     ] if DEVNET else []  # fmt: skip
     CHAINS += [
@@ -485,11 +485,16 @@ if not DEVELOPMENT and not VAULT_ADDRESS:
         "VAULT_ADDRESS is not set: the vault (the owner of the deposit factories) receives every payment."
     )
 # The deposit watcher (chains/watcher.py): what a new deposit is handed to, and how much one scan reads.
-CHAIN_DEPOSIT_HANDLER = os.environ.get("CHAIN_DEPOSIT_HANDLER", "orders.deposits.deposit_received")
+CHAIN_DEPOSIT_HANDLER = os.environ.get("CHAIN_DEPOSIT_HANDLER", "orders.deposits.deposit_changed")
 WATCHER_MAX_BLOCKS = env_int("WATCHER_MAX_BLOCKS", 500)
 WATCHER_ADDRESSES_PER_QUERY = env_int("WATCHER_ADDRESSES_PER_QUERY", 500)
 # A real chain's first scan starts this many blocks before its confirmed head.
 WATCHER_FIRST_LOOKBACK_BLOCKS = env_int("WATCHER_FIRST_LOOKBACK_BLOCKS", 100)
+# Reorgs deeper than a chain's confirmations: how far back the watcher and the outbox look again when the
+# chain they read has changed (and what they check after each scan or poll), and how many blocks a deposit
+# whose block was taken away may take to come back before it is withdrawn.
+REORG_WINDOW_BLOCKS = env_int("REORG_WINDOW_BLOCKS", 64)
+REORG_GRACE_BLOCKS = env_int("REORG_GRACE_BLOCKS", 10)
 PROVIDER_TIMEOUT_SECONDS = float(os.environ.get("PROVIDER_TIMEOUT_SECONDS", "10"))
 PROVIDER_MAX_RETRIES = env_int("PROVIDER_MAX_RETRIES", 2)
 QUOTE_SLIPPAGE_BPS = env_int("QUOTE_SLIPPAGE_BPS", 50)
@@ -502,6 +507,9 @@ OUTBOX_RESEND_AFTER_SECONDS = env_int("OUTBOX_RESEND_AFTER_SECONDS", 20)
 OUTBOX_REBROADCAST_SECONDS = env_int("OUTBOX_REBROADCAST_SECONDS", 30)
 OUTBOX_FEE_BUMP_SECONDS = env_int("OUTBOX_FEE_BUMP_SECONDS", 120)
 OUTBOX_FEE_BUMP_PERCENT = env_int("OUTBOX_FEE_BUMP_PERCENT", 25)
+# The most the outbox ever bids per gas, in gwei, on a chain whose registry entry names no cap of its own
+# (`max_fee_per_gas_gwei`): fee bumps stop there, and staff are told.
+OUTBOX_MAX_FEE_PER_GAS_GWEI = float(os.environ.get("OUTBOX_MAX_FEE_PER_GAS_GWEI", "200"))
 CHAIN_OUTBOX_HANDLER = os.environ.get("CHAIN_OUTBOX_HANDLER", "orders.settlement.outbox_tx_finished")
 # Test hook, honoured in development only: the outbox exits the process at this point ("before_sign",
 # "after_sign", "after_broadcast"), as a killed worker would. The suite's kill-the-worker tests set it.

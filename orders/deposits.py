@@ -1,4 +1,4 @@
-"""What a deposit the chain watcher saw means for its owner (CHAIN_DEPOSIT_HANDLER)."""
+"""What a deposit the chain watcher saw (or, after a reorg, withdrew) means for its owner (CHAIN_DEPOSIT_HANDLER)."""
 
 from __future__ import annotations
 
@@ -7,27 +7,40 @@ import uuid
 
 from chains.models import Deposit
 from orders.models import Order
-from orders.services import order_record_deposit
+from orders.services import order_record_deposit, order_withdraw_deposit
 from orders.settlement import enqueue_settlement
 from platform_api.services import (
     QUICK_PAYMENT_OWNER,
     enqueue_quick_payment_settlement,
     quick_payment_record_deposit,
+    quick_payment_withdraw_deposit,
 )
 from webhooks.events import emit_event, payment_event_data
 
 logger = logging.getLogger(__name__)
 
 
-def deposit_received(deposit: Deposit) -> None:
-    """Called in the transaction that records the deposit (or retries it); idempotent."""
+def deposit_changed(deposit: Deposit) -> None:
+    """Called in the transaction that records the deposit, or withdraws it (or retries either); idempotent."""
     kind, _, identifier = deposit.owner.partition(":")
+    withdrawn = deposit.status == Deposit.Status.WITHDRAWN
     if kind == "order":
-        _order_deposit(deposit, identifier)
+        (_order_deposit_withdrawn if withdrawn else _order_deposit)(deposit, identifier)
     elif kind == QUICK_PAYMENT_OWNER:
-        _quick_payment_deposit(deposit, identifier)
+        if withdrawn:
+            quick_payment_withdraw_deposit(payment_id=identifier, deposit_id=deposit.pk)
+            enqueue_quick_payment_settlement(identifier)
+        else:
+            _quick_payment_deposit(deposit, identifier)
     else:
         logger.warning("Deposit %s to %s: no handler for %r", deposit.pk, deposit.to_address, kind)
+
+
+def _order_deposit_withdrawn(deposit: Deposit, identifier: str) -> None:
+    order = Order.objects.filter(pk=uuid.UUID(identifier)).first()
+    if order is not None:
+        order_withdraw_deposit(order=order, deposit_id=deposit.pk)
+        enqueue_settlement(order.pk)
 
 
 def _quick_payment_deposit(deposit: Deposit, payment_id: str) -> None:
@@ -72,5 +85,6 @@ def _order_deposit(deposit: Deposit, identifier: str) -> None:
         block_number=deposit.block_number,
         block_hash=deposit.block_hash,
         token=deposit.token,
+        deposit_id=deposit.pk,
     )
     enqueue_settlement(order.pk)  # settle it, or refund what it did not count

@@ -146,6 +146,14 @@ class DepositTx(models.Model):
         SURPLUS = "surplus", "more than the order's price"
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="deposit_txs")
+    deposit = models.OneToOneField(
+        "chains.Deposit",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="order_deposit",
+        help_text="The transfer as the chain watcher keeps it (none for a card payment).",
+    )
     chain = models.PositiveBigIntegerField()
     from_address = models.CharField(max_length=42, null=True, blank=True)
     tx_hash = models.CharField(max_length=66)
@@ -160,6 +168,9 @@ class DepositTx(models.Model):
         null=True,
         blank=True,
         help_text="What goes back to the payer.",
+    )
+    withdrawn_at = models.DateTimeField(
+        null=True, blank=True, help_text="A reorg took its transfer off the chain: it no longer counts."
     )
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -12,6 +12,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from chains.incidents import incident_record
+from chains.models import Incident, OutboxTx
 from chains.readers import ChainUnavailable, get_chain_reader
 from chains.registry import deposit_address
 from chains.tokens import token_get
@@ -311,6 +313,7 @@ def order_record_deposit(
     block_number: int | None = None,
     block_hash: str = "",
     token: str | None = None,
+    deposit_id: int | None = None,
 ) -> Order:
     """Record a confirmed deposit, once; when the order's token reaches `srcAmount`, move on to quoting.
 
@@ -338,7 +341,7 @@ def order_record_deposit(
         defaults={
             "amount": amount, "from_address": from_address, "block_number": block_number,
             "block_hash": block_hash, "token_address": token, "counted": counted and not late,
-            "refund_reason": reason, "refund_amount": amount if reason else None,
+            "refund_reason": reason, "refund_amount": amount if reason else None, "deposit_id": deposit_id,
         },
     )  # fmt: skip
     if not created or reason:
@@ -360,6 +363,41 @@ def order_record_deposit(
             received_deposit_at=timezone.now(),
         )
         _session_mark_processing(order)
+    return order
+
+
+@transaction.atomic
+def order_withdraw_deposit(*, order: Order, deposit_id: int) -> Order:
+    """A reorg took one of the order's deposits off the chain, and it did not come back: it stops counting.
+
+    While the order still waits for its payment and nothing was sent for the
+    deposit, that is all: the order waits for the rest again. Otherwise (the
+    order moved on because of it, or a refund of it was asked for) staff must
+    look: an incident about the order holds its settlement, so nothing more is
+    sent for it (orders/settlement.py).
+    """
+    _lock_sessions(order)
+    order = Order.objects.select_for_update(of=("self",)).get(pk=order.pk)
+    deposit = DepositTx.objects.filter(order=order, deposit_id=deposit_id, withdrawn_at__isnull=True).first()
+    if deposit is None:
+        return order
+    DepositTx.objects.filter(pk=deposit.pk).update(
+        withdrawn_at=timezone.now(), counted=False, refund_amount=None
+    )
+    refund_asked = OutboxTx.objects.filter(key__startswith=f"order:{order.pk}:refund:{deposit.pk}").exists()
+    moved_on = deposit.counted and order.status != Order.Status.SCANNING_DEPOSIT
+    if not (refund_asked or moved_on):
+        logger.warning("Order %s: deposit %s (%s) was taken off the chain by a reorg; it no longer counts",
+                       order.pk, deposit.pk, deposit.tx_hash)  # fmt: skip
+        return order
+    incident_record(
+        kind=Incident.Kind.DEPOSIT_REORGED, subject=f"order:{order.pk}", chain_id=deposit.chain,
+        summary=f"order {order.pk} ({order.status}): its deposit of {deposit.amount} in {deposit.tx_hash} was taken "
+                f"off the chain by a reorg after it " + ("was counted" if moved_on else "was sent back")
+                + "; nothing more is sent for the order until staff resolve this",
+        details={"deposit": deposit.pk, "tx_hash": deposit.tx_hash, "amount": str(deposit.amount),
+                 "status": order.status},
+    )  # fmt: skip
     return order
 
 

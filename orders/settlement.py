@@ -23,6 +23,11 @@ after the deposit address was swept, then `refunded` and `payment.failed`.
 Deposits the order did not count (another token, after expiry) and the
 surplus over a fixed price are refunded the same way whatever the order's
 state; an expired order that receives one is `refunding` until it is back.
+
+Nothing moves while one of the order's deposits is in doubt (a reorg took its
+block away and it has not been seen again yet), nor while an incident about
+the order is open (chains/incidents.py): a deposit withdrawn after it was
+counted, or a sweep that moved less than was counted. Staff resolve those.
 """
 
 from __future__ import annotations
@@ -37,8 +42,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from chains.models import OutboxTx
-from chains.outbox import outbox_sweep, outbox_transfer
+from chains.incidents import incident_open_for, incident_record
+from chains.models import Deposit, Incident, OutboxTx
+from chains.outbox import outbox_sweep, outbox_transfer, swept_amount
 from core.errors import DomainError
 from orders import services
 from orders.fees import fee_amount
@@ -69,6 +75,8 @@ def settle_order(order_id: uuid.UUID | str, *, actor: str = "system") -> str | N
     order = Order.objects.filter(pk=order_id).first()
     if order is None:
         return None
+    if order_held(order):
+        return order.status
     for _ in range(len(STEPS) + 2):
         step = STEPS.get(order.status)
         if not (step and step(order, actor)):
@@ -79,6 +87,15 @@ def settle_order(order_id: uuid.UUID | str, *, actor: str = "system") -> str | N
     for waiting in DevnetSolver.release(order):
         enqueue_settlement(waiting)  # the solver's allowance for their contract may be free now
     return order.status
+
+
+def order_held(order: Order) -> bool:
+    """Whether the order's settlement waits: a deposit in doubt after a reorg, or an open incident about it."""
+    if incident_open_for(f"order:{order.pk}"):
+        return True
+    return order.deposit_txs.filter(
+        withdrawn_at__isnull=True, deposit__status=Deposit.Status.ORPHANED
+    ).exists()
 
 
 def _fail(order: Order, error: str, actor: str) -> bool:
@@ -144,6 +161,22 @@ def _sweep(order: Order, deposit: DepositTx | None = None) -> OutboxTx:
     )
 
 
+def sweep_covers(order: Order, tx: OutboxTx) -> bool:
+    """Whether the order's sweep moved at least what the order counted; if not, staff are told and the order
+    waits for them (nothing is delivered for money the vault did not get)."""
+    swept = swept_amount(tx)
+    counted = _received(order)
+    if swept is None or swept >= counted:
+        return True
+    incident_record(
+        kind=Incident.Kind.SWEEP_SHORT, subject=f"order:{order.pk}", chain_id=tx.chain_id,
+        summary=f"order {order.pk} ({order.status}): its sweep {tx.tx_hash} moved {swept} of the {counted} it "
+                "counted; nothing more is sent for it until staff resolve this",
+        details={"sweep": tx.key, "tx_hash": tx.tx_hash, "swept": str(swept), "counted": str(counted)},
+    )  # fmt: skip
+    return False
+
+
 def _paid_by_card(order: Order) -> bool:
     return (
         bool(order.vendor_b_payment_intent_id)
@@ -160,7 +193,7 @@ def _send_to_vault(order: Order, actor: str) -> bool:
     tx = _sweep(order)
     if tx.status == OutboxTx.Status.FAILED:
         return _fail(order, f"SWEEP_FAILED: {tx.error}", actor)
-    if tx.status != OutboxTx.Status.MINED:
+    if tx.status != OutboxTx.Status.MINED or not sweep_covers(order, tx):
         return False
     return services.order_transition(
         order, from_statuses=[Status.SENDING_TOKEN_FROM_VAULT], to_status=Status.RELAY,
@@ -345,10 +378,19 @@ def enqueue_settlement(order_id: uuid.UUID | str) -> None:
 
 
 def outbox_tx_finished(tx: OutboxTx) -> None:
-    """CHAIN_OUTBOX_HANDLER: one of an order's transactions was mined or failed; settle the order on."""
+    """CHAIN_OUTBOX_HANDLER: one of an order's transactions was mined or failed; settle the order on.
+
+    A sweep mined again after the order moved on (it had left the chain in a
+    reorg and was sent again) is checked here: the settlement no longer looks.
+    """
     kind, _, rest = tx.key.partition(":")
     if kind == "order":
-        enqueue_settlement(rest.partition(":")[0])
+        order_id, _, what = rest.partition(":")
+        if what == "sweep" and tx.status == OutboxTx.Status.MINED:
+            order = Order.objects.filter(pk=order_id).first()
+            if order is not None and order.status not in (Status.SENDING_TOKEN_FROM_VAULT, Status.REFUNDING):
+                sweep_covers(order, tx)
+        enqueue_settlement(order_id)
     elif kind == "quickpay":
         enqueue_quick_payment_settlement(rest.partition(":")[0])
 
@@ -362,8 +404,14 @@ def orders_stuck(*, now=None):
 
 
 def settle_stuck_orders(*, limit: int = 200) -> int:
-    """Log each stuck order at WARNING and drive it again (a lost task, a provider that was down)."""
-    stuck = list(orders_stuck()[:limit])
+    """Log each stuck order at WARNING and drive it again (a lost task, a provider that was down); an order
+    that an open incident holds waits for staff instead (it is listed, not logged every minute)."""
+    held = set(
+        Incident.objects.filter(resolved_at__isnull=True, subject__startswith="order:").values_list(
+            "subject", flat=True
+        )
+    )
+    stuck = [order for order in orders_stuck()[:limit] if f"order:{order.pk}" not in held]
     for order in stuck:
         logger.warning("Order %s has been %s since %s: settling it again", order.pk, order.status,
                        order.status_changed_at.isoformat())  # fmt: skip

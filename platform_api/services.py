@@ -10,6 +10,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from chains.incidents import incident_record
+from chains.models import Incident, OutboxTx
 from chains.registry import deposit_address
 from chains.tokens import token_get
 from chains.watcher import watch_address
@@ -215,6 +217,37 @@ def quick_payment_record_deposit(
         fields += ["status", "paid_at", "tx_hash"]
     payment.save(update_fields=fields)
     return payment if payment.status == QuickPayment.Status.PAID else None
+
+
+@transaction.atomic
+def quick_payment_withdraw_deposit(*, payment_id: str, deposit_id: int) -> None:
+    """A reorg took a deposit to the payment off the chain, and it did not come back: it stops counting.
+
+    While the payment still awaits its amount and nothing was sent for the
+    deposit, the payment just waits for the rest again. Otherwise staff must
+    look: an incident about the payment holds its settlement.
+    """
+    payment = QuickPayment.objects.select_for_update().filter(pk=payment_id).first()
+    item = QuickPaymentDeposit.objects.filter(payment_id=payment_id, deposit_id=deposit_id).first()
+    if payment is None or item is None or not (int(item.counted) or int(item.refund)):
+        return
+    counted = int(item.counted)
+    QuickPaymentDeposit.objects.filter(pk=item.pk).update(counted=0, refund=0)
+    sent = OutboxTx.objects.filter(
+        key__in=[f"quickpay:{payment_id}:payout", f"quickpay:{payment_id}:refund:{deposit_id}",
+                 f"quickpay:{payment_id}:return:{deposit_id}"]
+    ).exists()  # fmt: skip
+    if payment.status == QuickPayment.Status.AWAITING_PAYMENT and not sent:
+        payment.amount_received = str(int(payment.amount_received) - counted)
+        payment.save(update_fields=["amount_received"])
+        return
+    incident_record(
+        kind=Incident.Kind.DEPOSIT_REORGED, subject=f"{QUICK_PAYMENT_OWNER}:{payment_id}",
+        chain_id=payment.chain_id,
+        summary=f"quick payment {payment_id} ({payment.status}): a deposit it counted or was returning was taken "
+                "off the chain by a reorg; nothing more is sent for it until staff resolve this",
+        details={"deposit": deposit_id, "counted": str(counted)},
+    )  # fmt: skip
 
 
 def quick_payments_expire(*, now: datetime | None = None) -> int:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import logging
 
-from chains.models import OutboxTx
-from chains.outbox import outbox_sweep, outbox_transfer
+from chains.incidents import incident_open_for, incident_record
+from chains.models import Deposit, Incident, OutboxTx
+from chains.outbox import outbox_sweep, outbox_transfer, swept_amount
 from platform_api.models import QuickPayment, QuickPaymentDeposit
 from platform_api.services import QUICK_PAYMENT_OWNER
 
@@ -37,6 +38,27 @@ def _pay(payment: QuickPayment, *, token: str, to: str, amount: int, key: str) -
     )
 
 
+def _held(payment: QuickPayment, deposits: list[QuickPaymentDeposit]) -> bool:
+    """A deposit in doubt after a reorg, or an open incident about the payment: nothing moves."""
+    return any(d.deposit.status == Deposit.Status.ORPHANED for d in deposits) or incident_open_for(
+        f"{QUICK_PAYMENT_OWNER}:{payment.id}"
+    )
+
+
+def _sweep_covers(payment: QuickPayment, sweep: OutboxTx, counted: int) -> bool:
+    """The payment's sweep moved at least what it counted; if not, staff are told and nothing is paid out."""
+    swept = swept_amount(sweep)
+    if swept is None or swept >= counted:
+        return True
+    incident_record(
+        kind=Incident.Kind.SWEEP_SHORT, subject=f"{QUICK_PAYMENT_OWNER}:{payment.id}", chain_id=payment.chain_id,
+        summary=f"quick payment {payment.id}: its sweep {sweep.tx_hash} moved {swept} of the {counted} it counted; "
+                "nothing is paid out until staff resolve this",
+        details={"sweep": sweep.key, "swept": str(swept), "counted": str(counted)},
+    )  # fmt: skip
+    return False
+
+
 def quick_payment_settle(payment_id: str) -> dict[str, str]:
     """Ask for every transaction the payment needs now; {business key: status} of those asked for."""
     payment = QuickPayment.objects.filter(pk=payment_id).first()
@@ -44,11 +66,15 @@ def quick_payment_settle(payment_id: str) -> dict[str, str]:
         return {}
     sent: dict[str, str] = {}
     deposits = list(QuickPaymentDeposit.objects.filter(payment=payment).select_related("deposit"))
-    counted = any(int(d.counted) for d in deposits)
+    if _held(payment, deposits):
+        return {}
+    counted = sum(int(d.counted) for d in deposits)
     main_sweep = None
     if counted and payment.status != QuickPayment.Status.AWAITING_PAYMENT:
         main_sweep = _sweep(payment, payment.token_address, f"quickpay:{payment.id}:sweep")
         sent[main_sweep.key] = main_sweep.status
+        if main_sweep.status == MINED and not _sweep_covers(payment, main_sweep, counted):
+            return sent
     if main_sweep is not None and main_sweep.status == MINED and payment.status == QuickPayment.Status.PAID:
         tx = _pay(payment, token=payment.token_address, to=payment.recipient_address, amount=int(payment.amount),
                   key=f"quickpay:{payment.id}:payout")  # fmt: skip

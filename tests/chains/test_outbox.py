@@ -3,11 +3,12 @@ signed bytes, fee bumps of what is stuck, reverts marked failed, and keys that o
 
 import logging
 import secrets
+import time
 
 import pytest
 from web3 import Web3
 
-from chains.artifacts import encode_call
+from chains.artifacts import artifact, encode_call
 from chains.devnet import devnet_signer_environment
 from chains.models import OutboxTx, SenderNonce
 from chains.outbox import OutboxConflict, outbox_poll, outbox_send, outbox_submit
@@ -31,8 +32,6 @@ def new_address():
 
 
 def until_finished(tx, rounds=60):
-    import time
-
     for _ in range(rounds):
         outbox_poll()
         tx.refresh_from_db()
@@ -160,3 +159,127 @@ def test_only_a_process_with_the_key_signs_and_the_key_is_never_logged(chain_a, 
         until_finished(tx)
     assert tx.status == "mined"
     assert key[2:] not in caplog.text and key[2:] not in str(list(OutboxTx.objects.values()))
+
+
+def _paused_mining(w3):
+    w3.provider.make_request("evm_setIntervalMining", [0])
+    w3.provider.make_request("evm_setAutomine", [False])
+
+
+def _resumed_mining(w3):
+    w3.provider.make_request("evm_setAutomine", [True])
+    w3.provider.make_request("evm_setIntervalMining", [1])
+
+
+def test_a_transaction_whose_nonce_another_took_is_signed_again_and_paid_once(chain_a, settings):
+    """The vault's key sent something else at the outbox's nonce (a key used elsewhere too): no version of
+    the outbox's transaction can be mined any more, so it is signed again at the next nonce, once."""
+    w3 = w3_of(chain_a)
+    to, other = new_address(), new_address()
+    _paused_mining(w3)
+    try:
+        tx = outbox_submit(key="test:taken", chain_id=31337, signer="vault", to=to, value=5)
+        outbox_send(tx.pk)
+        tx.refresh_from_db()
+        taken = tx.nonce
+        w3.eth.send_transaction({"from": settings.VAULT_ADDRESS, "to": other, "value": 9, "nonce": taken,
+                                 "maxFeePerGas": 10**11, "maxPriorityFeePerGas": 5 * 10**10})  # fmt: skip
+        w3.provider.make_request("evm_mine", [])
+    finally:
+        _resumed_mining(w3)
+    settings.OUTBOX_REBROADCAST_SECONDS = 0
+
+    until_finished(tx)
+
+    assert tx.status == "mined" and tx.nonce == taken + 1 and len(tx.hashes) == 2
+    assert (w3.eth.get_balance(to), w3.eth.get_balance(other)) == (5, 9)
+
+
+def test_a_failed_transaction_that_left_the_chain_stays_failed_and_its_nonce_is_filled(chain_a, settings):
+    """After evm_revert, a mined transaction is sent again (its owner counted on it) and a failed one is not
+    (its owner already acted on the failure): an empty transaction takes its nonce, so it can never succeed."""
+    from chains.models import Incident
+    from chains.outbox.send import receipt_of
+
+    contracts = chain_a[1]["contracts"]
+    w3 = w3_of(chain_a)
+    approve = outbox_submit(key="test:approve2", chain_id=31337, signer="solver", to=contracts["dUSDC"],
+                            data=encode_call("TestToken", "approve", contracts["Tournament"], 10**9))  # fmt: skip
+    outbox_send(approve.pk)
+    until_finished(approve)
+    snapshot = w3.provider.make_request("evm_snapshot", [])["result"]
+    player = new_address()
+    joins = [outbox_submit(key=f"test:rejoin:{n}", chain_id=31337, signer="solver", to=contracts["Tournament"],
+                           data=encode_call("Tournament", "join", player)) for n in range(2)]  # fmt: skip
+    w3.provider.make_request("evm_setIntervalMining", [0])
+    try:
+        for tx in joins:
+            outbox_send(tx.pk)
+    finally:
+        w3.provider.make_request("evm_setIntervalMining", [1])
+    for tx in joins:
+        until_finished(tx)
+    assert [tx.status for tx in joins] == ["mined", "failed"]
+    solver_nonce = w3.eth.get_transaction_count(settings.SOLVER_ADDRESS)
+
+    assert w3.provider.make_request("evm_revert", [snapshot])["result"] is True
+    assert w3.eth.get_transaction_count(settings.SOLVER_ADDRESS) == solver_nonce - 2
+    filler_key = f"nonce:31337:{settings.SOLVER_ADDRESS}:{joins[1].nonce}"
+    for _ in range(60):
+        outbox_poll()
+        if w3.eth.get_transaction_count(settings.SOLVER_ADDRESS) == solver_nonce:
+            break
+        time.sleep(0.25)
+    for tx in joins:
+        tx.refresh_from_db()
+    filler = OutboxTx.objects.get(key=filler_key)
+    until_finished(joins[0])
+    until_finished(filler)
+
+    assert (joins[0].status, joins[1].status, filler.status) == ("mined", "failed", "mined")
+    assert filler.nonce == joins[1].nonce and filler.to == filler.sender and int(filler.value) == 0
+    assert receipt_of(w3, joins[0]).status == 1 and receipt_of(w3, joins[1]) is None
+    tournament = w3.eth.contract(address=contracts["Tournament"], abi=artifact("Tournament")["abi"])
+    assert tournament.functions.joined(player).call() is True
+    assert w3.eth.get_transaction_count(settings.SOLVER_ADDRESS) == solver_nonce
+    assert set(Incident.objects.filter(kind="tx_reorged").values_list("subject", flat=True)) == {
+        f"outbox:{joins[0].key}",
+        f"outbox:{joins[1].key}",
+    }
+
+
+def test_fee_bumps_reach_the_cap_and_stop_and_a_transaction_behind_another_is_never_bumped(chain_a, settings):
+    from chains.models import Incident
+
+    w3 = w3_of(chain_a)
+    _paused_mining(w3)
+    try:
+        first = outbox_submit(key="test:capped", chain_id=31337, signer="vault", to=new_address(), value=1)
+        behind = outbox_submit(key="test:behind", chain_id=31337, signer="vault", to=new_address(), value=1)
+        outbox_send(first.pk)
+        outbox_send(behind.pk)
+        first.refresh_from_db()
+        behind.refresh_from_db()
+        assert behind.nonce == first.nonce + 1
+        start_fee = int(first.max_fee_per_gas)
+        settings.OUTBOX_MAX_FEE_PER_GAS_GWEI = start_fee * 1.4 / 10**9
+        settings.OUTBOX_FEE_BUMP_SECONDS = 0
+
+        fees = []
+        for _ in range(4):
+            outbox_poll()
+            first.refresh_from_db()
+            fees.append(int(first.max_fee_per_gas))
+        behind.refresh_from_db()
+    finally:
+        settings.OUTBOX_FEE_BUMP_SECONDS = 3600
+        _resumed_mining(w3)
+    cap = int(start_fee * 1.4)
+
+    assert fees[0] > start_fee and fees[1] == fees[2] == fees[3] == cap
+    assert len(first.hashes) == 3  # two bumps, then no higher bid
+    assert len(behind.hashes) == 1  # waiting behind the first: no fee would help it
+    assert Incident.objects.filter(kind="fee_cap", subject="outbox:test:capped").count() == 1
+    until_finished(first)
+    until_finished(behind)
+    assert (first.status, behind.status) == ("mined", "mined")

@@ -93,17 +93,34 @@ def _ok(response) -> dict:
     return response.json()["data"]
 
 
-def drive(order_id, *, until=("executed", "refunded", "failure"), also=lambda order: True, timeout=60):
-    """Do what beat and the workers do (scan both devnets, settle, poll the outbox) until the order is in
-    one of `until` and `also(order)` holds."""
+def service_round(*order_ids) -> None:
+    """What beat and the workers do in a second: scan both devnets, settle the orders, send what was queued and
+    poll the outbox."""
+    scan_chain(31337)
+    scan_chain(31338)
+    for order_id in order_ids:
+        settle_order(order_id)
+    for tx_id in OutboxTx.objects.filter(status=OutboxTx.Status.QUEUED).values_list("pk", flat=True):
+        outbox_send(tx_id)  # what the signer's worker does with the task the commit queued
+    outbox_poll()
+
+
+def run_until(predicate, *order_ids, timeout=60, what="the condition"):
+    """Service rounds until `predicate()` holds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        scan_chain(31337)
-        scan_chain(31338)
-        settle_order(order_id)
-        for tx_id in OutboxTx.objects.filter(status=OutboxTx.Status.QUEUED).values_list("pk", flat=True):
-            outbox_send(tx_id)  # what the signer's worker does with the task the commit queued
-        outbox_poll()
+        service_round(*order_ids)
+        if predicate():
+            return
+        time.sleep(0.3)
+    pytest.fail(f"{what} did not happen in {timeout} s")
+
+
+def drive(order_id, *, until=("executed", "refunded", "failure"), also=lambda order: True, timeout=60):
+    """Service rounds until the order is in one of `until` and `also(order)` holds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        service_round(order_id)
         order = Order.objects.get(pk=order_id)
         if order.status in until and also(order):
             return order

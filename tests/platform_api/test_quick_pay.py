@@ -241,3 +241,38 @@ def test_an_anonymous_payment_is_paid_and_tells_nobody(api_client):
     _deposit(payment, 2_500_000)
     assert payment.status == "paid"
     assert not WebhookEvent.objects.exists()
+
+
+def test_a_deposit_withdrawn_by_a_reorg_stops_counting_while_the_payment_awaits_the_rest(api_client):
+    from chains.models import Deposit, Incident
+    from chains.watcher import handle_deposit
+
+    payment = QuickPayment.objects.get(pk=_post(api_client, VALID).json()["id"])
+    first = _deposit(payment, 1_000_000, n=1)
+    Deposit.objects.filter(pk=first.pk).update(status=Deposit.Status.WITHDRAWN, handled_at=None)
+    first.refresh_from_db()
+
+    assert handle_deposit(first)
+
+    payment.refresh_from_db()
+    assert (payment.status, payment.amount_received) == ("awaiting_payment", "0")
+    assert not Incident.objects.exists()
+    _deposit(payment, 2_500_000, n=2)
+    assert (payment.status, payment.amount_received) == ("paid", "2500000")
+
+
+def test_a_deposit_withdrawn_after_the_payment_was_paid_holds_it_for_staff(api_client):
+    from chains.models import Deposit, Incident
+    from chains.watcher import handle_deposit
+    from platform_api.settlement import quick_payment_settle
+
+    payment = QuickPayment.objects.get(pk=_post(api_client, VALID).json()["id"])
+    paid = _deposit(payment, 2_500_000, n=1)
+    Deposit.objects.filter(pk=paid.pk).update(status=Deposit.Status.WITHDRAWN, handled_at=None)
+    paid.refresh_from_db()
+
+    assert handle_deposit(paid)
+
+    incident = Incident.objects.get()
+    assert (incident.kind, incident.subject) == ("deposit_reorged", f"quick_payment:{payment.id}")
+    assert quick_payment_settle(payment.id) == {}  # held: no sweep, no payout

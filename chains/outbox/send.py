@@ -1,36 +1,30 @@
-"""The transaction outbox: every on-chain transaction the service sends, sent once.
+"""Asking for a transaction, signing it once, broadcasting it, and recording how it ended.
 
 A caller asks for a transaction with `outbox_submit(key=...)` inside its own
 database transaction. The business key (for example `order:<id>:sweep`) is
 unique, so asking twice, from a retried task or a second worker, returns the
-same row and never sends a second transaction. Then, in a worker:
+same row and never sends a second transaction. Then, in a worker
+(`outbox_send`):
 
-1. **sign** (`outbox_send`): estimate the gas (a call that would revert is
-   marked failed and never sent); under the row locks of the transaction and
-   of its sender's nonce on that chain, take the next nonce, sign with the
-   role's key (chains/signers.py) and store the raw transaction and its hash
-   before anything is broadcast;
+1. **sign**: estimate the gas (a call that would revert is marked failed and
+   never sent); under the row locks of the transaction and of its sender's
+   nonce on that chain, take the next nonce, sign with the role's key
+   (chains/signers.py) and store the raw transaction and its hash before
+   anything is broadcast;
 2. **broadcast** the stored bytes; the node answering "already known" or
-   "nonce too low" is not an error: the receipt will tell;
-3. **poll** (`outbox_poll`, a periodic task): record receipts once they have
-   the chain's confirmations (`mined`, or `failed` when reverted), broadcast
-   again what is still unmined after OUTBOX_REBROADCAST_SECONDS, re-sign
-   with a higher fee (the same nonce, so only one version can be mined) what
-   is unmined after OUTBOX_FEE_BUMP_SECONDS, and sign what a lost task left
-   queued. A finished transaction is handed to CHAIN_OUTBOX_HANDLER in the
-   transaction that records it.
+   "nonce too low" is not an error: the receipt will tell.
 
-A worker killed at any point leaves a row the poller finishes: queued (signed
-later, once), signed (the same bytes broadcast), broadcast (its receipt
-read). The nonce is taken in the same database transaction that stores the
-signed bytes, so it is never used by two transactions nor skipped.
+The nonce is taken in the same database transaction that stores the signed
+bytes, so it is never used by two transactions nor skipped. The poller
+(chains/outbox/poll.py) records receipts through `finish`, which hands the
+outcome to CHAIN_OUTBOX_HANDLER in the same transaction.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from datetime import timedelta
+from decimal import Decimal
 from typing import Any, cast
 
 from django.conf import settings
@@ -39,14 +33,15 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.module_loading import import_string
 from eth_typing import HexStr
-from eth_utils import to_checksum_address
+from eth_utils import keccak, to_checksum_address
 from web3 import Web3
 from web3.exceptions import ContractLogicError, TransactionNotFound, Web3RPCError
 
 from chains.artifacts import ERC20, encode_call
 from chains.client import web3_for
 from chains.evm import ZERO_ADDRESS, deposit_salt
-from chains.models import OutboxTx, SenderNonce
+from chains.incidents import incident_record
+from chains.models import Incident, OutboxTx, SenderNonce
 from chains.registry import Chain, chain_get
 from chains.signers import SignerUnavailable, signer_account, signer_address
 
@@ -55,6 +50,9 @@ logger = logging.getLogger(__name__)
 IN_FLIGHT = (OutboxTx.Status.QUEUED, OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST)
 # What nodes answer when the transaction (or another with its nonce) is already in the pool or mined.
 ALREADY_SENT = ("already known", "nonce too low", "known transaction", "already imported")
+
+
+SWEPT_TOPIC = "0x" + keccak(b"Swept(bytes32,address,address,uint256)").hex()
 
 
 class OutboxConflict(ValueError):
@@ -103,6 +101,18 @@ def outbox_transfer(*, key: str, chain_id: int, signer: str, token: str, to: str
     )
 
 
+def swept_amount(tx: OutboxTx) -> int | None:
+    """What a mined sweep moved, from the factory's `Swept` events in its receipt; None when the receipt's
+    logs were not kept (a sweep finished before they were)."""
+    if tx.status != OutboxTx.Status.MINED or not tx.block_hash:
+        return None
+    return sum(
+        int(log["data"], 16)
+        for log in tx.logs
+        if log["address"].lower() == tx.to.lower() and log["topics"] and log["topics"][0] == SWEPT_TOPIC
+    )
+
+
 def _enqueue_send(tx_id: int) -> None:
     from chains.tasks import outbox_send_task
 
@@ -123,13 +133,13 @@ def outbox_send(tx_id: int) -> OutboxTx | None:
         logger.warning("Outbox transaction %s is gone: nothing to send", tx_id)
         return None
     if tx.status == OutboxTx.Status.QUEUED:
-        tx = _sign(tx)
+        tx = sign(tx)
     if tx.status in (OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST):
-        _broadcast(tx)
+        broadcast(tx)
     return tx
 
 
-def _chain(tx: OutboxTx) -> tuple[Chain, Web3]:
+def chain_client(tx: OutboxTx) -> tuple[Chain, Web3]:
     chain = chain_get(tx.chain_id)
     if chain is None:
         raise ValueError(f"chain {tx.chain_id} is not in the registry")
@@ -140,19 +150,31 @@ def _call(tx: OutboxTx) -> dict:
     return {"from": tx.sender, "to": tx.to, "data": tx.data, "value": int(tx.value)}
 
 
-def _fees(w3: Web3, *, bump_from: OutboxTx | None = None) -> tuple[int, int]:
-    """(maxFeePerGas, maxPriorityFeePerGas) for now; at least the bump over `bump_from`'s fees."""
+def fee_cap(chain: Chain) -> int:
+    """The most the service pays per gas on the chain, in wei (the chain's cap, or OUTBOX_MAX_FEE_PER_GAS_GWEI)."""
+    gwei = chain.max_fee_per_gas_gwei or settings.OUTBOX_MAX_FEE_PER_GAS_GWEI
+    return int(Decimal(str(gwei)) * 10**9)
+
+
+def fees_for(chain: Chain, w3: Web3, *, bump_from: OutboxTx | None = None) -> tuple[int, int] | None:
+    """(maxFeePerGas, maxPriorityFeePerGas) for now, never above the chain's cap; with `bump_from`, at least
+    OUTBOX_FEE_BUMP_PERCENT over its fees, or None when it already pays the cap (no higher bid is allowed)."""
+    cap = fee_cap(chain)
     base = int(w3.eth.get_block("latest").get("baseFeePerGas") or 0)
     priority = int(w3.eth.max_priority_fee)
     max_fee = 2 * base + priority
     if bump_from is not None and bump_from.max_fee_per_gas is not None:
+        if int(bump_from.max_fee_per_gas) >= cap:
+            return None
         factor = 100 + settings.OUTBOX_FEE_BUMP_PERCENT
         priority = max(priority, -(-int(bump_from.max_priority_fee_per_gas or 0) * factor // 100), 1)
         max_fee = max(max_fee, -(-int(bump_from.max_fee_per_gas) * factor // 100), priority)
-    return max_fee, priority
+    max_fee = min(max_fee, cap)
+    return max_fee, min(priority, max_fee)
 
 
-def _signed(tx: OutboxTx, *, nonce: int, gas: int, fees: tuple[int, int]) -> tuple[str, str]:
+def sign_version(tx: OutboxTx, *, nonce: int, gas: int, fees: tuple[int, int]) -> tuple[str, str]:
+    """(raw transaction, hash) of `tx` signed at `nonce` with these fees."""
     account = signer_account(tx.signer)
     signed = account.sign_transaction(
         cast(
@@ -173,34 +195,70 @@ def _signed(tx: OutboxTx, *, nonce: int, gas: int, fees: tuple[int, int]) -> tup
     return "0x" + signed.raw_transaction.hex(), "0x" + signed.hash.hex()
 
 
-def _finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None) -> bool:
+def _hex(value) -> str:
+    return value.to_0x_hex() if hasattr(value, "to_0x_hex") else str(value)
+
+
+def receipt_logs(receipt) -> list[dict[str, Any]]:
+    """The receipt's logs as stored: {address, topics, data} (what the transaction moved, for its owner)."""
+    return [
+        {"address": to_checksum_address(log["address"]), "topics": [_hex(t) for t in log["topics"]],
+         "data": _hex(log["data"])}
+        for log in receipt["logs"]
+    ]  # fmt: skip
+
+
+def receipt_of(w3: Web3, tx: OutboxTx):
+    """The receipt of whichever signed version of `tx` is on the chain, or None."""
+    for tx_hash in reversed(tx.hashes):
+        try:
+            return w3.eth.get_transaction_receipt(tx_hash)
+        except TransactionNotFound:
+            continue
+    return None
+
+
+def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None) -> bool:
     """Record the outcome once and hand it to CHAIN_OUTBOX_HANDLER in the same transaction."""
-    fields = {"status": status, "error": error[:500], "finished_at": timezone.now()}
+    fields: dict[str, Any] = {"status": status, "error": error[:500], "finished_at": timezone.now()}
     if receipt is not None:
-        fields |= {"tx_hash": receipt["transactionHash"].to_0x_hex(), "block_number": receipt["blockNumber"],
-                   "gas_used": receipt["gasUsed"]}  # fmt: skip
+        fields |= {"tx_hash": _hex(receipt["transactionHash"]), "block_number": receipt["blockNumber"],
+                   "block_hash": _hex(receipt["blockHash"]), "gas_used": receipt["gasUsed"],
+                   "logs": receipt_logs(receipt)}  # fmt: skip
     with transaction.atomic():
         if not OutboxTx.objects.filter(pk=tx.pk, status__in=IN_FLIGHT).update(**fields):
             return False
         tx.refresh_from_db()
         import_string(settings.CHAIN_OUTBOX_HANDLER)(tx)
+        if (
+            status == OutboxTx.Status.FAILED
+            and Incident.objects.filter(kind=Incident.Kind.TX_REORGED, subject=f"outbox:{tx.key}").exists()
+        ):
+            incident_record(
+                kind=Incident.Kind.TX_REORGED, subject=f"outbox:{tx.key}:reverted", chain_id=tx.chain_id,
+                summary=f"{tx.key} was mined, left the chain in a reorg, and reverted when it was sent again: "
+                        "what its owner counted on did not happen",
+                details={"tx_hash": tx.tx_hash, "nonce": tx.nonce},
+            )  # fmt: skip
     log = logger.info if status == OutboxTx.Status.MINED else logger.warning
     log("Outbox %s on chain %s: %s %s %s", tx.key, tx.chain_id, status, tx.tx_hash, error)
     return True
 
 
-def _sign(tx: OutboxTx) -> OutboxTx:
-    chain, w3 = _chain(tx)
+def sign(tx: OutboxTx) -> OutboxTx:
+    """Estimate, take the next nonce (or the one a nonce filler was made for) and store the signed bytes."""
+    chain, w3 = chain_client(tx)
     try:
         gas = w3.eth.estimate_gas(_call(tx))  # type: ignore[arg-type]
     except ContractLogicError as exc:
-        _finish(tx, status=OutboxTx.Status.FAILED, error=f"would revert: {exc.message or exc}")
+        finish(tx, status=OutboxTx.Status.FAILED, error=f"would revert: {exc.message or exc}")
         tx.refresh_from_db()
         return tx
     # Headroom: state may change between the estimate and the block (a storage slot set from zero costs 20,000
     # gas more than one changed), and an unused limit costs nothing.
     gas = gas * 12 // 10 + 20_000
-    fees = _fees(w3)
+    fees = fees_for(chain, w3)
+    assert fees is not None  # no bump asked for
     pending = w3.eth.get_transaction_count(to_checksum_address(tx.sender), "pending")
     _crash_point("before_sign")
     with transaction.atomic():
@@ -211,13 +269,16 @@ def _sign(tx: OutboxTx) -> OutboxTx:
             chain_id=tx.chain_id, address=tx.sender, defaults={"next_nonce": pending}
         )
         nonce_row = SenderNonce.objects.select_for_update().get(chain_id=tx.chain_id, address=tx.sender)
-        # Never below what the chain has seen from this key (a key used elsewhere too).
-        nonce = max(nonce_row.next_nonce, pending)
-        raw, tx_hash = _signed(tx, nonce=nonce, gas=gas, fees=fees)
-        SenderNonce.objects.filter(pk=nonce_row.pk).update(next_nonce=nonce + 1)
+        if tx.nonce is not None:
+            nonce = tx.nonce  # a nonce filler: made for one free nonce below the counter
+        else:
+            # Never below what the chain has seen from this key (a key used elsewhere too).
+            nonce = max(nonce_row.next_nonce, pending)
+            SenderNonce.objects.filter(pk=nonce_row.pk).update(next_nonce=nonce + 1)
+        raw, tx_hash = sign_version(tx, nonce=nonce, gas=gas, fees=fees)
         OutboxTx.objects.filter(pk=tx.pk).update(
             status=OutboxTx.Status.SIGNED, nonce=nonce, gas_limit=gas, max_fee_per_gas=fees[0],
-            max_priority_fee_per_gas=fees[1], raw_tx=raw, tx_hash=tx_hash, hashes=[tx_hash],
+            max_priority_fee_per_gas=fees[1], raw_tx=raw, tx_hash=tx_hash, hashes=[*tx.hashes, tx_hash],
             signed_at=timezone.now(),
         )  # fmt: skip
     logger.info("Outbox %s on %s: signed nonce %s as %s", tx.key, chain.name, nonce, tx_hash)
@@ -226,8 +287,9 @@ def _sign(tx: OutboxTx) -> OutboxTx:
     return tx
 
 
-def _broadcast(tx: OutboxTx) -> None:
-    _, w3 = _chain(tx)
+def broadcast(tx: OutboxTx) -> None:
+    """Send the stored bytes (again): the same transaction, the same hash."""
+    _, w3 = chain_client(tx)
     try:
         w3.eth.send_raw_transaction(HexStr(tx.raw_tx))
     except (Web3RPCError, ValueError) as exc:
@@ -240,68 +302,3 @@ def _broadcast(tx: OutboxTx) -> None:
     OutboxTx.objects.filter(pk=tx.pk, status__in=IN_FLIGHT[1:]).update(
         status=OutboxTx.Status.BROADCAST, broadcast_at=timezone.now(), broadcasts=F("broadcasts") + 1
     )
-
-
-def _receipt(w3: Web3, tx: OutboxTx):
-    for tx_hash in reversed(tx.hashes):
-        try:
-            return w3.eth.get_transaction_receipt(tx_hash)
-        except TransactionNotFound:
-            continue
-    return None
-
-
-def _bump_fee(tx: OutboxTx, w3: Web3) -> None:
-    """Re-sign the same nonce with a higher fee: whichever version is mined, only one can be."""
-    fees = _fees(w3, bump_from=tx)
-    with transaction.atomic():
-        locked = OutboxTx.objects.select_for_update().get(pk=tx.pk)
-        if locked.status not in IN_FLIGHT[1:] or locked.nonce is None or locked.tx_hash != tx.tx_hash:
-            return
-        raw, tx_hash = _signed(locked, nonce=locked.nonce, gas=locked.gas_limit or 0, fees=fees)
-        OutboxTx.objects.filter(pk=tx.pk).update(
-            raw_tx=raw, tx_hash=tx_hash, hashes=[*locked.hashes, tx_hash], max_fee_per_gas=fees[0],
-            max_priority_fee_per_gas=fees[1], signed_at=timezone.now(), status=OutboxTx.Status.SIGNED,
-        )  # fmt: skip
-    logger.warning("Outbox %s: unmined for %s s, fee raised to %s as %s", tx.key,
-                   settings.OUTBOX_FEE_BUMP_SECONDS, fees[0], tx_hash)  # fmt: skip
-    tx.refresh_from_db()
-    _broadcast(tx)
-
-
-def outbox_check(tx: OutboxTx) -> None:
-    """One look at one in-flight transaction (see the module's docstring, step 3)."""
-    now = timezone.now()
-    if tx.status == OutboxTx.Status.QUEUED:
-        if tx.created_at <= now - timedelta(seconds=settings.OUTBOX_RESEND_AFTER_SECONDS):
-            outbox_send(tx.pk)  # its task was lost (or its worker killed before it signed)
-        return
-    chain, w3 = _chain(tx)
-    receipt = _receipt(w3, tx)
-    if receipt is not None:
-        if w3.eth.block_number - receipt["blockNumber"] + 1 >= max(chain.confirmations, 1):
-            ok = receipt["status"] == 1
-            _finish(tx, status=OutboxTx.Status.MINED if ok else OutboxTx.Status.FAILED,
-                    error="" if ok else "reverted", receipt=receipt)  # fmt: skip
-        return
-    if tx.status == OutboxTx.Status.SIGNED:
-        _broadcast(tx)  # signed but never (known to be) broadcast: the same bytes, the same hash
-        return
-    if tx.signed_at and tx.signed_at <= now - timedelta(seconds=settings.OUTBOX_FEE_BUMP_SECONDS):
-        _bump_fee(tx, w3)
-    elif tx.broadcast_at and tx.broadcast_at <= now - timedelta(seconds=settings.OUTBOX_REBROADCAST_SECONDS):
-        _broadcast(tx)
-
-
-def outbox_poll(*, limit: int = 500) -> int:
-    """Look at every in-flight transaction once (the periodic task); how many were looked at."""
-    seen = 0
-    for tx in OutboxTx.objects.filter(status__in=IN_FLIGHT).order_by("created_at")[:limit]:
-        seen += 1
-        try:
-            outbox_check(tx)
-        except SignerUnavailable as exc:
-            logger.error("Outbox %s cannot be signed here: %s", tx.key, exc)
-        except (Web3RPCError, ValueError, OSError) as exc:  # one chain down must not stop the others
-            logger.warning("Outbox %s on chain %s: %s", tx.key, tx.chain_id, exc)
-    return seen

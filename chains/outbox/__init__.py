@@ -1,0 +1,30 @@
+"""The transaction outbox: every on-chain transaction the service sends, sent once.
+
+- `send`: asking for a transaction by business key (`outbox_submit`, `outbox_sweep`, `outbox_transfer`),
+  signing it once and broadcasting it (`outbox_send`), recording how it ended;
+- `poll`: the periodic look at what is in flight (receipts, rebroadcasts, capped fee bumps, lost sends, a
+  nonce taken by another transaction);
+- `repair`: what a reorg or a dropped transaction leaves behind (finished transactions that left the chain,
+  nonces that nothing holds).
+"""
+
+from chains.outbox.poll import outbox_check, outbox_poll
+from chains.outbox.send import (
+    OutboxConflict,
+    outbox_send,
+    outbox_submit,
+    outbox_sweep,
+    outbox_transfer,
+    swept_amount,
+)
+
+__all__ = [
+    "OutboxConflict",
+    "outbox_check",
+    "outbox_poll",
+    "outbox_send",
+    "outbox_submit",
+    "outbox_sweep",
+    "outbox_transfer",
+    "swept_amount",
+]

@@ -1,0 +1,151 @@
+"""The outbox's poller (a periodic task): each in-flight transaction looked at once, then each chain's recent
+past checked for reorgs and nonce gaps (chains/outbox/repair.py).
+
+One look at an in-flight transaction:
+
+- queued for longer than OUTBOX_RESEND_AFTER_SECONDS: its task was lost (or
+  its worker killed before it signed); it is signed now;
+- a receipt with the chain's confirmations: `mined`, or `failed` when it
+  reverted; the outcome goes to its owner (send.finish);
+- signed but not known to be broadcast: the same bytes are broadcast;
+- unmined while the sender's count on the chain has passed its nonce: another
+  transaction took the nonce and no version of this one can be mined any more;
+  after OUTBOX_REBROADCAST_SECONDS it is signed again at a new nonce;
+- unmined for OUTBOX_FEE_BUMP_SECONDS while it is next in line (its nonce is
+  the sender's count): re-signed with a fee OUTBOX_FEE_BUMP_PERCENT higher, at
+  the same nonce, so that only one version can be mined, never above the
+  chain's fee cap (staff are told once it is reached); a transaction waiting
+  behind a lower nonce is never bumped, since no fee would help it;
+- otherwise unmined for OUTBOX_REBROADCAST_SECONDS: broadcast again.
+
+A worker killed at any point leaves a row the poller finishes: queued (signed
+later, once), signed (the same bytes broadcast), broadcast (its receipt read).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from eth_utils import to_checksum_address
+from web3 import Web3
+from web3.exceptions import Web3RPCError
+
+from chains.incidents import incident_record
+from chains.models import Incident, OutboxTx
+from chains.outbox import repair
+from chains.outbox.send import (
+    IN_FLIGHT,
+    broadcast,
+    chain_client,
+    fees_for,
+    finish,
+    outbox_send,
+    receipt_of,
+    sign_version,
+)
+from chains.registry import Chain, chains
+from chains.signers import SignerUnavailable
+
+logger = logging.getLogger(__name__)
+
+
+class SenderCounts:
+    """Each sender's confirmed transaction count on each chain, read at most once per poll."""
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[int, str], int] = {}
+
+    def latest(self, w3: Web3, tx: OutboxTx) -> int:
+        key = (tx.chain_id, tx.sender)
+        if key not in self._counts:
+            self._counts[key] = w3.eth.get_transaction_count(to_checksum_address(tx.sender), "latest")
+        return self._counts[key]
+
+
+def _bump_fee(tx: OutboxTx, chain: Chain, w3: Web3) -> None:
+    """Re-sign the same nonce with a higher fee: whichever version is mined, only one can be."""
+    fees = fees_for(chain, w3, bump_from=tx)
+    if fees is None:
+        incident_record(
+            kind=Incident.Kind.FEE_CAP, subject=f"outbox:{tx.key}", chain_id=tx.chain_id,
+            summary=f"{tx.key} has waited unmined at the {chain.name} fee cap ({tx.max_fee_per_gas} wei per gas); "
+                    "it is broadcast again but not outbid",
+            details={"nonce": tx.nonce, "tx_hash": tx.tx_hash},
+        )  # fmt: skip
+        broadcast(tx)
+        return
+    with transaction.atomic():
+        locked = OutboxTx.objects.select_for_update().get(pk=tx.pk)
+        if locked.status not in IN_FLIGHT[1:] or locked.nonce is None or locked.tx_hash != tx.tx_hash:
+            return
+        raw, tx_hash = sign_version(locked, nonce=locked.nonce, gas=locked.gas_limit or 0, fees=fees)
+        OutboxTx.objects.filter(pk=tx.pk).update(
+            raw_tx=raw, tx_hash=tx_hash, hashes=[*locked.hashes, tx_hash], max_fee_per_gas=fees[0],
+            max_priority_fee_per_gas=fees[1], signed_at=timezone.now(), status=OutboxTx.Status.SIGNED,
+        )  # fmt: skip
+    logger.warning("Outbox %s: unmined for %s s, fee raised to %s as %s", tx.key,
+                   settings.OUTBOX_FEE_BUMP_SECONDS, fees[0], tx_hash)  # fmt: skip
+    tx.refresh_from_db()
+    broadcast(tx)
+
+
+def outbox_check(tx: OutboxTx, counts: SenderCounts | None = None) -> None:
+    """One look at one in-flight transaction (see the module's docstring)."""
+    now = timezone.now()
+    if tx.status == OutboxTx.Status.QUEUED:
+        if tx.created_at <= now - timedelta(seconds=settings.OUTBOX_RESEND_AFTER_SECONDS):
+            outbox_send(tx.pk)  # its task was lost (or its worker killed before it signed)
+        return
+    chain, w3 = chain_client(tx)
+    receipt = receipt_of(w3, tx)
+    if receipt is not None:
+        if w3.eth.block_number - receipt["blockNumber"] + 1 >= max(chain.confirmations, 1):
+            ok = receipt["status"] == 1
+            finish(tx, status=OutboxTx.Status.MINED if ok else OutboxTx.Status.FAILED,
+                   error="" if ok else "reverted", receipt=receipt)  # fmt: skip
+        return
+    if tx.status == OutboxTx.Status.SIGNED:
+        broadcast(tx)  # signed but never (known to be) broadcast: the same bytes, the same hash
+        return
+    latest = (counts or SenderCounts()).latest(w3, tx)
+    unmined_for = now - (tx.broadcast_at or tx.signed_at or now)
+    if tx.nonce is not None and tx.nonce < latest:
+        if unmined_for >= timedelta(seconds=settings.OUTBOX_REBROADCAST_SECONDS):
+            repair.sign_again(tx, latest=latest)  # its nonce went to another transaction
+        return
+    if (
+        tx.nonce == latest
+        and tx.signed_at
+        and tx.signed_at <= now - timedelta(seconds=settings.OUTBOX_FEE_BUMP_SECONDS)
+    ):
+        _bump_fee(tx, chain, w3)
+    elif tx.broadcast_at and tx.broadcast_at <= now - timedelta(seconds=settings.OUTBOX_REBROADCAST_SECONDS):
+        broadcast(tx)
+
+
+def outbox_poll(*, limit: int = 500) -> int:
+    """Look at every in-flight transaction once, then at each chain's recent past; how many were looked at."""
+    counts = SenderCounts()
+    in_flight = list(OutboxTx.objects.filter(status__in=IN_FLIGHT).order_by("created_at")[:limit])
+    for tx in in_flight:
+        try:
+            outbox_check(tx, counts)
+        except SignerUnavailable as exc:
+            logger.error("Outbox %s cannot be signed here: %s", tx.key, exc)
+        except (Web3RPCError, ValueError, OSError) as exc:  # one chain down must not stop the others
+            logger.warning("Outbox %s on chain %s: %s", tx.key, tx.chain_id, exc)
+    for chain in chains():
+        if not chain.rpc_url:
+            continue
+        try:
+            repair.recheck_finished(chain)
+            repair.fill_nonce_gaps(chain, counts)
+        except SignerUnavailable as exc:
+            logger.error("Outbox repairs on %s cannot be signed here: %s", chain.name, exc)
+        except (Web3RPCError, ValueError, OSError) as exc:
+            logger.warning("Outbox repairs on %s: %s", chain.name, exc)
+    return len(in_flight)
