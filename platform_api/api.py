@@ -34,28 +34,33 @@ def presented_key(request) -> str | None:
 def authenticate_limiting_failures(request) -> None:
     """Run the view's authenticators; failed attempts are limited per client IP (both interfaces).
 
-    An address over its budget gets 429 before its key is even looked at, so
-    guessing keys cannot go faster than AUTH_FAILURE_RATE_LIMIT_PER_MINUTE.
-    A 401 carries the failure bucket's X-RateLimit-* headers.
+    Only a key that fails is counted, and only it is refused: past
+    AUTH_FAILURE_RATE_LIMIT_PER_MINUTE failures from one address, a wrong,
+    expired or revoked key gets 429 instead of 401, while a valid key from
+    that address (another merchant behind the same proxy, say) is served as
+    usual, under its own per-key limit. A guess still costs one indexed
+    lookup; keys have 190 bits, so the limit bounds what guessing costs the
+    service, not its odds. Both answers carry the failure bucket's
+    X-RateLimit-* headers.
     """
     if presented_key(request) is None:  # no key, nothing to guess: the view says whether one is needed
         request.user  # noqa: B018 - runs the authenticators
         return
-    bucket = f"authfail:{ip_digest(client_ip(request))}"
-    limit = settings.AUTH_FAILURE_RATE_LIMIT_PER_MINUTE
-    state = ratelimit.peek(bucket, limit)
-    if not state.allowed:
+    try:
+        request.user  # noqa: B018 - runs the authenticators
+    except PlatformError as exc:
+        if exc.status != 401:
+            raise
+        limit = settings.AUTH_FAILURE_RATE_LIMIT_PER_MINUTE
+        state = ratelimit.hit(f"authfail:{ip_digest(client_ip(request))}", limit)
+        if state.allowed:
+            exc.headers.update(state.headers())
+            raise
         error = PlatformError.rate_limited(
             state.retry_after, limit, what="failed authentications from this address"
         )
         error.headers.update(state.headers())
-        raise error
-    try:
-        request.user  # noqa: B018 - runs the authenticators
-    except PlatformError as exc:
-        if exc.status == 401:
-            exc.headers.update(ratelimit.hit(bucket, limit).headers())
-        raise
+        raise error from None
 
 
 class ApiKeyAuthentication(BaseAuthentication):

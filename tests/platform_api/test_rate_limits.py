@@ -6,7 +6,7 @@ from django.db import connection
 
 from platform_api import ratelimit
 from tests.conftest import client_for
-from tests.factories import make_api_key
+from tests.factories import OrganizationFactory, make_api_key
 
 pytestmark = pytest.mark.django_db
 
@@ -161,8 +161,9 @@ def test_every_platform_response_carries_the_rate_limit_headers(admin_client, ap
     assert (quick.status_code, quick["X-RateLimit-Limit"], quick["X-RateLimit-Remaining"]) == (201, "5", "4")
 
 
-def test_failed_authentications_are_limited_per_client_ip(organization, admin_key, settings):
-    """A key guesser gets 429 before its guesses are even checked; other addresses are not affected."""
+def test_failed_authentications_are_limited_per_client_ip(organization, admin_key, settings, api_client):
+    """Past the budget a wrong key gets 429 from that address; valid keys and keyless requests from the same
+    address (every merchant behind one proxy) are never refused for it, and other addresses are untouched."""
     settings.AUTH_FAILURE_RATE_LIMIT_PER_MINUTE = 20
     guesser = client_for("svc_live_" + "x" * 40)
     statuses = [guesser.get("/api/v1/api-keys", REMOTE_ADDR="198.51.100.7").status_code for _ in range(20)]
@@ -171,13 +172,19 @@ def test_failed_authentications_are_limited_per_client_ip(organization, admin_ke
     assert blocked.status_code == 429
     assert blocked.json()["error"]["code"] == "rate_limit_exceeded"
     assert "failed authentications" in blocked.json()["error"]["message"]
-    # The real key from the same address waits too (it cannot be told apart from a lucky guess) ...
-    real = client_for(admin_key[1])
-    assert real.get("/api/v1/api-keys", REMOTE_ADDR="198.51.100.7").status_code == 429
-    # ... the order interface shares the budget ...
+    assert blocked["X-RateLimit-Remaining"] == "0" and int(blocked["Retry-After"]) > 0
+    # The order interface shares the budget for wrong keys ...
     assert guesser.get("/orders?creatorAddress=0x" + "1" * 40, REMOTE_ADDR="198.51.100.7").status_code == 429
-    # ... and other addresses are not affected.
-    assert real.get("/api/v1/api-keys", REMOTE_ADDR="198.51.100.8").status_code == 200
+    # ... but a valid key from the same address, of this or another organization, is served ...
+    real = client_for(admin_key[1])
+    assert real.get("/api/v1/api-keys", REMOTE_ADDR="198.51.100.7").status_code == 200
+    other = client_for(make_api_key(OrganizationFactory(slug="other"), permissions=["read"])[1])
+    assert other.get("/api/v1/events", REMOTE_ADDR="198.51.100.7").status_code == 200
+    assert real.get("/orders?creatorAddress=0x" + "1" * 40, REMOTE_ADDR="198.51.100.7").status_code == 200
+    # ... so is the order interface without a key ...
+    assert api_client.get("/orders?creatorAddress=0x" + "1" * 40, REMOTE_ADDR="198.51.100.7").status_code == 200
+    # ... and wrong keys from other addresses are judged on their own.
+    assert guesser.get("/api/v1/api-keys", REMOTE_ADDR="198.51.100.8").status_code == 401
 
 
 @pytest.mark.django_db(transaction=True)
