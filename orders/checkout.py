@@ -37,6 +37,7 @@ from orders.services import WAITING, order_create, order_transition, token_usd_v
 from platform_api.analytics import revenue_record
 from platform_api.discounts import (
     DiscountRefused,
+    discount_amount,
     discount_evaluate,
     discount_redeem,
     discount_release,
@@ -287,15 +288,25 @@ def session_prepare(
         raise InvalidRequest("enter an amount.", field="amount")
     check_amount_for_link(link, base)
     shipping = int(shipping_option["amount"]) if shipping_option else 0
-    _release_hold(session)
+    total = base + shipping
+    # A code already applied (by the merchant when it created the session, or by the payer before) stays,
+    # with its held use, unless the payer enters another one: the page does not ask for it again.
+    kept = session.discount_code if session.discount_reserved else None
+    if kept is not None and discount_code and discount_code.strip().upper() != kept.code:
+        kept = None
+    if kept is None:
+        _release_hold(session)
+    kept_amount = discount_amount(kept, total) if kept is not None else None
+    if kept_amount is not None and kept_amount >= total:
+        raise InvalidRequest("the discount leaves nothing to pay.", field="discount_code")
     Session.objects.filter(pk=session.pk).update(
-        amount=base + shipping, discount_code=None, discount_amount=None, form_data=form_data,
+        amount=total - (kept_amount or 0), discount_code=kept, discount_amount=kept_amount, form_data=form_data,
         shipping_option=shipping_option, shipping_address=shipping_address,
         customer_email=customer_email or session.customer_email, updated_at=timezone.now(),
     )  # fmt: skip
     session.refresh_from_db()
-    if discount_code:
-        _apply_discount(session, discount_code, base + shipping)
+    if discount_code and kept is None:
+        _apply_discount(session, discount_code, total)
     return session
 
 

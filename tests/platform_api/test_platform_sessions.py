@@ -196,5 +196,43 @@ def test_the_payers_choices_price_the_session_once_however_often_they_change(
     assert int(choose("fast").amount) == 1300
     priced = choose("std", code="half")
     assert (int(priced.amount), int(priced.discount_amount)) == (550, 550)
-    assert int(choose("fast").amount) == 1300  # the code was dropped: its hold is released
+    again = choose("fast")  # the page no longer asks for the code: it stays, with its one held use
+    assert (int(again.amount), int(again.discount_amount), again.discount_code.code) == (650, 650, "HALF")
+    assert DiscountCode.objects.get(code="HALF").reserved_uses == 1
+    DiscountCode.objects.create(organization=organization, code="TENOFF", type="fixed", value=10)
+    other = choose("std", code="tenoff")  # another code replaces it, and its hold is released
+    assert (int(other.amount), other.discount_code.code) == (1090, "TENOFF")
     assert DiscountCode.objects.get(code="HALF").reserved_uses == 0
+
+
+def test_a_discount_the_merchant_applied_survives_the_payers_submit(admin_client, organization, tokens):
+    """Found black-box: the API session showed 3.6 dUSDC with the code applied and the code field hidden; after
+    the payer's submit the session and its order asked for the full 4 and the code's use was never counted."""
+    from django.test import Client
+
+    link = admin_client.post("/api/v1/payment-links", {
+        **{k: AMOUNT[k] for k in ("token_address", "chain_id", "recipient_address")}, "name": "Poster",
+        "amount": "4000000",
+    }, format="json").json()  # fmt: skip
+    code = DiscountCode.objects.create(organization=organization, code="SPRING10", type="percentage", value=10)
+    created = admin_client.post(
+        "/api/v1/checkout-sessions", {"payment_link_id": link["id"], "discount_code": "SPRING10"}, format="json"
+    ).json()
+    assert (created["amount"], created["discount_code"]) == ("3600000", "SPRING10")
+    payer = Client()
+    page = payer.get(f"/pay/s/{created['id']}").content.decode()
+    assert "Discount SPRING10 applied." in page and 'name="discount_code"' not in page
+
+    submitted = payer.post(f"/pay/s/{created['id']}", {"pay_with": f"8453:{USDC_BASE}"})
+
+    assert submitted.status_code == 302, submitted.content.decode()
+    session = PlatformCheckoutSession.objects.get(pk=created["id"])
+    assert (int(session.amount), int(session.discount_amount), session.discount_code_id) == (
+        3_600_000, 400_000, code.pk)  # fmt: skip
+    order = Order.objects.get(platform_session=session)
+    fee = int(order.fee["finalFeeBps"])
+    assert int(order.payload["expectedDstAmount"]) == 3_600_000 - 3_600_000 * fee // 10_000
+    code.refresh_from_db()
+    assert (code.reserved_uses, code.current_uses) == (1, 0)
+    api = admin_client.get(f"/api/v1/checkout-sessions/{session.id}").json()
+    assert (api["amount"], api["discount_code"], api["discount_amount"]) == ("3600000", "SPRING10", "400000")
