@@ -22,6 +22,7 @@ import logging
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -69,6 +70,26 @@ def _link_for(organization: Organization, link_id: str) -> PaymentLink:
     if link is None:
         raise InvalidRequest(f"no payment link {link_id}.", field="payment_link_id")
     return link
+
+
+def payer_url_params(link: PaymentLink, params: dict[str, Any]) -> dict[str, Any]:
+    """A link page's URL parameters as the payer's URL gave them, less a `success_url` or `cancel_url` on a
+    host that is not the merchant's: where payers are sent comes from the merchant, never from whoever
+    wrote the link they clicked (`redirect_domains`, the website's host, the link's own return URL)."""
+    organization = link.organization
+    allowed = {host for host in organization.redirect_domains or [] if host}
+    for known in (organization.website_url, link.return_url):
+        if host := (urlsplit(known or "").hostname or "").lower():
+            allowed.add(host)
+    kept = dict(params)
+    for name in ("success_url", "cancel_url"):
+        host = (urlsplit(kept.get(name) or "").hostname or "").lower()
+        if name in kept and not any(host == a or host.endswith("." + a) for a in allowed):
+            logger.info(
+                "Payment link %s: %s on %r ignored (not one of the merchant's hosts)", link.id, name, host
+            )
+            del kept[name]
+    return kept
 
 
 def check_link_payable(link: PaymentLink, field: str = "payment_link_id") -> None:

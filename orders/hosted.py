@@ -318,13 +318,18 @@ def _pay(request, session: PlatformCheckoutSession, values: dict[str, Any]) -> N
 @never_cache
 @require_http_methods(["GET", "POST"])
 def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
-    link = PaymentLink.objects.filter(short_code=short_code, deleted_at__isnull=True).first()
+    link = (
+        PaymentLink.objects.select_related("organization")
+        .filter(short_code=short_code, deleted_at__isnull=True)
+        .first()
+    )
     if link is None:
         return _unavailable(request, "There is no payment link at this address.", status=404)
     reason = link.unavailable_reason()
     if reason:
         return _unavailable(request, reason)
-    context = _page_context(link, None) | {"cancel_url": url_params(request.GET).get("cancel_url")}
+    params = checkout.payer_url_params(link, url_params(request.GET))
+    context = _page_context(link, None) | {"cancel_url": params.get("cancel_url")}
     if request.method == "GET":
         _record_visit(request, link)
         return _render_form(
@@ -338,7 +343,7 @@ def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
     try:
         with transaction.atomic():  # a refused payment leaves no session (and holds no discount use)
             session = checkout.platform_session_create(
-                organization=link.organization, data={"payment_link_id": link.id, **url_params(request.GET)}
+                organization=link.organization, data={"payment_link_id": link.id, **params}
             )
             _pay(request, session, values)
     except DomainError as exc:

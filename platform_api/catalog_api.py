@@ -3,6 +3,8 @@ settings, whose defaults fill links and products created without a token, chain 
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 from django.db import transaction
@@ -82,6 +84,11 @@ class OrganizationSerializer(serializers.Serializer):
     description = serializers.CharField()
     logo_url = serializers.CharField()
     website_url = serializers.CharField()
+    redirect_domains = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Hosts (and their subdomains) that `success_url` and `cancel_url` in a payment link's page "
+        "address may name; the website's host is allowed too. Any other is ignored.",
+    )
     contact_email = serializers.CharField()
     default_recipient_address = serializers.CharField(allow_null=True)
     default_chain_id = serializers.IntegerField(allow_null=True)
@@ -99,15 +106,32 @@ class OrganizationSerializer(serializers.Serializer):
         return data
 
 
+HOST_NAME = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}|localhost")
+
+
 class OrganizationUpdateSerializer(serializers.Serializer):
     name = StrictCharField(max_length=200, required=False)
     description = StrictCharField(max_length=500, required=False, allow_blank=True)
     logo_url = https_url_field(required=False, allow_blank=True)
     website_url = https_url_field(required=False, allow_blank=True)
+    redirect_domains = serializers.ListField(
+        child=StrictCharField(max_length=253), required=False, max_length=20,
+        help_text="Host names such as `shop.example` (subdomains included), at most 20.",
+    )  # fmt: skip
     contact_email = serializers.EmailField(max_length=254, required=False, allow_blank=True)
     default_recipient_address = AddressField(required=False, allow_null=True)
     default_chain_id = SupportedChainIdField(required=False, allow_null=True)
     default_token_address = AddressField(required=False, allow_null=True)
+
+    def validate_redirect_domains(self, value: list[str]) -> list[str]:
+        hosts = []
+        for host in value:
+            host = host.strip().lower().rstrip(".")
+            if not HOST_NAME.fullmatch(host):
+                raise serializers.ValidationError(f"{host!r} is not a host name (such as shop.example).")
+            if host not in hosts:
+                hosts.append(host)
+        return hosts
 
 
 # --- services -------------------------------------------------------------------------------

@@ -33,6 +33,12 @@ class Organization(models.Model):
     description = models.CharField(max_length=500, blank=True)
     logo_url = models.URLField(max_length=2048, blank=True)
     website_url = models.URLField(max_length=2048, blank=True)
+    redirect_domains = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Hosts (and their subdomains) a payer's URL may name as success or cancel page; with the "
+        "website's host, the only ones the hosted page sends payers to besides the merchant's own URLs.",
+    )
     # Fill payment links and products created without a token, chain or recipient.
     default_recipient_address = models.CharField(max_length=42, blank=True)
     default_chain_id = models.PositiveBigIntegerField(null=True, blank=True)

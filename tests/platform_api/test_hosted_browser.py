@@ -12,6 +12,8 @@ import shutil
 import threading
 from pathlib import Path
 
+from urllib.parse import urlsplit
+
 import pytest
 from django.conf import settings
 
@@ -72,6 +74,8 @@ def test_a_payer_pays_a_link_in_the_browser_and_is_redirected(
                                                                "required": True}]},
         "items": [{"name": "Poster", "amount": "4000000"}],
     }, format="json").json()  # fmt: skip
+    assert admin_client.patch("/api/v1/organization", {"redirect_domains": [urlsplit(live_server.url).hostname]},
+                              format="json").status_code == 200  # fmt: skip
     done_url = f"{live_server.url}/admin/login/?session={{SESSION_ID}}"
     page.goto(f"{live_server.url}/pay/{link['short_code']}?success_url={done_url}&utm_source=browser")
     assert page.get_by_role("heading", name="Devnet poster").is_visible()

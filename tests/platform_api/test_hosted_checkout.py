@@ -42,6 +42,7 @@ def test_a_link_paid_on_the_hosted_page_completes_its_session_transaction_and_cu
 ):
     (_, a), (chain_b, b) = devnets_registry
     link = _link(admin_client, b, fee_on_top=True)
+    admin_client.patch("/api/v1/organization", {"redirect_domains": ["shop.example"]}, format="json")
     payer = Client()
 
     page = payer.get(

@@ -214,9 +214,13 @@ def test_a_discount_the_merchant_applied_survives_the_payers_submit(admin_client
         **{k: AMOUNT[k] for k in ("token_address", "chain_id", "recipient_address")}, "name": "Poster",
         "amount": "4000000",
     }, format="json").json()  # fmt: skip
-    code = DiscountCode.objects.create(organization=organization, code="SPRING10", type="percentage", value=10)
+    code = DiscountCode.objects.create(
+        organization=organization, code="SPRING10", type="percentage", value=10
+    )
     created = admin_client.post(
-        "/api/v1/checkout-sessions", {"payment_link_id": link["id"], "discount_code": "SPRING10"}, format="json"
+        "/api/v1/checkout-sessions",
+        {"payment_link_id": link["id"], "discount_code": "SPRING10"},
+        format="json",
     ).json()
     assert (created["amount"], created["discount_code"]) == ("3600000", "SPRING10")
     payer = Client()
@@ -236,3 +240,54 @@ def test_a_discount_the_merchant_applied_survives_the_payers_submit(admin_client
     assert (code.reserved_uses, code.current_uses) == (1, 0)
     api = admin_client.get(f"/api/v1/checkout-sessions/{session.id}").json()
     assert (api["amount"], api["discount_code"], api["discount_amount"]) == ("3600000", "SPRING10", "400000")
+
+
+def test_a_payers_url_cannot_choose_where_the_merchants_payers_are_sent(admin_client, organization, tokens):
+    """Found black-box: `/pay/{code}?success_url=https://evil.example/claim-refund&cancel_url=...` sent the payer
+    there after paying, and the cancel link too. Only the merchant's hosts are honoured from the URL."""
+    from django.test import Client
+
+    link = admin_client.post("/api/v1/payment-links", {
+        **{k: AMOUNT[k] for k in ("token_address", "chain_id", "recipient_address")}, "name": "Poster",
+        "amount": "4000000", "return_url": "https://pay-return.example/done",
+    }, format="json").json()  # fmt: skip
+    updated = admin_client.patch(
+        "/api/v1/organization", {"redirect_domains": ["Shop.Example", "shop.example"],
+                                 "website_url": "https://www.brand.example"}, format="json",
+    )  # fmt: skip
+    assert updated.status_code == 200 and updated.json()["redirect_domains"] == ["shop.example"]
+    payer = Client()
+
+    def start(query: str) -> PlatformCheckoutSession:
+        page = payer.get(f"/pay/{link['short_code']}?{query}").content.decode()
+        response = payer.post(f"/pay/{link['short_code']}?{query}", {"pay_with": f"8453:{USDC_BASE}"})
+        assert response.status_code == 302, response.content.decode()
+        session = PlatformCheckoutSession.objects.get(pk=response["Location"].rsplit("/", 1)[1])
+        session.page = page
+        return session
+
+    evil = start("success_url=https://evil.example/claim-refund&cancel_url=https://evil.example/cancel")
+    assert (evil.success_url, evil.cancel_url) == ("", "")
+    assert "evil.example" not in evil.page
+    lookalike = start("success_url=https://shop.example.evil.example/x&cancel_url=https://evilshop.example/")
+    assert (lookalike.success_url, lookalike.cancel_url) == ("", "")
+    merchant = start(
+        "success_url=https://checkout.shop.example/ok?s={SESSION_ID}&cancel_url=https://www.brand.example/c"
+    )
+    assert merchant.success_url == "https://checkout.shop.example/ok?s={SESSION_ID}"
+    assert (
+        merchant.cancel_url == "https://www.brand.example/c"
+        and 'href="https://www.brand.example/c"' in merchant.page
+    )
+    own = start("success_url=https://pay-return.example/thanks")
+    assert own.success_url == "https://pay-return.example/thanks"
+
+
+@pytest.mark.parametrize(
+    "domains", [["https://shop.example"], ["shop example"], ["x" * 254], ["a.b"] * 21, "shop"]
+)
+def test_redirect_domains_must_be_host_names(admin_client, organization, domains):
+    response = admin_client.patch("/api/v1/organization", {"redirect_domains": domains}, format="json")
+    assert response.status_code == 400 and response.json()["error"]["param"].startswith("redirect_domains")
+    organization.refresh_from_db()
+    assert organization.redirect_domains == []

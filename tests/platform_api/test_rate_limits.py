@@ -182,7 +182,9 @@ def test_failed_authentications_are_limited_per_client_ip(organization, admin_ke
     assert other.get("/api/v1/events", REMOTE_ADDR="198.51.100.7").status_code == 200
     assert real.get("/orders?creatorAddress=0x" + "1" * 40, REMOTE_ADDR="198.51.100.7").status_code == 200
     # ... so is the order interface without a key ...
-    assert api_client.get("/orders?creatorAddress=0x" + "1" * 40, REMOTE_ADDR="198.51.100.7").status_code == 200
+    assert (
+        api_client.get("/orders?creatorAddress=0x" + "1" * 40, REMOTE_ADDR="198.51.100.7").status_code == 200
+    )
     # ... and wrong keys from other addresses are judged on their own.
     assert guesser.get("/api/v1/api-keys", REMOTE_ADDR="198.51.100.8").status_code == 401
 
