@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -79,6 +80,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "chains",
     "platform_api",
     "audit",
@@ -98,6 +100,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "platform_api.middleware.PlatformErrorMiddleware",
     "orders.middleware.OrderErrorMiddleware",
+    # Last, as django-axes asks: it answers a locked-out sign-in with 429.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -175,6 +179,25 @@ STORAGES = {
 }
 # Serve static files from the finders in development so no collectstatic is needed.
 WHITENOISE_USE_FINDERS = DEVELOPMENT
+
+# --- Sign-in to the admin (django-axes; core/signin.py) ----------------------
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses a locked-out address before the password is checked
+    "django.contrib.auth.backends.ModelBackend",
+]
+ADMIN_SIGNIN_FAILURES_PER_IP = env_int("ADMIN_SIGNIN_FAILURES_PER_IP", 10)
+ADMIN_SIGNIN_FAILURES_PER_ACCOUNT = env_int("ADMIN_SIGNIN_FAILURES_PER_ACCOUNT", 20)
+ADMIN_SIGNIN_COOLOFF_MINUTES = env_int("ADMIN_SIGNIN_COOLOFF_MINUTES", 15)
+AXES_HANDLER = "core.signin.SignInGuard"
+AXES_FAILURE_LIMIT = ADMIN_SIGNIN_FAILURES_PER_IP
+AXES_LOCKOUT_PARAMETERS = ["ip_address", ["username", "ip_address"]]
+AXES_COOLOFF_TIME = timedelta(minutes=ADMIN_SIGNIN_COOLOFF_MINUTES)
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_CLIENT_IP_CALLABLE = "core.http.client_ip"  # the same client IP as everywhere (TRUSTED_PROXY_COUNT)
+AXES_SENSITIVE_PARAMETERS = ["password"]
+AXES_VERBOSE = False
 
 # --- Security (production) ---------------------------------------------------
 
@@ -380,7 +403,7 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 
 # --- Order interface ----------------------------------------------------------
