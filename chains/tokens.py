@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
 from chains.evm import is_address, to_checksum_address
 from chains.models import Token
+from core.errors import InvalidRequest
 
 
 class TokenListError(ValueError):
@@ -22,6 +24,27 @@ def token_get(*, chain_id: int, address: str) -> Token | None:
     if not is_address(address):
         return None
     return Token.objects.filter(chain_id=chain_id, address=to_checksum_address(address)).first()
+
+
+def amount_usd(token: Token, amount: int) -> Decimal:
+    """What `amount` (smallest units) of a registry token is worth at its reference price; 0 without one.
+    Exact for any uint256: the context is wide enough for 78 digits and a price."""
+    if token.usd_price is None:
+        return Decimal(0)
+    with localcontext() as context:
+        context.prec = 120
+        return Decimal(amount).scaleb(-token.decimals) * token.usd_price
+
+
+def check_amount_worth(*, chain_id: int, address: str, amount: int, field: str) -> None:
+    """Refuse (400 naming `field`) an amount worth more than MAX_PAYMENT_USD at the token's reference price:
+    no payment is that large, and every figure derived from it (fees, points, USD totals) must fit."""
+    token = token_get(chain_id=chain_id, address=address)
+    if token is not None and amount_usd(token, amount) > settings.MAX_PAYMENT_USD:
+        raise InvalidRequest(
+            f"is worth more than {settings.MAX_PAYMENT_USD:,} USD, more than any payment this service takes.",
+            field=field,
+        )
 
 
 def tokens_by_chain_and_address(pairs: list[tuple[int, str]]) -> dict[tuple[int, str], Token]:

@@ -409,6 +409,10 @@ LOGGING = {
 # --- Order interface ----------------------------------------------------------
 
 ORDER_LIFETIME_SECONDS = 15 * 60
+# Above any payment: an amount worth more than this at its token's reference price is refused where it is sent
+# (orders, quotes, links, products, sessions, widgets, quick pay), so that every figure derived from an amount
+# (fees, points, USD totals) stays within its column.
+MAX_PAYMENT_USD = env_int("MAX_PAYMENT_USD", 10**12)
 ORDER_LIST_MAX_LIMIT = 100
 TOKEN_LIST_FILE = BASE_DIR / "chains" / "data" / "tokens.json"
 

@@ -12,13 +12,12 @@ owner out from elsewhere.
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.db.models import Sum
-from django.utils import timezone
-
 from axes.handlers.database import AxesDatabaseHandler
 from axes.helpers import get_client_ip_address, get_client_username, get_cool_off, get_failure_limit
 from axes.models import AccessAttempt
+from django.conf import settings
+from django.db.models import Sum
+from django.utils import timezone
 
 
 class SignInGuard(AxesDatabaseHandler):

@@ -45,7 +45,7 @@ from platform_api.discounts import (
     discount_reserve,
 )
 from platform_api.merchant_serializers import PlatformSessionSerializer, TransactionSerializer
-from platform_api.merchant_services import check_product, check_token
+from platform_api.merchant_services import check_amounts_worth, check_product, check_token
 from platform_api.models import (
     Customer,
     Organization,
@@ -129,6 +129,7 @@ def platform_session_create(
         target = {name: data[name] for name in ("token_address", "chain_id", "recipient_address")}
         check_token(data["chain_id"], data["token_address"])
         amount = data.get("amount")  # none: the payer enters it on the hosted page
+        check_amounts_worth(data["chain_id"], data["token_address"], {"amount": amount})
     check_product(organization, data.get("product_id"))
     now = timezone.now()
     session = Session.objects.create(

@@ -16,7 +16,7 @@ from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx
 from chains.readers import ChainUnavailable, get_chain_reader
 from chains.registry import deposit_address
-from chains.tokens import token_get
+from chains.tokens import amount_usd, check_amount_worth, token_get
 from chains.watcher import watch_address
 from core.errors import Conflict, InvalidRequest
 from orders import fees
@@ -144,9 +144,7 @@ def recipient_discount_balance(recipient: str | None) -> int:
 
 def token_usd_value(*, chain_id: int, address: str, amount: int) -> Decimal:
     token = token_get(chain_id=chain_id, address=address)
-    if token is None or token.usd_price is None:
-        return Decimal(0)
-    return Decimal(amount).scaleb(-token.decimals) * token.usd_price
+    return Decimal(0) if token is None else amount_usd(token, amount)
 
 
 # --- orders ------------------------------------------------------------------------------
@@ -192,6 +190,8 @@ def order_create(
     if session_id:
         _check_session(CheckoutSession.objects.filter(pk=session_id).first(), session_id, organization)
 
+    check_amount_worth(chain_id=data["srcChain"], address=data["srcTokenAddress"], amount=data["srcAmount"],
+                       field="srcAmount")  # fmt: skip
     order_id = uuid.uuid4()
     global_address = deposit_address(
         chain_id=data["srcChain"], kind="order", identifier=str(order_id), field="srcChain"

@@ -153,4 +153,5 @@ def widget_page(request: HttpRequest, short_code: str) -> HttpResponse:
         widget_event_record(widget.id, WidgetEvent.Kind.INTERACTION)
     else:
         widget_event_record(widget.id, WidgetEvent.Kind.VIEW)
-    return render(request, "widgets/widget.html", context)
+    status = 400 if "error" in context.get("quote", {}) else 200  # an amount it cannot quote, said beside it
+    return render(request, "widgets/widget.html", context, status=status)

@@ -4,7 +4,6 @@ settings, whose defaults fill links and products created without a token, chain 
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 from django.db import transaction
@@ -152,6 +151,9 @@ def _check_product(values: dict[str, Any]) -> None:
             "amount", "The field 'amount' is required unless 'product_type' is variable."
         )
     merchant_services.check_token(values["chain_id"], values["token_address"])
+    merchant_services.check_amounts_worth(
+        values["chain_id"], values["token_address"], {"amount": values.get("amount")}
+    )
 
 
 @transaction.atomic

@@ -33,7 +33,8 @@ SORTS = ("created_at", "updated_at", "code", "current_uses")
 MAX_BATCH = 100
 
 
-@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1}, {"type": "string", "pattern": "^[0-9]{1,78}$"}],
+@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1, "maximum": 2**256 - 1},
+                               {"type": "string", "pattern": "^[0-9]{1,78}$"}],
                      "description": "Percent (1..100), or the smallest token unit; answered as a string."})  # fmt: skip
 class DiscountValueField(serializers.Field):
     """A whole number, as a JSON number or a string of digits (a fixed value may pass 2**53)."""
@@ -42,8 +43,10 @@ class DiscountValueField(serializers.Field):
         if isinstance(data, bool) or not isinstance(data, int | str):
             raise serializers.ValidationError("Must be a whole number.")
         text = str(data)
-        if not text.isascii() or not text.isdigit() or len(text) > 78 or int(text) < 1:
+        if not text.isascii() or not text.isdigit() or len(text.lstrip("0")) > 78 or int(text) < 1:
             raise serializers.ValidationError("Must be a whole number greater than zero.")
+        if int(text) >= 2**256:
+            raise serializers.ValidationError("Is larger than a 256-bit amount.")
         return int(text)
 
     def to_representation(self, value):

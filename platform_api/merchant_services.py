@@ -15,7 +15,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from chains.tokens import token_get
+from chains.tokens import check_amount_worth, token_get
+from core.errors import InvalidRequest
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 from platform_api.models import Organization, PaymentLink, PaymentLinkItem, Product
@@ -44,6 +45,17 @@ def check_token(chain_id: int, token_address: str, *, param: str = "token_addres
         )
 
 
+def check_amounts_worth(chain_id: int, token_address: str, amounts: dict[str, int | None]) -> None:
+    """Each named amount of the token is worth at most MAX_PAYMENT_USD (chains.tokens.check_amount_worth)."""
+    for param, amount in amounts.items():
+        if amount is None:
+            continue
+        try:
+            check_amount_worth(chain_id=chain_id, address=token_address, amount=int(amount), field=param)
+        except InvalidRequest as exc:
+            raise PlatformError.invalid_field(param, f"'{param}' {exc.message}") from None
+
+
 def check_product(organization: Organization, product_id: str | None, param: str = "product_id") -> None:
     """A link (or item, or session) may name one of the organization's products, archived or not."""
     if product_id and not Product.objects.filter(organization=organization, pk=product_id).exists():
@@ -68,7 +80,13 @@ def fill_defaults(organization: Organization, values: dict[str, Any]) -> dict[st
 
 
 def check_link_amounts(values: dict[str, Any]) -> None:
-    """A fixed `amount`, or a payer-chosen one within `min_amount` <= `suggested_amount` <= `max_amount`."""
+    """A fixed `amount`, or a payer-chosen one within `min_amount` <= `suggested_amount` <= `max_amount`, none
+    worth more than any payment."""
+    check_amounts_worth(
+        values["chain_id"],
+        values["token_address"],
+        {name: values.get(name) for name in ("amount", *AMOUNT_BOUNDS)},
+    )
     if values.get("amount") is not None:
         for name in AMOUNT_BOUNDS:
             if values.get(name) is not None:

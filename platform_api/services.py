@@ -13,7 +13,7 @@ from django.utils import timezone
 from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx
 from chains.registry import deposit_address
-from chains.tokens import token_get
+from chains.tokens import check_amount_worth, token_get
 from chains.watcher import watch_address
 from core.errors import InvalidRequest
 from core.ids import random_base62
@@ -151,6 +151,7 @@ def quick_payment_create(
         raise InvalidRequest(
             f"{token_address} is not a token this service knows on chain {chain_id}.", field="token_address"
         )
+    check_amount_worth(chain_id=chain_id, address=token.address, amount=amount, field="amount")
     payment_id = new_quick_payment_id()
     address = deposit_address(
         chain_id=chain_id, kind=QUICK_PAYMENT_OWNER, identifier=payment_id, field="chain_id"

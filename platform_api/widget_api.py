@@ -35,7 +35,7 @@ from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError, error_from_validation
 from platform_api.merchant_selectors import parse_bool, rate, sum_usd
-from platform_api.merchant_services import check_token
+from platform_api.merchant_services import check_amounts_worth, check_token
 from platform_api.merchant_views import MAX_DAYS, deleted, list_of, render_list
 from platform_api.models import Organization, Transaction, Widget, WidgetEvent
 from platform_api.pagination import parse_positive_int
@@ -142,6 +142,8 @@ def clean_config(widget_type: str, raw: Any) -> dict[str, Any]:
         check_token(
             config["destination_chain_id"], config["destination_token"], param="config.destination_token"
         )
+        check_amounts_worth(config["destination_chain_id"], config["destination_token"],
+                            {"config.amount": config.get("amount")})  # fmt: skip
         config["amount"] = str(config["amount"]) if config.get("amount") is not None else None
     elif widget_type == Widget.Type.SWAP:
         check_token(config["src_chain_id"], config["src_token"], param="config.src_token")

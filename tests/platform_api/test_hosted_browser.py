@@ -11,7 +11,6 @@ import os
 import shutil
 import threading
 from pathlib import Path
-
 from urllib.parse import urlsplit
 
 import pytest
