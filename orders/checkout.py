@@ -437,14 +437,19 @@ def _fee_in_source(order: Order) -> int:
     return fee_amount(int(order.src_amount), int((order.fee or {}).get("finalFeeBps") or 0))
 
 
-def on_deposit(order: Order, deposit: DepositTx, paid_in_full: bool) -> None:
-    """A counted deposit to a session's order (in the deposit's transaction; the session row is locked)."""
+def on_deposit(order: Order, deposit: DepositTx, *, received: int, surplus: int) -> None:
+    """A counted deposit to a session's order (in the deposit's transaction; the session row is locked): the
+    transaction shows what arrived so far, and what of it goes back (beyond the price)."""
     session = Session.objects.get(pk=order.platform_session_id)
     row = _transaction_for(order, session)
-    fields: dict[str, Any] = {"updated_at": timezone.now()}
+    fields: dict[str, Any] = {
+        "updated_at": timezone.now(),
+        "source_amount": received,
+        "refunded_amount": surplus,
+    }
     if not row.tx_hash:
         fields |= {"tx_hash": deposit.tx_hash, "from_address": deposit.from_address or ""}
-    if paid_in_full:
+    if received >= int(order.src_amount):
         fields["status"] = Transaction.Status.CONFIRMING
         Session.objects.filter(pk=session.pk, status=Session.Status.OPEN).update(
             status=Session.Status.PROCESSING, payer_address=deposit.from_address or "",

@@ -301,6 +301,12 @@ WATCH_AFTER_EXPIRY = timedelta(days=1)
 FIXED_PRICE = CALLS_CONTRACT
 
 
+def has_fixed_price(order: Order) -> bool:
+    """What arrives beyond the order's `srcAmount` goes back to the payer: a contract call's price, and every
+    payment of a merchant's checkout (a link, session or widget names what the merchant is paid)."""
+    return order.type in FIXED_PRICE or order.platform_session_id is not None
+
+
 @transaction.atomic
 def order_record_deposit(
     *,
@@ -347,14 +353,14 @@ def order_record_deposit(
     if not created or reason:
         return order
     total = sum(int(d.amount) for d in order.deposit_txs.filter(counted=True))
+    surplus = max(total - int(order.src_amount), 0) if has_fixed_price(order) else 0
+    if surplus:
+        DepositTx.objects.filter(pk=deposit.pk).update(
+            refund_reason=DepositTx.RefundReason.SURPLUS, refund_amount=surplus
+        )
     if order.platform_session_id:
-        checkout.on_deposit(order, deposit, paid_in_full=total >= int(order.src_amount))
+        checkout.on_deposit(order, deposit, received=total, surplus=surplus)
     if total >= int(order.src_amount):
-        surplus = total - int(order.src_amount)
-        if surplus and order.type in FIXED_PRICE:
-            DepositTx.objects.filter(pk=deposit.pk).update(
-                refund_reason=DepositTx.RefundReason.SURPLUS, refund_amount=surplus
-            )
         order_transition(
             order,
             from_statuses=[Order.Status.SCANNING_DEPOSIT],

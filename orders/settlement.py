@@ -115,7 +115,7 @@ def _quote(order: Order, actor: str) -> bool:
     if problem:
         return _fail(order, f"RELAY_UNAVAILABLE: {problem}", actor)
     received = _received(order)
-    if order.type not in EXPECTED_DST_TYPES:
+    if services.has_fixed_price(order):
         received = min(received, int(order.src_amount))  # the surplus goes back
     try:
         quoted = relay.price(order, received)

@@ -314,7 +314,14 @@ class TransactionSerializer(serializers.Serializer):
     amount_usd = serializers.DecimalField(max_digits=20, decimal_places=2, allow_null=True)
     source_chain_id = serializers.IntegerField()
     source_token_address = serializers.CharField()
-    source_amount = TokenAmountField(allow_zero=True)
+    source_amount = TokenAmountField(
+        allow_zero=True,
+        help_text="What arrived from the payer, in the source token (the price asked, or more).",
+    )
+    refunded_amount = TokenAmountField(
+        allow_zero=True,
+        help_text="What arrived beyond the price and goes back to the payer, in the source token.",
+    )
     fee_amount = TokenAmountField(allow_zero=True)
     payment_link_id = serializers.CharField(allow_null=True)
     session_id = serializers.CharField(allow_null=True)

@@ -382,7 +382,11 @@ class Transaction(models.Model):
     amount_usd = models.DecimalField(max_digits=20, decimal_places=2, null=True, blank=True)
     source_chain_id = models.PositiveBigIntegerField()
     source_token_address = models.CharField(max_length=42)
-    source_amount = Uint256Field(help_text="What the payer sends.")
+    source_amount = Uint256Field(help_text="What arrived from the payer (the price asked, or more).")
+    refunded_amount = Uint256Field(
+        default=0,
+        help_text="What goes back to the payer: what arrived beyond the price, in the source token.",
+    )
     fee_amount = Uint256Field(default=0, help_text="The service fee, in the source token.")
     form_data = models.JSONField(default=dict, blank=True)
     shipping_address = models.JSONField(null=True, blank=True)

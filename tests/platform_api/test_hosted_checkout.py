@@ -11,7 +11,7 @@ from chains.watcher import scan_chain
 from orders.models import Order
 from platform_api.models import Customer, LinkVisit, PaymentLink, PlatformCheckoutSession, Transaction
 from tests.conftest import wait_for
-from tests.orders.devnet_checkout import drive, erc20, pay, random_address
+from tests.orders.devnet_checkout import PAYER, drive, erc20, pay, random_address, w3_of
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -133,3 +133,51 @@ def test_a_partial_payment_asks_for_the_rest_on_the_same_address(devnets_registr
     changed = payer.post(f"/pay/s/{session.id}?change=1", {"pay_with": _pay_with(a, "dWETH")})
     assert changed.status_code == 302  # back to the payment: the choice is not offered any more
     assert list(Order.objects.filter(platform_session=session)) == [order]
+
+
+def test_paying_twice_the_price_of_a_link_sends_the_surplus_back_and_the_records_show_it(
+    devnets_registry, admin_client, settings
+):
+    """Found black-box: 8 dUSDC paid on a 4 dUSDC link delivered 7.904 to the merchant, refunded nothing, and the
+    transaction said source_amount 4,000,000. A fixed price takes what it asks; the rest goes back."""
+    from orders.models import RefundTx
+
+    (chain_a, a), (chain_b, b) = devnets_registry
+    link = _link(admin_client, b, form_schema={}, amount="4000000", items=[])
+    payer = Client()
+    payer.post(f"/pay/{link['short_code']}", {"pay_with": _pay_with(a)})
+    session = PlatformCheckoutSession.objects.get()
+    order = Order.objects.get(platform_session=session)
+    price = int(order.src_amount)
+    payer_address = w3_of((chain_a, a)).eth.accounts[PAYER]
+    before = {
+        "payer": erc20((chain_a, a)).functions.balanceOf(payer_address).call(),
+        "vault": erc20((chain_a, a)).functions.balanceOf(settings.VAULT_ADDRESS).call(),
+        "merchant": erc20((chain_b, b)).functions.balanceOf(link["recipient_address"]).call(),
+        "solver": erc20((chain_b, b)).functions.balanceOf(settings.SOLVER_ADDRESS).call(),
+    }
+
+    pay(order.pk, (chain_a, a), amount=2 * price)
+    order = drive(
+        order.pk, until=("executed",), also=lambda o: o.refund_txs.filter(status="success").exists()
+    )
+
+    refund = RefundTx.objects.get(order=order)
+    assert (refund.status, int(refund.amount)) == ("success", price)
+    delivered = int(order.settlement["dstAmount"])
+    assert delivered == int(order.payload["expectedDstAmount"])  # the price less the fee, not twice that
+    assert erc20((chain_a, a)).functions.balanceOf(payer_address).call() == before["payer"] - price
+    assert erc20((chain_a, a)).functions.balanceOf(settings.VAULT_ADDRESS).call() == before["vault"] + price
+    assert (
+        erc20((chain_b, b)).functions.balanceOf(link["recipient_address"]).call()
+        == before["merchant"] + delivered
+    )
+    assert (
+        erc20((chain_b, b)).functions.balanceOf(settings.SOLVER_ADDRESS).call()
+        == before["solver"] - delivered
+    )
+    transaction = admin_client.get(
+        f"/api/v1/transactions/{Transaction.objects.get(order_id=order.pk).id}"
+    ).json()
+    assert (transaction["source_amount"], transaction["refunded_amount"]) == (str(2 * price), str(price))
+    assert (transaction["status"], transaction["amount"]) == ("completed", str(delivered))
