@@ -61,6 +61,7 @@ from orders.relays import (
     order_price,
 )
 from platform_api.services import enqueue_quick_payment_settlement
+from platform_api.settlement import quick_payment_settle, quick_payments_settling
 
 logger = logging.getLogger(__name__)
 
@@ -417,3 +418,22 @@ def settle_stuck_orders(*, limit: int = 200) -> int:
                        order.status_changed_at.isoformat())  # fmt: skip
         settle_order(order.pk)
     return len(stuck)
+
+
+def settle_in_flight(*, limit: int = 1000) -> int:
+    """Drive every order in a settlement state, whatever its age, and every quick payment still settling;
+    how many were driven. A worker runs this when it starts, so that what a killed worker was doing goes on
+    within seconds. Each is safe to drive again (business keys, conditional transitions)."""
+    orders = list(
+        Order.objects.filter(status__in=SETTLING)
+        .order_by("status_changed_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    for order_id in orders:
+        settle_order(order_id)
+    payments = quick_payments_settling(limit=limit)
+    for payment_id in payments:
+        quick_payment_settle(payment_id)
+    if orders or payments:
+        logger.info("Resumed %s order(s) and %s quick payment(s) in flight", len(orders), len(payments))
+    return len(orders) + len(payments)

@@ -24,3 +24,9 @@ def settle_order_task(order_id: str, actor: str = "system") -> str | None:
 def settle_stuck_orders() -> int:
     """Orders that made no progress for SETTLEMENT_STUCK_SECONDS: logged at WARNING and driven again."""
     return settlement.settle_stuck_orders()
+
+
+@shared_task
+def resume_settlements() -> int:
+    """Every order and quick payment whose settlement is in flight, driven once (a worker just started)."""
+    return settlement.settle_in_flight()

@@ -16,6 +16,9 @@ when an unpaid payment that received something expires.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
+
+from django.utils import timezone
 
 from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
@@ -100,3 +103,21 @@ def quick_payment_settle(payment_id: str) -> dict[str, str]:
             tx = _pay(payment, token=deposit.token, to=deposit.from_address, amount=amount, key=key)
             sent[tx.key] = tx.status
     return sent
+
+
+def quick_payments_settling(*, limit: int = 1000) -> list[str]:
+    """Quick payments that received something in the last day and whose payout or returns are not all mined
+    yet: what a lost settlement task would leave waiting (the outbox drives the rest)."""
+    since = timezone.now() - timedelta(days=1)
+    recent = (
+        QuickPayment.objects.filter(deposits__isnull=False, created_at__gte=since)
+        .exclude(status=QuickPayment.Status.AWAITING_PAYMENT)
+        .distinct()
+        .values_list("pk", flat=True)[:limit]
+    )
+    done = set(
+        OutboxTx.objects.filter(key__in=[f"quickpay:{pk}:payout" for pk in recent], status=MINED).values_list(
+            "key", flat=True
+        )
+    )
+    return [pk for pk in recent if f"quickpay:{pk}:payout" not in done]
