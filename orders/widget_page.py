@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from csp.decorators import csp_replace
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -130,6 +131,7 @@ def _start_checkout(request: HttpRequest, widget: Widget) -> HttpResponse:
 
 @never_cache
 @xframe_options_exempt
+@csp_replace({"frame-ancestors": None})  # the one page any site may frame; its code keeps the strict policy
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
 def widget_page(request: HttpRequest, short_code: str) -> HttpResponse:

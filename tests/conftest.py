@@ -196,3 +196,21 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
             return value
         time.sleep(interval)
     pytest.fail(f"condition not met within {timeout} seconds")
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    """A page of Debian's Chromium driven by Playwright, phone-sized; skipped where either is missing."""
+    import shutil
+
+    # Playwright's sync API keeps an event loop in this thread; the test's own ORM calls are still synchronous.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
+    chromium = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+    if not shutil.which(chromium):
+        pytest.skip(f"no Chromium at {chromium} (apt-get install chromium)")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=1)  # a phone
+        yield page
+        browser.close()

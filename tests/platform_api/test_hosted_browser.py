@@ -7,8 +7,6 @@ redirect. Screenshots of each step are kept under var/artifacts/hosted/.
 
 from __future__ import annotations
 
-import os
-import shutil
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -20,25 +18,14 @@ from orders.models import Order
 from platform_api.models import PlatformCheckoutSession
 from tests.orders.devnet_checkout import drive, random_address
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 ARTIFACTS = Path(settings.BASE_DIR) / "var" / "artifacts" / "hosted"
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def browser_page(monkeypatch):
-    # Playwright's sync API keeps an event loop in this thread; the test's own ORM calls are still synchronous.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
-    if not shutil.which(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+@pytest.fixture(autouse=True)
+def _artifacts():
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=1)  # a phone
-        yield page
-        browser.close()
 
 
 def _unlabelled(page) -> list[str]:
