@@ -88,3 +88,40 @@ class EncryptedTextField(models.TextField):
 
         value = super().get_prep_value(value)
         return encrypt(value.encode(), purpose=self.purpose) if value else ""
+
+
+class EncryptedJSONField(models.TextField):
+    """A JSON value encrypted at rest (AES-256-GCM, as EncryptedTextField): a payer's form answers, a shipping
+    address, a webhook event's data. With null=True, None is stored as NULL; it cannot be queried in SQL."""
+
+    # For django-stubs: the Python value is any JSON value, not the column's text.
+    _pyi_private_set_type: Any
+    _pyi_private_get_type: Any
+
+    def __init__(self, *args, purpose: str = "pii", **kwargs):
+        self.purpose = purpose
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        if self.purpose != "pii":
+            kwargs["purpose"] = self.purpose
+        return name, path, args, kwargs
+
+    def from_db_value(self, value: Any, expression, connection) -> Any:
+        from core.crypto import decrypt_json
+
+        return None if value is None or value == "" else decrypt_json(value, purpose=self.purpose)
+
+    def to_python(self, value: Any) -> Any:
+        return value  # already the JSON value (never a string to parse)
+
+    def get_prep_value(self, value: Any) -> str | None:
+        from core.crypto import encrypt_json
+
+        return None if value is None else encrypt_json(value, purpose=self.purpose)
+
+    def value_to_string(self, obj) -> str:
+        import json
+
+        return json.dumps(self.value_from_object(obj))

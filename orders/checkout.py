@@ -250,7 +250,7 @@ def platform_session_expire(*, session_id: str, reason: str, strict: bool = Fals
     session.refresh_from_db()
     _release_hold(session)
     emit_event(
-        organization=session.organization, event_type="checkout.expired",
+        organization=session.organization, event_type="checkout.expired", subject=session.id,
         data=session_data(session) | {"checkoutSession": session_block(session), "reason": reason},
     )  # fmt: skip
     return session
@@ -530,9 +530,11 @@ def on_executed(order: Order) -> None:
     session.refresh_from_db()
     row.refresh_from_db()
     data = transaction_event_data(row, session)
-    emit_event(organization=session.organization, event_type="payment.completed", data=data)
     emit_event(
-        organization=session.organization, event_type="checkout.completed",
+        organization=session.organization, event_type="payment.completed", data=data, subject=session.id
+    )
+    emit_event(
+        organization=session.organization, event_type="checkout.completed", subject=session.id,
         data=data | {
             "session": session_data(session), "form_data": session.form_data,
             "shipping_address": session.shipping_address, "shipping_option": session.shipping_option,
@@ -560,7 +562,7 @@ def on_failed(order: Order, *, error: str, refund_tx_hash: str | None) -> None:
     session.refresh_from_db()
     row.refresh_from_db()
     emit_event(
-        organization=session.organization, event_type="payment.failed",
+        organization=session.organization, event_type="payment.failed", subject=session.id,
         data=transaction_event_data(row, session) | {"error": error, "refund_tx_hash": refund_tx_hash},
     )  # fmt: skip
 

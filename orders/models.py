@@ -7,7 +7,7 @@ import uuid
 from django.db import models
 from django.utils import timezone
 
-from core.dbfields import Uint256Field
+from core.dbfields import EncryptedJSONField, Uint256Field
 
 
 class CheckoutSession(models.Model):
@@ -106,8 +106,8 @@ class Order(models.Model):
     creator_address = models.CharField(max_length=42, null=True, blank=True, help_text="Lower-cased.")
     partner_id = models.CharField(max_length=100, null=True, blank=True)
     client_reference_id = models.CharField(max_length=255, null=True, blank=True)
-    onramp_metadata = models.JSONField(
-        null=True, blank=True, help_text="Includes the payer's IP and fingerprint."
+    onramp_metadata = EncryptedJSONField(
+        null=True, blank=True, help_text="Includes the payer's IP and fingerprint (encrypted)."
     )
     one_click_buy_url = models.URLField(max_length=2048, null=True, blank=True)
     vendor_b_payment_intent_id = models.CharField(max_length=255, null=True, blank=True)

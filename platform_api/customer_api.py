@@ -32,8 +32,9 @@ from platform_api.api import PlatformAPIView
 from platform_api.errors import PlatformError
 from platform_api.merchant_serializers import MetadataField, TransactionSerializer
 from platform_api.merchant_views import TRANSACTION_SORTS, deleted, list_of, render_list
-from platform_api.models import Customer, Organization
+from platform_api.models import Customer, Organization, PlatformCheckoutSession, Transaction
 from platform_api.selectors import scoped_get
+from platform_api.signals import personal_data_erased
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 
 SORTS = ("created_at", "updated_at", "total_paid", "transaction_count")
@@ -123,12 +124,28 @@ def customer_update(*, customer: Customer, data: dict[str, Any]) -> Customer:
 
 @transaction.atomic
 def customer_erase(*, customer: Customer) -> None:
-    """Erase the personal data (name, email, metadata); the wallet and the payments stay for the books."""
+    """Erase the customer's personal data wherever the service keeps it; the wallet and the payments (amounts,
+    hashes, dates) stay for the books.
+
+    The customer's name, email and metadata; the email, name, form answers and
+    shipping address of every checkout session and transaction of the
+    customer's wallet; and, through `personal_data_erased`, the same in the
+    webhook events, deliveries and notification emails about those sessions.
+    """
     customer = Customer.objects.select_for_update().get(pk=customer.pk)
     customer.name = customer.email = ""
     customer.metadata = {}
     customer.erased_at = customer.updated_at = timezone.now()
     customer.save()
+    sessions = PlatformCheckoutSession.objects.filter(organization_id=customer.organization_id).filter(
+        Q(customer=customer) | Q(payer_address__iexact=customer.wallet_address)
+    )
+    session_ids = list(sessions.values_list("pk", flat=True))
+    sessions.update(customer_email="", customer_name="", form_data={}, shipping_address=None)
+    Transaction.objects.filter(organization_id=customer.organization_id).filter(
+        Q(customer=customer) | Q(from_address__iexact=customer.wallet_address) | Q(session_id__in=session_ids)
+    ).update(form_data={}, shipping_address=None)
+    personal_data_erased.send(sender=Customer, organization=customer.organization, session_ids=session_ids)
 
 
 def stream_export(rows: Iterable[dict[str, Any]], *, fmt: str, filename: str) -> StreamingHttpResponse:

@@ -27,3 +27,8 @@ def record_write(
         resource_id=resource_id,
         status_code=status_code,
     )
+
+
+# kwargs: organization, session_ids. Sent in the transaction that erases a customer's personal data, so that
+# the apps above the platform erase what they keep of it too (webhooks: events, deliveries, emails).
+personal_data_erased = Signal()

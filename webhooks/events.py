@@ -66,13 +66,15 @@ def payment_event_data(
 
 
 def emit_event(
-    *, organization: Organization | None, event_type: str, data: dict[str, Any]
+    *, organization: Organization | None, event_type: str, data: dict[str, Any], subject: str = ""
 ) -> WebhookEvent | None:
     """Record `event_type` and one delivery per subscribed active endpoint, in the caller's transaction.
 
     The deliveries are handed to workers only once that transaction commits, so
     a rolled-back business change sends nothing. Anonymous resources (no
-    organization) have no endpoints, and nothing is recorded for them.
+    organization) have no endpoints, and nothing is recorded for them. An
+    event about a checkout session names it as its `subject`, so that erasing
+    a payer's personal data can find the event, its deliveries and its emails.
     """
     if event_type not in EVENT_TYPES:
         raise ValueError(f"unknown event type {event_type!r}")
@@ -80,7 +82,7 @@ def emit_event(
         return None
     now = timezone.now()
     event = WebhookEvent.objects.create(
-        organization=organization, event_type=event_type, data=data, created_at=now
+        organization=organization, event_type=event_type, data=data, subject=subject, created_at=now
     )
     timestamp = now.isoformat().replace("+00:00", "Z")
     endpoints = WebhookEndpoint.objects.filter(organization=organization, is_active=True).order_by("pk")

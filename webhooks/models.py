@@ -3,6 +3,7 @@
 from django.db import models
 from django.utils import timezone
 
+from core.dbfields import EncryptedJSONField, EncryptedTextField
 from core.ids import public_id
 
 
@@ -67,12 +68,24 @@ class WebhookEvent(models.Model):
         "platform_api.Organization", on_delete=models.CASCADE, related_name="webhook_events"
     )
     event_type = models.CharField(max_length=64)
-    data = models.JSONField()
+    data = EncryptedJSONField(
+        default=dict, purpose="webhook-event", help_text="Encrypted: it may hold a payer's details."
+    )
+    subject = models.CharField(
+        max_length=64, blank=True, help_text="The checkout session it is about, if any (for erasure)."
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["organization", "-created_at"], name="whevent_org_created")]
+        indexes = [
+            models.Index(fields=["organization", "-created_at"], name="whevent_org_created"),
+            models.Index(
+                fields=["organization", "subject"],
+                condition=~models.Q(subject=""),
+                name="whevent_org_subject",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.id}"
@@ -92,7 +105,10 @@ class WebhookDelivery(models.Model):
         WebhookEvent, null=True, blank=True, on_delete=models.SET_NULL, related_name="deliveries"
     )
     event_type = models.CharField(max_length=64)
-    body = models.TextField(help_text="Serialized once; the same bytes are signed and sent on every attempt.")
+    body = EncryptedTextField(
+        purpose="webhook-body",
+        help_text="Serialized once (encrypted); the same bytes are signed and sent on every attempt.",
+    )
     is_test = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveIntegerField(default=0)
@@ -165,9 +181,9 @@ class NotificationEmail(models.Model):
         WebhookEvent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     event_type = models.CharField(max_length=64)
-    to_address = models.EmailField()
+    to_address = EncryptedTextField(purpose="notification")
     subject = models.CharField(max_length=200)
-    body = models.TextField()
+    body = EncryptedTextField(purpose="notification", help_text="Encrypted: it may hold a payer's details.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -14,7 +15,17 @@ from platform_api.signals import record_write
 from webhooks.crypto import decrypt_secret, encrypt_secret, new_endpoint_secret
 from webhooks.delivery import AttemptResult, attempt_delivery
 from webhooks.events import TEST_EVENT, delivery_body
-from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.models import NotificationEmail, WebhookDelivery, WebhookEndpoint, WebhookEvent
+
+# What a payer told about themselves, wherever an event's data carries it (the transaction, the session block,
+# `checkout.completed`'s extras, `checkout.expired`'s session): erasure replaces each with this.
+PERSONAL_FIELDS: dict[str, Any] = {
+    "form_data": {}, "shipping_address": None, "customer_email": None, "customer_name": None,
+    "customerEmail": None, "customerName": None,
+}  # fmt: skip
+ERASED_EMAIL_BODY = (
+    "This notification named a customer whose personal data was erased at the merchant's request."
+)
 
 
 def _audit(ctx: RequestContext, endpoint_id: str, action: str, status_code: int) -> None:
@@ -187,3 +198,36 @@ def webhook_deliveries_requeue_failed(*, deliveries) -> int:
         )
         transaction.on_commit(lambda: [deliver_webhook.delay(delivery_id) for delivery_id in ids])
     return len(ids)
+
+
+def _without_personal_data(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: PERSONAL_FIELDS[k] if k in PERSONAL_FIELDS else _without_personal_data(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_without_personal_data(item) for item in value]
+    return value
+
+
+@transaction.atomic
+def webhook_events_erase_personal_data(*, organization, session_ids: list[str]) -> int:
+    """Erase a payer's personal data from the events about these checkout sessions, from the stored bodies of
+    their deliveries (a retry sends the body without it, signed anew) and from the notification emails they
+    made; how many events were changed. Amounts, hashes, wallets and ids stay."""
+    events = list(WebhookEvent.objects.filter(organization=organization, subject__in=session_ids))
+    for event in events:
+        event.data = _without_personal_data(event.data)
+        event.save(update_fields=["data"])
+        timestamp = event.created_at.isoformat().replace("+00:00", "Z")
+        for delivery in WebhookDelivery.objects.filter(event=event):
+            delivery.body = delivery_body(
+                event_type=event.event_type,
+                endpoint_id=delivery.endpoint_id,
+                timestamp=timestamp,
+                data=event.data,
+            )
+            delivery.save(update_fields=["body"])
+    NotificationEmail.objects.filter(event__in=events).update(body=ERASED_EMAIL_BODY)
+    return len(events)

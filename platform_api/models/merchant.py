@@ -11,7 +11,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from core.dbfields import EncryptedTextField, Uint256Field
+from core.dbfields import EncryptedJSONField, EncryptedTextField, Uint256Field
 from core.ids import public_id, random_base62
 
 
@@ -229,8 +229,8 @@ class PlatformCheckoutSession(models.Model):
     customer = models.ForeignKey(
         "platform_api.Customer", null=True, blank=True, on_delete=models.SET_NULL, related_name="sessions"
     )
-    form_data = models.JSONField(default=dict, blank=True)
-    shipping_address = models.JSONField(null=True, blank=True)
+    form_data = EncryptedJSONField(default=dict, blank=True, help_text="The payer's answers (encrypted).")
+    shipping_address = EncryptedJSONField(null=True, blank=True, help_text="Encrypted.")
     shipping_option = models.JSONField(null=True, blank=True)
     utm_source = models.CharField(max_length=200, blank=True)
     utm_medium = models.CharField(max_length=200, blank=True)
@@ -388,8 +388,8 @@ class Transaction(models.Model):
         help_text="What goes back to the payer: what arrived beyond the price, in the source token.",
     )
     fee_amount = Uint256Field(default=0, help_text="The service fee, in the source token.")
-    form_data = models.JSONField(default=dict, blank=True)
-    shipping_address = models.JSONField(null=True, blank=True)
+    form_data = EncryptedJSONField(default=dict, blank=True, help_text="The payer's answers (encrypted).")
+    shipping_address = EncryptedJSONField(null=True, blank=True, help_text="Encrypted.")
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now)
