@@ -58,16 +58,36 @@ class OutboxTxAdmin(ReadOnlyModelAdmin):
     readonly_fields = [f.name for f in OutboxTx._meta.fields]
 
 
+class IncidentStateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request, model_admin):
+        return (("open", "open"), ("resolved", "resolved"))
+
+    def queryset(self, request, queryset):
+        if self.value() in ("open", "resolved"):
+            return queryset.filter(resolved_at__isnull=self.value() == "open")
+        return queryset
+
+
 @admin.register(Incident)
 class IncidentAdmin(ReadOnlyModelAdmin):
     """What the money path did not decide alone. An open incident about an order holds its settlement: look,
     act (the order's "retry settlement" or "refund now"), then mark it resolved."""
 
-    list_display = ("created_at", "kind", "subject", "chain_id", "summary", "resolved_at", "resolved_by")
-    list_filter = (("resolved_at", admin.EmptyFieldListFilter), "kind", "chain_id")
+    list_display = ("created_at", "state", "kind", "subject", "chain_id")
+    list_filter = ("kind", "chain_id")
     search_fields = ("subject", "summary")
     readonly_fields = [f.name for f in Incident._meta.fields]
     actions = ["mark_resolved"]
+
+    def get_list_filter(self, request):
+        return (IncidentStateFilter, *self.list_filter)
+
+    @admin.display(description="state", ordering="resolved_at")
+    def state(self, incident: Incident) -> str:
+        return f"resolved by {incident.resolved_by}" if incident.resolved_at else "OPEN"
 
     def get_actions(self, request):
         actions = super().get_actions(request)

@@ -5,7 +5,7 @@ import pytest
 from chains.models import Deposit, Incident, OutboxTx
 from chains.watcher import handle_deposit
 from orders.models import Order
-from orders.settlement import settle_order, settle_stuck_orders
+from orders.settlement import order_held, settle_order, settle_stuck_orders
 from tests.orders.conftest import order_body
 
 pytestmark = pytest.mark.django_db
@@ -58,12 +58,14 @@ def test_a_counted_deposit_withdrawn_after_the_order_moved_on_holds_it_for_staff
 
     incident = Incident.objects.get()
     assert (incident.kind, incident.subject) == ("deposit_reorged", f"order:{order.pk}")
-    assert settle_order(order.pk) == "quoting_after_deposit"  # held: nothing is priced, swept or sent
+    assert (
+        order_held(order) and settle_order(order.pk) == "quoting_after_deposit"
+    )  # nothing priced, swept, sent
     assert not OutboxTx.objects.exists()
     Order.objects.filter(pk=order.pk).update(status_changed_at="2000-01-01T00:00:00Z")
     assert settle_stuck_orders() == 0  # listed as stuck, but waits for staff instead of being driven
     # Staff look, and mark it resolved from the admin.
-    page = staff.get("/admin/chains/incident/?resolved_at__isempty=1").content.decode()
+    page = staff.get("/admin/chains/incident/?state=open").content.decode()
     assert f"order:{order.pk}" in page
     response = staff.post(
         "/admin/chains/incident/", {"action": "mark_resolved", "_selected_action": [incident.pk]}, follow=True
@@ -71,6 +73,8 @@ def test_a_counted_deposit_withdrawn_after_the_order_moved_on_holds_it_for_staff
     assert response.status_code == 200
     incident.refresh_from_db()
     assert incident.resolved_at is not None and incident.resolved_by == "staff:admin"
+    assert f"order:{order.pk}" not in staff.get("/admin/chains/incident/?state=open").content.decode()
+    assert not order_held(order)  # staff may retry settlement or refund it now
 
 
 def test_an_orphaned_deposit_holds_the_order_until_it_is_seen_again(order):
