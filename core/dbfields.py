@@ -59,17 +59,11 @@ class Uint256Field(models.Field):
         return Decimal(value) if connection.vendor == "postgresql" else str(value).zfill(UINT256_DIGITS)
 
 
-class EncryptedTextField(models.TextField):
-    """Text encrypted at rest (AES-256-GCM under ENCRYPTION_KEY, one key per `purpose`); a str in Python.
-
-    For personal data such as a customer's name and email: the database and
-    its backups hold only ciphertext. It cannot be searched or sorted in SQL.
-    """
+class _EncryptedField(models.TextField):
+    """A text column holding AES-256-GCM ciphertext under ENCRYPTION_KEY, one derived key per `purpose`."""
 
     def __init__(self, *args, purpose: str = "pii", **kwargs):
         self.purpose = purpose
-        kwargs.setdefault("blank", True)
-        kwargs.setdefault("default", "")
         super().__init__(*args, **kwargs)
 
     def deconstruct(self):
@@ -77,6 +71,19 @@ class EncryptedTextField(models.TextField):
         if self.purpose != "pii":
             kwargs["purpose"] = self.purpose
         return name, path, args, kwargs
+
+
+class EncryptedTextField(_EncryptedField):
+    """Text encrypted at rest (AES-256-GCM under ENCRYPTION_KEY, one key per `purpose`); a str in Python.
+
+    For personal data such as a customer's name and email: the database and
+    its backups hold only ciphertext. It cannot be searched or sorted in SQL.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("blank", True)
+        kwargs.setdefault("default", "")
+        super().__init__(*args, **kwargs)
 
     def from_db_value(self, value: Any, expression, connection) -> str:
         from core.crypto import decrypt
@@ -90,23 +97,13 @@ class EncryptedTextField(models.TextField):
         return encrypt(value.encode(), purpose=self.purpose) if value else ""
 
 
-class EncryptedJSONField(models.TextField):
+class EncryptedJSONField(_EncryptedField):
     """A JSON value encrypted at rest (AES-256-GCM, as EncryptedTextField): a payer's form answers, a shipping
     address, a webhook event's data. With null=True, None is stored as NULL; it cannot be queried in SQL."""
 
     # For django-stubs: the Python value is any JSON value, not the column's text.
     _pyi_private_set_type: Any
     _pyi_private_get_type: Any
-
-    def __init__(self, *args, purpose: str = "pii", **kwargs):
-        self.purpose = purpose
-        super().__init__(*args, **kwargs)
-
-    def deconstruct(self):
-        name, path, args, kwargs = super().deconstruct()
-        if self.purpose != "pii":
-            kwargs["purpose"] = self.purpose
-        return name, path, args, kwargs
 
     def from_db_value(self, value: Any, expression, connection) -> Any:
         from core.crypto import decrypt_json

@@ -42,9 +42,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from chains.incidents import incident_open_for, incident_record
+from chains.incidents import incident_open_for
 from chains.models import Deposit, Incident, OutboxTx
-from chains.outbox import outbox_sweep, outbox_transfer, swept_amount
+from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
 from core.errors import DomainError
 from orders import services
 from orders.fees import fee_amount
@@ -162,20 +162,10 @@ def _sweep(order: Order, deposit: DepositTx | None = None) -> OutboxTx:
     )
 
 
-def sweep_covers(order: Order, tx: OutboxTx) -> bool:
-    """Whether the order's sweep moved at least what the order counted; if not, staff are told and the order
-    waits for them (nothing is delivered for money the vault did not get)."""
-    swept = swept_amount(tx)
-    counted = _received(order)
-    if swept is None or swept >= counted:
-        return True
-    incident_record(
-        kind=Incident.Kind.SWEEP_SHORT, subject=f"order:{order.pk}", chain_id=tx.chain_id,
-        summary=f"order {order.pk} ({order.status}): its sweep {tx.tx_hash} moved {swept} of the {counted} it "
-                "counted; nothing more is sent for it until staff resolve this",
-        details={"sweep": tx.key, "tx_hash": tx.tx_hash, "swept": str(swept), "counted": str(counted)},
-    )  # fmt: skip
-    return False
+def _sweep_covers(order: Order, tx: OutboxTx) -> bool:
+    return sweep_covers(
+        tx, counted=_received(order), subject=f"order:{order.pk}", what=f"order {order.pk} ({order.status})"
+    )
 
 
 def _paid_by_card(order: Order) -> bool:
@@ -194,7 +184,7 @@ def _send_to_vault(order: Order, actor: str) -> bool:
     tx = _sweep(order)
     if tx.status == OutboxTx.Status.FAILED:
         return _fail(order, f"SWEEP_FAILED: {tx.error}", actor)
-    if tx.status != OutboxTx.Status.MINED or not sweep_covers(order, tx):
+    if tx.status != OutboxTx.Status.MINED or not _sweep_covers(order, tx):
         return False
     return services.order_transition(
         order, from_statuses=[Status.SENDING_TOKEN_FROM_VAULT], to_status=Status.RELAY,
@@ -390,7 +380,7 @@ def outbox_tx_finished(tx: OutboxTx) -> None:
         if what == "sweep" and tx.status == OutboxTx.Status.MINED:
             order = Order.objects.filter(pk=order_id).first()
             if order is not None and order.status not in (Status.SENDING_TOKEN_FROM_VAULT, Status.REFUNDING):
-                sweep_covers(order, tx)
+                _sweep_covers(order, tx)
         enqueue_settlement(order_id)
     elif kind == "quickpay":
         enqueue_quick_payment_settlement(rest.partition(":")[0])

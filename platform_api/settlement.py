@@ -20,9 +20,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from chains.incidents import incident_open_for, incident_record
-from chains.models import Deposit, Incident, OutboxTx
-from chains.outbox import outbox_sweep, outbox_transfer, swept_amount
+from chains.incidents import incident_open_for
+from chains.models import Deposit, OutboxTx
+from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
 from platform_api.models import QuickPayment, QuickPaymentDeposit
 from platform_api.services import QUICK_PAYMENT_OWNER
 
@@ -48,20 +48,6 @@ def _held(payment: QuickPayment, deposits: list[QuickPaymentDeposit]) -> bool:
     )
 
 
-def _sweep_covers(payment: QuickPayment, sweep: OutboxTx, counted: int) -> bool:
-    """The payment's sweep moved at least what it counted; if not, staff are told and nothing is paid out."""
-    swept = swept_amount(sweep)
-    if swept is None or swept >= counted:
-        return True
-    incident_record(
-        kind=Incident.Kind.SWEEP_SHORT, subject=f"{QUICK_PAYMENT_OWNER}:{payment.id}", chain_id=payment.chain_id,
-        summary=f"quick payment {payment.id}: its sweep {sweep.tx_hash} moved {swept} of the {counted} it counted; "
-                "nothing is paid out until staff resolve this",
-        details={"sweep": sweep.key, "swept": str(swept), "counted": str(counted)},
-    )  # fmt: skip
-    return False
-
-
 def quick_payment_settle(payment_id: str) -> dict[str, str]:
     """Ask for every transaction the payment needs now; {business key: status} of those asked for."""
     payment = QuickPayment.objects.filter(pk=payment_id).first()
@@ -76,7 +62,13 @@ def quick_payment_settle(payment_id: str) -> dict[str, str]:
     if counted and payment.status != QuickPayment.Status.AWAITING_PAYMENT:
         main_sweep = _sweep(payment, payment.token_address, f"quickpay:{payment.id}:sweep")
         sent[main_sweep.key] = main_sweep.status
-        if main_sweep.status == MINED and not _sweep_covers(payment, main_sweep, counted):
+        subject = f"{QUICK_PAYMENT_OWNER}:{payment.id}"
+        if main_sweep.status == MINED and not sweep_covers(
+            main_sweep,
+            counted=counted,
+            subject=subject,
+            what=f"quick payment {payment.id} ({payment.status})",
+        ):
             return sent
     if main_sweep is not None and main_sweep.status == MINED and payment.status == QuickPayment.Status.PAID:
         tx = _pay(payment, token=payment.token_address, to=payment.recipient_address, amount=int(payment.amount),

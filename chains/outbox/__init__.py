@@ -15,6 +15,7 @@ from chains.outbox.send import (
     outbox_submit,
     outbox_sweep,
     outbox_transfer,
+    sweep_covers,
     swept_amount,
 )
 
@@ -26,5 +27,6 @@ __all__ = [
     "outbox_submit",
     "outbox_sweep",
     "outbox_transfer",
+    "sweep_covers",
     "swept_amount",
 ]

@@ -113,6 +113,22 @@ def swept_amount(tx: OutboxTx) -> int | None:
     )
 
 
+def sweep_covers(tx: OutboxTx, *, counted: int, subject: str, what: str) -> bool:
+    """Whether a mined sweep moved at least what its owner counted (`subject`, e.g. "order:<id>"); if not, staff
+    are told (an incident that holds the owner): nothing may be delivered or paid out for money the vault did
+    not get. `what` names the owner in the incident, e.g. "order <id> (executed)"."""
+    swept = swept_amount(tx)
+    if swept is None or swept >= counted:
+        return True
+    incident_record(
+        kind=Incident.Kind.SWEEP_SHORT, subject=subject, chain_id=tx.chain_id,
+        summary=f"{what}: its sweep {tx.tx_hash} moved {swept} of the {counted} it counted; nothing more is sent "
+                "for it until staff resolve this",
+        details={"sweep": tx.key, "tx_hash": tx.tx_hash, "swept": str(swept), "counted": str(counted)},
+    )  # fmt: skip
+    return False
+
+
 def _enqueue_send(tx_id: int) -> None:
     from chains.tasks import outbox_send_task
 
