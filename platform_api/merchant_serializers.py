@@ -158,7 +158,20 @@ class PaymentLinkWriteSerializer(serializers.Serializer):
 
 class PaymentLinkUpdateSerializer(PaymentLinkWriteSerializer):
     is_active = StrictBooleanField(required=False)
-    items = None  # type: ignore[assignment]  # items have their own endpoints
+    items = LinkItemSerializer(
+        many=True, required=False, max_length=MAX_ITEMS,
+        help_text="Replaces every item of the link (an empty list removes them); "
+        "/payment-links/{id}/items adds or removes one.",
+    )  # fmt: skip
+
+    def to_internal_value(self, data):
+        values = super().to_internal_value(data)
+        if "items" in values:  # `partial` reaches nested fields: each item is checked whole, as on create
+            items = LinkItemSerializer(many=True, data=data["items"])
+            if not items.is_valid():
+                raise serializers.ValidationError({"items": items.errors})
+            values["items"] = items.validated_data
+        return values
 
 
 class PaymentLinkItemSerializer(serializers.Serializer):

@@ -175,6 +175,9 @@ def payment_link_update(*, ctx: RequestContext, link: PaymentLink, data: dict[st
         setattr(link, name, value)
     link.updated_at = timezone.now()
     link.save()
+    if "items" in data:  # a create field: the request's list replaces the link's items
+        link.items.all().delete()
+        _create_items(link, list(data["items"]))
     _audit(ctx, "payment_link.updated", "payment_link", link.id, 200)
     return link
 

@@ -251,3 +251,34 @@ def test_stats_and_visitors_count_views_without_the_ip(admin_client, link, clien
     assert visitors["total_count"] == 2 and visitors["data"][1]["user_agent"] == "UA/1"
     assert all("127.0.0.1" not in str(v) for v in visitors["data"])
     assert admin_client.get(f"/api/v1/payment-links/{link['id']}/stats?days=0").status_code == 400
+
+
+def test_an_update_with_items_replaces_the_links_items(admin_client, link):
+    url = f"/api/v1/payment-links/{link['id']}"
+    only_items = admin_client.patch(url, {"items": [{"name": "Mug", "amount": "7000000"}]}, format="json")
+    assert only_items.status_code == 200, only_items.content
+    assert [(item["name"], item["amount"], item["quantity"]) for item in only_items.json()["items"]] == [
+        ("Mug", "7000000", 1)
+    ]
+    both = admin_client.patch(
+        url, {"description": "New", "items": [{"name": "Cap", "amount": "1"}, {"name": "Pin", "amount": "2"}]},
+        format="json",
+    )  # fmt: skip
+    assert both.status_code == 200
+    assert [item["name"] for item in admin_client.get(url).json()["items"]] == ["Cap", "Pin"]
+    assert admin_client.get(url).json()["description"] == "New"
+    cleared = admin_client.patch(url, {"items": []}, format="json")
+    assert cleared.status_code == 200 and cleared.json()["items"] == []
+
+
+def test_an_update_with_bad_items_changes_nothing(admin_client, link):
+    url = f"/api/v1/payment-links/{link['id']}"
+    bad = admin_client.patch(url, {"description": "x", "items": [{"name": "Mug"}]}, format="json")
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "items[0].amount"
+    unknown_product = admin_client.patch(
+        url, {"items": [{"name": "Mug", "amount": "1", "product_id": "prod_nope"}]}, format="json"
+    )
+    assert unknown_product.status_code == 400
+    assert unknown_product.json()["error"]["param"] == "items[0].product_id"
+    stored = admin_client.get(url).json()
+    assert [item["name"] for item in stored["items"]] == ["Sticker"] and stored["description"] != "x"
