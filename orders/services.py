@@ -16,12 +16,13 @@ from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx
 from chains.readers import ChainUnavailable, get_chain_reader
 from chains.registry import deposit_address
-from chains.tokens import amount_usd, check_amount_worth, token_get
+from chains.tokens import amount_usd, check_amount_worth, token_get, tokens_by_chain_and_address
 from chains.watcher import watch_address
 from core.errors import Conflict, InvalidRequest
 from orders import fees
 from orders.models import CheckoutSession, DepositTx, Order, OrderStatusChange
 from orders.onramps import get_onramp_adapter
+from orders.providers import token_shape
 from orders.representations import session_event_data
 from platform_api.models import Organization, PlatformCheckoutSession
 from webhooks.events import emit_event
@@ -172,6 +173,21 @@ def _check_session(session: CheckoutSession | None, session_id, organization: Or
         raise Conflict(f"checkout session {session.pk} already has an order.", field="checkoutSessionId")
 
 
+def with_token_shapes(data: dict[str, Any]) -> dict[str, Any]:
+    """The order's `metadata` with `srcToken` and `dstToken` (the contract's Token shape) from the registry,
+    where the caller (the hosted checkout, a widget) named only the addresses."""
+    metadata = dict(data.get("metadata") or {})
+    sides = {"srcToken": (data["srcChain"], data["srcTokenAddress"]),
+             "dstToken": (data["dstChain"], data["dstTokenAddress"])}  # fmt: skip
+    missing = {side: pair for side, pair in sides.items() if side not in metadata}
+    if missing:
+        found = tokens_by_chain_and_address(list(missing.values()))
+        for side, (chain_id, address) in missing.items():
+            if (token := found.get((chain_id, address.lower()))) is not None:
+                metadata[side] = token_shape(token)
+    return metadata
+
+
 def order_create(
     *,
     organization: Organization | None,
@@ -212,6 +228,7 @@ def order_create(
     if onramp_metadata is not None:
         onramp_metadata.update(extras.pop("onramp_metadata", {}))
     points_amount, _ = fees.points_for(usd_value=usd_value, recipient_balance=balance)
+    metadata = with_token_shapes(data)
     now = timezone.now()
     try:
         with transaction.atomic():
@@ -241,7 +258,7 @@ def order_create(
                 client_reference_id=data.get("clientReferenceId") or None,
                 onramp_metadata=onramp_metadata,
                 payload=data["payload"],
-                metadata=data["metadata"],
+                metadata=metadata,
                 action=data.get("action") or data["payload"].get("action"),
                 fee=extras.pop("fee", None)
                 or fees.standard_fee(usd_value=usd_value, recipient_balance=balance).as_dict(),

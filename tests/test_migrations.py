@@ -90,3 +90,34 @@ def everything_stored() -> str:
             cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")  # noqa: S608 - names from the schema
             dump.extend(str(row) for row in cursor.fetchall())
     return "\n".join(dump)
+
+
+def test_orders_without_token_shapes_get_them_from_the_registry():
+    old = migrate(
+        [("orders", "0010_encrypt_personal_data"), ("chains", "0006_reorg_safe_deposits_and_incidents")]
+    )
+    try:
+        usdc = "0x" + "A" * 40
+        old.get_model("chains", "Token").objects.create(
+            chain_id=8453, address=usdc, symbol="USDC", name="USD Coin", decimals=6
+        )
+        hosted = old.get_model("orders", "Order").objects.create(
+            type="x402_swap", recipient_address="0x" + "2" * 40, global_address="0x" + "3" * 40, src_chain=8453,
+            dst_chain=8453, src_token_address=usdc.lower(), dst_token_address=usdc, src_amount="1",
+            expired_at="2026-01-01T00:00:00Z", metadata={"checkoutSessionId": "cs_1"},
+        )  # fmt: skip
+        unknown = old.get_model("orders", "Order").objects.create(
+            type="swap", recipient_address="0x" + "2" * 40, global_address="0x" + "4" * 40, src_chain=1,
+            dst_chain=1, src_token_address="0x" + "5" * 40, dst_token_address="0x" + "5" * 40, src_amount="1",
+            expired_at="2026-01-01T00:00:00Z", metadata={"note": "kept"},
+        )  # fmt: skip
+        new = migrate(latest())
+        Order = new.get_model("orders", "Order")
+        metadata = Order.objects.get(pk=hosted.pk).metadata
+        assert metadata["checkoutSessionId"] == "cs_1"
+        assert metadata["srcToken"] == metadata["dstToken"] == {
+            "chainId": 8453, "address": usdc, "symbol": "USDC", "name": "USD Coin", "decimals": 6, "metadata": {},
+        }  # fmt: skip
+        assert Order.objects.get(pk=unknown.pk).metadata == {"note": "kept"}
+    finally:
+        migrate(latest())

@@ -181,3 +181,20 @@ def test_paying_twice_the_price_of_a_link_sends_the_surplus_back_and_the_records
     ).json()
     assert (transaction["source_amount"], transaction["refunded_amount"]) == (str(2 * price), str(price))
     assert (transaction["status"], transaction["amount"]) == ("completed", str(delivered))
+
+
+def test_an_order_of_the_hosted_checkout_describes_both_tokens_as_the_contract_asks(
+    devnets_registry, admin_client
+):
+    (_, a), (_, b) = devnets_registry
+    link = _link(admin_client, b, form_schema={})
+    Client().post(f"/pay/{link['short_code']}", {"pay_with": _pay_with(a)})
+    order = Order.objects.get(platform_session__payment_link_id=link["id"])
+    metadata = Client().get(f"/orders/{order.pk}").json()["data"]["order"]["metadata"]
+    assert metadata["checkoutSessionId"] == order.platform_session_id
+    assert (metadata["srcToken"]["chainId"], metadata["srcToken"]["address"], metadata["srcToken"]["symbol"]) == (
+        a["chain_id"], a["contracts"]["dUSDC"], "dUSDC",
+    )  # fmt: skip
+    assert (metadata["dstToken"]["chainId"], metadata["dstToken"]["address"], metadata["dstToken"]["decimals"]) == (
+        b["chain_id"], b["contracts"]["dUSDC"], 6,
+    )  # fmt: skip
