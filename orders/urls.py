@@ -33,5 +33,5 @@ urlpatterns = [
     path("pay/s/<public_id:session_id>/devnet-pay", hosted.session_devnet_pay, name="pay-devnet"),
     # A widget's embeddable page (HTML, may be framed).
     path("widgets/<public_id:short_code>", widget_page.widget_page, name="widget-page"),
-    path("chains/<int64:chain_id>/tokens", views.ChainTokensView.as_view(), name="chain-tokens"),
+    path("chains/<str:chain_id>/tokens", views.ChainTokensView.as_view(), name="chain-tokens"),
 ]

@@ -218,12 +218,15 @@ class ChainTokensView(OrderAPIView):
         ],
         responses={200: responses.TOKEN_LIST_RESPONSE, **ERRORS},
     )
-    def get(self, request, chain_id: int):
-        if chain_id < 1:
-            raise OrderError(f"chainId must be a positive integer, got '{chain_id}'.")
+    def get(self, request, chain_id: str):
+        # Any segment reaches the view, so a chain id that is not a number is a 400 (the contract's bad
+        # request) rather than the router's 404; 18 digits at most, so it fits the 64-bit column.
+        if not (chain_id.isascii() and chain_id.isdigit() and len(chain_id) <= 18 and int(chain_id) >= 1):
+            shown = chain_id if len(chain_id) <= 40 else chain_id[:40] + "..."
+            raise OrderError(f"chainId must be a positive integer of at most 18 digits, got '{shown}'.")
         limit = query_int(request.query_params, "limit", 50, 1, 500)
         term = (request.query_params.get("term") or "").strip()[:100] or None
-        tokens = selectors.tokens_on_chain(chain_id=chain_id, term=term, limit=limit)
+        tokens = selectors.tokens_on_chain(chain_id=int(chain_id), term=term, limit=limit)
         return ok([token_shape(token) for token in tokens])
 
 

@@ -44,7 +44,16 @@ def test_limit_and_unknown_chain(api_client, tokens):
 
 @pytest.mark.parametrize(
     "path",
-    ["/chains/0/tokens", "/chains/8453/tokens?limit=0", "/chains/8453/tokens?limit=x"],
+    [
+        "/chains/0/tokens",
+        "/chains/8453/tokens?limit=0",
+        "/chains/8453/tokens?limit=x",
+        "/chains/ethereum/tokens",
+        "/chains/-1/tokens",
+        "/chains/1.5/tokens",
+        "/chains/%EF%BC%91/tokens",
+        "/chains/" + "9" * 200 + "/tokens",
+    ],
 )
 def test_bad_chain_or_limit_is_400(api_client, path):
     response = api_client.get(path)
@@ -86,8 +95,7 @@ def test_load_tokens_refuses_bad_files_and_writes_nothing(tmp_path, db, content)
     assert not Token.objects.exists()
 
 
-def test_a_chain_id_that_is_not_a_number_is_no_endpoint(api_client):
-    """The path converter takes 1 to 18 ASCII digits; anything else is no route (404 in the envelope)."""
+def test_a_chain_id_that_is_not_a_number_is_a_bad_request_naming_it(api_client):
     response = api_client.get("/chains/base/tokens")
-    assert response.status_code == 404
-    assert response.json()["success"] is False
+    assert response.status_code == 400
+    assert response.json()["success"] is False and "chainId" in response.json()["message"]
