@@ -8,7 +8,10 @@ worker process hands the GIL between its threads quickly (config/threads.py).
 
 import os
 
+from config import server_errors
 from config.threads import tune_thread_switching
+
+server_errors.install()  # in the master, before the workers fork: gunicorn's own errors are JSON too
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
@@ -19,6 +22,9 @@ keepalive = 5
 graceful_timeout = 10
 control_socket_disable = True  # gunicorn >= 25 would otherwise open a control socket beside the app
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
+# Gunicorn's largest request line (its default is 4094), so that a long URL reaches Django, which answers
+# it in the interface's envelope; past that, gunicorn's own 414 is JSON too (config/server_errors.py).
+limit_request_line = 8190
 
 
 def post_fork(server, worker):

@@ -1,0 +1,86 @@
+"""What gunicorn itself answers, before Django sees a request, is JSON in both interfaces' envelopes."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _raw(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, value in (line.split(":", 1) for line in header_lines)}
+    return int(status_line.split()[1]), headers, body
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = _free_port()
+    env = {**os.environ, "SERVICE_ENV": "development", "DATABASE_URL": "", "WEB_CONCURRENCY": "1",
+           "VAR_DIR": str(tmp_path_factory.mktemp("var")), "GUNICORN_ACCESS_LOG": ""}  # fmt: skip
+    process = subprocess.Popen(
+        [str(Path(sys.executable).parent / "gunicorn"), "-c", "config/gunicorn_conf.py", "--bind",
+         f"127.0.0.1:{port}", "config.wsgi:application"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.2)
+    yield port
+    process.terminate()
+    process.wait(timeout=20)
+
+
+def test_a_long_url_reaches_the_service_and_is_answered_in_its_envelope(server):
+    status, headers, body = _raw(
+        server,
+        f"GET /chains/{'9' * 200}/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode(),
+    )
+    assert (status, headers["content-type"]) == (400, "application/json")
+    assert json.loads(body)["success"] is False and json.loads(body)["statusCode"] == 400
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "code"),
+    [
+        (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, "request_line_too_long"),
+        (
+            b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n",
+            431,
+            "request_headers_too_large",
+        ),
+        (b"NOT A REQUEST\r\n\r\n", 400, "bad_request"),
+    ],
+)
+def test_what_gunicorn_refuses_itself_is_json_in_both_envelopes(server, request_bytes, status, code):
+    answered, headers, body = _raw(server, request_bytes)
+    assert (answered, headers["content-type"]) == (status, "application/json")
+    assert int(headers["content-length"]) == len(body)
+    data = json.loads(body)
+    assert (data["success"], data["statusCode"], data["data"]) == (False, status, None)
+    assert data["error"]["code"] == code and data["error"]["message"] == data["message"]
+    assert b"<html" not in body
