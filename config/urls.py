@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
+
+from core.schema_view import SchemaView
 
 from orders.views import order_route_not_found
 from platform_api.views import platform_route_not_found
@@ -17,7 +19,7 @@ platform = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/", SchemaView.as_view(), name="schema"),
     # Swagger UI's start-up script is served as a file of its own (the split view), so no inline script runs.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="docs"),
     path("api/v1/", include(platform)),

@@ -126,3 +126,19 @@ def test_the_webhook_bodies_are_documented_as_callbacks_of_creating_an_endpoint(
         data_of("checkout.completed")
     )
     assert {"status", "expires_at", "reason"} <= set(data_of("checkout.expired"))
+
+
+@pytest.mark.parametrize(("query", "media_type"), [("?format=json", "application/json"),
+                                                    ("?format=yaml", "application/yaml")])  # fmt: skip
+def test_the_format_parameter_chooses_the_schemas_format(client, query, media_type):
+    response = client.get(f"/api/schema/{query}")
+    assert response.status_code == 200 and response["Content-Type"].startswith(media_type)
+    if media_type == "application/json":
+        assert "/orders" in response.json()["paths"]
+    else:
+        assert response.content.startswith(b"openapi:")
+
+
+def test_an_unknown_schema_format_is_a_400_naming_it(client):
+    response = client.get("/api/schema/?format=xml")
+    assert response.status_code == 400 and response.json()["error"]["param"] == "format"
