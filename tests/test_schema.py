@@ -142,3 +142,16 @@ def test_the_format_parameter_chooses_the_schemas_format(client, query, media_ty
 def test_an_unknown_schema_format_is_a_400_naming_it(client):
     response = client.get("/api/schema/?format=xml")
     assert response.status_code == 400 and response.json()["error"]["param"] == "format"
+
+
+def test_the_schema_requires_nft_metadata_for_mint_nft_orders_only(client):
+    schema = client.get("/api/schema/?format=json").json()
+    components = schema["components"]["schemas"]
+
+    def metadata_of(order):
+        return _resolve(schema, _resolve(schema, components[order + "Request"])["properties"]["metadata"])
+
+    mint = metadata_of("MintNftOrder")
+    assert set(mint["required"]) == {"srcToken", "dstToken", "nft"}
+    assert mint["properties"]["nft"]["type"] == "object" and "mint_nft" in mint["properties"]["nft"]["description"]
+    assert "nft" not in metadata_of("SwapOrder").get("required", [])

@@ -151,10 +151,23 @@ class OnrampSerializer(serializers.Serializer):
     fingerprint = FingerprintSerializer(required=False)
 
 
+NFT_HELP = (
+    "Required for mint_nft orders (refused without it), ignored by the others: the NFT as shown to the payer, "
+    "any JSON object of at most 8 KB, stored and returned as sent (settlement reads payload, not this), "
+    'for example {"name": "Devnet Pass #1", "description": "...", "imageUrl": "https://..."}.'
+)
+
+
 class OrderMetadataSerializer(serializers.Serializer):
     srcToken = TokenShapeSerializer()
     dstToken = TokenShapeSerializer()
-    nft = JsonObjectField(required=False)
+    nft = JsonObjectField(required=False, help_text=NFT_HELP)
+
+
+class MintNftMetadataSerializer(OrderMetadataSerializer):
+    """The schema of a mint_nft order's metadata, which the server refuses without `nft`."""
+
+    nft = JsonObjectField(help_text=NFT_HELP)
 
 
 class OrderCreateSerializer(serializers.Serializer):
@@ -310,7 +323,10 @@ ORDER_REQUEST = PolymorphicProxySerializer(
     component_name="OrderCreate",
     resource_type_field_name="type",
     serializers={
-        order_type: _typed(OrderCreateSerializer, order_type, f"{_camel(order_type)}Order", payload=payload())
+        order_type: _typed(
+            OrderCreateSerializer, order_type, f"{_camel(order_type)}Order", payload=payload(),
+            **({"metadata": MintNftMetadataSerializer()} if order_type == "mint_nft" else {}),
+        )  # fmt: skip
         for order_type, payload in PAYLOADS.items()
     },
 )
