@@ -12,15 +12,10 @@ import json
 
 from gunicorn import util
 
-CODES = {
-    400: "bad_request",
-    403: "forbidden",
-    414: "request_line_too_long",
-    417: "expectation_failed",
-    431: "request_headers_too_large",
-    500: "internal_error",
-    501: "unsupported_transfer_coding",
-}
+# The platform's codes (platform_api.errors): anything gunicorn refuses is an invalid request but for these.
+CODES = {403: "insufficient_permissions", 413: "request_too_large", 414: "request_too_large",
+         431: "request_too_large", 500: "internal_error"}  # fmt: skip
+TYPES = {403: "permission_error", 500: "api_error"}
 
 
 def error_body(status: int, message: str) -> bytes:
@@ -31,8 +26,8 @@ def error_body(status: int, message: str) -> bytes:
         {
             "success": False, "message": message, "data": None, "statusCode": status,
             "error": {
-                "type": "api_error" if status >= 500 else "invalid_request_error",
-                "code": CODES.get(status, "bad_request"),
+                "type": TYPES.get(status, "invalid_request_error"),
+                "code": CODES.get(status, "invalid_field_value"),
                 "message": message,
             },
         }

@@ -3,7 +3,6 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from core.schema_view import SchemaView
-
 from orders.views import order_route_not_found
 from platform_api.views import platform_route_not_found
 
@@ -29,3 +28,7 @@ urlpatterns = [
     # interface, answered in its envelope, with DEBUG on or off: /api/, /static/nope, /x.
     re_path(r"^(?!admin/)(?P<path>[\s\S]*)$", order_route_not_found),  # [\s\S]: a newline too
 ]
+
+# What fails outside a view (a Host header not allowed, an uncaught exception) in the interface's envelope.
+handler400 = "config.error_handlers.bad_request"
+handler500 = "config.error_handlers.server_error"

@@ -47,4 +47,3 @@ class AutoSchema(openapi.AutoSchema):
         method = getattr(self.view, getattr(self.view, "action", self.method.lower()), None)
         own = inspect.cleandoc(self.view.__class__.__dict__.get("__doc__") or "")
         return (inspect.cleandoc(method.__doc__) if method is not None and method.__doc__ else "") or own
-

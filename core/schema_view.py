@@ -6,7 +6,6 @@ from drf_spectacular.views import SpectacularAPIView
 
 from core.inputs import InvalidInput
 
-
 FORMATS = {"json": "application/json", "yaml": "application/yaml"}
 
 

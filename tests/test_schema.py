@@ -153,5 +153,8 @@ def test_the_schema_requires_nft_metadata_for_mint_nft_orders_only(client):
 
     mint = metadata_of("MintNftOrder")
     assert set(mint["required"]) == {"srcToken", "dstToken", "nft"}
-    assert mint["properties"]["nft"]["type"] == "object" and "mint_nft" in mint["properties"]["nft"]["description"]
+    assert (
+        mint["properties"]["nft"]["type"] == "object"
+        and "mint_nft" in mint["properties"]["nft"]["description"]
+    )
     assert "nft" not in metadata_of("SwapOrder").get("required", [])

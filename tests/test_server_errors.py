@@ -67,13 +67,13 @@ def test_a_long_url_reaches_the_service_and_is_answered_in_its_envelope(server):
 @pytest.mark.parametrize(
     ("request_bytes", "status", "code"),
     [
-        (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, "request_line_too_long"),
+        (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, "request_too_large"),
         (
             b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n",
             431,
-            "request_headers_too_large",
+            "request_too_large",
         ),
-        (b"NOT A REQUEST\r\n\r\n", 400, "bad_request"),
+        (b"NOT A REQUEST\r\n\r\n", 400, "invalid_field_value"),
     ],
 )
 def test_what_gunicorn_refuses_itself_is_json_in_both_envelopes(server, request_bytes, status, code):
@@ -84,3 +84,29 @@ def test_what_gunicorn_refuses_itself_is_json_in_both_envelopes(server, request_
     assert (data["success"], data["statusCode"], data["data"]) == (False, status, None)
     assert data["error"]["code"] == code and data["error"]["message"] == data["message"]
     assert b"<html" not in body
+
+
+@pytest.mark.parametrize(
+    ("path", "envelope"),
+    [("/api/v1/payment-links", "platform"), ("/orders/x", "order"), ("/chains", "order")],
+)
+def test_a_host_outside_allowed_hosts_is_a_400_in_the_paths_envelope(client, path, envelope):
+    response = client.get(path, HTTP_HOST="evil.example")
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    body = response.json()
+    if envelope == "platform":
+        assert body["error"]["type"] == "invalid_request_error"
+    else:
+        assert (body["success"], body["statusCode"]) == (False, 400)
+    assert b"evil.example" not in response.content
+
+
+def test_an_error_outside_every_view_is_json_in_the_api_and_html_on_pages(rf):
+    from config.error_handlers import server_error
+
+    platform = server_error(rf.get("/api/v1/payment-links"))
+    assert platform.status_code == 500 and json.loads(platform.content)["error"]["code"] == "internal_error"
+    order = server_error(rf.get("/orders"))
+    assert order.status_code == 500 and json.loads(order.content)["statusCode"] == 500
+    page = server_error(rf.get("/pay/abcdefgh"))
+    assert page.status_code == 500 and page["Content-Type"].startswith("text/html")

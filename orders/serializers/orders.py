@@ -324,9 +324,12 @@ ORDER_REQUEST = PolymorphicProxySerializer(
     resource_type_field_name="type",
     serializers={
         order_type: _typed(
-            OrderCreateSerializer, order_type, f"{_camel(order_type)}Order", payload=payload(),
+            OrderCreateSerializer,
+            order_type,
+            f"{_camel(order_type)}Order",
+            payload=payload(),
             **({"metadata": MintNftMetadataSerializer()} if order_type == "mint_nft" else {}),
-        )  # fmt: skip
+        )
         for order_type, payload in PAYLOADS.items()
     },
 )
