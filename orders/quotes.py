@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any
 
 from django.conf import settings
@@ -68,6 +68,28 @@ def _rescale(currency: dict[str, Any], new_amount: int) -> dict[str, Any]:
     return scaled
 
 
+def _impact_and_rate(currency_in: dict[str, Any], currency_out: dict[str, Any]) -> dict[str, Any]:
+    """`rate` (output per unit of input) and `totalImpact` (what the payer loses, in USD and per cent of what
+    goes in) of the amounts as quoted: after the service's fee, so a fee shows as impact. `swapImpact`
+    stays the provider's: the trade's own impact, before the fee."""
+    figures: dict[str, Any] = {}
+    amount_in, amount_out = _decimal(currency_in["amountFormatted"]), _decimal(currency_out["amountFormatted"])
+    if amount_in > 0:
+        with localcontext() as context:
+            context.prec = 18
+            figures["rate"] = format((amount_out / amount_in).normalize(), "f")
+    if "amountUsd" in currency_in and "amountUsd" in currency_out:
+        usd_in, usd_out = _decimal(currency_in["amountUsd"]), _decimal(currency_out["amountUsd"])
+        impact = usd_out - usd_in
+        percent = impact * 100 / usd_in if usd_in > 0 else Decimal(0)
+        figures["totalImpact"] = {"usd": _cents(impact), "percent": _cents(percent)}
+    return figures
+
+
+def _cents(value: Decimal) -> str:
+    return str(value.quantize(Decimal("0.01")) + 0)  # + 0: never "-0.00"
+
+
 def quote_build(data: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The quote response and the name of the provider that priced it."""
     trade_type, amount = trade_of(data)
@@ -125,6 +147,7 @@ def quote_build(data: dict[str, Any]) -> tuple[dict[str, Any], str]:
                 minimum_out - fees.fee_amount(minimum_out, standard.final_fee_bps)
             )
 
+    details.update(_impact_and_rate(details["currencyIn"], details["currencyOut"]))
     if data["type"] in CONTRACT_CALLS:
         operation = "execute"
     else:

@@ -63,6 +63,10 @@ def test_exact_output_adds_the_fee_to_what_the_payer_sends(api_client, tokens):
     assert data["currencyOut"]["amount"] == "100000000"
     assert data["currencyIn"]["amount"] == str(100_000_000 + 100_000_000 * 80 // 10_000)
     assert data["currencyIn"]["amountUsd"] == "100.80"
+    # The fee is the whole impact: 100 out for 100.80 in.
+    assert data["totalImpact"] == {"usd": "-0.80", "percent": "-0.79"}
+    assert data["rate"] == "0.992063492063492063"
+    assert data["swapImpact"] == {"usd": "0.00", "percent": "0"}
 
 
 def test_exact_input_takes_the_fee_from_what_arrives(api_client, tokens):
@@ -70,6 +74,8 @@ def test_exact_input_takes_the_fee_from_what_arrives(api_client, tokens):
     assert data["currencyIn"]["amount"] == "100000000"
     assert data["currencyOut"]["amount"] == str(100_000_000 - 800_000)
     assert data["currencyOut"]["amountFormatted"] == "99.2"
+    assert data["totalImpact"] == {"usd": "-0.80", "percent": "-0.80"}
+    assert data["rate"] == "0.992"
 
 
 def test_card_vendor_gets_the_card_fee_structure(api_client, tokens):
@@ -192,8 +198,10 @@ def test_relay_provider_is_sent_the_trade_and_its_details_are_returned(api_clien
     assert response.status_code == 200, response.json()
     assert response["X-Quote-Provider"] == "relay"
     data = response.json()["data"]
-    assert data["rate"] == "0.0003"
-    assert data["totalImpact"] == RELAY_DETAILS["totalImpact"]
+    # The provider's figures, after the service's 60 bps: 0.2982 ETH worth $984.06 for $1,000.
+    assert data["rate"] == "0.0002982"
+    assert data["totalImpact"] == {"usd": "-15.94", "percent": "-1.59"}
+    assert data["swapImpact"] == RELAY_DETAILS["swapImpact"]
     assert data["timeEstimate"] == 12
     assert data["fee"]["serviceFeeBps"] == 60  # $1,000 is in the < $5,000 tier
     assert data["currencyOut"]["amount"] == str(300000000000000000 - 300000000000000000 * 60 // 10_000)
