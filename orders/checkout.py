@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from chains.tokens import token_get
 from core.errors import Conflict, InvalidRequest
-from orders.fees import fee_amount
+from orders.fees import amount_before_fee_added, fee_amount, gross_for_net, standard_fee
 from orders.models import DepositTx, Order
 from orders.quotes import quote_build
 from orders.services import WAITING, order_create, order_transition, token_usd_value
@@ -338,22 +338,45 @@ def _subtotal(session: Session) -> int:
     return int(session.amount) + int(session.discount_amount or 0) - shipping
 
 
-def _target_amounts(session: Session, src_chain: int, src_token: str) -> tuple[int, int]:
-    """(what the payer sends, what the merchant must receive at least) for the session's amount."""
+def _cost(session: Session, src_chain: int, src_token: str, amount: int) -> tuple[int, int]:
+    """(what `amount` of the session's token costs in the payer's token before the fee, the recipient's
+    discount-token balance), from the quote provider."""
     quote, _ = quote_build({
-        "type": ORDER_TYPE, "amount": int(session.amount), "srcChain": src_chain, "dstChain": session.chain_id,
+        "type": ORDER_TYPE, "amount": amount, "srcChain": src_chain, "dstChain": session.chain_id,
         "srcTokenAddress": src_token, "dstTokenAddress": session.token_address,
         "recipientAddress": session.recipient_address,
     })  # fmt: skip
     bps = int(quote["fee"].get("finalFeeBps") or 0)
-    worth = (
-        int(quote["currencyIn"]["amount"]) * 10_000 // (10_000 + bps)
-    )  # the amount's worth, before the fee
+    return amount_before_fee_added(int(quote["currencyIn"]["amount"]), bps), int(
+        quote["fee"]["recipientBalance"]
+    )
+
+
+def _target_amounts(session: Session, src_chain: int, src_token: str) -> tuple[int, int]:
+    """(what the payer sends, what the merchant must receive at least) for the session's amount.
+
+    Settlement prices what arrives and takes the order's fee from that, rounded down (orders.settlement).
+    The order's fee tier follows the USD value of what the payer sends, so when the payer carries the fee
+    the two are settled together (a tier boundary between them takes a step more).
+    """
+    price = int(session.amount)
+    worth, balance = _cost(session, src_chain, src_token, price)
+
+    def order_bps(src_amount: int) -> int:
+        usd = token_usd_value(chain_id=src_chain, address=src_token, amount=src_amount)
+        return standard_fee(usd_value=usd, recipient_balance=balance).final_fee_bps
+
     if session.payment_link is not None and session.payment_link.fee_on_top:
-        # Settlement takes the fee from what arrives: send enough that what is left is the whole amount.
-        return -(-worth * 10_000 // (10_000 - bps)), int(session.amount)
+        # The smallest payment that leaves the whole price once the fee is taken from it.
+        bps = order_bps(worth)
+        for _ in range(3):
+            sent, _ = _cost(session, src_chain, src_token, gross_for_net(price, bps))
+            if order_bps(sent) == bps:
+                break
+            bps = order_bps(sent)
+        return sent, price
     # The merchant carries the fee: the payer sends the amount's worth, the merchant gets it less the fee.
-    return worth, int(session.amount) - fee_amount(int(session.amount), bps)
+    return worth, price - fee_amount(price, order_bps(worth))
 
 
 def session_order_create(*, session: Session, src_chain: int, src_token: str, payer_ip: str) -> Order:

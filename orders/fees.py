@@ -44,6 +44,24 @@ def fee_amount(amount: int, bps: int) -> int:
     return amount * bps // BPS
 
 
+def amount_before_fee_added(total: int, bps: int) -> int:
+    """The `amount` whose `amount + fee_amount(amount, bps)` is `total` (an exact-output quote's input
+    before its fee); the sum grows by at least 1 per unit, so there is one such amount at most."""
+    amount = total * BPS // (BPS + bps)
+    while amount + fee_amount(amount, bps) < total:
+        amount += 1
+    return amount
+
+
+def gross_for_net(net: int, bps: int) -> int:
+    """The smallest `gross` whose `gross - fee_amount(gross, bps)` is at least `net`: what to ask so that
+    what is left after the fee is `net` exactly (the fee rounds down, so asking more leaves more)."""
+    if net <= 0:
+        return 0
+    # gross - floor(gross * bps / BPS) >= net  <=>  gross * (BPS - bps) / BPS > net - 1
+    return (net - 1) * BPS // (BPS - bps) + 1
+
+
 @dataclass(frozen=True)
 class StandardFee:
     token_to_check_balance: str

@@ -73,7 +73,10 @@ def _impact_and_rate(currency_in: dict[str, Any], currency_out: dict[str, Any]) 
     goes in) of the amounts as quoted: after the service's fee, so a fee shows as impact. `swapImpact`
     stays the provider's: the trade's own impact, before the fee."""
     figures: dict[str, Any] = {}
-    amount_in, amount_out = _decimal(currency_in["amountFormatted"]), _decimal(currency_out["amountFormatted"])
+    amount_in, amount_out = (
+        _decimal(currency_in["amountFormatted"]),
+        _decimal(currency_out["amountFormatted"]),
+    )
     if amount_in > 0:
         with localcontext() as context:
             context.prec = 18

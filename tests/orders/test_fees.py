@@ -84,3 +84,22 @@ def test_points_are_whole_usd_times_the_multiplier(usd, balance):
     points, multiplier = fees.points_for(usd_value=usd, recipient_balance=balance)
     assert multiplier in (1, 2, 3)
     assert points == int(usd) * multiplier
+
+
+def test_a_4_dusdc_price_with_the_fee_on_top_asks_the_smallest_amount_that_leaves_it():
+    asked = fees.gross_for_net(4_000_000, 120)
+    assert asked - fees.fee_amount(asked, 120) == 4_000_000
+    assert (asked - 1) - fees.fee_amount(asked - 1, 120) == 3_999_999
+
+
+@given(st.integers(min_value=0, max_value=10**30), st.integers(min_value=0, max_value=9_999))
+def test_gross_for_net_is_the_smallest_amount_whose_net_is_the_price(net, bps):
+    gross = fees.gross_for_net(net, bps)
+    assert gross - fees.fee_amount(gross, bps) >= net
+    assert gross == 0 or (gross - 1) - fees.fee_amount(gross - 1, bps) < net
+
+
+@given(st.integers(min_value=0, max_value=10**30), st.integers(min_value=0, max_value=10_000))
+def test_amount_before_fee_added_inverts_an_exact_output_quote(amount, bps):
+    total = amount + fees.fee_amount(amount, bps)
+    assert fees.amount_before_fee_added(total, bps) == amount

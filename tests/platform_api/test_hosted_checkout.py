@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from chains.watcher import scan_chain
+from orders.fees import fee_amount
 from orders.models import Order
 from platform_api.models import Customer, LinkVisit, PaymentLink, PlatformCheckoutSession, Transaction
 from tests.conftest import wait_for
@@ -76,7 +77,9 @@ def test_a_link_paid_on_the_hosted_page_completes_its_session_transaction_and_cu
         "mail",
     )
     order = Order.objects.get(platform_session=session)
-    assert int(order.src_amount) > 10_000_000  # fee on top: the payer carries the fee
+    # Fee on top: the payer is asked the smallest amount that leaves the whole price after the order's fee.
+    bps, asked = order.fee["finalFeeBps"], int(order.src_amount)
+    assert asked - fee_amount(asked, bps) == 10_000_000 > (asked - 1) - fee_amount(asked - 1, bps)
 
     waiting = payer.get(f"/pay/s/{session.id}").content.decode()
     assert order.global_address in waiting and "<svg" in waiting and "Pay with devnet wallet" in waiting
@@ -88,7 +91,7 @@ def test_a_link_paid_on_the_hosted_page_completes_its_session_transaction_and_cu
     session.refresh_from_db()
     assert session.status == "completed"
     received = erc20((chain_b, b)).functions.balanceOf(link["recipient_address"]).call() - recipient_before
-    assert 10_000_000 <= received <= 10_000_010  # fee on top: the merchant gets the whole price
+    assert received == 10_000_000  # fee on top: the merchant gets the whole price, to the unit
     status = payer.get(f"/pay/s/{session.id}/status").json()
     assert status["session"]["status"] == "completed"
     assert status["success_url"] == f"https://shop.example/thanks?s={session.id}"
