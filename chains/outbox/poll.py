@@ -45,6 +45,7 @@ from chains.outbox.send import (
     finish,
     outbox_send,
     receipt_of,
+    replayed_revert,
     sign_version,
 )
 from chains.registry import Chain, chains
@@ -105,8 +106,9 @@ def outbox_check(tx: OutboxTx, counts: SenderCounts | None = None) -> None:
     if receipt is not None:
         if w3.eth.block_number - receipt["blockNumber"] + 1 >= max(chain.confirmations, 1):
             ok = receipt["status"] == 1
+            error = "" if ok else f"reverted: {replayed_revert(w3, tx, receipt['blockNumber'])}"
             finish(tx, status=OutboxTx.Status.MINED if ok else OutboxTx.Status.FAILED,
-                   error="" if ok else "reverted", receipt=receipt)  # fmt: skip
+                   error=error, receipt=receipt)  # fmt: skip
         return
     if tx.status == OutboxTx.Status.SIGNED:
         broadcast(tx)  # signed but never (known to be) broadcast: the same bytes, the same hash

@@ -43,6 +43,7 @@ from chains.evm import ZERO_ADDRESS, deposit_salt
 from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx, SenderNonce
 from chains.registry import Chain, chain_get
+from chains.reverts import revert_of
 from chains.signers import SignerUnavailable, signer_account, signer_address
 
 logger = logging.getLogger(__name__)
@@ -166,6 +167,18 @@ def _call(tx: OutboxTx) -> dict:
     return {"from": tx.sender, "to": tx.to, "data": tx.data, "value": int(tx.value)}
 
 
+def replayed_revert(w3: Web3, tx: OutboxTx, block_number: int) -> str:
+    """Why a mined transaction reverted, by replaying its call on the state before its block (a receipt
+    carries no reason); best effort: another transaction of the block may have changed that state."""
+    try:
+        w3.eth.call({**_call(tx), "gas": tx.gas_limit}, block_identifier=max(block_number - 1, 0))  # type: ignore[arg-type, typeddict-item]
+    except ContractLogicError as exc:
+        return revert_of(exc)
+    except (Web3RPCError, ValueError, OSError):
+        return "reason unknown (the replay failed)"
+    return "reason unknown (the replay succeeds on the state before its block)"
+
+
 def fee_cap(chain: Chain) -> int:
     """The most the service pays per gas on the chain, in wei (the chain's cap, or OUTBOX_MAX_FEE_PER_GAS_GWEI)."""
     gwei = chain.max_fee_per_gas_gwei or settings.OUTBOX_MAX_FEE_PER_GAS_GWEI
@@ -267,7 +280,7 @@ def sign(tx: OutboxTx) -> OutboxTx:
     try:
         gas = w3.eth.estimate_gas(_call(tx))  # type: ignore[arg-type]
     except ContractLogicError as exc:
-        finish(tx, status=OutboxTx.Status.FAILED, error=f"would revert: {exc.message or exc}")
+        finish(tx, status=OutboxTx.Status.FAILED, error=f"would revert: {revert_of(exc)}")
         tx.refresh_from_db()
         return tx
     # Headroom: state may change between the estimate and the block (a storage slot set from zero costs 20,000

@@ -93,6 +93,7 @@ def test_a_call_that_reverts_is_refunded_to_the_payer(devnets, admin_client):
     order = drive(order_id, until=("refunded",))
 
     assert order.error_details.startswith("EXECUTION_REVERTED")
+    assert "AlwaysReverts.Refused() [0x8ac5ff0b]" in order.error_details  # in words, with the raw data
     assert erc20(a).functions.balanceOf(payer).call() == before
     refund = order.refund_txs.get()
     assert (refund.status, int(refund.amount)) == ("success", int(order.src_amount))
