@@ -14,7 +14,17 @@ def main() -> None:
     )
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    from core.cli import connection_failure
+
+    try:
+        execute_from_command_line(sys.argv)
+    except Exception as exc:
+        line = connection_failure(exc)
+        if line is None or "--traceback" in sys.argv:
+            raise
+        command = sys.argv[1] if len(sys.argv) > 1 else "manage.py"
+        print(f"{command}: {line}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import requests
 from web3 import Web3
 
 from chains.artifacts import artifact
-from chains.devnet import NATIVE, DevnetError
+from chains.devnet import NATIVE, DevnetError, devnet_rpc_url
 from chains.registry import Chain
 
 
@@ -17,7 +18,15 @@ def devnet_transfer(*, chain: Chain, token: str, to: str, amount: int, from_acco
     """
     if not chain.devnet:
         raise DevnetError(f"{chain.name} is not a devnet: the development wallet pays on devnets only")
-    w3 = Web3(Web3.HTTPProvider(chain.rpc_url, request_kwargs={"timeout": 10}))
+    url = devnet_rpc_url(chain)
+    try:
+        return _transfer(Web3(Web3.HTTPProvider(url, request_kwargs={"timeout": 10})), token, to, amount,
+                         from_account)  # fmt: skip
+    except requests.ConnectionError:
+        raise DevnetError(f"{chain.name} does not answer at {url}: is `make run` running?") from None
+
+
+def _transfer(w3: Web3, token: str, to: str, amount: int, from_account: int) -> str:
     accounts = w3.eth.accounts
     if not 0 <= from_account < len(accounts):
         raise DevnetError(f"anvil has accounts 0-{len(accounts) - 1}, not {from_account}")

@@ -84,3 +84,41 @@ def test_pays_a_quick_payment_too(api_client, devnet_registry, capsys):
     assert token.functions.balanceOf(created["deposit_address"]).call() == 2_500_000
     with pytest.raises(CommandError, match="No quick payment"):
         call_command("pay_order", "qp_nope")
+
+
+def test_the_running_devnets_are_read_from_var_so_other_ports_work(
+    api_client, devnet_registry, settings, tmp_path, capsys
+):
+    """`DEVNET_PORTS=9200,9201 make run`, then `pay_order` in a terminal without DEVNET_PORTS."""
+    import dataclasses
+    import json
+
+    chain, deployment = devnet_registry
+    order = devnet_order(api_client, deployment)
+    settings.CHAINS = [dataclasses.asdict(chain) | {"rpc_url": "http://127.0.0.1:1"}]  # the default port
+    settings.VAR_DIR = str(tmp_path)
+    (tmp_path / "devnets.json").write_text(json.dumps([deployment]))
+
+    call_command("pay_order", str(order.id))
+
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    assert w3.eth.get_transaction_receipt(capsys.readouterr().out.strip()).status == 1
+    (tmp_path / "devnets.json").unlink()
+    with pytest.raises(CommandError, match=r"does not answer at http://127.0.0.1:1: is `make run` running\?"):
+        call_command("pay_order", str(order.id))
+
+
+def test_a_command_that_cannot_connect_says_so_in_one_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "SERVICE_ENV": "development", "DATABASE_URL": "postgres://postgres@127.0.0.1:1/x"}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "migrate"], cwd=Path(__file__).resolve().parents[2], env=env,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()]
+    assert done.stderr.startswith("migrate: cannot reach the database:") and "Traceback" not in done.stderr
