@@ -70,10 +70,11 @@ def _raw(data: bytes) -> str:
 def describe_revert(data: bytes | str | None) -> str:
     """What a revert says, in words, followed by its raw data: `Tournament.AlreadyJoined() [0x003b2682]`."""
     if isinstance(data, str):
+        text = data
         try:
-            data = bytes.fromhex(data.removeprefix("0x"))
+            data = bytes.fromhex(text.removeprefix("0x"))
         except ValueError:
-            return data[:MAX_SHOWN]
+            return text[:MAX_SHOWN]
     if not data:
         return "reverted without a reason"
     selector, body = data[:4], data[4:]

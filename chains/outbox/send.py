@@ -171,7 +171,7 @@ def replayed_revert(w3: Web3, tx: OutboxTx, block_number: int) -> str:
     """Why a mined transaction reverted, by replaying its call on the state before its block (a receipt
     carries no reason); best effort: another transaction of the block may have changed that state."""
     try:
-        w3.eth.call({**_call(tx), "gas": tx.gas_limit}, block_identifier=max(block_number - 1, 0))  # type: ignore[arg-type, typeddict-item]
+        w3.eth.call({**_call(tx), "gas": tx.gas_limit}, block_identifier=max(block_number - 1, 0))  # type: ignore[typeddict-item]
     except ContractLogicError as exc:
         return revert_of(exc)
     except (Web3RPCError, ValueError, OSError):
