@@ -60,7 +60,10 @@ def anvil_command(chain: Chain) -> list[str]:
 
 
 def port_is_free(port: int) -> bool:
+    """Whether nothing listens on the port. SO_REUSEADDR, as anvil's own listener sets it: the connections
+    of a node just stopped (TIME-WAIT, a minute) do not keep a new one from listening there."""
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:

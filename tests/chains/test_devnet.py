@@ -81,3 +81,21 @@ def test_the_token_list_gives_native_coin_and_both_tokens_with_prices(deployed):
         ("ETH", 18, "3000"), ("dUSDC", 6, "1"), ("dWETH", 18, "3000"),
     ]  # fmt: skip
     assert tokens[0]["address"] == "0x" + "00" * 20
+
+
+def test_a_port_whose_last_connections_are_in_time_wait_is_free_and_a_listened_one_is_not():
+    import socket
+
+    from chains.devnet import port_is_free
+
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        assert not port_is_free(port)
+        client = socket.create_connection(("127.0.0.1", port))
+        accepted, _ = listener.accept()
+        accepted.close()  # the server's side closes first: its port is left in TIME-WAIT
+        client.close()
+    assert port_is_free(port)
