@@ -422,7 +422,17 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},
+        # Routine chatter, several lines a second with the chain scans and outbox polls: each task received
+        # and succeeded, each beat tick. A task that fails still logs (ERROR), and the services log what
+        # changes state (a deposit, a transaction, an order's step) at INFO. TASK_LOG_LEVEL=INFO shows all.
+        **{
+            name: {"level": os.environ.get("TASK_LOG_LEVEL", "WARNING")}
+            for name in ("celery.app.trace", "celery.worker.strategy", "celery.beat")
+        },
+    },
 }
 
 # --- Order interface ----------------------------------------------------------

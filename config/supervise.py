@@ -5,7 +5,13 @@ and devnet tokens deployed; chains/devnet.py). Then gunicorn (the production
 WSGI server, static files by whitenoise), a Celery worker for the default
 queue, thread-pool workers for webhook deliveries and beat. SIGINT (Ctrl-C)
 or SIGTERM stops every child, and so does any child exiting on its own; the
-exit status says which.
+exit status says which (0 for a requested stop).
+
+Each child runs in a process group of its own, so the terminal's Ctrl-C
+reaches the supervisor alone, which stops the children in order: what takes
+work in (the web server, beat) first, then the workers (each finishes its
+task: a warm shutdown), then the devnets they were talking to. One line per
+component says it stopped. A child is sent SIGTERM if the supervisor dies.
 Only the default-queue worker is given the signing keys (chains/signers.py).
 
     python -m config.supervise [--port 8000]
@@ -77,7 +83,7 @@ def start_devnets(bin_dir: Path) -> dict[str, subprocess.Popen]:
             f"{', '.join(c.rpc_url for c in busy)} already in use: stop what listens there, or set "
             "DEVNET_PORTS (or DEVNET=0)"
         )
-    nodes = {f"devnet-{chain.chain_id}": subprocess.Popen(anvil_command(chain)) for chain in chains}  # noqa: S603
+    nodes = {f"devnet-{chain.chain_id}": spawn(anvil_command(chain)) for chain in chains}
     try:
         for chain in chains:
             wait_until_up(chain)
@@ -109,18 +115,51 @@ def process_environments(*, devnets: bool) -> dict[str, dict[str, str]]:
     return {"worker": worker, "other": others}
 
 
+# Stopped in this order, each tier waiting for the one before: nothing takes new work while the workers
+# finish theirs, and the devnets stay up until no worker talks to them.
+STOP_TIERS = (("web", "beat"), ("worker", "webhooks-"), ("devnet-",))  # names, or prefixes ending in "-"
+
+
+def _tier(name: str) -> int:
+    return next(
+        (n for n, names in enumerate(STOP_TIERS)
+         if any(name == m or (m.endswith("-") and name.startswith(m)) for m in names)),
+        0,
+    )  # fmt: skip
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """The child gets SIGTERM when the supervisor dies (Linux), even by kill -9: no orphans."""
+    os.setsid()  # a process group of its own: the terminal's Ctrl-C is the supervisor's to handle
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def spawn(command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen(command, env=env, preexec_fn=_die_with_parent)  # noqa: S603
+
+
 def stop(children: dict[str, subprocess.Popen]) -> None:
-    for child in children.values():
-        if child.poll() is None:
-            child.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + GRACE_SECONDS
-    for name, child in children.items():
-        try:
-            child.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            print(f"supervise: {name} did not stop in {GRACE_SECONDS} s; killing it", file=sys.stderr)
-            child.kill()
-            child.wait()
+    """Stop every child, tier by tier (STOP_TIERS), within GRACE_SECONDS each; one line per child."""
+    for tier in range(len(STOP_TIERS)):
+        members = {name: child for name, child in children.items() if _tier(name) == tier}
+        for child in members.values():
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + GRACE_SECONDS
+        for name, child in members.items():
+            try:
+                code = child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                print(f"supervise: {name} did not stop in {GRACE_SECONDS} s; killing it", file=sys.stderr)
+                child.kill()
+                code = child.wait()
+            how = "stopped" if code in (0, -signal.SIGTERM) else f"stopped (exit status {code})"
+            print(f"supervise: {name} {how}", flush=True)
 
 
 def main() -> int:
@@ -149,7 +188,7 @@ def main() -> int:
     environments = process_environments(devnets=bool(children))
     children.update(
         {
-            name: subprocess.Popen(cmd, env=environments["worker" if name == "worker" else "other"])  # noqa: S603
+            name: spawn(cmd, env=environments["worker" if name == "worker" else "other"])
             for name, cmd in commands(args.port, bin_dir).items()
         }
     )
@@ -163,6 +202,8 @@ def main() -> int:
             f"supervise: {exited} exited with {children[exited].returncode}; stopping the rest",
             file=sys.stderr,
         )
+    else:
+        print(f"supervise: {signal.Signals(stopping[0]).name} received; stopping", flush=True)
     stop(children)
     print("supervise: all stopped", flush=True)
     return 1 if exited is not None else 0

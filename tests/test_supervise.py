@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -58,12 +59,14 @@ def test_the_supervisor_serves_and_stops_every_child(tmp_path, signum):
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=120
     )
+    output = tmp_path / "output.log"
     process = subprocess.Popen(
         [sys.executable, "-m", "config.supervise", "--port", str(port)],
         cwd=ROOT,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=output.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # a terminal of its own: Ctrl-C reaches its whole process group
     )
     try:
         body = None
@@ -86,9 +89,32 @@ def test_the_supervisor_serves_and_stops_every_child(tmp_path, signum):
                 symbols = {t["symbol"] for t in json.loads(response.read())["data"]}
             assert symbols == {"ETH", "dUSDC", "dWETH"}
 
-        process.send_signal(signum)
+        time.sleep(6)  # several beat ticks: scans every second, outbox polls
+        if signum == signal.SIGINT:
+            os.killpg(
+                process.pid, signum
+            )  # Ctrl-C: the terminal signals every process of the foreground group
+        else:
+            process.send_signal(signum)
         assert process.wait(timeout=40) == 0
         assert [pid for pid in children if _alive(pid)] == []
+        log = output.read_text()
+        # Routine task chatter stays out of the console; a requested stop reads as one.
+        assert "Sending due task" not in log and not re.search(
+            r"Task [\w.]+\[[0-9a-f-]+\] (received|succeeded)", log
+        )
+        assert "Traceback" not in log and "ERROR" not in log and "exited with" not in log
+        stopped = [line.split()[1] for line in log.splitlines() if line.startswith("supervise: ") and
+                   line.endswith(" stopped") and line != "supervise: all stopped"]  # fmt: skip
+        names = {"web", "worker", "webhooks-1", "webhooks-2", "beat"} | (
+            {"devnet-31337", "devnet-31338"} if ANVIL.exists() else set()
+        )
+        assert sorted(stopped) == sorted(names)
+        assert stopped.index("worker") > stopped.index("web") and stopped.index("worker") > stopped.index(
+            "beat"
+        )
+        if ANVIL.exists():  # the devnets outlive the workers that talk to them
+            assert min(stopped.index(n) for n in names if n.startswith("devnet-")) > stopped.index("worker")
     finally:
         if process.poll() is None:
             process.kill()
