@@ -148,17 +148,16 @@ def deployments_path() -> Path:
     return Path(settings.VAR_DIR) / "devnets.json"
 
 
-def devnet_rpc_url(chain: Chain) -> str:
-    """Where the running devnet of `chain` listens: as `make run` last deployed it (VAR_DIR/devnets.json),
-    whatever DEVNET_PORTS this process was started with; else the registry's URL."""
+def deployed_rpc_url(chain: Chain) -> str | None:
+    """Where `make run` last started the devnet of `chain` (VAR_DIR/devnets.json), if it did."""
     try:
         deployments = json.loads(deployments_path().read_text())
     except (OSError, ValueError):
-        return chain.rpc_url
+        return None
     for deployment in deployments if isinstance(deployments, list) else []:
         if isinstance(deployment, dict) and deployment.get("chain_id") == chain.chain_id:
-            return str(deployment.get("rpc_url") or chain.rpc_url)
-    return chain.rpc_url
+            return str(deployment.get("rpc_url") or "") or None
+    return None
 
 
 def token_list_path() -> Path:

@@ -6,7 +6,7 @@ import requests
 from web3 import Web3
 
 from chains.artifacts import artifact
-from chains.devnet import NATIVE, DevnetError, devnet_rpc_url
+from chains.devnet import NATIVE, DevnetError, deployed_rpc_url
 from chains.registry import Chain
 
 
@@ -18,12 +18,17 @@ def devnet_transfer(*, chain: Chain, token: str, to: str, amount: int, from_acco
     """
     if not chain.devnet:
         raise DevnetError(f"{chain.name} is not a devnet: the development wallet pays on devnets only")
-    url = devnet_rpc_url(chain)
-    try:
-        return _transfer(Web3(Web3.HTTPProvider(url, request_kwargs={"timeout": 10})), token, to, amount,
-                         from_account)  # fmt: skip
-    except requests.ConnectionError:
-        raise DevnetError(f"{chain.name} does not answer at {url}: is `make run` running?") from None
+    # The registry's URL; else where `make run` last started this devnet (another DEVNET_PORTS than this
+    # process was given: `pay_order` in a second terminal).
+    urls = [chain.rpc_url, *[url for url in [deployed_rpc_url(chain)] if url and url != chain.rpc_url]]
+    for url in urls:
+        w3 = Web3(Web3.HTTPProvider(url, request_kwargs={"timeout": 10}))
+        try:
+            w3.eth.chain_id  # noqa: B018 - is it up?
+        except requests.ConnectionError:
+            continue
+        return _transfer(w3, token, to, amount, from_account)
+    raise DevnetError(f"{chain.name} does not answer at {' or '.join(urls)}: is `make run` running?")
 
 
 def _transfer(w3: Web3, token: str, to: str, amount: int, from_account: int) -> str:

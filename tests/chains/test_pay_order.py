@@ -104,7 +104,9 @@ def test_the_running_devnets_are_read_from_var_so_other_ports_work(
     w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
     assert w3.eth.get_transaction_receipt(capsys.readouterr().out.strip()).status == 1
     (tmp_path / "devnets.json").unlink()
-    with pytest.raises(CommandError, match=r"does not answer at http://127.0.0.1:1: is `make run` running\?"):
+    with pytest.raises(
+        CommandError, match=r"Devnet A does not answer at http://127.0.0.1:1: is `make run` running\?"
+    ):
         call_command("pay_order", str(order.id))
 
 
