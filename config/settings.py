@@ -182,6 +182,8 @@ STORAGES = {
 }
 # Serve static files from the finders in development so no collectstatic is needed.
 WHITENOISE_USE_FINDERS = DEVELOPMENT
+# Files served at the site's root, such as /favicon.ico, which browsers ask for on every page.
+WHITENOISE_ROOT = BASE_DIR / "config" / "public"
 
 # --- Sign-in to the admin (django-axes; core/signin.py) ----------------------
 

@@ -83,3 +83,11 @@ def test_pages_work_in_chromium_with_no_violation_and_nothing_from_another_origi
 
     assert violations == []
     assert foreign == []
+
+
+def test_the_favicon_is_served_from_the_service_itself(client):
+    response = client.get("/favicon.ico")
+    assert response.status_code == 200
+    assert response["Content-Type"] in ("image/x-icon", "image/vnd.microsoft.icon")
+    icon = b"".join(response.streaming_content) if response.streaming else response.content
+    assert icon[:4] == b"\x00\x00\x01\x00" and b"PNG" in icon[:40]  # an icon directory holding a PNG
