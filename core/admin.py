@@ -1,6 +1,11 @@
 """Admin building blocks that no app owns."""
 
+import json
+from datetime import UTC, datetime
+from typing import Any
+
 from django.contrib import admin
+from django.utils.html import format_html
 
 
 class ReadOnlyModelAdmin(admin.ModelAdmin):
@@ -14,3 +19,27 @@ class ReadOnlyModelAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+def short_hex(value: str | None, *, href: str | None = None):
+    """A hash or address as `0x1234…abcd`, the whole value on hover (and copied with a select-all)."""
+    if not value:
+        return "-"
+    shown = value if len(value) <= 14 else f"{value[:6]}…{value[-4:]}"
+    if href:
+        return format_html('<a href="{}" title="{}" class="nowrap">{}</a>', href, value, shown)
+    return format_html('<span title="{}" class="nowrap">{}</span>', value, shown)
+
+
+def moment(value: datetime | None):
+    """A time on one line, with seconds, in UTC: `2026-11-24 19:15:18`."""
+    if value is None:
+        return "-"
+    return format_html('<span class="nowrap">{}</span>', value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"))
+
+
+def pretty_json(value: Any):
+    """A JSON document indented, in a box of its own."""
+    if value in (None, {}, []):
+        return "-"
+    return format_html('<pre class="json">{}</pre>', json.dumps(value, indent=2, sort_keys=True, default=str))

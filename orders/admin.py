@@ -8,7 +8,7 @@ from django.utils.html import format_html, format_html_join
 from chains.models import ChainCursor, OutboxTx
 from chains.registry import chain_get
 from chains.tokens import token_get
-from core.admin import ReadOnlyModelAdmin
+from core.admin import ReadOnlyModelAdmin, moment, pretty_json, short_hex
 from orders import services
 from orders.models import CheckoutSession, DepositTx, Order, OrderStatusChange, RefundTx, RelayTx, StuckOrder
 from orders.tasks import settle_order_task
@@ -34,33 +34,6 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
-class DepositTxInline(ReadOnlyInline):
-    model = DepositTx
-    fields = ("chain", "from_address", "transaction", "block_number", "confirmations", "token_address",
-              "units", "amount", "counted", "refund_reason", "refund_amount", "created_at")  # fmt: skip
-    readonly_fields = ("transaction", "confirmations", "units")
-
-    @admin.display(description="transaction")
-    def transaction(self, deposit: DepositTx):
-        chain = chain_get(deposit.chain)
-        if chain is not None and chain.explorer_url and not chain.devnet:
-            return format_html(
-                '<a href="{}/tx/{}">{}</a>', chain.explorer_url, deposit.tx_hash, deposit.tx_hash
-            )
-        return deposit.tx_hash  # devnets have no explorer: the hash itself
-
-    @admin.display(description="confirmations")
-    def confirmations(self, deposit: DepositTx):
-        cursor = ChainCursor.objects.filter(pk=deposit.chain).first()
-        if cursor is None or cursor.head is None or deposit.block_number is None:
-            return "-"
-        return cursor.head - deposit.block_number + 1
-
-    @admin.display(description="in token units")
-    def units(self, deposit: DepositTx):
-        return in_units(deposit.chain, deposit.token_address, deposit.amount)
-
-
 def in_units(chain_id: int, token_address: str, amount) -> str:
     """`amount` (smallest units) as the token's whole units and symbol, e.g. "10.5 dUSDC"."""
     token = token_get(chain_id=chain_id, address=token_address)
@@ -69,28 +42,103 @@ def in_units(chain_id: int, token_address: str, amount) -> str:
     return f"{Decimal(int(amount)).scaleb(-token.decimals).normalize():f} {token.symbol}"
 
 
+def amount_cell(chain_id: int, token_address: str, amount):
+    """`10 dUSDC` with the base units beside it, as staff compare them with the chain: `(10000000)`."""
+    if amount is None:
+        return "-"
+    return format_html(
+        '<span class="nowrap">{}</span> ({})', in_units(chain_id, token_address, amount), amount
+    )
+
+
+def tx_link(chain_id: int, tx_hash: str):
+    """A transaction's hash, shortened; a link to the chain's explorer where it has one (devnets do not)."""
+    chain = chain_get(chain_id)
+    href = f"{chain.explorer_url}/tx/{tx_hash}" if chain and chain.explorer_url and not chain.devnet else None
+    return short_hex(tx_hash, href=href)
+
+
+class DepositTxInline(ReadOnlyInline):
+    model = DepositTx
+    fields = ("when", "sender", "transaction", "block_number", "confirmations", "received", "counted",
+              "refund_reason", "refunded")  # fmt: skip
+    readonly_fields = ("when", "sender", "transaction", "confirmations", "received", "refunded")
+
+    @admin.display(description="when (UTC)")
+    def when(self, deposit: DepositTx):
+        return moment(deposit.created_at)
+
+    @admin.display(description="from")
+    def sender(self, deposit: DepositTx):
+        return short_hex(deposit.from_address)
+
+    @admin.display(description="transaction")
+    def transaction(self, deposit: DepositTx):
+        return tx_link(deposit.chain, deposit.tx_hash)
+
+    @admin.display(description="confirmations")
+    def confirmations(self, deposit: DepositTx):
+        cursor = ChainCursor.objects.filter(pk=deposit.chain).first()
+        if cursor is None or cursor.head is None or deposit.block_number is None:
+            return "-"
+        return cursor.head - deposit.block_number + 1
+
+    @admin.display(description="amount")
+    def received(self, deposit: DepositTx):
+        return amount_cell(deposit.chain, deposit.token_address, deposit.amount)
+
+    @admin.display(description="refund amount")
+    def refunded(self, deposit: DepositTx):
+        return amount_cell(deposit.chain, deposit.token_address, deposit.refund_amount)
+
+
 class RelayTxInline(ReadOnlyInline):
     model = RelayTx
-    fields = ("chain", "tx_hash", "status", "created_at")
+    fields = ("when", "chain", "transaction", "status")
+    readonly_fields = ("when", "transaction")
+
+    @admin.display(description="when (UTC)")
+    def when(self, relay: RelayTx):
+        return moment(relay.created_at)
+
+    @admin.display(description="transaction")
+    def transaction(self, relay: RelayTx):
+        return tx_link(relay.chain, relay.tx_hash)
 
 
 class RefundTxInline(ReadOnlyInline):
     model = RefundTx
-    fields = ("chain", "tx_hash", "deposit", "amount", "units", "status", "created_at")
-    readonly_fields = ("units",)
+    fields = ("when", "chain", "transaction", "deposit", "refunded", "status")
+    readonly_fields = ("when", "transaction", "refunded")
 
-    @admin.display(description="in token units")
-    def units(self, refund: RefundTx):
+    @admin.display(description="when (UTC)")
+    def when(self, refund: RefundTx):
+        return moment(refund.created_at)
+
+    @admin.display(description="transaction")
+    def transaction(self, refund: RefundTx):
+        return tx_link(refund.chain, refund.tx_hash)
+
+    @admin.display(description="amount")
+    def refunded(self, refund: RefundTx):
         token = refund.deposit.token_address if refund.deposit else refund.order.src_token_address
-        return in_units(refund.chain, token, refund.amount)
+        return amount_cell(refund.chain, token, refund.amount)
 
 
 class StatusChangeInline(ReadOnlyInline):
     """Every transition of the order: when, from, to, why and who."""
 
     model = OrderStatusChange
-    fields = ("created_at", "from_status", "to_status", "reason", "actor")
+    fields = ("when", "from_status", "to_status", "reason", "actor")
+    readonly_fields = ("when",)
     verbose_name_plural = "status history"
+
+    @admin.display(description="when (UTC)")
+    def when(self, change: OrderStatusChange):
+        return moment(change.created_at)
+
+
+JSON_FIELDS = ("settlement", "payload", "metadata", "fee", "onramp_metadata")
 
 
 @admin.register(Order)
@@ -111,8 +159,13 @@ class OrderAdmin(admin.ModelAdmin):
     list_select_related = ("organization",)
     date_hierarchy = "created_at"
     inlines = [StatusChangeInline, DepositTxInline, RelayTxInline, RefundTxInline]
-    readonly_fields = ["src_amount_units", "dst_amount_units", "outbox_transactions",
-                       *[f.name for f in Order._meta.fields]]  # fmt: skip
+    # Every field, read-only; the JSON documents indented, amounts in token units beside base units.
+    fields = [
+        *[f.name for f in Order._meta.fields if f.name not in (*JSON_FIELDS, "src_amount")],
+        "price", "delivered", "fee_shown", "settlement_shown", "payload_shown", "metadata_shown",
+        "onramp_metadata_shown", "outbox_transactions",
+    ]  # fmt: skip
+    readonly_fields = fields
     actions = ["retry_settlement", "refund_now"]
 
     def has_add_permission(self, request):
@@ -124,13 +177,35 @@ class OrderAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    @admin.display(description="price in token units")
-    def src_amount_units(self, order: Order):
-        return in_units(order.src_chain, order.src_token_address, order.src_amount)
+    @admin.display(description="price (srcAmount)")
+    def price(self, order: Order):
+        return amount_cell(order.src_chain, order.src_token_address, order.src_amount)
 
-    @admin.display(description="delivered in token units")
-    def dst_amount_units(self, order: Order):
-        return in_units(order.dst_chain, order.dst_token_address, (order.settlement or {}).get("dstAmount"))
+    @admin.display(description="delivered")
+    def delivered(self, order: Order):
+        return amount_cell(
+            order.dst_chain, order.dst_token_address, (order.settlement or {}).get("dstAmount")
+        )
+
+    @admin.display(description="fee")
+    def fee_shown(self, order: Order):
+        return pretty_json(order.fee)
+
+    @admin.display(description="settlement")
+    def settlement_shown(self, order: Order):
+        return pretty_json(order.settlement)
+
+    @admin.display(description="payload")
+    def payload_shown(self, order: Order):
+        return pretty_json(order.payload)
+
+    @admin.display(description="metadata")
+    def metadata_shown(self, order: Order):
+        return pretty_json(order.metadata)
+
+    @admin.display(description="onramp metadata")
+    def onramp_metadata_shown(self, order: Order):
+        return pretty_json(order.onramp_metadata)
 
     @admin.display(description="outbox transactions")
     def outbox_transactions(self, order: Order):
@@ -138,7 +213,7 @@ class OrderAdmin(admin.ModelAdmin):
         return format_html_join(
             "", '<div><a href="{}">{}</a>: {} on chain {} {} {}</div>',
             ((reverse("admin:chains_outboxtx_change", args=[tx.pk]), tx.key.split(":", 2)[2], tx.status,
-              tx.chain_id, tx.tx_hash or "", tx.error) for tx in rows),
+              tx.chain_id, short_hex(tx.tx_hash) if tx.tx_hash else "", tx.error) for tx in rows),
         ) or "-"  # fmt: skip
 
     @admin.action(description="Retry settlement (drive the selected orders on now)")

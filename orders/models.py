@@ -182,6 +182,9 @@ class DepositTx(models.Model):
             )
         ]
 
+    def __str__(self) -> str:
+        return f"deposit of {self.amount} in {self.tx_hash[:10]}… on chain {self.chain}"
+
 
 class RelayTx(models.Model):
     """A relay (bridge or swap) transaction that moves the deposit to the destination chain."""
@@ -203,6 +206,9 @@ class RelayTx(models.Model):
     class Meta:
         ordering = ["created_at", "id"]
 
+    def __str__(self) -> str:
+        return f"relay {self.tx_hash[:10]}… on chain {self.chain} ({self.status})"
+
 
 class RefundTx(models.Model):
     """A transfer returning a deposit (or its surplus) to the payer, from the vault."""
@@ -223,6 +229,9 @@ class RefundTx(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"refund of {self.amount} in {self.tx_hash[:10]}… on chain {self.chain} ({self.status})"
 
 
 class OrderStatusChange(models.Model):

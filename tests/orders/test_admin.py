@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from orders.models import CheckoutSession, Order
@@ -120,3 +122,47 @@ def test_settle_order_command_is_idempotent_and_refuses_unknown_orders(api_clien
     assert out.getvalue().splitlines() == [f"{order['id']}: scanning_deposit_transaction"] * 2
     with pytest.raises(CommandError, match="No order"):
         call_command("settle_order", "nope")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_order_page_fits_a_1400_px_window_and_reads_as_staff_expect(
+    api_client, tokens, live_server, browser_page, admin_user
+):
+    from django.utils import timezone
+
+    from orders.models import OrderStatusChange, RefundTx, RelayTx
+
+    order = Order.objects.get(pk=api_client.post("/orders", order_body(), format="json").json()["data"]["id"])
+    order_record_deposit(order=order, chain=8453, tx_hash="0x" + "ab" * 32, amount=10_000_000,
+                         from_address="0x" + "cd" * 20)  # fmt: skip
+    deposit = order.deposit_txs.get()
+    RelayTx.objects.create(order=order, chain=42161, tx_hash="0x" + "ef" * 32, status="success")
+    RefundTx.objects.create(order=order, deposit=deposit, chain=8453, tx_hash="0x" + "12" * 32,
+                            amount=10_000_000, status="success")  # fmt: skip
+    OrderStatusChange.objects.create(order=order, from_status="sending_token_from_vault", to_status="relay",
+                                     reason="swept 10000000 into the vault at nonce 27 " * 3,
+                                     actor="staff:operations-on-call", created_at=timezone.now())  # fmt: skip
+    Order.objects.filter(pk=order.pk).update(settlement={"dstAmount": "9920000", "feeBps": 80})
+
+    page = browser_page
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "password")
+    page.click("input[type=submit]")
+    page.goto(f"{live_server.url}/admin/orders/order/{order.pk}/change/")
+
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400  # nothing overflows the window
+    actor = page.get_by_text("staff:operations-on-call")
+    box = actor.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 1400  # the status history's last column is in view
+    text = page.inner_text("body")
+    assert " object (" not in text  # every row is named by what it is
+    assert "10 USDC (10000000)" in text  # token units beside base units
+    assert '"dstAmount": "9920000"' in page.inner_text("pre.json >> nth=1")  # JSON indented, not a raw line
+    when = page.locator("td.field-when").first
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", when.inner_text().strip())
+    line = page.evaluate(
+        "parseFloat(getComputedStyle(document.querySelector('td.field-when span')).lineHeight)"
+    )
+    assert when.locator("span").bounding_box()["height"] < 2 * line  # one line, not five
