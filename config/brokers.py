@@ -33,3 +33,8 @@ class AtomicFilesystemChannel(filesystem.Channel):
 
 class AtomicFilesystemTransport(filesystem.Transport):
     Channel = AtomicFilesystemChannel
+
+    @property
+    def default_connection_params(self):
+        # Folders, not a host: without this kombu warns "No hostname was supplied" at every connection.
+        return {}

@@ -429,6 +429,9 @@ LOGGING = {
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         "axes": {"level": "WARNING"},
+        # A request naming another Host is refused (400 in the interface's envelope); Django would also log
+        # it as an ERROR with a traceback, for every scanner on the internet.
+        "django.security.DisallowedHost": {"handlers": [], "level": "CRITICAL", "propagate": False},
         # Routine chatter, several lines a second with the chain scans and outbox polls: each task received
         # and succeeded, each beat tick. A task that fails still logs (ERROR), and the services log what
         # changes state (a deposit, a transaction, an order's step) at INFO. TASK_LOG_LEVEL=INFO shows all.
