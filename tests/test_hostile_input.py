@@ -141,8 +141,8 @@ def test_the_offending_field_is_named(admin_client, api_client):
 @pytest.mark.parametrize(
     ("path", "status"),
     [
-        ("/chains/%C2%B2/tokens", 404),
-        ("/chains/" + "9" * 5000 + "/tokens", 404),
+        ("/chains/%C2%B2/tokens", 400),  # a digit, but not an ASCII one: not a chain id
+        ("/chains/" + "9" * 5000 + "/tokens", 400),
         ("/chains/0/tokens", 400),
         ("/chains/8453/tokens?term=a%00b", 400),
         ("/orders?creatorAddress=%00", 400),
@@ -186,7 +186,6 @@ def test_hostile_paths_and_queries_on_the_platform(admin_client, path, status, p
         "/api/v1/api-keys/%C2%84",
         "/api/v1/nope",
         "/nope",
-        "/chains/x/tokens",
         "/api/v1/webhooks/%0A8",
         "/a%0Ab",
     ],
@@ -198,3 +197,12 @@ def test_writes_to_unknown_paths_are_json_404_not_a_csrf_page(method, path):
     response = getattr(Client(enforce_csrf_checks=True), method)(path)
     assert response.status_code == 404
     assert response["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+def test_writes_to_a_read_only_path_are_json_405_not_a_csrf_page(method):
+    from django.test import Client
+
+    response = getattr(Client(enforce_csrf_checks=True), method)("/chains/x/tokens")
+    assert response.status_code == 405 and response["Allow"] == "GET, HEAD, OPTIONS"
+    assert response["Content-Type"] == "application/json" and response.json()["success"] is False
