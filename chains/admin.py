@@ -1,9 +1,112 @@
+from django import forms
 from django.contrib import admin, messages
+from django.utils.html import format_html, format_html_join
 
+from chains.client import node_label
 from chains.incidents import incidents_resolve
-from chains.models import ChainCursor, Deposit, Incident, OutboxTx, Token, WatchedAddress
-from chains.registry import chain_get
+from chains.models import Chain, ChainCursor, Deposit, Incident, OutboxTx, Token, WatchedAddress
+from chains.registry import ChainError, chain_from_entry, chain_get
 from core.admin import ReadOnlyModelAdmin
+
+
+class ChainForm(forms.ModelForm):
+    """The RPC URLs one per line (stored encrypted); every field checked as `manage.py chains add` checks it."""
+
+    rpc_urls_text = forms.CharField(
+        label="RPC URLs", required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+        help_text="One per line, in order of preference. They are stored encrypted (a provider's URL holds its key).",
+    )  # fmt: skip
+
+    explorer_url = forms.URLField(required=False, max_length=300, assume_scheme="https")
+
+    class Meta:
+        model = Chain
+        exclude = ("rpc_urls", "source", "created_at", "updated_at")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.initial["rpc_urls_text"] = "\n".join(self.instance.rpc_urls or [])
+            self.fields["chain_id"].disabled = True
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        urls = [line.strip() for line in (data.get("rpc_urls_text") or "").splitlines() if line.strip()]
+        entry = {name: data[name] for name in (
+            "chain_id", "name", "native_symbol", "native_decimals", "confirmations", "poll_interval_seconds",
+            "explorer_url", "factory_address", "takes_payments", "devnet", "max_fee_per_gas_gwei", "max_lag_blocks",
+            "traces", "vault_gas_threshold", "solver_gas_threshold")}  # fmt: skip
+        try:
+            chain = chain_from_entry({**entry, "rpc_urls": urls})
+        except ChainError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        self.instance.rpc_urls = list(chain.rpc_urls)
+        data["factory_address"] = chain.factory_address
+        return data
+
+
+@admin.register(Chain)
+class ChainAdmin(admin.ModelAdmin):
+    """The chain registry. Changes reach every process within a second. A chain that stops taking payments
+    still settles what is in flight there; its RPC nodes show as the watcher last found them."""
+
+    form = ChainForm
+    list_display = ("chain_id", "name", "payments", "devnet", "confirmations", "poll_interval_seconds", "nodes",
+                    "watcher", "source")  # fmt: skip
+    list_filter = ("takes_payments", "devnet")
+    search_fields = ("name", "=chain_id")
+    readonly_fields = ("node_status", "source", "created_at", "updated_at")
+    actions = ["stop_payments"]
+
+    def get_queryset(self, request):
+        self._cursors = {c.chain_id: c for c in ChainCursor.objects.all()}
+        return super().get_queryset(request)
+
+    @admin.display(description="payments", boolean=True)
+    def payments(self, chain: Chain) -> bool:
+        return chain.takes_payments and bool(chain.factory_address)
+
+    @admin.display(description="RPC nodes")
+    def nodes(self, chain: Chain) -> str:
+        return ", ".join(node_label(url) for url in chain.rpc_urls or []) or "-"
+
+    @admin.display(description="watcher")
+    def watcher(self, chain: Chain):
+        cursor = getattr(self, "_cursors", {}).get(chain.chain_id)
+        if cursor is None:
+            return "not scanned yet"
+        if cursor.nodes and all(node.get("state") == "set aside" for node in cursor.nodes):
+            return format_html('<strong class="errornote">{}</strong>', "every RPC node is down")
+        if cursor.last_error:
+            return format_html('<span title="{}">last scan failed</span>', cursor.last_error)
+        return f"block {cursor.scanned_to} (lag {cursor.lag})"
+
+    @admin.display(description="RPC nodes, as the last scan found them")
+    def node_status(self, chain: Chain):
+        cursor = ChainCursor.objects.filter(pk=chain.chain_id).first()
+        if cursor is None or not cursor.nodes:
+            return "-"
+        return format_html_join(
+            "", "<div>{}: {} {}</div>",
+            ((n.get("node"), n.get("state"), f"(head {n['head']})" if n.get("head") is not None else n.get("reason"))
+             for n in cursor.nodes),
+        )  # fmt: skip
+
+    def save_model(self, request, obj, form, change):
+        obj.source = Chain.Source.STAFF  # the seed leaves a chain staff edited alone
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description="Stop taking payments (what is in flight still settles)")
+    def stop_payments(self, request, queryset):
+        for chain in queryset:
+            chain.takes_payments, chain.source = False, Chain.Source.STAFF
+            chain.save(update_fields=["takes_payments", "source"])
+            self.log_change(request, chain, "Stopped taking payments")
+        self.message_user(
+            request, f"{queryset.count()} chain(s) take no new payments.", level=messages.SUCCESS
+        )
 
 
 @admin.register(ChainCursor)

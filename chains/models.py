@@ -6,7 +6,76 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from core.dbfields import Uint256Field
+from core.dbfields import EncryptedJSONField, Uint256Field
+
+
+class Chain(models.Model):
+    """A chain the service knows: how to reach it, how long to wait for confirmations, and whether it takes
+    payments. The registry (chains/registry.py) reads these rows; CHAINS in the environment seeds them.
+
+    Its RPC URLs are encrypted at rest: a provider's URL usually carries its API key.
+    """
+
+    class Source(models.TextChoices):
+        SEED = "seed", "the CHAINS seed (kept in step with it)"
+        STAFF = "staff", "staff (the seed leaves it alone)"
+
+    chain_id = models.PositiveBigIntegerField(primary_key=True)
+    name = models.CharField(max_length=100)
+    native_symbol = models.CharField(max_length=16)
+    native_decimals = models.PositiveSmallIntegerField(default=18)
+    rpc_urls = EncryptedJSONField(
+        purpose="rpc", default=list, blank=True, help_text="JSON-RPC URLs, in order of preference."
+    )
+    confirmations = models.PositiveIntegerField(default=12)
+    poll_interval_seconds = models.FloatField(default=12)
+    explorer_url = models.URLField(max_length=300, blank=True)
+    factory_address = models.CharField(
+        max_length=42, blank=True, help_text="The DepositFactory here (EIP-55); none: no payments."
+    )
+    takes_payments = models.BooleanField(
+        default=True,
+        help_text="Offered to payers (it needs a factory). Off: what is in flight still settles.",
+    )
+    devnet = models.BooleanField(default=False)
+    max_fee_per_gas_gwei = models.FloatField(
+        default=0, help_text="The most the outbox bids per gas here; 0: OUTBOX_MAX_FEE_PER_GAS_GWEI."
+    )
+    max_lag_blocks = models.PositiveIntegerField(
+        default=10, help_text="A node further than this behind the best head is set aside."
+    )
+    traces = models.BooleanField(
+        default=False, help_text="Its RPC offers trace_block: the sender of a contract's native payment."
+    )
+    vault_gas_threshold = Uint256Field(
+        default=0, help_text="Warn below this native balance of the vault, in wei; 0: never."
+    )
+    solver_gas_threshold = Uint256Field(
+        default=0, help_text="Warn below this native balance of the solver, in wei; 0: never."
+    )
+    source = models.CharField(max_length=8, choices=Source.choices, default=Source.STAFF)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["chain_id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(poll_interval_seconds__gt=0), name="chain_poll_positive"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(max_fee_per_gas_gwei__gte=0), name="chain_fee_cap_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.chain_id})"
+
+    def save(self, *args, **kwargs) -> None:
+        self.updated_at = timezone.now()  # what tells every process's registry that the row changed
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "updated_at"}
+        super().save(*args, **kwargs)
 
 
 class Token(models.Model):
@@ -51,6 +120,9 @@ class ChainCursor(models.Model):
     leased_until = models.DateTimeField(null=True, blank=True, help_text="Set while a scan runs.")
     last_scan_at = models.DateTimeField(null=True, blank=True)
     last_error = models.CharField(max_length=500, blank=True)
+    nodes = models.JSONField(
+        default=list, blank=True, help_text="Each RPC node as the last scan found it (scheme and host only)."
+    )
 
     def __str__(self) -> str:
         return f"chain {self.chain_id} at block {self.scanned_to}"
@@ -67,6 +139,11 @@ class WatchedAddress(models.Model):
     address = models.CharField(max_length=42, help_text="EIP-55 checksummed.")
     owner = models.CharField(max_length=80, help_text='Handed to the deposit handler, e.g. "order:<id>".')
     watch_until = models.DateTimeField()
+    native_balance = Uint256Field(
+        null=True,
+        blank=True,
+        help_text="Its native balance at the watcher's cursor; none: read it at the next scan.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -228,6 +305,8 @@ class Incident(models.Model):
         SWEEP_SHORT = "sweep_short", "a sweep moved less than was counted"
         TX_REORGED = "tx_reorged", "a transaction of the service left the chain"
         FEE_CAP = "fee_cap", "a transaction's fee reached the chain's cap"
+        BALANCE_ANOMALY = "balance_anomaly", "a watched balance fell by more than the service moved"
+        UNATTRIBUTED = "unattributed", "a deposit to refund whose sender is unknown"
 
     kind = models.CharField(max_length=20, choices=Kind.choices)
     subject = models.CharField(

@@ -39,7 +39,7 @@ class RpcChainReader:
 
     def balance_of(self, *, chain_id: int, token: str, holder: str) -> int:
         chain = chain_get(chain_id)
-        if chain is None or not chain.rpc_url:
+        if chain is None or not chain.rpc_urls:
             raise ChainUnavailable(f"no RPC URL configured for chain {chain_id}")
         w3 = web3_for(chain)  # a timeout on every call, retries on connection failures
         contract = w3.eth.contract(address=to_checksum_address(token), abi=self.BALANCE_OF_ABI)

@@ -1,8 +1,31 @@
-from celery import shared_task
+from datetime import timedelta
 
+from celery import shared_task
+from django.utils import timezone
+
+from chains.models import ChainCursor
 from chains.outbox import outbox_poll as poll_outbox
 from chains.outbox import outbox_send
+from chains.registry import chains
 from chains.watcher import retry_unhandled_deposits, scan_chain
+
+
+@shared_task
+def scan_due_chains() -> list[int]:
+    """Beat's dispatcher (every WATCHER_DISPATCH_SECONDS): a scan of each chain with an RPC URL whose poll
+    interval has passed since its last scan; the chains sent. A chain added at run time is scanned too."""
+    now = timezone.now()
+    last = dict(ChainCursor.objects.values_list("chain_id", "last_scan_at"))
+    due = []
+    for chain in chains():
+        scanned_at = last.get(chain.chain_id)
+        if chain.rpc_urls and (
+            scanned_at is None or now - scanned_at >= timedelta(seconds=chain.poll_interval_seconds * 0.9)
+        ):
+            due.append(chain.chain_id)
+    for chain_id in due:
+        scan_chain_deposits.apply_async((chain_id,), expires=60)
+    return due
 
 
 @shared_task

@@ -29,9 +29,20 @@ keeps it to one at a time across processes):
    `withdrawn`, and handed to its owner again so that it stops counting it;
 6. the cursor moves to the end of the range, with that block's hash.
 
-Zero-amount transfers move nothing and are not recorded. Native coin sent by a
-contract (an internal transfer) is not seen: that would need tracing, which
-public RPCs rarely offer.
+Zero-amount transfers move nothing and are not recorded.
+
+Native coin sent by a contract (a Safe, an ERC-4337 account: an internal CALL)
+is in no transaction's `value` to the address, so it is found by balance
+(`_native_internal`): each watched address's balance at the end of the range,
+read in JSON-RPC batches, against its balance at the block before (kept on the
+row from the last scan), plus what the factory swept out of it meanwhile (its
+`Swept` events), less the top-level transfers found. What is left arrived by
+internal calls. Where the chain's RPC offers `trace_block` (the chain's
+`traces`), the traces name each internal transfer's transaction and sender;
+otherwise the remainder is one deposit without a sender, named by the block it
+was seen at: counted like any other, and refunded (if it must be) to the
+order's `refundAddress` or to an address staff enter. A balance that falls by
+more than the sweeps explain is never counted: staff are told.
 """
 
 from __future__ import annotations
@@ -39,7 +50,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import transaction
@@ -49,7 +60,7 @@ from django.utils.module_loading import import_string
 from eth_utils import keccak
 from web3 import Web3
 
-from chains.client import block_hashes, web3_for
+from chains.client import block_hashes, nodes_status, scan_node, web3_node
 from chains.evm import ZERO_ADDRESS
 from chains.incidents import incident_record
 from chains.models import ChainCursor, Deposit, Incident, Token, WatchedAddress
@@ -184,6 +195,185 @@ def _native_transfers(
     ]
 
 
+SWEPT_TOPIC = "0x" + keccak(b"Swept(bytes32,address,address,uint256)").hex()
+ZERO_TOPIC = "0x" + "00" * 32
+BALANCE_SEEN = -1000  # the log index of a native deposit seen by balance, its transaction unknown
+
+
+def _balances(w3: Web3, addresses: list[str], block: int | str, counter: _Counter) -> dict[str, int]:
+    """Native balances at `block` (a number, or a hash: EIP-1898), WATCHER_BALANCES_PER_BATCH per JSON-RPC batch.
+    An answer that is not a non-negative integer is refused (never counted as money)."""
+    found: dict[str, int] = {}
+    size = settings.WATCHER_BALANCES_PER_BATCH
+    identifier: Any = {"blockHash": block} if isinstance(block, str) else block
+    for offset in range(0, len(addresses), size):
+        chunk = addresses[offset : offset + size]
+        counter.requests += 1
+        answer = _batch(w3, [("eth_getBalance", [a, identifier]) for a in chunk])
+        if not isinstance(answer, list) or len(answer) != len(chunk):
+            raise MalformedAnswer("eth_getBalance batch: not one answer per address")
+        for address, item in zip(chunk, answer, strict=True):
+            result = item.get("result") if isinstance(item, dict) else None
+            if not isinstance(result, str) or not result.startswith("0x"):
+                raise MalformedAnswer(f"eth_getBalance of {address}: {str(item)[:80]}")
+            found[address] = int(result, 16)
+    return found
+
+
+def _batch(w3: Web3, calls: list[tuple[str, list[Any]]]) -> Any:
+    """One JSON-RPC batch, answers as the node sent them (checked by the caller)."""
+    return cast(Any, w3.provider).make_batch_request(calls)
+
+
+class MalformedAnswer(ValueError):
+    """A node's answer of the wrong shape: the scan stops and nothing of it is counted."""
+
+
+def _swept_out(chain: Chain, w3: Web3, start: int, end: int, counter: _Counter) -> dict[str, int]:
+    """Native coin the factory swept out of each forwarder in the range (its `Swept` events), by address."""
+    from chains.artifacts import forwarder_init_code_hash
+    from chains.evm import create2_address
+
+    if not chain.factory_address:
+        return {}
+    counter.requests += 1
+    logs = w3.eth.get_logs({"fromBlock": start, "toBlock": end, "address": Web3.to_checksum_address(chain.factory_address),
+                            "topics": [SWEPT_TOPIC, None, ZERO_TOPIC]})  # fmt: skip
+    out: dict[str, int] = {}
+    for log in logs:
+        salt = bytes(log["topics"][1])
+        forwarder = create2_address(
+            factory=chain.factory_address, salt=salt, init_code_hash=forwarder_init_code_hash()
+        )
+        out[forwarder] = out.get(forwarder, 0) + int.from_bytes(bytes(log["data"])[:32], "big")
+    return out
+
+
+def _traced(w3: Web3, start: int, end: int, addresses: set[str], counter: _Counter) -> list[dict[str, Any]]:
+    """Internal native transfers to the addresses in the range, from `trace_block` (parity-style traces): calls
+    with value below the top level of a transaction that did not fail there."""
+    counter.requests += 1
+    answer = _batch(w3, [("trace_block", [hex(n)]) for n in range(start, end + 1)])
+    if not isinstance(answer, list) or any(not isinstance(a, dict) or "result" not in a for a in answer):
+        raise MalformedAnswer("trace_block: no traces")
+    found = []
+    for item in answer:
+        for trace in item["result"] or []:
+            action = trace.get("action") or {}
+            if (
+                trace.get("type") != "call"
+                or not trace.get("traceAddress")
+                or trace.get("error")
+                or str(action.get("callType", "call")) not in ("call",)
+            ):
+                continue  # fmt: skip
+            to, value = str(action.get("to", "")), int(str(action.get("value", "0x0")), 16)
+            if value <= 0 or to.lower() not in addresses:
+                continue
+            found.append({
+                "tx_hash": trace["transactionHash"], "block_number": trace["blockNumber"],
+                "block_hash": trace["blockHash"], "from_address": Web3.to_checksum_address(action["from"]),
+                "to_address": Web3.to_checksum_address(to), "token": ZERO_ADDRESS, "amount": value,
+            })  # fmt: skip
+    # A transaction that reverted at its top level undoes its internal transfers: traces of such transactions
+    # carry the error on the top-level trace only, so keep only those whose receipt succeeded.
+    if found:
+        counter.requests += 1
+        hashes = sorted({t["tx_hash"] for t in found})
+        receipts = _batch(w3, [("eth_getTransactionReceipt", [h]) for h in hashes])
+        ok = {h for h, r in zip(hashes, receipts if isinstance(receipts, list) else [], strict=False)
+              if isinstance(r, dict) and isinstance(r.get("result"), dict) and r["result"].get("status") == "0x1"}  # fmt: skip
+        found = [t for t in found if t["tx_hash"] in ok]
+    for index, transfer in enumerate(found):
+        transfer["log_index"] = -2 - index  # below the top level: no log, and not the top-level transfer (-1)
+    return found
+
+
+def _native_internal(
+    chain: Chain,
+    w3: Web3,
+    start: int,
+    end: int,
+    watched: list[str],
+    top_level: list[dict[str, Any]],
+    hashes: dict[int, str],
+    before_hash: str,
+    counter: _Counter,
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Native coin that reached watched addresses in blocks start..end by internal calls; and every watched
+    address's balance at `end` (kept on its row when the scan commits).
+
+    One batch of `eth_getBalance` per WATCHER_BALANCES_PER_BATCH addresses at `end`; the balance at the block
+    before is the row's, or (a new address, or after a reorg) read too; the factory's sweeps and the traces
+    are read only when a balance moved by more than the top-level transfers explain."""
+    known = dict(
+        WatchedAddress.objects.filter(chain_id=chain.chain_id, address__in=watched, native_balance__isnull=False)
+        .values_list("address", "native_balance")
+    )  # fmt: skip
+    after = _balances(w3, watched, hashes[end], counter)
+    before = {address: int(balance or 0) for address, balance in known.items()}
+    missing = [address for address in watched if address not in before]
+    if missing:
+        before |= (_balances(w3, missing, before_hash or start - 1, counter) if start > 0
+                   else dict.fromkeys(missing, 0))  # fmt: skip
+    arrived = {address: 0 for address in watched}
+    for transfer in top_level:
+        arrived[transfer["to_address"]] = arrived.get(transfer["to_address"], 0) + transfer["amount"]
+    moved = [a for a in watched if after[a] - before[a] != arrived[a]]
+    if not moved:
+        return [], after
+    swept = _swept_out(chain, w3, start, end, counter)
+    unexplained: dict[str, int] = {}
+    for address in moved:
+        extra = after[address] - before[address] + swept.get(address, 0) - arrived[address]
+        if extra < 0:
+            _balance_fell(chain, address, end, before[address], after[address], swept.get(address, 0))
+        elif extra > 0:
+            unexplained[address] = extra
+    if not unexplained:
+        return [], after
+    internal: list[dict[str, Any]] = []
+    if chain.traces:  # each internal transfer with its transaction and sender (seen again: the same deposit)
+        internal = [t for t in _traced(w3, start, end, {a.lower() for a in unexplained}, counter)
+                    if t["to_address"] in unexplained]  # fmt: skip
+        for transfer in internal:
+            unexplained[transfer["to_address"]] -= transfer["amount"]
+    seen = _seen_by_balance(chain, start, end, list(unexplained))
+    for address, amount in unexplained.items():
+        amount -= seen.get(
+            address, 0
+        )  # a range read again after a reorg: what is still counted stays counted
+        if amount > 0:  # seen by balance only: no transaction, no sender
+            internal.append({"tx_hash": hashes[end], "log_index": BALANCE_SEEN, "block_number": end,
+                             "block_hash": hashes[end], "from_address": "", "to_address": address,
+                             "token": ZERO_ADDRESS, "amount": amount})  # fmt: skip
+            logger.warning("%s: %s wei reached %s by an internal call in blocks %s-%s; its sender is unknown",
+                           chain.name, amount, address, start, end)  # fmt: skip
+    return internal, after
+
+
+def _seen_by_balance(chain: Chain, start: int, end: int, addresses: list[str]) -> dict[str, int]:
+    """Native coin recorded as seen by balance at these addresses in these blocks, still counted."""
+    rows = Deposit.objects.filter(
+        chain_id=chain.chain_id, to_address__in=addresses, token=ZERO_ADDRESS, log_index=BALANCE_SEEN,
+        block_number__gte=start, block_number__lte=end, status=Deposit.Status.CONFIRMED,
+    ).values_list("to_address", "amount")  # fmt: skip
+    total: dict[str, int] = {}
+    for address, amount in rows:
+        total[address] = total.get(address, 0) + int(amount)
+    return total
+
+
+def _balance_fell(chain: Chain, address: str, end: int, before: int, after: int, swept: int) -> None:
+    """A watched balance that fell by more than the factory swept: never counted as money; staff are told."""
+    incident_record(
+        kind=Incident.Kind.BALANCE_ANOMALY, subject=f"balance:{chain.chain_id}:{address}:{end}", chain_id=chain.chain_id,
+        summary=f"the native balance of {address} went from {before} to {after} by block {end}, {swept} swept: "
+                "more left than the service moved; nothing of it is counted",
+        details={"before": str(before), "after": str(after), "swept": str(swept), "block": end},
+    )  # fmt: skip
+
+
 def _lease(chain_id: int) -> bool:
     ChainCursor.objects.get_or_create(chain_id=chain_id)
     now = timezone.now()
@@ -198,14 +388,16 @@ def _lease(chain_id: int) -> bool:
 def scan_chain(chain_id: int) -> ScanResult | None:
     """One scan of a chain; None when it has no RPC URL or another scan of it is running."""
     chain = chain_get(chain_id)
-    if chain is None or not chain.rpc_url or not _lease(chain_id):
+    if chain is None or not chain.rpc_urls or not _lease(chain_id):
         return None
     try:
         return _scan(chain)
     except Exception as exc:  # an RPC failure: recorded on the cursor, retried at the next poll
         logger.warning("Scan of %s failed: %s", chain.name, exc.__class__.__name__)
         ChainCursor.objects.filter(pk=chain_id).update(
-            last_error=f"{exc.__class__.__name__}: {exc}"[:500], last_scan_at=timezone.now()
+            last_error=f"{exc.__class__.__name__}: {exc}"[:500],
+            last_scan_at=timezone.now(),
+            nodes=nodes_status(chain),
         )
         return None
     finally:
@@ -241,6 +433,9 @@ def _rewind(chain: Chain, w3: Web3, cursor: ChainCursor, head: int, counter: _Co
     gone = [pk for pk, number, block_hash in recent if canonical.get(number) != block_hash]
     Deposit.objects.filter(pk__in=gone).update(status=Deposit.Status.ORPHANED, orphaned_at_block=head)
     ChainCursor.objects.filter(pk=chain.chain_id).update(scanned_to=back_to, scanned_hash="")
+    WatchedAddress.objects.filter(chain_id=chain.chain_id).update(
+        native_balance=None
+    )  # read again at back_to
     logger.warning(
         "Reorg on %s: block %s is no longer the one read; reading again from block %s, %s deposit(s) orphaned",
         chain.name, cursor.scanned_to, back_to + 1, len(gone),
@@ -249,9 +444,10 @@ def _rewind(chain: Chain, w3: Web3, cursor: ChainCursor, head: int, counter: _Co
 
 
 def _scan(chain: Chain) -> ScanResult:
-    w3, counter = web3_for(chain), _Counter()
-    counter.requests += 1
-    head = w3.eth.block_number
+    counter = _Counter()
+    url, head, asked = scan_node(chain)
+    counter.requests += len(asked)
+    w3 = web3_node(chain, url)  # the whole scan reads one node, which has every block up to `head`
     cursor = ChainCursor.objects.get(pk=chain.chain_id)
     scanned_to, scanned_hash = cursor.scanned_to, cursor.scanned_hash
     if _reorganised(w3, cursor, head, counter):
@@ -261,6 +457,7 @@ def _scan(chain: Chain) -> ScanResult:
     start = scanned_to + 1
     end = min(head - chain.confirmations, start + settings.WATCHER_MAX_BLOCKS - 1)
     transfers: list[Transfer] = []
+    balances: dict[str, int] = {}
     if end >= start:
         watched = list(
             WatchedAddress.objects.filter(
@@ -274,18 +471,29 @@ def _scan(chain: Chain) -> ScanResult:
             if any(hashes.get(t["block_number"]) != t["block_hash"] for t in found):
                 raise ReorgDuringScan(f"the chain moved while blocks {start}-{end} were read")
             found += _native_transfers(blocks, w3, {a.lower() for a in watched}, counter)
+            before_hash = scanned_hash if scanned_to == start - 1 else ""
+            internal, balances = _native_internal(
+                chain, w3, start, end, watched, [t for t in found if t["token"] == ZERO_ADDRESS],
+                hashes, before_hash, counter,
+            )  # fmt: skip
+            found += internal
             transfers = _numbered([t for t in found if t["amount"] > 0])
             scanned_hash = hashes[end]
         else:
             counter.requests += 1
             scanned_hash = _hex(w3.eth.get_block(end)["hash"])
-    recorded = _record(chain, transfers)
-    if end >= start:
-        _withdraw_orphans(chain, end)
-    ChainCursor.objects.filter(pk=chain.chain_id).update(
-        scanned_to=max(end, scanned_to), scanned_hash=scanned_hash,
-        head=head, last_scan_at=timezone.now(), last_error="",
-    )  # fmt: skip
+    with transaction.atomic():  # what the scan found, the balances it read and the cursor: all or nothing
+        recorded = _record(chain, transfers)
+        if end >= start:
+            _withdraw_orphans(chain, end)
+        for address, balance in balances.items():
+            WatchedAddress.objects.filter(chain_id=chain.chain_id, address=address).update(
+                native_balance=balance
+            )
+        ChainCursor.objects.filter(pk=chain.chain_id).update(
+            scanned_to=max(end, scanned_to), scanned_hash=scanned_hash,
+            head=head, last_scan_at=timezone.now(), last_error="", nodes=nodes_status(chain),
+        )  # fmt: skip
     return ScanResult(
         scanned_from=start, scanned_to=end, head=head, deposits=recorded, rpc_requests=counter.requests
     )

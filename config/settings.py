@@ -429,6 +429,9 @@ LOGGING = {
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         "axes": {"level": "WARNING"},
+        # web3.py logs each request's URL at DEBUG: an RPC provider's URL carries its key.
+        "web3": {"level": "INFO"},
+        "urllib3": {"level": "INFO"},
         # A request naming another Host is refused (400 in the interface's envelope); Django would also log
         # it as an ERROR with a traceback, for every scanner on the internet.
         "django.security.DisallowedHost": {"handlers": [], "level": "CRITICAL", "propagate": False},
@@ -489,6 +492,45 @@ VAULT_ADDRESS = os.environ.get(
 SOLVER_ADDRESS = os.environ.get(
     "SOLVER_ADDRESS", "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720" if DEVELOPMENT else ""
 )
+# The deployer deploys the deposit factory (`manage.py chains deploy-factory`); by default the vault.
+DEPLOYER_ADDRESS = os.environ.get("DEPLOYER_ADDRESS", "")
+for _name, _address in (("VAULT_ADDRESS", VAULT_ADDRESS), ("SOLVER_ADDRESS", SOLVER_ADDRESS),
+                        ("DEPLOYER_ADDRESS", DEPLOYER_ADDRESS)):  # fmt: skip
+    if _address and not re.fullmatch(r"0x[0-9a-fA-F]{40}", _address):
+        raise ImproperlyConfigured(f"{_name} must be an address (0x and 40 hex characters).")
+# How transactions are signed (chains/signers.py): "env" (keys in the signing worker's environment;
+# development and tests only), "keystore" (Web3 Secret Storage files, passphrases read from files) or
+# "remote" (a remote signer's eth_signTransaction over HTTP).
+SIGNER_BACKEND = os.environ.get("SIGNER_BACKEND", "env" if DEVELOPMENT else "keystore")
+if SIGNER_BACKEND not in ("env", "keystore", "remote"):
+    raise ImproperlyConfigured("SIGNER_BACKEND must be env, keystore or remote.")
+SIGNER_KEYSTORES = {
+    role: (
+        os.environ.get(f"{role.upper()}_KEYSTORE_FILE", ""),
+        os.environ.get(f"{role.upper()}_PASSPHRASE_FILE", ""),
+    )
+    for role in ("vault", "solver", "deployer")
+}
+SIGNER_REMOTE_URL = os.environ.get("SIGNER_REMOTE_URL", "")
+SIGNER_REMOTE_TOKEN = os.environ.get(
+    "SIGNER_REMOTE_TOKEN", ""
+)  # sent as a bearer token, when the signer asks one
+SIGNER_REMOTE_TIMEOUT_SECONDS = float(os.environ.get("SIGNER_REMOTE_TIMEOUT_SECONDS", "10"))
+if SIGNER_BACKEND == "remote" and not SIGNER_REMOTE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(
+        "SIGNER_BACKEND=remote needs SIGNER_REMOTE_URL, the remote signer's http(s) URL."
+    )
+if not DEVELOPMENT:
+    _plain_keys = [
+        v for v in ("VAULT_PRIVATE_KEY", "SOLVER_PRIVATE_KEY", "DEPLOYER_PRIVATE_KEY") if os.environ.get(v)
+    ]
+    if SIGNER_BACKEND == "env" or _plain_keys:
+        raise ImproperlyConfigured(
+            "Production never reads a plain private key from the environment"
+            + (f" (remove {', '.join(_plain_keys)})" if _plain_keys else "")
+            + ": set SIGNER_BACKEND=keystore (<ROLE>_KEYSTORE_FILE and <ROLE>_PASSPHRASE_FILE) or "
+            "SIGNER_BACKEND=remote (SIGNER_REMOTE_URL)."
+        )
 # The address that sends the relay transaction: the service's vault.
 RELAY_QUOTE_USER = os.environ.get("RELAY_QUOTE_USER", VAULT_ADDRESS or "0x" + "0" * 40)
 # Who delivers on the destination chain (orders/relays.py): "devnet" (the solver, between devnets only)
@@ -505,10 +547,11 @@ CHAIN_RPC_URLS = {
     for chain, _, url in (item.partition("=") for item in env_list("CHAIN_RPC_URLS"))
     if chain.strip().isdigit() and url
 }
-# The chain registry (chains/registry.py): every chain the service knows, one entry each. CHAINS, a JSON
-# list of such entries, replaces the default: in development the two devnets `make run` starts (ports
-# from DEVNET_PORTS) beside the chains of the shipped token list, which have an RPC URL only when
-# CHAIN_RPC_URLS gives one.
+# The seed of the chain registry (chains.Chain rows; chains/registry.py), imported after `migrate`: rows it
+# created follow it, rows staff added or edited (admin, `manage.py chains`) are left alone. CHAINS, a JSON
+# list of entries, replaces the default: in development the two devnets `make run` starts (ports from
+# DEVNET_PORTS) beside the chains of the shipped token list, which have an RPC URL only when CHAIN_RPC_URLS
+# gives one.
 _KNOWN_CHAINS = {  # chain id: (name, native symbol, explorer)
     1: ("Ethereum", "ETH", "https://etherscan.io"),
     10: ("OP Mainnet", "ETH", "https://optimistic.etherscan.io"),
@@ -520,7 +563,10 @@ _KNOWN_CHAINS = {  # chain id: (name, native symbol, explorer)
     43114: ("Avalanche C-Chain", "AVAX", "https://snowtrace.io"),
 }
 if "CHAINS" in os.environ:
-    CHAINS = json.loads(os.environ["CHAINS"])
+    try:
+        CHAINS = json.loads(os.environ["CHAINS"])
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"CHAINS is not JSON: {exc}") from None
 else:
     CHAINS = [
         {"chain_id": 31337 + n, "name": f"Devnet {'AB'[n]}", "native_symbol": "ETH", "devnet": True,
@@ -538,11 +584,6 @@ else:
         for chain_id in SUPPORTED_CHAIN_IDS
         if chain_id not in DEVNET_CHAIN_IDS
     ]  # fmt: skip
-if not DEVELOPMENT and not any(chain.get("factory_address") for chain in CHAINS):
-    raise ImproperlyConfigured(
-        "No chain can take payments: set DEPOSIT_FACTORY_ADDRESS (the DepositFactory deployed on every chain) "
-        "or give chains a factory_address in CHAINS."
-    )
 if not DEVELOPMENT and not VAULT_ADDRESS:
     raise ImproperlyConfigured(
         "VAULT_ADDRESS is not set: the vault (the owner of the deposit factories) receives every payment."
@@ -551,6 +592,9 @@ if not DEVELOPMENT and not VAULT_ADDRESS:
 CHAIN_DEPOSIT_HANDLER = os.environ.get("CHAIN_DEPOSIT_HANDLER", "orders.deposits.deposit_changed")
 WATCHER_MAX_BLOCKS = env_int("WATCHER_MAX_BLOCKS", 500)
 WATCHER_ADDRESSES_PER_QUERY = env_int("WATCHER_ADDRESSES_PER_QUERY", 500)
+# Native coin is also seen by balance (a contract wallet pays by an internal call): addresses per
+# eth_getBalance batch.
+WATCHER_BALANCES_PER_BATCH = env_int("WATCHER_BALANCES_PER_BATCH", 500)
 # A real chain's first scan starts this many blocks before its confirmed head.
 WATCHER_FIRST_LOOKBACK_BLOCKS = env_int("WATCHER_FIRST_LOOKBACK_BLOCKS", 100)
 # Reorgs deeper than a chain's confirmations: how far back the watcher and the outbox look again when the
@@ -560,6 +604,9 @@ REORG_WINDOW_BLOCKS = env_int("REORG_WINDOW_BLOCKS", 64)
 REORG_GRACE_BLOCKS = env_int("REORG_GRACE_BLOCKS", 10)
 PROVIDER_TIMEOUT_SECONDS = float(os.environ.get("PROVIDER_TIMEOUT_SECONDS", "10"))
 PROVIDER_MAX_RETRIES = env_int("PROVIDER_MAX_RETRIES", 2)
+# A chain's RPC node that fails, serves another chain or lags is left out of its rotation this long
+# (chains/client.py); it is still tried, last, when no other node answers.
+RPC_SET_ASIDE_SECONDS = env_int("RPC_SET_ASIDE_SECONDS", 30)
 QUOTE_SLIPPAGE_BPS = env_int("QUOTE_SLIPPAGE_BPS", 50)
 
 # The transaction outbox (chains/outbox.py): how often in-flight transactions are looked at, when an
@@ -595,19 +642,14 @@ CELERY_BEAT_SCHEDULE.update(
         "chains-retry-deposit-handlers": {"task": "chains.tasks.retry_deposit_handlers", "schedule": 60.0},
     }
 )
-# One deposit scan per chain with an RPC URL, at the chain's poll interval.
-CELERY_BEAT_SCHEDULE.update(
-    {
-        f"chains-scan-{chain['chain_id']}": {
-            "task": "chains.tasks.scan_chain_deposits",
-            "schedule": float(chain.get("poll_interval_seconds", 12)),
-            "args": (chain["chain_id"],),
-            "options": {"expires": float(chain.get("poll_interval_seconds", 12))},
-        }
-        for chain in CHAINS
-        if chain.get("rpc_url")
-    }
-)
+# The chains are rows (chains.Chain, seeded from CHAINS): one dispatcher sends each chain's scan when its poll
+# interval has passed, so a chain added or edited at run time is scanned without restarting beat.
+WATCHER_DISPATCH_SECONDS = float(os.environ.get("WATCHER_DISPATCH_SECONDS", "1"))
+CELERY_BEAT_SCHEDULE["chains-scan-due"] = {
+    "task": "chains.tasks.scan_due_chains",
+    "schedule": WATCHER_DISPATCH_SECONDS,
+    "options": {"expires": WATCHER_DISPATCH_SECONDS * 5},
+}
 
 # --- Webhooks -----------------------------------------------------------------
 

@@ -99,13 +99,22 @@ def start_devnets(bin_dir: Path) -> dict[str, subprocess.Popen]:
 def process_environments(*, devnets: bool) -> dict[str, dict[str, str]]:
     """The environment of the default-queue worker (it signs) and of every other process (they never do).
 
-    The signing keys go to the worker alone: the web server, beat and the
-    webhook workers run without them. With devnets and no keys of its own, the
+    The signing keys (and where the keystores and their passphrases are, and the remote signer's token) go to
+    the worker alone: the web server, beat and the webhook workers run without them. With devnets and no keys of its own, the
     worker signs with the devnets' published test keys.
     """
     from chains.signers import KEY_VARIABLES
 
-    others = {k: v for k, v in os.environ.items() if k not in KEY_VARIABLES.values()}
+    secret = {
+        *KEY_VARIABLES.values(),
+        "SIGNER_REMOTE_TOKEN",
+        *(
+            f"{role.upper()}_{what}"
+            for role in KEY_VARIABLES
+            for what in ("KEYSTORE_FILE", "PASSPHRASE_FILE")
+        ),
+    }
+    others = {k: v for k, v in os.environ.items() if k not in secret}
     worker = dict(os.environ)
     if devnets:
         from chains.devnet import devnet_signer_environment

@@ -98,7 +98,7 @@ def payable_tokens() -> list[dict[str, Any]]:
     Every page view shows the list, and the registry changes only when a token
     list is loaded: each process keeps it for a minute.
     """
-    takes = {chain.chain_id: chain for chain in chains() if chain.factory_address}
+    takes = {chain.chain_id: chain for chain in chains() if chain.accepts_payments}
     key = tuple(sorted(takes))
     cached = _picker.get(key)
     if cached is not None and cached[0] > time.monotonic():

@@ -45,6 +45,63 @@ def _every_chain_takes_payments():
         os.environ["DEPOSIT_FACTORY_ADDRESS"] = previous
 
 
+_registry_follows_settings = [True]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _registry_rows_follow_settings_chains():
+    """The chain registry is rows; the suite's tests set `settings.CHAINS` to say which chains exist. The rows
+    become exactly those at the registry's first read after a change (and at each test's start)."""
+    from django.core.signals import setting_changed
+
+    from chains import registry
+
+    original = registry._registry
+
+    def _registry():
+        if _registry_follows_settings[0]:
+            _registry_follows_settings[0] = False
+            registry.chains_seed(settings.CHAINS, replace=True)
+        return original()
+
+    def changed(*, setting, enter, **kwargs):
+        if setting != "CHAINS":
+            return
+        _registry_follows_settings[0] = True
+        registry.registry_forget()
+        if enter:  # at once, where the database may be used: workers the test starts read the rows
+            try:
+                registry.chains_seed(settings.CHAINS, replace=True)
+            except Exception:  # no database access here, or an entry the test expects to be refused
+                return
+            _registry_follows_settings[0] = False
+
+    registry._registry = _registry
+    setting_changed.connect(changed, weak=False, dispatch_uid="tests.registry_follows_settings")
+    yield
+    setting_changed.disconnect(dispatch_uid="tests.registry_follows_settings")
+    registry._registry = original
+
+
+@pytest.fixture(autouse=True)
+def _registry_from_settings_at_each_test(request, monkeypatch):
+    """Each test starts with the rows of `settings.CHAINS`, read before the test runs (a test counting its
+    queries counts its own), and this process rechecks them only when told (tests that check the recheck
+    set REGISTRY_RECHECK_SECONDS themselves)."""
+    from chains import registry
+
+    monkeypatch.setattr(registry, "REGISTRY_RECHECK_SECONDS", 3600.0)
+    _registry_follows_settings[0] = True
+    registry.registry_forget()
+    marker = request.node.get_closest_marker("django_db")
+    if marker is not None or {"db", "transactional_db"} & set(request.fixturenames):
+        transactional = "transactional_db" in request.fixturenames or bool(marker and marker.kwargs.get("transaction"))
+        request.getfixturevalue("transactional_db" if transactional else "db")
+        registry.chains()
+    yield
+    registry.registry_forget()
+
+
 @pytest.fixture(autouse=True)
 def _isolated_rate_limits():
     """Rate-limit counters must not leak between tests (Redis keeps them across the run)."""

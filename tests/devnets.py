@@ -72,7 +72,7 @@ def devnet(anvil):
     from chains.devnet import deploy
     from chains.registry import Chain
 
-    chain = Chain(chain_id=31337, name="Devnet A", native_symbol="ETH", rpc_url=anvil, confirmations=1,
+    chain = Chain(chain_id=31337, name="Devnet A", native_symbol="ETH", rpc_urls=(anvil,), confirmations=1,
                   poll_interval_seconds=1, factory_address=settings.DEVNET_FACTORY_ADDRESS, devnet=True)  # fmt: skip
     return chain, deploy(chain)
 
@@ -124,7 +124,7 @@ def devnet_chain(chain_id: int, rpc_url: str):
     from chains.registry import Chain
 
     name = "Devnet A" if chain_id == 31337 else "Devnet B"
-    return Chain(chain_id=chain_id, name=name, native_symbol="ETH", rpc_url=rpc_url, confirmations=1,
+    return Chain(chain_id=chain_id, name=name, native_symbol="ETH", rpc_urls=(rpc_url,), confirmations=1,
                  poll_interval_seconds=1, factory_address=settings.DEVNET_FACTORY_ADDRESS, devnet=True)  # fmt: skip
 
 

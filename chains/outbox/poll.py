@@ -141,7 +141,7 @@ def outbox_poll(*, limit: int = 500) -> int:
         except (Web3RPCError, ValueError, OSError) as exc:  # one chain down must not stop the others
             logger.warning("Outbox %s on chain %s: %s", tx.key, tx.chain_id, exc)
     for chain in chains():
-        if not chain.rpc_url:
+        if not chain.rpc_urls:
             continue
         try:
             repair.recheck_finished(chain)

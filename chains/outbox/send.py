@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import os
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -44,7 +44,7 @@ from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx, SenderNonce
 from chains.registry import Chain, chain_get
 from chains.reverts import revert_of
-from chains.signers import SignerUnavailable, signer_account, signer_address
+from chains.signers import SignerUnavailable, sign_transaction, signer_address
 
 logger = logging.getLogger(__name__)
 
@@ -203,25 +203,13 @@ def fees_for(chain: Chain, w3: Web3, *, bump_from: OutboxTx | None = None) -> tu
 
 
 def sign_version(tx: OutboxTx, *, nonce: int, gas: int, fees: tuple[int, int]) -> tuple[str, str]:
-    """(raw transaction, hash) of `tx` signed at `nonce` with these fees."""
-    account = signer_account(tx.signer)
-    signed = account.sign_transaction(
-        cast(
-            Any,
-            {
-                "type": 2,
-                "chainId": tx.chain_id,
-                "nonce": nonce,
-                "to": tx.to,
-                "data": tx.data,
-                "value": int(tx.value),
-                "gas": gas,
-                "maxFeePerGas": fees[0],
-                "maxPriorityFeePerGas": fees[1],
-            },
-        )
-    )
-    return "0x" + signed.raw_transaction.hex(), "0x" + signed.hash.hex()
+    """(raw transaction, hash) of `tx` signed at `nonce` with these fees, by its role's signer backend."""
+    signed = sign_transaction(
+        tx.signer,
+        {"type": 2, "chainId": tx.chain_id, "nonce": nonce, "to": tx.to, "data": tx.data or "0x",
+         "value": int(tx.value), "gas": gas, "maxFeePerGas": fees[0], "maxPriorityFeePerGas": fees[1]},
+    )  # fmt: skip
+    return signed.raw, signed.tx_hash
 
 
 def _hex(value) -> str:
@@ -258,7 +246,12 @@ def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None) -> bool:
         if not OutboxTx.objects.filter(pk=tx.pk, status__in=IN_FLIGHT).update(**fields):
             return False
         tx.refresh_from_db()
-        import_string(settings.CHAIN_OUTBOX_HANDLER)(tx)
+        if tx.key.startswith("chains:deploy-factory:"):
+            from chains.factory import factory_recorded
+
+            factory_recorded(tx)  # the chains app's own transaction: no owner above it to tell
+        else:
+            import_string(settings.CHAIN_OUTBOX_HANDLER)(tx)
         if (
             status == OutboxTx.Status.FAILED
             and Incident.objects.filter(kind=Incident.Kind.TX_REORGED, subject=f"outbox:{tx.key}").exists()

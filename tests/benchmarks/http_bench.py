@@ -400,7 +400,7 @@ def _watcher() -> dict[str, float] | None:
     port = _free_port()
     node = subprocess.Popen([str(ANVIL), "--port", str(port), "--chain-id", "31337", "--silent"])
     try:
-        chain = Chain(chain_id=31337, name="Devnet A", native_symbol="ETH", rpc_url=f"http://127.0.0.1:{port}",
+        chain = Chain(chain_id=31337, name="Devnet A", native_symbol="ETH", rpc_urls=(f"http://127.0.0.1:{port}",),
                       confirmations=1, factory_address=settings.DEVNET_FACTORY_ADDRESS, devnet=True)  # fmt: skip
         from chains.devnet import wait_until_up
 
@@ -476,7 +476,7 @@ def _settlement() -> dict[str, float] | None:
     children: list[subprocess.Popen] = []
     try:
         chains = [Chain(chain_id=31337 + n, name=f"Devnet {'AB'[n]}", native_symbol="ETH", devnet=True,
-                        rpc_url=f"http://127.0.0.1:{port}", confirmations=1, poll_interval_seconds=1,
+                        rpc_urls=(f"http://127.0.0.1:{port}",), confirmations=1, poll_interval_seconds=1,
                         factory_address="0x5FbDB2315678afecb367f032d93F642f64180aa3")
                   for n, port in enumerate(ports)]  # fmt: skip
         for chain in chains:

@@ -145,7 +145,7 @@ def test_a_stuck_transaction_is_re_signed_with_a_higher_fee_and_paid_once(chain_
 def test_only_a_process_with_the_key_signs_and_the_key_is_never_logged(chain_a, monkeypatch, caplog):
     tx = outbox_submit(key="test:keys", chain_id=31337, signer="vault", to=new_address(), value=1)
     monkeypatch.delenv("VAULT_PRIVATE_KEY")
-    with pytest.raises(SignerUnavailable, match="only workers sign"):
+    with pytest.raises(SignerUnavailable, match="only the signing worker signs"):
         outbox_send(tx.pk)
     tx.refresh_from_db()
     assert tx.status == "queued" and tx.nonce is None

@@ -95,7 +95,7 @@ def test_the_running_devnets_are_read_from_var_so_other_ports_work(
 
     chain, deployment = devnet_registry
     order = devnet_order(api_client, deployment)
-    settings.CHAINS = [dataclasses.asdict(chain) | {"rpc_url": "http://127.0.0.1:1"}]  # the default port
+    settings.CHAINS = [dataclasses.asdict(chain) | {"rpc_urls": ["http://127.0.0.1:1"]}]  # the default port
     settings.VAR_DIR = str(tmp_path)
     (tmp_path / "devnets.json").write_text(json.dumps([deployment]))
 

@@ -1,0 +1,112 @@
+"""The deposit factory on a chain: where it is (one address on every chain), whether its code is ours, deploying it.
+
+The factory is deployed with CREATE2 through the deterministic deployment proxy
+(0x4e59b448…4956C, on nearly every EVM chain and in anvil), with a fixed salt and
+the vault as its owner. Its address depends only on those, so it is the same on
+every chain the service's vault uses: merchants and auditors can recognise it.
+
+`factory_deploy_submit` asks the outbox for the deployment under the business key
+`chains:deploy-factory:<chain id>`, signed by the deployer signer; asking again
+returns the same transaction. When it is mined, `factory_recorded` (called by the
+outbox as the transaction finishes) records the address on the chain's row (the
+proxy reverts when it cannot create the contract, so a mined deployment is one
+that created it), even if the command that asked was stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache
+
+from django.utils import timezone
+from eth_abi import encode
+from eth_utils import keccak
+from web3 import Web3
+
+from chains.artifacts import artifact
+from chains.evm import create2_address
+from chains.models import Chain as ChainRow
+from chains.models import OutboxTx
+from chains.registry import Chain
+from chains.signers import signer_address
+
+logger = logging.getLogger(__name__)
+
+DETERMINISTIC_DEPLOYER = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
+FACTORY_SALT = keccak(b"checkout.DepositFactory.v1")
+DEPLOY_KEY_PREFIX = "chains:deploy-factory:"
+
+
+class FactoryError(RuntimeError):
+    pass
+
+
+def factory_init_code(owner: str) -> bytes:
+    return bytes.fromhex(artifact("DepositFactory")["bytecode"].removeprefix("0x")) + encode(
+        ["address"], [owner]
+    )
+
+
+def factory_address(owner: str | None = None) -> str:
+    """Where the factory owned by `owner` (the vault) is on every chain."""
+    owner = owner or signer_address("vault")
+    if not owner:
+        raise FactoryError("VAULT_ADDRESS is not set: the factory's owner is the vault")
+    return create2_address(
+        factory=DETERMINISTIC_DEPLOYER, salt=FACTORY_SALT, init_code_hash=keccak(factory_init_code(owner))
+    )
+
+
+@cache
+def _runtime_code() -> bytes:
+    return bytes.fromhex(artifact("DepositFactory")["deployedBytecode"].removeprefix("0x"))
+
+
+def factory_code_state(w3: Web3, address: str) -> str:
+    """ "ours" (the compiled artifact's code), "missing" (no code) or "different" (another contract)."""
+    code = bytes(w3.eth.get_code(Web3.to_checksum_address(address)))
+    if not code:
+        return "missing"
+    return "ours" if code == _runtime_code() else "different"
+
+
+def factory_owner(w3: Web3, address: str) -> str:
+    contract = w3.eth.contract(
+        address=Web3.to_checksum_address(address), abi=artifact("DepositFactory")["abi"]
+    )
+    return contract.functions.owner().call()
+
+
+def factory_deploy_submit(chain: Chain) -> OutboxTx:
+    """The factory's deployment on `chain`, asked of the outbox once (signed by the deployer)."""
+    from chains.outbox import outbox_submit
+
+    owner = signer_address("vault")
+    data = "0x" + FACTORY_SALT.hex() + factory_init_code(owner).hex()
+    return outbox_submit(key=f"{DEPLOY_KEY_PREFIX}{chain.chain_id}", chain_id=chain.chain_id, signer="deployer",
+                         to=DETERMINISTIC_DEPLOYER, data=data)  # fmt: skip
+
+
+def factory_record(chain_id: int, address: str) -> bool:
+    """Record the factory on the chain's row (now a staff row: the seed no longer changes it); True if it
+    changed."""
+    changed = (
+        ChainRow.objects.filter(pk=chain_id)
+        .exclude(factory_address=address)
+        .update(factory_address=address, source=ChainRow.Source.STAFF, updated_at=timezone.now())
+    )
+    if changed:
+        from chains.registry import registry_forget
+
+        registry_forget()
+        logger.info("Chain %s: the deposit factory %s is recorded", chain_id, address)
+    return bool(changed)
+
+
+def factory_recorded(tx: OutboxTx) -> None:
+    """The outbox finished a factory deployment: record the factory if its code is there now."""
+    if tx.status != OutboxTx.Status.MINED:
+        logger.error("Deploying the deposit factory on chain %s failed: %s", tx.chain_id, tx.error)
+        return
+    address = factory_address()
+    factory_record(tx.chain_id, address)

@@ -1,0 +1,285 @@
+"""`manage.py chains add|list|check|deploy-factory|disable|enable|seed`: the chain registry, from a shell.
+
+Every subcommand checks what it is given before it writes: a wrong chain id, an
+unreachable URL, a string that is not an address or a factory whose code is not
+the compiled artifact's is refused with one line and a non-zero exit, and
+nothing changes. `chains check` exits non-zero when a chain that takes payments
+is unhealthy (or none takes payments): it can be a readiness probe.
+"""
+
+from __future__ import annotations
+
+import time
+from decimal import Decimal
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from web3 import Web3
+
+from chains.client import node_label, probe
+from chains.evm import is_address
+from chains.factory import (
+    DETERMINISTIC_DEPLOYER,
+    FactoryError,
+    factory_address,
+    factory_code_state,
+    factory_deploy_submit,
+    factory_owner,
+    factory_record,
+)
+from chains.health import chain_health
+from chains.models import Chain as ChainRow
+from chains.models import OutboxTx
+from chains.registry import (
+    Chain,
+    ChainError,
+    chain_from_entry,
+    chain_get,
+    chains,
+    chains_seed,
+    registry_forget,
+)
+from chains.signers import signer_address
+
+
+def _units(wei: int | None, decimals: int) -> str:
+    if wei is None:
+        return "?"
+    return f"{Decimal(wei) / Decimal(10) ** decimals:.4f}"
+
+
+def _chain_arg(value: str) -> Chain:
+    if not value.isdigit() or not 0 < int(value) < 2**63:
+        raise CommandError(f"{value!r} is not a chain id")
+    chain = chain_get(int(value))
+    if chain is None:
+        raise CommandError(f"chain {value} is not in the registry (`manage.py chains list`)")
+    return chain
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+                     for row in rows)  # fmt: skip
+
+
+class Command(BaseCommand):
+    help = "The chain registry: add, list, check, deploy-factory, disable, enable, seed."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        sub = parser.add_subparsers(dest="action", required=True)
+        add = sub.add_parser("add", help="Add a chain (its RPC URLs are asked for their chain id first).")
+        add.add_argument("chain_id")
+        add.add_argument("--name", required=True)
+        add.add_argument("--native-symbol", default="ETH")
+        add.add_argument("--native-decimals", type=int, default=18)
+        add.add_argument("--rpc-url", action="append", default=[], help="Repeat, in order of preference.")
+        add.add_argument("--confirmations", type=int, default=12)
+        add.add_argument("--poll-interval", type=float, default=12.0, help="Seconds between scans.")
+        add.add_argument("--explorer-url", default="")
+        add.add_argument("--factory-address", default="", help="An already deployed DepositFactory.")
+        add.add_argument("--max-lag-blocks", type=int, default=10)
+        add.add_argument("--max-fee-per-gas-gwei", type=float, default=0)
+        add.add_argument("--vault-gas-threshold", default="0", help="In wei.")
+        add.add_argument("--solver-gas-threshold", default="0", help="In wei.")
+        add.add_argument("--traces", action="store_true", help="Its RPC offers trace_block.")
+        add.add_argument("--devnet", action="store_true")
+        add.add_argument("--no-payments", action="store_true", help="Known, but not offered to payers.")
+        sub.add_parser("list", help="Every chain of the registry.")
+        check = sub.add_parser("check", help="Each chain's nodes, factory, signers' gas and watcher, now.")
+        check.add_argument("chain_id", nargs="*")
+        deploy = sub.add_parser(
+            "deploy-factory", help="Deploy the deposit factory (CREATE2) through the outbox."
+        )
+        deploy.add_argument("chain_id")
+        deploy.add_argument("--timeout", type=float, default=180.0, help="Seconds to wait for the workers.")
+        for name in ("disable", "enable"):
+            toggle = sub.add_parser(name, help=f"{name.title()} taking payments on a chain.")
+            toggle.add_argument("chain_id")
+        sub.add_parser("seed", help="Import the CHAINS seed again (what `migrate` does).")
+
+    def handle(self, *args, action: str, **options) -> None:
+        getattr(self, f"do_{action.replace('-', '_')}")(**options)
+
+    # --- add -------------------------------------------------------------------------------------
+
+    def do_add(self, *, chain_id: str, **o) -> None:
+        if not chain_id.isdigit():
+            raise CommandError(f"{chain_id!r} is not a chain id")
+        if ChainRow.objects.filter(pk=int(chain_id)).exists():
+            raise CommandError(f"chain {chain_id} is already in the registry: edit it in the admin")
+        entry = {
+            "chain_id": int(chain_id), "name": o["name"], "native_symbol": o["native_symbol"],
+            "native_decimals": o["native_decimals"], "rpc_urls": o["rpc_url"], "confirmations": o["confirmations"],
+            "poll_interval_seconds": o["poll_interval"], "explorer_url": o["explorer_url"],
+            "factory_address": o["factory_address"], "max_lag_blocks": o["max_lag_blocks"],
+            "max_fee_per_gas_gwei": o["max_fee_per_gas_gwei"], "vault_gas_threshold": o["vault_gas_threshold"],
+            "solver_gas_threshold": o["solver_gas_threshold"], "traces": o["traces"], "devnet": o["devnet"],
+            "takes_payments": not o["no_payments"],
+        }  # fmt: skip
+        if o["factory_address"] and not is_address(o["factory_address"]):
+            raise CommandError(f"--factory-address {o['factory_address']!r} is not an address")
+        try:
+            chain = chain_from_entry(entry)
+        except ChainError as exc:
+            raise CommandError(str(exc)) from None
+        if not chain.rpc_urls:
+            raise CommandError("give at least one --rpc-url: the service reads and sends through it")
+        for url in chain.rpc_urls:
+            report = probe(url)
+            if not report.reachable:
+                raise CommandError(f"{report.label} does not answer: {report.error}")
+            if report.chain_id != chain.chain_id:
+                raise CommandError(f"{report.label} serves chain {report.chain_id}, not {chain.chain_id}")
+        if chain.factory_address:
+            w3 = Web3(Web3.HTTPProvider(chain.rpc_urls[0], request_kwargs={"timeout": 10}))
+            state = factory_code_state(w3, chain.factory_address)
+            if state != "ours":
+                raise CommandError(f"{chain.factory_address} on chain {chain.chain_id}: code {state}, not the "
+                                   "DepositFactory artifact's")  # fmt: skip
+        ChainRow.objects.create(
+            chain_id=chain.chain_id, name=chain.name, native_symbol=chain.native_symbol,
+            native_decimals=chain.native_decimals, rpc_urls=list(chain.rpc_urls), confirmations=chain.confirmations,
+            poll_interval_seconds=chain.poll_interval_seconds, explorer_url=chain.explorer_url,
+            factory_address=chain.factory_address, takes_payments=chain.takes_payments, devnet=chain.devnet,
+            max_fee_per_gas_gwei=chain.max_fee_per_gas_gwei, max_lag_blocks=chain.max_lag_blocks,
+            traces=chain.traces, vault_gas_threshold=chain.vault_gas_threshold,
+            solver_gas_threshold=chain.solver_gas_threshold, source=ChainRow.Source.STAFF,
+        )  # fmt: skip
+        registry_forget()
+        self.stdout.write(f"Added {chain.name} ({chain.chain_id}) with {len(chain.rpc_urls)} RPC URL(s)"
+                          + ("" if chain.factory_address else "; deploy its factory: "
+                             f"manage.py chains deploy-factory {chain.chain_id}"))  # fmt: skip
+
+    # --- list ------------------------------------------------------------------------------------
+
+    def do_list(self, **o) -> None:
+        rows = [["CHAIN", "NAME", "PAYMENTS", "DEVNET", "CONF", "POLL", "FACTORY", "RPC NODES", "SOURCE"]]
+        for chain in chains():
+            rows.append([
+                str(chain.chain_id), chain.name, "yes" if chain.accepts_payments else "no",
+                "yes" if chain.devnet else "no", str(chain.confirmations), f"{chain.poll_interval_seconds:g}s",
+                chain.factory_address or "-", ", ".join(node_label(u) for u in chain.rpc_urls) or "-", chain.source,
+            ])  # fmt: skip
+        self.stdout.write(_table(rows))
+
+    # --- check -----------------------------------------------------------------------------------
+
+    def do_check(self, *, chain_id: list[str], **o) -> None:
+        selected = [_chain_arg(value) for value in chain_id] or [
+            c for c in chains() if c.rpc_urls or c.accepts_payments
+        ]
+        rows = [["CHAIN", "NODE", "REACHABLE", "CHAIN ID", "HEAD", "LAG", "FACTORY", "VAULT GAS", "SOLVER GAS",
+                 "WATCHER LAG", "STATUS"]]  # fmt: skip
+        unhealthy = []
+        for chain in selected:
+            health = chain_health(chain)
+            first = True
+            for report in health.nodes or [None]:
+                lag = ("-" if report is None or report.head is None or health.best_head is None
+                       else str(health.best_head - report.head))  # fmt: skip
+                status = "ok" if health.healthy else "; ".join(health.problems)
+                if health.healthy and health.low:
+                    status = "ok; low gas: " + ", ".join(health.low)
+                if not chain.accepts_payments:
+                    status = f"({status}; takes no payments)"
+                rows.append([
+                    f"{chain.chain_id} {chain.name}" if first else "",
+                    report.label if report else "-",
+                    ("yes" if report.reachable else f"no ({report.error})") if report else "-",
+                    ("-" if report is None or report.chain_id is None
+                     else "ok" if report.chain_id == chain.chain_id else f"WRONG ({report.chain_id})"),
+                    str(report.head) if report and report.head is not None else "-",
+                    lag,
+                    health.factory if first else "",
+                    self._gas(health, chain, "vault") if first else "",
+                    self._gas(health, chain, "solver") if first else "",
+                    (str(health.watcher_lag) if health.watcher_lag is not None else "-") if first else "",
+                    status if first else "",
+                ])  # fmt: skip
+                first = False
+            if chain.accepts_payments and not health.healthy:
+                unhealthy.append(chain)
+        self.stdout.write(_table(rows))
+        if not any(c.accepts_payments for c in chains()):
+            raise CommandError("no chain takes payments: add one (`chains add`) and deploy its factory")
+        if unhealthy:
+            raise CommandError(f"unhealthy: {', '.join(f'{c.name} ({c.chain_id})' for c in unhealthy)}")
+
+    @staticmethod
+    def _gas(health, chain: Chain, role: str) -> str:
+        if role not in health.balances:
+            return "-"
+        low = " LOW" if role in health.low else ""
+        return f"{_units(health.balances[role], chain.native_decimals)} {chain.native_symbol}{low}"
+
+    # --- deploy-factory --------------------------------------------------------------------------
+
+    def do_deploy_factory(self, *, chain_id: str, timeout: float, **o) -> None:
+        chain = _chain_arg(chain_id)
+        if not chain.rpc_urls:
+            raise CommandError(f"{chain.name} has no RPC URL")
+        try:
+            address = factory_address()
+        except FactoryError as exc:
+            raise CommandError(str(exc)) from None
+        w3 = Web3(Web3.HTTPProvider(chain.rpc_urls[0], request_kwargs={"timeout": 10}))
+        report = probe(chain.rpc_urls[0])
+        if not report.reachable or report.chain_id != chain.chain_id:
+            raise CommandError(f"{report.label}: {report.error or f'serves chain {report.chain_id}'}")
+        if chain.factory_address and chain.factory_address != address:
+            raise CommandError(f"{chain.name} already records the factory {chain.factory_address}")
+        state = factory_code_state(w3, address)
+        if state == "different":
+            raise CommandError(f"{address} holds other code than the DepositFactory artifact's")
+        if state == "ours":
+            owner = factory_owner(w3, address)
+            if owner.lower() != signer_address("vault").lower():
+                raise CommandError(f"the factory at {address} is owned by {owner}, not the vault")
+            changed = factory_record(chain.chain_id, address)
+            self.stdout.write(f"{chain.name}: the deposit factory is at {address}"
+                              + (" (recorded now)" if changed else " (already recorded; nothing sent)"))  # fmt: skip
+            return
+        if not w3.eth.get_code(DETERMINISTIC_DEPLOYER):
+            raise CommandError(f"{chain.name} has no deterministic deployment proxy at {DETERMINISTIC_DEPLOYER}: "
+                               "deploy it first with its presigned transaction")  # fmt: skip
+        tx = factory_deploy_submit(chain)
+        self.stdout.write(f"{chain.name}: deploying the deposit factory at {address} (outbox {tx.key}), "
+                          "signed by the deployer in the signing worker…")  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            tx.refresh_from_db()
+            if not tx.in_flight:
+                break
+            time.sleep(0.5)
+        if tx.in_flight:
+            raise CommandError(f"the deployment is still {tx.status} after {timeout:g}s: are the workers running? "
+                               "Run this again later: it sends nothing twice")  # fmt: skip
+        if tx.status != OutboxTx.Status.MINED:
+            raise CommandError(f"the deployment failed: {tx.error}")
+        if factory_code_state(w3, address) != "ours":
+            raise CommandError(f"the deployment was mined but {address} does not hold the factory's code")
+        factory_record(chain.chain_id, address)
+        self.stdout.write(f"{chain.name}: the deposit factory is at {address} (transaction {tx.tx_hash})")
+
+    # --- disable / enable / seed -----------------------------------------------------------------
+
+    def _toggle(self, chain_id: str, takes: bool) -> None:
+        chain = _chain_arg(chain_id)
+        row = ChainRow.objects.get(pk=chain.chain_id)
+        if row.takes_payments == takes:
+            self.stdout.write(f"{chain.name} already {'takes' if takes else 'takes no'} payments")
+            return
+        row.takes_payments, row.source = takes, ChainRow.Source.STAFF
+        row.save(update_fields=["takes_payments", "source"])
+        self.stdout.write(f"{chain.name} {'takes payments again' if takes else 'takes no new payments'}"
+                          + ("" if takes else "; what is in flight there still settles"))  # fmt: skip
+
+    def do_disable(self, *, chain_id: str, **o) -> None:
+        self._toggle(chain_id, False)
+
+    def do_enable(self, *, chain_id: str, **o) -> None:
+        self._toggle(chain_id, True)
+
+    def do_seed(self, **o) -> None:
+        created, updated = chains_seed()
+        self.stdout.write(f"CHAINS seed: {created} chain(s) created, {updated} updated")

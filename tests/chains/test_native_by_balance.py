@@ -1,0 +1,142 @@
+"""Native coin sent by a contract wallet (an internal CALL) is seen, by balance or by traces, on a real anvil node;
+a balance that falls is never counted; 1,000 watched addresses cost two balance batches a scan."""
+
+import dataclasses
+import secrets
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from web3 import Web3
+
+from chains.devnet import deploy_contract
+from chains.models import ChainCursor, Deposit, Incident, WatchedAddress
+from chains.watcher import BALANCE_SEEN, scan_chain, watch_address
+from orders.models import Order
+from tests.chains.test_watcher import _scan_until
+from tests.devnets import devnet_order
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _wallet(w3):
+    """A contract wallet owned by anvil's account 4, holding 10 ETH."""
+    owner = w3.eth.accounts[4]
+    wallet = deploy_contract(w3, "ContractWallet", sender=owner)
+    w3.eth.wait_for_transaction_receipt(w3.eth.send_transaction({"from": owner, "to": wallet.address, "value": 10**19}))
+    return wallet, owner
+
+
+def _wallet_pays(w3, wallet, owner, to: list[str], amount: int) -> str:
+    tx = wallet.functions.pay(to, amount).transact({"from": owner})
+    assert w3.eth.wait_for_transaction_receipt(tx).status == 1
+    return tx.to_0x_hex()
+
+
+@pytest.mark.parametrize("traces", [False, True])
+def test_a_contract_wallets_native_payment_moves_its_order(api_client, devnet_registry, settings, traces):
+    chain, deployment = devnet_registry
+    settings.CHAINS = [dataclasses.asdict(chain) | {"traces": traces}]
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    order = devnet_order(api_client, deployment, symbol="ETH", amount=str(10**16))
+    scan_chain(chain.chain_id)  # the address is watched, its balance known
+    wallet, owner = _wallet(w3)
+
+    paid = _wallet_pays(w3, wallet, owner, [order.global_address], 10**16)
+    _scan_until(chain, lambda: Order.objects.get(pk=order.pk).status != Order.Status.SCANNING_DEPOSIT)
+
+    deposit = Deposit.objects.get(to_address=order.global_address)
+    assert int(deposit.amount) == 10**16 and deposit.status == "confirmed"
+    if traces:  # the traces name the transaction and the wallet, to refund it if it must be
+        assert (deposit.tx_hash, deposit.from_address) == (paid, wallet.address)
+    else:  # seen by balance: counted, its sender unknown
+        assert deposit.log_index == BALANCE_SEEN and deposit.from_address == ""
+    data = api_client.get(f"/orders/{order.id}").json()["data"]
+    assert [d["amount"] for d in data["depositTxs"]] == [str(10**16)]
+
+    for _ in range(3):  # read again and again: counted once
+        scan_chain(chain.chain_id)
+    assert Deposit.objects.filter(to_address=order.global_address).count() == 1
+
+
+def test_a_top_level_and_an_internal_payment_in_the_same_range_count_once_each(devnet_registry):
+    chain, _ = devnet_registry
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    to = Web3.to_checksum_address("0x" + secrets.token_hex(20))
+    watch_address(chain_id=chain.chain_id, address=to, owner="test:x", watch_until=timezone.now() + timedelta(hours=1))
+    scan_chain(chain.chain_id)
+    wallet, owner = _wallet(w3)
+    w3.eth.wait_for_transaction_receipt(w3.eth.send_transaction({"from": w3.eth.accounts[2], "to": to, "value": 7}))
+    _wallet_pays(w3, wallet, owner, [to, to], 5)  # two internal transfers in one transaction
+
+    _scan_until(chain, lambda: Deposit.objects.filter(to_address=to).count() >= 2)
+    amounts = sorted(int(d.amount) for d in Deposit.objects.filter(to_address=to))
+    assert amounts == [7, 10]  # the top-level 7 by its transaction, the internal 5 + 5 by balance
+    assert int(WatchedAddress.objects.get(address=to).native_balance) == 17
+
+
+def test_a_balance_that_falls_is_never_counted(devnet_registry):
+    chain, _ = devnet_registry
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    to = Web3.to_checksum_address("0x" + secrets.token_hex(20))
+    watch_address(chain_id=chain.chain_id, address=to, owner="test:x", watch_until=timezone.now() + timedelta(hours=1))
+    w3.provider.make_request("anvil_setBalance", [to, hex(1000)])
+    w3.provider.make_request("evm_mine", [])
+    scan_chain(chain.chain_id)
+    scan_chain(chain.chain_id)
+    counted = list(Deposit.objects.filter(to_address=to).values_list("amount", flat=True))
+
+    w3.provider.make_request("anvil_setBalance", [to, hex(400)])  # as a node lying about it would show
+    for _ in range(3):
+        w3.provider.make_request("evm_mine", [])
+        scan_chain(chain.chain_id)
+
+    assert list(Deposit.objects.filter(to_address=to).values_list("amount", flat=True)) == counted
+    incident = Incident.objects.get(kind=Incident.Kind.BALANCE_ANOMALY)
+    assert to in incident.summary and "1000 to 400" in incident.summary
+
+
+def test_a_malformed_balance_answer_counts_nothing_and_keeps_the_cursor(devnet_registry, settings):
+    from tests.rpc_proxy import rpc_proxies
+
+    chain, _ = devnet_registry
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    to = Web3.to_checksum_address("0x" + secrets.token_hex(20))
+    watch_address(chain_id=chain.chain_id, address=to, owner="test:x", watch_until=timezone.now() + timedelta(hours=1))
+    with rpc_proxies(chain.rpc_url, count=1) as (node,):
+        settings.CHAINS = [dataclasses.asdict(chain) | {"rpc_urls": [node.url]}]
+        scan_chain(chain.chain_id)
+        before = ChainCursor.objects.get(pk=chain.chain_id).scanned_to
+        wallet, owner = _wallet(w3)
+        _wallet_pays(w3, wallet, owner, [to], 99)
+        node.balance = "a lot"
+        assert scan_chain(chain.chain_id) is None
+        cursor = ChainCursor.objects.get(pk=chain.chain_id)
+        assert cursor.scanned_to == before and "eth_getBalance" in cursor.last_error
+        assert not Deposit.objects.filter(to_address=to).exists()
+        node.balance = None
+        _scan_until(chain, lambda: Deposit.objects.filter(to_address=to).exists())
+    assert [int(d.amount) for d in Deposit.objects.filter(to_address=to)] == [99]
+
+
+def test_a_thousand_watched_addresses_cost_two_balance_batches_a_scan(devnet_registry, settings):
+    chain, _ = devnet_registry
+    until = timezone.now() + timedelta(hours=1)
+    WatchedAddress.objects.bulk_create(
+        WatchedAddress(chain_id=chain.chain_id, address=Web3.to_checksum_address("0x" + secrets.token_hex(20)),
+                       owner="test:many", watch_until=until)
+        for _ in range(1000)
+    )  # fmt: skip
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    scan_chain(chain.chain_id)  # the first scan also reads the balances before (new addresses)
+    w3.provider.make_request("evm_mine", [])
+    steady = scan_chain(chain.chain_id)
+    settings.WATCHER_BALANCES_PER_BATCH = 10**6  # one batch for all: native detection alone costs one less
+    w3.provider.make_request("evm_mine", [])
+    one_batch = scan_chain(chain.chain_id)
+
+    assert steady is not None and one_batch is not None
+    assert steady.rpc_requests - one_batch.rpc_requests == 1  # 1,000 addresses: 2 batches of 500 -> 1 of 1,000
+    # the node's head (1), the last block read, for reorgs (1), Transfer logs (2 x 500 addresses), the blocks (1),
+    # balances (2 x 500 addresses)
+    assert steady.rpc_requests == 7
