@@ -1,3 +1,5 @@
+from decimal import Decimal
+
 from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
@@ -54,7 +56,7 @@ class ChainAdmin(admin.ModelAdmin):
 
     form = ChainForm
     list_display = ("chain_id", "name", "payments", "devnet", "confirmations", "poll_interval_seconds", "nodes",
-                    "watcher", "source")  # fmt: skip
+                    "watcher", "gas", "source")  # fmt: skip
     list_filter = ("takes_payments", "devnet")
     search_fields = ("name", "=chain_id")
     readonly_fields = ("node_status", "source", "created_at", "updated_at")
@@ -82,6 +84,19 @@ class ChainAdmin(admin.ModelAdmin):
         if cursor.last_error:
             return format_html('<span title="{}">last scan failed</span>', cursor.last_error)
         return f"block {cursor.scanned_to} (lag {cursor.lag})"
+
+    @admin.display(description="signers' gas")
+    def gas(self, chain: Chain):
+        cursor = getattr(self, "_cursors", {}).get(chain.chain_id)
+        if cursor is None or not cursor.gas:
+            return "-"
+        thresholds = {"vault": int(chain.vault_gas_threshold), "solver": int(chain.solver_gas_threshold)}
+        return format_html_join(
+            "", "<div>{}: {} {}{}</div>",
+            ((role, f"{Decimal(int(wei)) / Decimal(10) ** chain.native_decimals:.4f}", chain.native_symbol,
+              format_html(' <strong class="errornote">{}</strong>', "LOW") if int(wei) < thresholds.get(role, 0) else "")
+             for role, wei in sorted(cursor.gas.items())),
+        )  # fmt: skip
 
     @admin.display(description="RPC nodes, as the last scan found them")
     def node_status(self, chain: Chain):

@@ -123,6 +123,9 @@ class ChainCursor(models.Model):
     nodes = models.JSONField(
         default=list, blank=True, help_text="Each RPC node as the last scan found it (scheme and host only)."
     )
+    gas = models.JSONField(
+        default=dict, blank=True, help_text="The service's signers' native balances (wei) at the last scan."
+    )
 
     def __str__(self) -> str:
         return f"chain {self.chain_id} at block {self.scanned_to}"

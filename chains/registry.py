@@ -32,7 +32,9 @@ from django.utils import timezone
 from chains.evm import deposit_address_for, is_address, to_checksum_address
 from core.errors import InvalidRequest
 
-REGISTRY_RECHECK_SECONDS = 1.0  # the suite sets it longer: a query-count test must not see a recheck by chance
+REGISTRY_RECHECK_SECONDS = (
+    1.0  # the suite sets it longer: a query-count test must not see a recheck by chance
+)
 
 
 @dataclass(frozen=True)

@@ -299,6 +299,7 @@ def _native_internal(
     hashes: dict[int, str],
     before_hash: str,
     counter: _Counter,
+    signers: dict[str, str],
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Native coin that reached watched addresses in blocks start..end by internal calls; and every watched
     address's balance at `end` (kept on its row when the scan commits).
@@ -310,7 +311,9 @@ def _native_internal(
         WatchedAddress.objects.filter(chain_id=chain.chain_id, address__in=watched, native_balance__isnull=False)
         .values_list("address", "native_balance")
     )  # fmt: skip
-    after = _balances(w3, watched, hashes[end], counter)
+    read = _balances(w3, [*watched, *(a for a in signers if a not in watched)], hashes[end], counter)
+    _gas_seen(chain, {role: read[address] for role, address in signers.items()})
+    after = {address: read[address] for address in watched}
     before = {address: int(balance or 0) for address, balance in known.items()}
     missing = [address for address in watched if address not in before]
     if missing:
@@ -362,6 +365,31 @@ def _seen_by_balance(chain: Chain, start: int, end: int, addresses: list[str]) -
     for address, amount in rows:
         total[address] = total.get(address, 0) + int(amount)
     return total
+
+
+def _signers() -> dict[str, str]:
+    """The service's signing addresses (role: address) whose gas the scans read."""
+    from chains.signers import signer_address
+
+    return {role: Web3.to_checksum_address(signer_address(role)) for role in ("vault", "solver")
+            if signer_address(role)}  # fmt: skip
+
+
+def _gas_seen(chain: Chain, balances: dict[str, int]) -> None:
+    """Record the signers' native balances on the cursor; below the chain's threshold, warn (once per fall)."""
+    thresholds = {"vault": chain.vault_gas_threshold, "solver": chain.solver_gas_threshold}
+    cursor = ChainCursor.objects.filter(pk=chain.chain_id).values_list("gas", flat=True).first() or {}
+    for role, balance in balances.items():
+        previous = cursor.get(role)
+        low, was_low = balance < thresholds[role], previous is not None and int(previous) < thresholds[role]
+        if low and not was_low:
+            logger.warning("%s: the %s's gas is low: %s wei, below its threshold %s; its transactions wait for more",
+                           chain.name, role, balance, thresholds[role])  # fmt: skip
+        elif was_low and not low:
+            logger.warning(
+                "%s: the %s's gas is above its threshold again (%s wei)", chain.name, role, balance
+            )
+    ChainCursor.objects.filter(pk=chain.chain_id).update(gas={role: str(b) for role, b in balances.items()})
 
 
 def _balance_fell(chain: Chain, address: str, end: int, before: int, after: int, swept: int) -> None:
@@ -474,7 +502,7 @@ def _scan(chain: Chain) -> ScanResult:
             before_hash = scanned_hash if scanned_to == start - 1 else ""
             internal, balances = _native_internal(
                 chain, w3, start, end, watched, [t for t in found if t["token"] == ZERO_ADDRESS],
-                hashes, before_hash, counter,
+                hashes, before_hash, counter, _signers(),
             )  # fmt: skip
             found += internal
             transfers = _numbered([t for t in found if t["amount"] > 0])
@@ -482,6 +510,10 @@ def _scan(chain: Chain) -> ScanResult:
         else:
             counter.requests += 1
             scanned_hash = _hex(w3.eth.get_block(end)["hash"])
+            signers = _signers()
+            if signers:  # the gas of the service's signers, read with every scan
+                read = _balances(w3, list(dict.fromkeys(signers.values())), scanned_hash, counter)
+                _gas_seen(chain, {role: read[address] for role, address in signers.items()})
     with transaction.atomic():  # what the scan found, the balances it read and the cursor: all or nothing
         recorded = _record(chain, transfers)
         if end >= start:

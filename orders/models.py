@@ -92,6 +92,10 @@ class Order(models.Model):
     type = models.CharField(max_length=20, choices=Type.choices)
     status = models.CharField(max_length=40, choices=Status.choices, default=Status.SCANNING_DEPOSIT)
     recipient_address = models.CharField(max_length=42)
+    refund_address = models.CharField(
+        max_length=42, blank=True,
+        help_text="Where a refund goes when a deposit's sender is unknown (a contract wallet's internal payment).",
+    )  # fmt: skip
     global_address = models.CharField(max_length=42, unique=True, help_text="Service-owned deposit address.")
     src_chain = models.PositiveBigIntegerField()
     dst_chain = models.PositiveBigIntegerField()
@@ -172,6 +176,10 @@ class DepositTx(models.Model):
     withdrawn_at = models.DateTimeField(
         null=True, blank=True, help_text="A reorg took its transfer off the chain: it no longer counts."
     )
+    refund_to = models.CharField(
+        max_length=42, blank=True,
+        help_text="Entered by staff for a deposit whose sender is unknown and whose order named no refundAddress.",
+    )  # fmt: skip
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -250,6 +258,15 @@ class OrderStatusChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.from_status} -> {self.to_status}"
+
+
+class UnattributedDeposit(DepositTx):
+    """The admin's list of deposits whose sender is unknown (seen by balance): refunded, if they must be, to the
+    order's refundAddress or to an address staff enter."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "unattributed deposit"
 
 
 class StuckOrder(Order):

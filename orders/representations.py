@@ -69,6 +69,7 @@ def order_data(order: Order, *, sanitized: bool = True) -> dict[str, Any]:
         "type": order.type,
         "status": order.status,
         "recipientAddress": order.recipient_address,
+        "refundAddress": order.refund_address or None,
         "globalAddress": order.global_address,
         "srcChain": order.src_chain,
         "dstChain": order.dst_chain,

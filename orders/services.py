@@ -245,6 +245,7 @@ def order_create(
                 platform_session=platform_session,
                 type=data["type"],
                 recipient_address=data["recipientAddress"],
+                refund_address=data.get("refundAddress") or "",
                 global_address=global_address,
                 src_chain=data["srcChain"],
                 dst_chain=data["dstChain"],

@@ -42,7 +42,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from chains.incidents import incident_open_for
+from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
 from core.errors import DomainError
@@ -273,6 +273,23 @@ def _owed(order: Order) -> list[tuple[DepositTx, int, str]]:
     return owed
 
 
+def refund_target(order: Order, deposit: DepositTx) -> str:
+    """Where a deposit's refund goes: its sender; for a deposit seen by balance (a contract wallet's internal
+    payment, no sender known), the order's refundAddress, else the address staff entered; '' when none."""
+    return deposit.from_address or order.refund_address or deposit.refund_to or ""
+
+
+def _hold_unattributed(order: Order, deposit: DepositTx, amount: int) -> None:
+    """A refund with nowhere to go: held, listed in the admin ("unattributed deposits"), staff told once."""
+    incident_record(
+        kind=Incident.Kind.UNATTRIBUTED, subject=f"order-deposit:{deposit.pk}", chain_id=deposit.chain,
+        summary=f"order {order.pk}: {amount} of {deposit.token_address or order.src_token_address} must be refunded, "
+                "but its sender is unknown (a contract's internal payment) and the order named no refundAddress: "
+                "held until staff enter an address (admin, unattributed deposits)",
+        details={"order": str(order.pk), "deposit": deposit.pk, "amount": str(amount)},
+    )  # fmt: skip
+
+
 def _refund(order: Order, deposit: DepositTx, amount: int, key: str) -> OutboxTx:
     """The latest attempt of one refund, asked for if none is under way.
 
@@ -292,7 +309,7 @@ def _refund(order: Order, deposit: DepositTx, amount: int, key: str) -> OutboxTx
             return latest
         key = f"{key}:attempt{len(attempts) + 1}"
     return outbox_transfer(key=key, chain_id=deposit.chain, signer="vault", amount=amount,
-                           token=deposit.token_address or order.src_token_address, to=deposit.from_address or "")  # fmt: skip
+                           token=deposit.token_address or order.src_token_address, to=refund_target(order, deposit))  # fmt: skip
 
 
 def _refund_deposits(order: Order) -> list[RefundTx] | None:
@@ -305,6 +322,9 @@ def _refund_deposits(order: Order) -> list[RefundTx] | None:
                 return None
             done.append(refund)
             continue
+        if not refund_target(order, deposit):
+            _hold_unattributed(order, deposit, amount)
+            return None
         sweep = _sweep(order, None if deposit.counted else deposit)
         if sweep.status != OutboxTx.Status.MINED:
             if sweep.status == OutboxTx.Status.FAILED:

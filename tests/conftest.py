@@ -95,7 +95,9 @@ def _registry_from_settings_at_each_test(request, monkeypatch):
     registry.registry_forget()
     marker = request.node.get_closest_marker("django_db")
     if marker is not None or {"db", "transactional_db"} & set(request.fixturenames):
-        transactional = "transactional_db" in request.fixturenames or bool(marker and marker.kwargs.get("transaction"))
+        transactional = "transactional_db" in request.fixturenames or bool(
+            marker and marker.kwargs.get("transaction")
+        )
         request.getfixturevalue("transactional_db" if transactional else "db")
         registry.chains()
     yield

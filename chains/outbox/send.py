@@ -276,11 +276,17 @@ def sign(tx: OutboxTx) -> OutboxTx:
         finish(tx, status=OutboxTx.Status.FAILED, error=f"would revert: {revert_of(exc)}")
         tx.refresh_from_db()
         return tx
+    except Web3RPCError as exc:
+        if "insufficient funds" not in str(exc).lower():
+            raise
+        return _wait_for_gas(tx, chain, w3, need=None)
     # Headroom: state may change between the estimate and the block (a storage slot set from zero costs 20,000
     # gas more than one changed), and an unused limit costs nothing.
     gas = gas * 12 // 10 + 20_000
     fees = fees_for(chain, w3)
     assert fees is not None  # no bump asked for
+    if int(w3.eth.get_balance(to_checksum_address(tx.sender))) < gas * fees[0] + int(tx.value):
+        return _wait_for_gas(tx, chain, w3, need=gas * fees[0] + int(tx.value))
     pending = w3.eth.get_transaction_count(to_checksum_address(tx.sender), "pending")
     _crash_point("before_sign")
     with transaction.atomic():
@@ -301,10 +307,26 @@ def sign(tx: OutboxTx) -> OutboxTx:
         OutboxTx.objects.filter(pk=tx.pk).update(
             status=OutboxTx.Status.SIGNED, nonce=nonce, gas_limit=gas, max_fee_per_gas=fees[0],
             max_priority_fee_per_gas=fees[1], raw_tx=raw, tx_hash=tx_hash, hashes=[*tx.hashes, tx_hash],
-            signed_at=timezone.now(),
+            signed_at=timezone.now(), error="",
         )  # fmt: skip
     logger.info("Outbox %s on %s: signed nonce %s as %s", tx.key, chain.name, nonce, tx_hash)
     _crash_point("after_sign")
+    tx.refresh_from_db()
+    return tx
+
+
+def _wait_for_gas(tx: OutboxTx, chain: Chain, w3: Web3, *, need: int | None) -> OutboxTx:
+    """The signer cannot pay for this transaction now: it waits, queued (no nonce taken, never failed, never the
+    reason for a refund); the poller asks again until the balance is topped up."""
+    balance = int(w3.eth.get_balance(to_checksum_address(tx.sender)))
+    error = (f"waiting for gas: the {tx.signer} holds {balance} wei on {chain.name}"
+             + (f", this transaction needs up to {need}" if need is not None else ", less than this transaction needs"))  # fmt: skip
+    if (
+        OutboxTx.objects.filter(pk=tx.pk, status=OutboxTx.Status.QUEUED)
+        .exclude(error=error)
+        .update(error=error)
+    ):
+        logger.warning("Outbox %s: %s", tx.key, error)
     tx.refresh_from_db()
     return tx
 

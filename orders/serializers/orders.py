@@ -184,11 +184,19 @@ class OrderCreateSerializer(serializers.Serializer):
     clientReferenceId = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=255)
     onramp = OnrampSerializer(required=False, allow_null=True)
     creatorAddress = AddressField(required=False, allow_null=True)
+    refundAddress = AddressField(
+        required=False, allow_null=True,
+        help_text="Where a refund goes when the payment's sender cannot be known (a contract wallet's internal "
+                  "payment on a chain without traces); otherwise refunds go to the sender.",
+    )  # fmt: skip
     checkoutSessionId = serializers.UUIDField(required=False, allow_null=True)
     action = StrictCharField(required=False, allow_null=True, max_length=255)
 
     def validate_recipientAddress(self, value):
         return not_zero_address(value)
+
+    def validate_refundAddress(self, value):
+        return not_zero_address(value) if value else value
 
     def validate_clientReferenceId(self, value):
         if value and not CLIENT_REFERENCE_RE.fullmatch(value):

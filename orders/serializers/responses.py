@@ -47,6 +47,7 @@ class OrderOutputSerializer(serializers.Serializer):
     filledAt = serializers.IntegerField(allow_null=True)
     receivedDepositAt = serializers.IntegerField(allow_null=True)
     creatorAddress = serializers.CharField(allow_null=True)
+    refundAddress = serializers.CharField(allow_null=True)
     partnerId = serializers.CharField(allow_null=True)
     clientReferenceId = serializers.CharField(allow_null=True)
     checkoutSessionId = serializers.UUIDField(allow_null=True)

@@ -23,7 +23,9 @@ def _wallet(w3):
     """A contract wallet owned by anvil's account 4, holding 10 ETH."""
     owner = w3.eth.accounts[4]
     wallet = deploy_contract(w3, "ContractWallet", sender=owner)
-    w3.eth.wait_for_transaction_receipt(w3.eth.send_transaction({"from": owner, "to": wallet.address, "value": 10**19}))
+    w3.eth.wait_for_transaction_receipt(
+        w3.eth.send_transaction({"from": owner, "to": wallet.address, "value": 10**19})
+    )
     return wallet, owner
 
 
@@ -63,10 +65,14 @@ def test_a_top_level_and_an_internal_payment_in_the_same_range_count_once_each(d
     chain, _ = devnet_registry
     w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
     to = Web3.to_checksum_address("0x" + secrets.token_hex(20))
-    watch_address(chain_id=chain.chain_id, address=to, owner="test:x", watch_until=timezone.now() + timedelta(hours=1))
+    watch_address(
+        chain_id=chain.chain_id, address=to, owner="test:x", watch_until=timezone.now() + timedelta(hours=1)
+    )
     scan_chain(chain.chain_id)
     wallet, owner = _wallet(w3)
-    w3.eth.wait_for_transaction_receipt(w3.eth.send_transaction({"from": w3.eth.accounts[2], "to": to, "value": 7}))
+    w3.eth.wait_for_transaction_receipt(
+        w3.eth.send_transaction({"from": w3.eth.accounts[2], "to": to, "value": 7})
+    )
     _wallet_pays(w3, wallet, owner, [to, to], 5)  # two internal transfers in one transaction
 
     _scan_until(chain, lambda: Deposit.objects.filter(to_address=to).count() >= 2)
@@ -79,7 +85,9 @@ def test_a_balance_that_falls_is_never_counted(devnet_registry):
     chain, _ = devnet_registry
     w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
     to = Web3.to_checksum_address("0x" + secrets.token_hex(20))
-    watch_address(chain_id=chain.chain_id, address=to, owner="test:x", watch_until=timezone.now() + timedelta(hours=1))
+    watch_address(
+        chain_id=chain.chain_id, address=to, owner="test:x", watch_until=timezone.now() + timedelta(hours=1)
+    )
     w3.provider.make_request("anvil_setBalance", [to, hex(1000)])
     w3.provider.make_request("evm_mine", [])
     scan_chain(chain.chain_id)
@@ -102,7 +110,9 @@ def test_a_malformed_balance_answer_counts_nothing_and_keeps_the_cursor(devnet_r
     chain, _ = devnet_registry
     w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
     to = Web3.to_checksum_address("0x" + secrets.token_hex(20))
-    watch_address(chain_id=chain.chain_id, address=to, owner="test:x", watch_until=timezone.now() + timedelta(hours=1))
+    watch_address(
+        chain_id=chain.chain_id, address=to, owner="test:x", watch_until=timezone.now() + timedelta(hours=1)
+    )
     with rpc_proxies(chain.rpc_url, count=1) as (node,):
         settings.CHAINS = [dataclasses.asdict(chain) | {"rpc_urls": [node.url]}]
         scan_chain(chain.chain_id)
@@ -136,7 +146,9 @@ def test_a_thousand_watched_addresses_cost_two_balance_batches_a_scan(devnet_reg
     one_batch = scan_chain(chain.chain_id)
 
     assert steady is not None and one_batch is not None
-    assert steady.rpc_requests - one_batch.rpc_requests == 1  # 1,000 addresses: 2 batches of 500 -> 1 of 1,000
+    assert (
+        steady.rpc_requests - one_batch.rpc_requests == 1
+    )  # 1,000 addresses: 2 batches of 500 -> 1 of 1,000
     # the node's head (1), the last block read, for reorgs (1), Transfer logs (2 x 500 addresses), the blocks (1),
     # balances (2 x 500 addresses)
     assert steady.rpc_requests == 7

@@ -286,3 +286,37 @@ def test_fee_bumps_reach_the_cap_and_stop_and_a_transaction_behind_another_is_ne
     until_finished(first)
     until_finished(behind)
     assert (first.status, behind.status) == ("mined", "mined")
+
+
+def test_a_transaction_the_vault_cannot_pay_gas_for_waits_and_goes_out_once_topped_up(
+    chain_a, settings, caplog, staff
+):
+    import dataclasses
+
+    from chains.watcher import scan_chain
+
+    chain = chain_a[0]
+    settings.CHAINS = [dataclasses.asdict(chain) | {"vault_gas_threshold": 10**18}]
+    w3 = w3_of(chain_a)
+    vault = settings.VAULT_ADDRESS
+    kept = w3.eth.get_balance(vault)
+    w3.provider.make_request("anvil_setBalance", [vault, hex(10_000)])  # not even one transaction's gas
+    try:
+        to = new_address()
+        tx = outbox_submit(key="test:no-gas", chain_id=31337, signer="vault", to=to, value=1)
+        with caplog.at_level(logging.WARNING):
+            outbox_send(tx.pk)
+            for _ in range(3):
+                outbox_poll()
+            w3.provider.make_request("evm_mine", [])
+            w3.provider.make_request("evm_mine", [])
+            assert scan_chain(31337) is not None
+        tx.refresh_from_db()
+        assert tx.status == "queued" and tx.nonce is None and tx.error.startswith("waiting for gas")
+        assert "the vault's gas is low: 10000 wei" in caplog.text
+        assert "LOW" in staff.get("/admin/chains/chain/").content.decode()
+    finally:
+        w3.provider.make_request("anvil_setBalance", [vault, hex(kept)])
+
+    until_finished(tx)
+    assert (tx.status, tx.error) == ("mined", "") and w3.eth.get_balance(to) == 1

@@ -39,7 +39,7 @@ def random_address() -> str:
 
 
 def checkout(client, a: dict, b: dict, order_type: str, *, src="dUSDC", dst="dUSDC", amount=10_000_000,
-             recipient=None, **payload_overrides):  # fmt: skip
+             recipient=None, body_extra=None, **payload_overrides):  # fmt: skip
     """(order id, order body): quote then create one order of `order_type` paying `src` on A for B."""
     recipient = recipient or random_address()
     src_token, dst_token = token_shape(a, src), token_shape(b, dst)
@@ -85,6 +85,7 @@ def checkout(client, a: dict, b: dict, order_type: str, *, src="dUSDC", dst="dUS
             "metadata": {"srcToken": src_token, "dstToken": dst_token}}  # fmt: skip
     if order_type == "mint_nft":
         body["metadata"]["nft"] = {"name": "Devnet NFT"}
+    body |= body_extra or {}
     return _ok(client.post("/orders", body, format="json"))["id"], body
 
 
