@@ -8,7 +8,7 @@ MANAGE := $(BIN)/python manage.py
 # Django's debug pages stay off unless DJANGO_DEBUG=1 is asked for.
 export SERVICE_ENV ?= development
 
-.PHONY: install run test apicheck bench bench-queries lint format migrations-check contracts clean
+.PHONY: install run test apicheck bench bench-queries lint format migrations-check contracts clean rehearsal
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
@@ -45,6 +45,12 @@ run: $(VENV)/.installed $(TOOLS)
 
 test: $(VENV)/.installed $(TOOLS)
 	$(BIN)/pytest
+
+# The service in production mode on a chain it did not start (tools/rehearsal.py): PostgreSQL and Redis,
+# gunicorn, a keystore signer, the chain added and its factory deployed by command, every order type, a
+# contract wallet's native payment and the primary RPC node killed mid-run. Exit 0 only if all held.
+rehearsal: $(VENV)/.installed $(TOOLS)
+	$(BIN)/python tools/rehearsal.py
 
 # Rebuild chains/contracts/artifacts from chains/contracts/src with the pinned solc.
 contracts: $(TOOLS)

@@ -205,7 +205,7 @@ def _balances(w3: Web3, addresses: list[str], block: int | str, counter: _Counte
     An answer that is not a non-negative integer is refused (never counted as money)."""
     found: dict[str, int] = {}
     size = settings.WATCHER_BALANCES_PER_BATCH
-    identifier: Any = {"blockHash": block} if isinstance(block, str) else block
+    identifier: Any = {"blockHash": block} if isinstance(block, str) else hex(block)
     for offset in range(0, len(addresses), size):
         chunk = addresses[offset : offset + size]
         counter.requests += 1
@@ -311,7 +311,7 @@ def _native_internal(
         WatchedAddress.objects.filter(chain_id=chain.chain_id, address__in=watched, native_balance__isnull=False)
         .values_list("address", "native_balance")
     )  # fmt: skip
-    read = _balances(w3, [*watched, *(a for a in signers if a not in watched)], hashes[end], counter)
+    read = _balances(w3, list(dict.fromkeys([*watched, *signers.values()])), hashes[end], counter)
     _gas_seen(chain, {role: read[address] for role, address in signers.items()})
     after = {address: read[address] for address in watched}
     before = {address: int(balance or 0) for address, balance in known.items()}
@@ -421,7 +421,7 @@ def scan_chain(chain_id: int) -> ScanResult | None:
     try:
         return _scan(chain)
     except Exception as exc:  # an RPC failure: recorded on the cursor, retried at the next poll
-        logger.warning("Scan of %s failed: %s", chain.name, exc.__class__.__name__)
+        logger.warning("Scan of %s failed: %s: %s", chain.name, exc.__class__.__name__, str(exc)[:200])
         ChainCursor.objects.filter(pk=chain_id).update(
             last_error=f"{exc.__class__.__name__}: {exc}"[:500],
             last_scan_at=timezone.now(),

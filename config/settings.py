@@ -540,6 +540,8 @@ RELAY_PROVIDER = os.environ.get("RELAY_PROVIDER", "devnet" if DEVELOPMENT else "
 SETTLEMENT_SLIPPAGE_BPS = env_int("SETTLEMENT_SLIPPAGE_BPS", 100)
 # How long a relay may take before the order is failed and refunded.
 RELAY_TIMEOUT_SECONDS = env_int("RELAY_TIMEOUT_SECONDS", 600)
+# How often orders waiting for the relay provider's fill ask it for their status.
+RELAY_POLL_SECONDS = float(os.environ.get("RELAY_POLL_SECONDS", "2" if DEVNET else "5"))
 CHAIN_READER = os.environ.get("CHAIN_READER", "offline")
 # "1=https://rpc.example,8453=https://..." : one JSON-RPC URL per chain id.
 CHAIN_RPC_URLS = {
@@ -634,6 +636,8 @@ CELERY_BEAT_SCHEDULE.update(
     {
         "chains-outbox-poll": {"task": "chains.tasks.outbox_poll", "schedule": OUTBOX_POLL_SECONDS},
         "orders-settle-stuck": {"task": "orders.tasks.settle_stuck_orders", "schedule": 60.0},
+        # The relay provider's fills are asked for: it tells nothing by itself.
+        "orders-poll-relays": {"task": "orders.tasks.poll_relays", "schedule": RELAY_POLL_SECONDS},
         "orders-expire-checkout-sessions": {
             "task": "orders.tasks.expire_checkout_sessions",
             "schedule": 60.0,

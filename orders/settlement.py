@@ -430,6 +430,19 @@ def settle_stuck_orders(*, limit: int = 200) -> int:
     return len(stuck)
 
 
+def relays_poll(*, limit: int = 500) -> int:
+    """Orders waiting for the relay provider's fill are driven again (RELAY_POLL_SECONDS, by beat): the provider
+    tells nothing by itself, and its status is asked only when the order is driven. How many were."""
+    waiting = list(
+        Order.objects.filter(status=Status.RELAY)
+        .order_by("status_changed_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    for order_id in waiting:
+        enqueue_settlement(order_id)
+    return len(waiting)
+
+
 def settle_in_flight(*, limit: int = 1000) -> int:
     """Drive every order in a settlement state, whatever its age, and every quick payment still settling;
     how many were driven. A worker runs this when it starts, so that what a killed worker was doing goes on

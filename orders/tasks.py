@@ -27,6 +27,12 @@ def settle_stuck_orders() -> int:
 
 
 @shared_task
+def poll_relays() -> int:
+    """Orders waiting for the relay provider's fill, driven again (their status is asked of the provider)."""
+    return settlement.relays_poll()
+
+
+@shared_task
 def resume_settlements() -> int:
     """Every order and quick payment whose settlement is in flight, driven once (a worker just started)."""
     return settlement.settle_in_flight()

@@ -119,3 +119,18 @@ def test_the_supervisor_serves_and_stops_every_child(tmp_path, signum):
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def test_only_the_signing_worker_is_given_keys_keystores_and_the_remote_signers_token(monkeypatch):
+    from config.supervise import process_environments
+
+    secrets_ = {"VAULT_PRIVATE_KEY": "0x" + "11" * 32, "VAULT_KEYSTORE_FILE": "/run/secrets/vault.json",
+                "VAULT_PASSPHRASE_FILE": "/run/secrets/vault.pass", "DEPLOYER_KEYSTORE_FILE": "/run/secrets/d.json",
+                "SIGNER_REMOTE_TOKEN": "t0ken"}  # fmt: skip
+    for name, value in secrets_.items():
+        monkeypatch.setenv(name, value)
+    environments = process_environments(devnets=False)
+
+    assert all(environments["worker"][name] == value for name, value in secrets_.items())
+    assert not set(secrets_) & set(environments["other"])  # the web server, beat, the webhook workers
+    assert environments["other"]["PATH"] == environments["worker"]["PATH"]

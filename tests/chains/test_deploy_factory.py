@@ -1,0 +1,58 @@
+"""`manage.py chains deploy-factory` with a real signing worker on a real anvil devnet: the factory goes out
+through the outbox once, lands at its CREATE2 address, and is recorded on the chain's row."""
+
+import dataclasses
+import threading
+
+import pytest
+from django.core.management import call_command
+from web3 import Web3
+
+from chains.factory import factory_address, factory_code_state, factory_owner
+from chains.models import Chain as ChainRow
+from chains.models import OutboxTx
+from chains.registry import chain_get
+from tests.devnets import poll_until
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def test_deploy_factory_deploys_once_and_records_it(
+    devnets_registry, worker_env, start_worker, settings, capsys, monkeypatch
+):
+    from chains import registry
+
+    monkeypatch.setattr(registry, "REGISTRY_RECHECK_SECONDS", 0.0)  # the worker records it: another process
+    (a, _), (b, _) = devnets_registry
+    settings.CHAINS = [dataclasses.asdict(a) | {"factory_address": ""}, dataclasses.asdict(b)]
+    assert chain_get(a.chain_id).accepts_payments is False
+    w3 = Web3(Web3.HTTPProvider(a.rpc_url))
+    nonce = w3.eth.get_transaction_count(settings.VAULT_ADDRESS)
+    worker = start_worker(**worker_env, OUTBOX_RESEND_AFTER_SECONDS="0")
+    failed: list[BaseException] = []
+
+    def deploy():
+        try:
+            call_command("chains", "deploy-factory", str(a.chain_id), "--timeout", "90")
+        except BaseException as exc:  # reported by the test's thread
+            failed.append(exc)
+
+    command = threading.Thread(target=deploy)
+    command.start()
+    key = f"chains:deploy-factory:{a.chain_id}"
+    poll_until(worker.queue, lambda: OutboxTx.objects.filter(key=key, status="mined").exists(), timeout=90)
+    command.join(timeout=90)
+    assert not failed, failed
+
+    address = factory_address()
+    assert address != settings.DEVNET_FACTORY_ADDRESS  # a CREATE2 address, not the devnet deployer's nonce 0
+    assert factory_code_state(w3, address) == "ours" and factory_owner(w3, address) == settings.VAULT_ADDRESS
+    row = ChainRow.objects.get(pk=a.chain_id)
+    assert (row.factory_address, row.source) == (address, "staff")
+    assert chain_get(a.chain_id).accepts_payments is True
+    assert "the deposit factory is at" in capsys.readouterr().out
+
+    call_command("chains", "deploy-factory", str(a.chain_id))  # again: nothing is sent
+    assert "already recorded; nothing sent" in capsys.readouterr().out
+    assert OutboxTx.objects.filter(key=key).count() == 1
+    assert w3.eth.get_transaction_count(settings.VAULT_ADDRESS) == nonce + 1
