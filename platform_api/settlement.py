@@ -20,8 +20,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from chains.incidents import incident_open_for
-from chains.models import Deposit, OutboxTx
+from chains.incidents import incident_open_for, incident_record
+from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
 from platform_api.models import QuickPayment, QuickPaymentDeposit
 from platform_api.services import QUICK_PAYMENT_OWNER
@@ -90,6 +90,16 @@ def quick_payment_settle(payment_id: str) -> dict[str, str]:
             source = _sweep(payment, deposit.token, f"quickpay:{payment.id}:sweep:{deposit.pk}")
             sent[source.key] = source.status
         if source.status != MINED:
+            continue
+        if (
+            not deposit.from_address
+        ):  # seen by balance (a contract's internal payment): no sender to return it to
+            incident_record(
+                kind=Incident.Kind.UNATTRIBUTED, subject=f"quickpay-deposit:{deposit.pk}", chain_id=deposit.chain_id,
+                summary=f"quick payment {payment.id}: {sum(a for a, _ in owed)} of {deposit.token} must go back, "
+                        "but its sender is unknown (a contract's internal payment): held in the vault for staff",
+                details={"quick_payment": payment.id, "deposit": deposit.pk},
+            )  # fmt: skip
             continue
         for amount, key in owed:
             tx = _pay(payment, token=deposit.token, to=deposit.from_address, amount=amount, key=key)
