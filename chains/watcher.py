@@ -301,8 +301,8 @@ def _native_internal(
     counter: _Counter,
     signers: dict[str, str],
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """Native coin that reached watched addresses in blocks start..end by internal calls; and every watched
-    address's balance at `end` (kept on its row when the scan commits).
+    """Native coin that reached watched addresses in blocks start..end by internal calls; and the watched
+    addresses' balances at `end` that changed or were not known (kept on their rows when the scan commits).
 
     One batch of `eth_getBalance` per WATCHER_BALANCES_PER_BATCH addresses at `end`; the balance at the block
     before is the row's, or (a new address, or after a reorg) read too; the factory's sweeps and the traces
@@ -324,7 +324,7 @@ def _native_internal(
         arrived[transfer["to_address"]] = arrived.get(transfer["to_address"], 0) + transfer["amount"]
     moved = [a for a in watched if after[a] - before[a] != arrived[a]]
     if not moved:
-        return [], after
+        return [], _changed(known, after)
     swept = _swept_out(chain, w3, start, end, counter)
     unexplained: dict[str, int] = {}
     for address in moved:
@@ -334,7 +334,7 @@ def _native_internal(
         elif extra > 0:
             unexplained[address] = extra
     if not unexplained:
-        return [], after
+        return [], _changed(known, after)
     internal: list[dict[str, Any]] = []
     if chain.traces:  # each internal transfer with its transaction and sender (seen again: the same deposit)
         internal = [t for t in _traced(w3, start, end, {a.lower() for a in unexplained}, counter)
@@ -352,7 +352,13 @@ def _native_internal(
                              "token": ZERO_ADDRESS, "amount": amount})  # fmt: skip
             logger.warning("%s: %s wei reached %s by an internal call in blocks %s-%s; its sender is unknown",
                            chain.name, amount, address, start, end)  # fmt: skip
-    return internal, after
+    return internal, _changed(known, after)
+
+
+def _changed(known: dict[str, Any], after: dict[str, int]) -> dict[str, int]:
+    """The balances to write back: those that moved or were not known (a scan writes only what changed)."""
+    return {address: balance for address, balance in after.items()
+            if known.get(address) is None or int(known[address]) != balance}  # fmt: skip
 
 
 def _seen_by_balance(chain: Chain, start: int, end: int, addresses: list[str]) -> dict[str, int]:
