@@ -36,6 +36,10 @@ def test_deploy_factory_deploys_once_and_records_it(
             call_command("chains", "deploy-factory", str(a.chain_id), "--timeout", "90")
         except BaseException as exc:  # reported by the test's thread
             failed.append(exc)
+        finally:
+            from django.db import connection
+
+            connection.close()  # this thread's own connection: the test database is dropped at the end
 
     command = threading.Thread(target=deploy)
     command.start()
