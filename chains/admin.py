@@ -55,9 +55,8 @@ class ChainAdmin(admin.ModelAdmin):
     still settles what is in flight there; its RPC nodes show as the watcher last found them."""
 
     form = ChainForm
-    list_display = ("chain_id", "name", "payments", "devnet", "confirmations", "poll_interval_seconds", "nodes",
-                    "watcher", "gas", "source")  # fmt: skip
-    list_filter = ("takes_payments", "devnet")
+    list_display = ("chain_id", "name", "payments", "confirmations", "nodes", "watcher", "gas")
+    list_filter = ("takes_payments", "devnet", "source")
     search_fields = ("name", "=chain_id")
     readonly_fields = ("node_status", "source", "created_at", "updated_at")
     actions = ["stop_payments"]

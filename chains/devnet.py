@@ -169,10 +169,13 @@ def forget_devnet_transactions(chain_ids: list[int]) -> int:
     mark what was still in flight there failed (the orders they served show on the stuck list), read it from
     its first block, and keep the outbox from taking the old life's blocks for a reorg (it would send its
     finished transactions again)."""
-    from chains.models import ChainCursor, OutboxTx, SenderNonce
+    from chains.models import ChainCursor, OutboxTx, SenderNonce, WatchedAddress
 
     SenderNonce.objects.filter(chain_id__in=chain_ids).delete()
     ChainCursor.objects.filter(chain_id__in=chain_ids).delete()
+    # The balances the watcher kept are the old life's: read them again (else a fresh, empty address looks
+    # like money that left it).
+    WatchedAddress.objects.filter(chain_id__in=chain_ids).update(native_balance=None)
     OutboxTx.objects.filter(chain_id__in=chain_ids).exclude(block_hash="").update(block_hash="")
     return OutboxTx.objects.filter(
         chain_id__in=chain_ids,

@@ -298,16 +298,7 @@ class UnattributedDepositAdmin(admin.ModelAdmin):
     to and save (recorded in the admin's history), and the order's settlement sends it."""
 
     form = RefundToForm
-    list_display = (
-        "id",
-        "order",
-        "chain",
-        "amount_shown",
-        "counted",
-        "refund_reason",
-        "refund_to",
-        "created_at",
-    )
+    list_display = ("id", "order", "amount_shown", "refund_reason", "refund_to")
     list_filter = ("chain",)
     search_fields = ("=order__id", "=tx_hash")
     fields = ("order", "chain", "tx_hash", "block_number", "amount_shown", "counted", "refund_reason",

@@ -105,7 +105,7 @@ def order_detail_data(found: OrderWithTransactions, *, sanitized: bool = True) -
             {
                 "orderId": order_id,
                 "chain": tx.chain,
-                "from": tx.from_address,
+                "from": tx.from_address or None,  # none: a contract's internal payment, seen by balance
                 "txHash": tx.tx_hash,
                 "amount": str(tx.amount),
                 "createdAt": millis(tx.created_at),

@@ -99,3 +99,22 @@ def test_a_port_whose_last_connections_are_in_time_wait_is_free_and_a_listened_o
         accepted.close()  # the server's side closes first: its port is left in TIME-WAIT
         client.close()
     assert port_is_free(port)
+
+
+@pytest.mark.django_db
+def test_a_fresh_devnet_forgets_the_native_balances_its_watcher_kept():
+    """Else the old life's balance at an address, empty on the new node, would look like money that left it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from chains.devnet import forget_devnet_transactions
+    from chains.models import WatchedAddress
+
+    until = timezone.now() + timedelta(hours=1)
+    WatchedAddress.objects.create(chain_id=31337, address="0x" + "ab" * 20, owner="order:x", watch_until=until,
+                                  native_balance=10**15)  # fmt: skip
+    WatchedAddress.objects.create(chain_id=8453, address="0x" + "cd" * 20, owner="order:y", watch_until=until,
+                                  native_balance=7)  # fmt: skip
+    forget_devnet_transactions([31337])
+    assert dict(WatchedAddress.objects.values_list("chain_id", "native_balance")) == {31337: None, 8453: 7}

@@ -63,7 +63,9 @@ def test_a_contract_wallets_native_payment_moves_its_order(api_client, devnet_re
     else:  # seen by balance: counted, its sender unknown
         assert deposit.log_index == BALANCE_SEEN and deposit.from_address == ""
     data = api_client.get(f"/orders/{order.id}").json()["data"]
-    assert [d["amount"] for d in data["depositTxs"]] == [str(10**16)]
+    assert [(d["amount"], d["from"]) for d in data["depositTxs"]] == [
+        (str(10**16), wallet.address if traces else None)
+    ]
 
     for _ in range(3):  # read again and again: counted once
         scan_chain(chain.chain_id)
