@@ -44,7 +44,7 @@ from django.utils import timezone
 
 from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
-from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
+from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers, swept_of
 from core.errors import DomainError
 from orders import services
 from orders.fees import fee_amount
@@ -312,6 +312,31 @@ def _refund(order: Order, deposit: DepositTx, amount: int, key: str) -> OutboxTx
                            token=deposit.token_address or order.src_token_address, to=refund_target(order, deposit))  # fmt: skip
 
 
+def _uncounted_swept(order: Order, deposit: DepositTx, sweep: OutboxTx) -> bool:
+    """Whether the order's sweeps moved into the vault at least every deposit of this deposit's token up to it
+    (by arrival): what a refund of it pays back must have arrived. If not (its transfer left the chain, or the
+    database outlived a devnet), staff are told and the order waits (a sweep_short incident holds it)."""
+    token = deposit.token_address or order.src_token_address
+    same = [d for d in order.deposit_txs.filter(pk__lte=deposit.pk, withdrawn_at__isnull=True, deposit__isnull=False)
+            if (d.token_address or order.src_token_address).lower() == token.lower()]  # fmt: skip
+    keys = [f"order:{order.pk}:sweep", *(f"order:{order.pk}:sweep:{d.pk}" for d in same)]
+    swept = [
+        swept_of(tx, token) for tx in OutboxTx.objects.filter(key__in=keys, status=OutboxTx.Status.MINED)
+    ]
+    if any(amount is None for amount in swept):
+        return True  # a sweep from before the receipts' logs were kept: nothing to compare with
+    total, owed = sum(amount or 0 for amount in swept), sum(int(d.amount) for d in same)
+    if total >= owed:
+        return True
+    incident_record(
+        kind=Incident.Kind.SWEEP_SHORT, subject=f"order:{order.pk}", chain_id=order.src_chain,
+        summary=f"order {order.pk}: its sweeps of {token} moved {total} of the {owed} its deposits brought; the "
+                f"refund of deposit {deposit.pk} is not paid out of the vault's own funds until staff resolve this",
+        details={"deposit": deposit.pk, "sweep": sweep.key, "swept": str(total), "deposits": str(owed)},
+    )  # fmt: skip
+    return False
+
+
 def _refund_deposits(order: Order) -> list[RefundTx] | None:
     """Send every refund the order owes; their RefundTx records once all succeeded, else None (not yet)."""
     done: list[RefundTx] = []
@@ -330,6 +355,8 @@ def _refund_deposits(order: Order) -> list[RefundTx] | None:
             if sweep.status == OutboxTx.Status.FAILED:
                 logger.error("Order %s: the sweep %s failed, %s cannot be refunded", order.pk, sweep.key, key)
             return None
+        if not deposit.counted and not _uncounted_swept(order, deposit, sweep):
+            return None  # the vault did not get it: nothing is paid out of its own funds
         tx = _refund(order, deposit, amount, key)
         if tx.in_flight:
             return None

@@ -17,6 +17,7 @@ from chains.outbox.send import (
     outbox_transfer,
     sweep_covers,
     swept_amount,
+    swept_of,
 )
 
 __all__ = [
@@ -29,4 +30,5 @@ __all__ = [
     "outbox_transfer",
     "sweep_covers",
     "swept_amount",
+    "swept_of",
 ]

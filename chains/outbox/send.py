@@ -114,6 +114,19 @@ def swept_amount(tx: OutboxTx) -> int | None:
     )
 
 
+def swept_of(tx: OutboxTx, token: str) -> int | None:
+    """What a mined sweep moved of `token` (its `Swept` events name the token); None when its logs were not kept."""
+    if tx.status != OutboxTx.Status.MINED or not tx.block_hash:
+        return None
+    wanted = "0x" + "00" * 12 + token.lower().removeprefix("0x")
+    return sum(
+        int(log["data"], 16)
+        for log in tx.logs
+        if log["address"].lower() == tx.to.lower() and len(log["topics"]) > 2 and log["topics"][0] == SWEPT_TOPIC
+        and log["topics"][2].lower() == wanted
+    )  # fmt: skip
+
+
 def sweep_covers(tx: OutboxTx, *, counted: int, subject: str, what: str) -> bool:
     """Whether a mined sweep moved at least what its owner counted (`subject`, e.g. "order:<id>"); if not, staff
     are told (an incident that holds the owner): nothing may be delivered or paid out for money the vault did

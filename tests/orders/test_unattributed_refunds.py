@@ -107,3 +107,26 @@ def test_a_payment_after_the_order_executed_is_refunded_and_listed(devnets, admi
     from webhooks.models import WebhookEvent
 
     assert list(WebhookEvent.objects.values_list("event_type", flat=True)) == ["payment.completed"]
+
+
+def test_a_refund_is_never_paid_from_the_vaults_own_funds(devnets, admin_client):
+    """A deposit the order did not count, whose coins are gone from its address before the sweep (a transfer
+    taken back, a database that outlived its devnet): its sweep moves nothing, so nothing is refunded."""
+    from chains.models import OutboxTx
+    from chains.watcher import scan_chain
+
+    a, b = devnets
+    order_id, _ = checkout(admin_client, a[1], b[1], "mint_nft")
+    order = Order.objects.get(pk=order_id)
+    w3 = w3_of(a)
+    payer = w3.eth.accounts[5]
+    w3.eth.wait_for_transaction_receipt(w3.eth.send_transaction({"from": payer, "to": order.global_address,
+                                                                 "value": WEI}))  # fmt: skip
+    run_until(lambda: (scan_chain(31337), order.deposit_txs.exists())[1], what="the deposit")
+    w3.provider.make_request("anvil_setBalance", [order.global_address, "0x0"])  # the coins are gone
+
+    run_until(lambda: Incident.objects.filter(kind=Incident.Kind.SWEEP_SHORT, subject=f"order:{order_id}").exists(),
+              order_id, what="the incident")  # fmt: skip
+    deposit = order.deposit_txs.get()
+    assert not OutboxTx.objects.filter(key__startswith=f"order:{order_id}:refund").exists()
+    assert not order.refund_txs.exists() and deposit.refund_reason == "wrong_token"
