@@ -2,6 +2,8 @@ from decimal import Decimal
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import models
+from django.db.models import OuterRef, Subquery
 from django.utils.html import format_html, format_html_join
 
 from chains.client import node_label
@@ -62,8 +64,19 @@ class ChainAdmin(admin.ModelAdmin):
     actions = ["stop_payments"]
 
     def get_queryset(self, request):
-        self._cursors = {c.chain_id: c for c in ChainCursor.objects.all()}
-        return super().get_queryset(request)
+        """Each chain with its watcher's cursor, in the same query (the list's watcher and gas columns)."""
+        cursor = ChainCursor.objects.filter(pk=OuterRef("pk"))
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                cursor_scanned_to=Subquery(cursor.values("scanned_to")[:1]),
+                cursor_head=Subquery(cursor.values("head")[:1]),
+                cursor_error=Subquery(cursor.values("last_error")[:1]),
+                cursor_nodes=Subquery(cursor.values("nodes")[:1], output_field=models.JSONField()),
+                cursor_gas=Subquery(cursor.values("gas")[:1], output_field=models.JSONField()),
+            )
+        )
 
     @admin.display(description="payments", boolean=True)
     def payments(self, chain: Chain) -> bool:
@@ -75,26 +88,27 @@ class ChainAdmin(admin.ModelAdmin):
 
     @admin.display(description="watcher")
     def watcher(self, chain: Chain):
-        cursor = getattr(self, "_cursors", {}).get(chain.chain_id)
-        if cursor is None:
+        if getattr(chain, "cursor_scanned_to", None) is None:
             return "not scanned yet"
-        if cursor.nodes and all(node.get("state") == "set aside" for node in cursor.nodes):
+        nodes = chain.cursor_nodes or []  # type: ignore[attr-defined]
+        if nodes and all(node.get("state") == "set aside" for node in nodes):
             return format_html('<strong class="errornote">{}</strong>', "every RPC node is down")
-        if cursor.last_error:
-            return format_html('<span title="{}">last scan failed</span>', cursor.last_error)
-        return f"block {cursor.scanned_to} (lag {cursor.lag})"
+        if chain.cursor_error:  # type: ignore[attr-defined]
+            return format_html('<span title="{}">last scan failed</span>', chain.cursor_error)  # type: ignore[attr-defined]
+        head = chain.cursor_head  # type: ignore[attr-defined]
+        return f"block {chain.cursor_scanned_to} (lag {head - chain.cursor_scanned_to if head is not None else '-'})"  # type: ignore[attr-defined]
 
     @admin.display(description="signers' gas")
     def gas(self, chain: Chain):
-        cursor = getattr(self, "_cursors", {}).get(chain.chain_id)
-        if cursor is None or not cursor.gas:
+        gas = getattr(chain, "cursor_gas", None)
+        if not gas:
             return "-"
         thresholds = {"vault": int(chain.vault_gas_threshold), "solver": int(chain.solver_gas_threshold)}
         return format_html_join(
             "", "<div>{}: {} {}{}</div>",
             ((role, f"{Decimal(int(wei)) / Decimal(10) ** chain.native_decimals:.4f}", chain.native_symbol,
               format_html(' <strong class="errornote">{}</strong>', "LOW") if int(wei) < thresholds.get(role, 0) else "")
-             for role, wei in sorted(cursor.gas.items())),
+             for role, wei in sorted(gas.items())),
         )  # fmt: skip
 
     @admin.display(description="RPC nodes, as the last scan found them")
