@@ -130,3 +130,13 @@ def test_a_refund_is_never_paid_from_the_vaults_own_funds(devnets, admin_client)
     deposit = order.deposit_txs.get()
     assert not OutboxTx.objects.filter(key__startswith=f"order:{order_id}:refund").exists()
     assert not order.refund_txs.exists() and deposit.refund_reason == "wrong_token"
+
+
+@pytest.mark.parametrize("bad", ["0x12", "0x" + "00" * 20, 7, "not an address"])
+def test_a_bad_refund_address_is_refused_and_nothing_is_written(api_client, tokens, bad):
+    from tests.orders.conftest import order_body
+
+    response = api_client.post("/orders", order_body(refundAddress=bad), format="json")
+    body = response.json()
+    assert response.status_code == 400 and body["success"] is False and "refundAddress" in body["message"]
+    assert Order.objects.count() == 0
