@@ -8,6 +8,7 @@ class ChainsConfig(AppConfig):
     verbose_name = "Chains"
 
     def ready(self) -> None:
+        from chains import factory  # noqa: F401 - registers the handler of its own transactions
         from chains.models import Chain
         from chains.registry import registry_forget
 

@@ -25,6 +25,7 @@ from web3 import Web3
 
 from chains.artifacts import artifact
 from chains.evm import create2_address
+from chains.handlers import outbox_handler
 from chains.models import Chain as ChainRow
 from chains.models import OutboxTx
 from chains.registry import Chain
@@ -103,8 +104,12 @@ def factory_record(chain_id: int, address: str) -> bool:
     return bool(changed)
 
 
+@outbox_handler("chains")  # the chains app's own transactions: `chains:deploy-factory:<id>`
 def factory_recorded(tx: OutboxTx) -> None:
     """The outbox finished a factory deployment: record the factory if its code is there now."""
+    if not tx.key.startswith("chains:deploy-factory:"):
+        logger.warning("Outbox %s: not a transaction of the chains app", tx.key)
+        return
     if tx.status != OutboxTx.Status.MINED:
         logger.error("Deploying the deposit factory on chain %s failed: %s", tx.chain_id, tx.error)
         return

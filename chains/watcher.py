@@ -20,7 +20,7 @@ keeps it to one at a time across processes):
    among that transaction's transfers of the same token to the same address,
    so a transaction that a reorg moved to another block is the same deposit
    (its block is updated; an orphaned one is confirmed again). A new deposit
-   is handed to the handler named in CHAIN_DEPOSIT_HANDLER in the transaction
+   is handed to its owner's handler (`chains.handlers`) in the transaction
    that records it, unless its token is not in the registry: that one is held
    for staff (an incident), never swept or refunded, so a contract that emits
    fake Transfer events costs the vault nothing. A handler that fails leaves
@@ -56,12 +56,12 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from django.utils.module_loading import import_string
 from eth_utils import keccak
 from web3 import Web3
 
 from chains.client import block_hashes, nodes_status, scan_node, web3_node
 from chains.evm import ZERO_ADDRESS
+from chains.handlers import deposit_changed
 from chains.incidents import incident_record
 from chains.models import ChainCursor, Deposit, Incident, Token, WatchedAddress
 from chains.registry import Chain, chain_get
@@ -648,9 +648,8 @@ def _withdraw_orphans(chain: Chain, scanned_to: int) -> None:
 
 
 def handle_deposit(deposit: Deposit) -> bool:
-    """Hand a deposit (confirmed, or withdrawn) to its owner's handler (CHAIN_DEPOSIT_HANDLER), once per change
+    """Hand a deposit (confirmed, or withdrawn) to its owner's handler (`chains.handlers`), once per change
     of its state; True when it was handled. An orphaned or unlisted deposit waits."""
-    handler = import_string(settings.CHAIN_DEPOSIT_HANDLER)
     try:
         with transaction.atomic():
             locked = Deposit.objects.select_for_update().get(pk=deposit.pk)
@@ -658,7 +657,7 @@ def handle_deposit(deposit: Deposit) -> bool:
                 return True
             if locked.status not in (Deposit.Status.CONFIRMED, Deposit.Status.WITHDRAWN):
                 return False
-            handler(locked)
+            deposit_changed(locked)
             Deposit.objects.filter(pk=deposit.pk).update(handled_at=timezone.now(), handler_error="")
         return True
     except Exception as exc:

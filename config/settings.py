@@ -88,6 +88,7 @@ INSTALLED_APPS = [
     "audit",
     "orders",
     "webhooks",
+    "checkout",
     "onramp",
 ]
 
@@ -222,7 +223,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 # Every response carries a Content-Security-Policy (django-csp): nothing from another origin, no inline script
 # or style but what carries the request's nonce (the hosted page's and widgets' own), no plugins, no <base>,
-# forms only to this origin, and no framing but the widget page's (orders/widget_page.py).
+# forms only to this origin, and no framing but the widget page's (checkout/widget_page.py).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
@@ -388,8 +389,6 @@ PUBLIC_BASE_URL = os.environ.get(
     f"http://127.0.0.1:{os.environ.get('PORT', '8000')}" if DEVELOPMENT else f"https://{_first_host}",
 ).rstrip("/")
 CHECKOUT_SESSION_DEFAULT_TTL_SECONDS = env_int("CHECKOUT_SESSION_DEFAULT_TTL_SECONDS", 1800)
-# Told (in the deletion's transaction) that a payment link was deleted, so its open checkouts expire.
-PAYMENT_LINK_DELETED_HANDLER = "orders.checkout.payment_link_deleted"
 
 # Chains the service settles on (Ethereum, Optimism, BNB Chain, Polygon, Base,
 # Arbitrum, Avalanche C-Chain, B3).
@@ -455,7 +454,7 @@ MAX_PAYMENT_USD = env_int("MAX_PAYMENT_USD", 10**12)
 ORDER_LIST_MAX_LIMIT = 100
 TOKEN_LIST_FILE = BASE_DIR / "chains" / "data" / "tokens.json"
 
-# Fees, feeVersion 1 (DESIGN.md). Tiers: (USD upper bound, bps) in ascending order.
+# Fees, feeVersion 1 (docs/decisions.md). Tiers: (USD upper bound, bps) in ascending order.
 FEE_TIERS_USD = [(10, 120), (500, 80), (5_000, 60), (50_000, 40)]
 FEE_TOP_TIER_BPS = 28
 # The discount token (B3 on Base) and the share of the fee it waives: (tokens held, bps of the fee).
@@ -472,10 +471,6 @@ CARD_SERVICE_FEE_USD = os.environ.get("CARD_SERVICE_FEE_USD", "0.00")
 # Points: one per whole USD of order value, multiplied for discount-token holders.
 POINTS_PER_USD = 1
 POINTS_MULTIPLIER_TIERS = [(100_000, 2), (1_000_000, 3)]
-
-# How order creation reaches a fiat onramp (a class with `order_extras`); "orders.onramps.NoOnramp"
-# refuses orders that name one.
-ORDER_ONRAMP_ADAPTER = os.environ.get("ORDER_ONRAMP_ADAPTER", "onramp.adapters.OrderOnramp")
 
 # External providers. "offline" prices from the token registry and reads balances as 0;
 # "relay" / "rpc" call the real services.
@@ -590,8 +585,8 @@ if not DEVELOPMENT and not VAULT_ADDRESS:
     raise ImproperlyConfigured(
         "VAULT_ADDRESS is not set: the vault (the owner of the deposit factories) receives every payment."
     )
-# The deposit watcher (chains/watcher.py): what a new deposit is handed to, and how much one scan reads.
-CHAIN_DEPOSIT_HANDLER = os.environ.get("CHAIN_DEPOSIT_HANDLER", "orders.deposits.deposit_changed")
+# The deposit watcher (chains/watcher.py): how much one scan reads. A deposit goes to its owner's handler,
+# registered in code (chains/handlers.py).
 WATCHER_MAX_BLOCKS = env_int("WATCHER_MAX_BLOCKS", 500)
 WATCHER_ADDRESSES_PER_QUERY = env_int("WATCHER_ADDRESSES_PER_QUERY", 500)
 # Native coin is also seen by balance (a contract wallet pays by an internal call): addresses per
@@ -612,8 +607,8 @@ RPC_SET_ASIDE_SECONDS = env_int("RPC_SET_ASIDE_SECONDS", 30)
 QUOTE_SLIPPAGE_BPS = env_int("QUOTE_SLIPPAGE_BPS", 50)
 
 # The transaction outbox (chains/outbox.py): how often in-flight transactions are looked at, when an
-# unmined one is broadcast again, when its fee is raised (and by how much), and what a deposit handler
-# told of a finished transaction is (CHAIN_OUTBOX_HANDLER).
+# unmined one is broadcast again, when its fee is raised (and by how much). A finished transaction goes to
+# the handler of its key's kind, registered in code (chains/handlers.py).
 OUTBOX_POLL_SECONDS = float(os.environ.get("OUTBOX_POLL_SECONDS", "1" if DEVNET else "10"))
 OUTBOX_RESEND_AFTER_SECONDS = env_int("OUTBOX_RESEND_AFTER_SECONDS", 20)
 OUTBOX_REBROADCAST_SECONDS = env_int("OUTBOX_REBROADCAST_SECONDS", 30)
@@ -622,7 +617,6 @@ OUTBOX_FEE_BUMP_PERCENT = env_int("OUTBOX_FEE_BUMP_PERCENT", 25)
 # The most the outbox ever bids per gas, in gwei, on a chain whose registry entry names no cap of its own
 # (`max_fee_per_gas_gwei`): fee bumps stop there, and staff are told.
 OUTBOX_MAX_FEE_PER_GAS_GWEI = float(os.environ.get("OUTBOX_MAX_FEE_PER_GAS_GWEI", "200"))
-CHAIN_OUTBOX_HANDLER = os.environ.get("CHAIN_OUTBOX_HANDLER", "orders.settlement.outbox_tx_finished")
 # Test hook, honoured in development only: the outbox exits the process at this point ("before_sign",
 # "after_sign", "after_broadcast"), as a killed worker would. The suite's kill-the-worker tests set it.
 OUTBOX_CRASH_AT = os.environ.get("OUTBOX_CRASH_AT", "") if DEVELOPMENT else ""
@@ -642,6 +636,7 @@ CELERY_BEAT_SCHEDULE.update(
             "task": "orders.tasks.expire_checkout_sessions",
             "schedule": 60.0,
         },
+        "checkout-expire-sessions": {"task": "checkout.tasks.expire_sessions", "schedule": 60.0},
         "orders-expire-unpaid-orders": {"task": "orders.tasks.expire_unpaid_orders", "schedule": 60.0},
         "chains-retry-deposit-handlers": {"task": "chains.tasks.retry_deposit_handlers", "schedule": 60.0},
     }

@@ -11,7 +11,7 @@ platform = [
     path("", include("platform_api.urls")),
     path("", include("audit.urls")),
     path("", include("webhooks.urls")),
-    path("", include("orders.platform_urls")),
+    path("", include("checkout.api_urls")),
     # Must stay last: everything else under /api/v1 is a 404 in the platform envelope.
     re_path(r"^(?P<path>[\s\S]*)$", platform_route_not_found),  # [\s\S]: a newline too
 ]
@@ -23,6 +23,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="docs"),
     path("api/v1/", include(platform)),
     path("", include("orders.urls")),
+    path("", include("checkout.urls")),
     path("", include("onramp.urls")),
     # Everything else outside the admin (which has its own) is an unknown path of the root
     # interface, answered in its envelope, with DEBUG on or off: /api/, /static/nope, /x.

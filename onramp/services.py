@@ -18,8 +18,9 @@ from onramp.models import VendorBEvent
 from onramp.vendor_a import VendorAClient, map_buy_options
 from onramp.vendor_b import VendorBClient, WebhookRejected, is_configured, webhook_event
 from orders import fees
+from orders.inputs import OrderRequest
+from orders.lifecycle import order_record_card_payment
 from orders.models import Order
-from orders.services import order_record_card_payment
 from orders.settlement import enqueue_settlement
 
 # vendorA's network names for the chains the service settles on.
@@ -72,19 +73,19 @@ def vendor_b_support(*, location: Location, usd_amount: Decimal | None) -> dict[
     }
 
 
-def _src_token(data: dict) -> Token | None:
-    return token_get(chain_id=data["srcChain"], address=data["srcTokenAddress"])
+def _src_token(request: OrderRequest) -> Token | None:
+    return token_get(chain_id=request.src_chain, address=request.src_token_address)
 
 
 def _vendor_a_extras(
-    *, order_id: str, global_address: str, data: dict, payer_ip: str, usd_value: Decimal
+    *, order_id: str, global_address: str, request: OrderRequest, payer_ip: str, usd_value: Decimal
 ) -> dict:
-    onramp = data["onramp"]
-    network = VENDOR_A_NETWORKS.get(data["srcChain"])
+    onramp = request.onramp or {}
+    network = VENDOR_A_NETWORKS.get(request.src_chain)
     if network is None:
-        raise InvalidRequest(f"vendorA does not serve chain {data['srcChain']}.", field="onramp.vendor")
+        raise InvalidRequest(f"vendorA does not serve chain {request.src_chain}.", field="onramp.vendor")
     client = VendorAClient()
-    symbol = data["metadata"]["srcToken"]["symbol"]
+    symbol = request.metadata["srcToken"]["symbol"]
     token = client.session_token(
         destination_address=global_address, blockchains=[network], assets=[symbol], client_ip=payer_ip
     )
@@ -120,16 +121,16 @@ def card_charge_cents(
         cents += 1  # integer rounding left it a cent short
 
 
-def _vendor_b_card_extras(*, order_id: str, data: dict, recipient_balance: int) -> dict:
-    token = _src_token(data)
+def _vendor_b_card_extras(*, order_id: str, request: OrderRequest, recipient_balance: int) -> dict:
+    token = _src_token(request)
     if token is None or token.symbol != "USDC":
         raise InvalidRequest(
             "card payments settle in USDC; use the USDC of the source chain.", field="srcTokenAddress"
         )
     client = VendorBClient()
-    usd_value = Decimal(data["srcAmount"]).scaleb(-token.decimals)
+    usd_value = Decimal(request.src_amount).scaleb(-token.decimals)
     cents, card = card_charge_cents(
-        needed_units=data["srcAmount"], usd_value=usd_value, recipient_balance=recipient_balance
+        needed_units=request.src_amount, usd_value=usd_value, recipient_balance=recipient_balance
     )
     if not Decimal(settings.VENDOR_B_MIN_USD) <= Decimal(cents) / 100 <= Decimal(settings.VENDOR_B_MAX_USD):
         raise InvalidRequest(
@@ -149,24 +150,23 @@ def onramp_extras(
     *,
     order_id: str,
     global_address: str,
-    data: dict,
+    request: OrderRequest,
     payer_ip: str,
     usd_value: Decimal,
     recipient_balance: int,
 ) -> dict:
     """What the order's onramp vendor adds to it (URLs, payment intent, status, fee). Calls the vendor."""
-    onramp = data.get("onramp")
-    vendor = onramp["vendor"] if onramp else "none"
+    vendor = request.onramp["vendor"] if request.onramp else "none"
     if vendor == "vendorA":
         return _vendor_a_extras(
             order_id=order_id,
             global_address=global_address,
-            data=data,
+            request=request,
             payer_ip=payer_ip,
             usd_value=usd_value,
         )
     if vendor == "vendorB-web2":
-        return _vendor_b_card_extras(order_id=order_id, data=data, recipient_balance=recipient_balance)
+        return _vendor_b_card_extras(order_id=order_id, request=request, recipient_balance=recipient_balance)
     return {}
 
 

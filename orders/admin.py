@@ -13,7 +13,7 @@ from chains.models import ChainCursor, Incident, OutboxTx
 from chains.registry import chain_get
 from chains.tokens import token_get
 from core.admin import ReadOnlyModelAdmin, moment, pretty_json, short_hex
-from orders import services
+from orders import lifecycle
 from orders.models import (
     CheckoutSession,
     DepositTx,
@@ -242,7 +242,7 @@ class OrderAdmin(admin.ModelAdmin):
         actor = f"staff:{request.user.get_username()}"
         refunded = 0
         for order in queryset:
-            if services.order_fail(order=order, error=f"REFUNDED_BY_STAFF: {actor}", actor=actor):
+            if lifecycle.order_fail(order=order, error=f"REFUNDED_BY_STAFF: {actor}", actor=actor):
                 settle_order_task.delay(str(order.pk), actor=actor)
                 self.log_change(request, order, "Refund now")
                 refunded += 1

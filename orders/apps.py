@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class OrdersConfig(AppConfig):
     name = "orders"
     verbose_name = "Orders"
+
+    def ready(self) -> None:
+        # What the chains app hands up (chains.handlers): deposits to order and quick-payment addresses, and
+        # the outcomes of their outbox transactions; registered where they are handled.
+        from orders import deposits, receivers, settlement  # noqa: F401
+
+        receivers.connect()  # the order interface's own orders: their sessions and payment webhooks

@@ -1,4 +1,6 @@
-"""Fee arithmetic (feeVersion 1). Pure functions over integers and Decimals; every threshold is a setting.
+"""Fee arithmetic (feeVersion 1), and the two inputs it reads from the chains (at the end).
+
+The arithmetic is pure functions over integers and Decimals; every threshold is a setting.
 
 Rounding: basis points and token amounts are integers. Discounted basis points
 and fee amounts are rounded down (in the payer's favour); amounts after fees
@@ -7,10 +9,16 @@ are floored and never below zero.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 
 from django.conf import settings
+
+from chains.readers import ChainUnavailable, get_chain_reader
+from chains.tokens import amount_usd, token_get
+
+logger = logging.getLogger(__name__)
 
 BPS = 10_000
 FEE_VERSION = 1
@@ -170,3 +178,24 @@ def points_for(*, usd_value: Decimal, recipient_balance: int) -> tuple[int, int]
             multiplier = max(multiplier, tier_multiplier)
     base = int(max(usd_value, Decimal(0)) * settings.POINTS_PER_USD)
     return base * multiplier, multiplier
+
+
+# --- what the fee depends on, read from the chains ---------------------------------
+
+
+def recipient_discount_balance(recipient: str | None) -> int:
+    """The recipient's discount-token balance; 0 when unknown (no discount rather than no checkout)."""
+    if not recipient:
+        return 0
+    try:
+        return get_chain_reader().balance_of(
+            chain_id=settings.DISCOUNT_TOKEN_CHAIN_ID, token=settings.DISCOUNT_TOKEN_ADDRESS, holder=recipient
+        )
+    except ChainUnavailable as exc:
+        logger.warning("Discount-token balance unavailable, charging the undiscounted fee: %s", exc)
+        return 0
+
+
+def token_usd_value(*, chain_id: int, address: str, amount: int) -> Decimal:
+    token = token_get(chain_id=chain_id, address=address)
+    return Decimal(0) if token is None else amount_usd(token, amount)

@@ -81,13 +81,15 @@ class Order(models.Model):
     checkout_session = models.OneToOneField(
         CheckoutSession, null=True, blank=True, on_delete=models.PROTECT, related_name="order"
     )
-    platform_session = models.ForeignKey(
-        "platform_api.PlatformCheckoutSession",
-        null=True,
+    owner = models.CharField(
+        max_length=32,
         blank=True,
-        on_delete=models.PROTECT,
-        related_name="orders",
-        help_text="The payment link checkout this order pays (one waiting order at a time).",
+        default="",
+        help_text="The app that created the order and follows its events (orders.events): "
+        "'checkout' for a payment link's or platform session's order, empty for the order interface's.",
+    )
+    fixed_price = models.BooleanField(
+        default=False, help_text="What arrives beyond srcAmount goes back to the payer (a merchant's price)."
     )
     type = models.CharField(max_length=20, choices=Type.choices)
     status = models.CharField(max_length=40, choices=Status.choices, default=Status.SCANNING_DEPOSIT)

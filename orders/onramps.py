@@ -1,18 +1,19 @@
-"""How order creation reaches a fiat onramp: an adapter chosen by `ORDER_ONRAMP_ADAPTER`.
+"""How order creation reaches a fiat onramp: the adapter an app above registers.
 
-The onramp app provides the real one (`onramp.adapters.OrderOnramp`); orders
-never import it. Without one, an order that names an onramp is refused.
+The onramp app registers the real one (`onramp.adapters.OrderOnramp`, in its
+`AppConfig.ready`); orders never import it. Without one, an order that names
+an onramp is refused.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Protocol
-
-from django.conf import settings
-from django.utils.module_loading import import_string
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.errors import NotConfigured
+
+if TYPE_CHECKING:
+    from orders.inputs import OrderRequest
 
 
 class OnrampAdapter(Protocol):
@@ -21,7 +22,7 @@ class OnrampAdapter(Protocol):
         *,
         order_id: str,
         global_address: str,
-        data: dict[str, Any],
+        request: OrderRequest,
         payer_ip: str,
         usd_value: Decimal,
         recipient_balance: int,
@@ -37,8 +38,8 @@ class OnrampAdapter(Protocol):
 class NoOnramp:
     """No onramp on this deployment: orders without one pass, orders with one are refused."""
 
-    def order_extras(self, *, data: dict[str, Any], **_: Any) -> dict[str, Any]:
-        if data.get("onramp"):
+    def order_extras(self, *, request: OrderRequest, **_: Any) -> dict[str, Any]:
+        if request.onramp:
             raise NotConfigured("no fiat onramp is configured on this service.", field="onramp")
         return {}
 
@@ -46,5 +47,14 @@ class NoOnramp:
         raise NotConfigured("no fiat onramp is configured on this service.")
 
 
+_adapter: OnrampAdapter = NoOnramp()
+
+
+def register_onramp(adapter: OnrampAdapter) -> None:
+    """Make `adapter` the fiat onramp of order creation (the onramp app calls this when it is ready)."""
+    global _adapter
+    _adapter = adapter
+
+
 def get_onramp_adapter() -> OnrampAdapter:
-    return import_string(settings.ORDER_ONRAMP_ADAPTER)()
+    return _adapter

@@ -11,6 +11,7 @@ from django.conf import settings
 from chains.tokens import check_amount_worth
 from core.errors import InvalidRequest, UpstreamError
 from orders import fees
+from orders.fees import recipient_discount_balance
 from orders.providers import (
     EXACT_INPUT,
     EXACT_OUTPUT,
@@ -19,7 +20,6 @@ from orders.providers import (
     QuoteRequest,
     get_quote_provider,
 )
-from orders.services import recipient_discount_balance
 
 logger = logging.getLogger(__name__)
 

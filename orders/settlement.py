@@ -3,7 +3,7 @@
 `settle_order` drives one order as far as it can go now and returns; it runs
 as a task when a deposit arrives, when one of the order's outbox transactions
 finishes, and from `settle_stuck_orders`, `manage.py settle_order` and the
-admin. Every move is a conditional update (orders.services._transition) and
+admin. Every move is a conditional update (orders.lifecycle.order_transition) and
 every transaction is asked for by business key (chains/outbox.py), so
 running it twice, or in two workers at once, changes nothing more.
 
@@ -42,11 +42,12 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from chains.handlers import outbox_handler
 from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers, swept_of
 from core.errors import DomainError
-from orders import services
+from orders import lifecycle
 from orders.fees import fee_amount
 from orders.models import DepositTx, Order, RefundTx, RelayTx
 from orders.onramps import get_onramp_adapter
@@ -100,7 +101,7 @@ def order_held(order: Order) -> bool:
 
 
 def _fail(order: Order, error: str, actor: str) -> bool:
-    return services.order_fail(order=order, error=error, actor=actor)
+    return lifecycle.order_fail(order=order, error=error, actor=actor)
 
 
 def _received(order: Order) -> int:
@@ -116,7 +117,7 @@ def _quote(order: Order, actor: str) -> bool:
     if problem:
         return _fail(order, f"RELAY_UNAVAILABLE: {problem}", actor)
     received = _received(order)
-    if services.has_fixed_price(order):
+    if lifecycle.has_fixed_price(order):
         received = min(received, int(order.src_amount))  # the surplus goes back
     try:
         quoted = relay.price(order, received)
@@ -142,7 +143,7 @@ def _quote(order: Order, actor: str) -> bool:
         "srcAmountReceived": str(received), "quotedDstAmount": str(quoted), "dstAmount": str(deliver),
         "feeBps": fee_bps, "relayProvider": relay.name,
     }  # fmt: skip
-    return services.order_transition(
+    return lifecycle.order_transition(
         order, from_statuses=[Status.QUOTING_AFTER_DEPOSIT], to_status=Status.SENDING_TOKEN_FROM_VAULT,
         reason=f"{received} received, {deliver} to deliver", actor=actor, settlement=settlement,
     )  # fmt: skip
@@ -177,7 +178,7 @@ def _paid_by_card(order: Order) -> bool:
 
 def _send_to_vault(order: Order, actor: str) -> bool:
     if _paid_by_card(order):
-        return services.order_transition(
+        return lifecycle.order_transition(
             order, from_statuses=[Status.SENDING_TOKEN_FROM_VAULT], to_status=Status.RELAY,
             reason="paid by card: the vault fronts the USDC", actor=actor,
         )  # fmt: skip
@@ -186,7 +187,7 @@ def _send_to_vault(order: Order, actor: str) -> bool:
         return _fail(order, f"SWEEP_FAILED: {tx.error}", actor)
     if tx.status != OutboxTx.Status.MINED or not _sweep_covers(order, tx):
         return False
-    return services.order_transition(
+    return lifecycle.order_transition(
         order, from_statuses=[Status.SENDING_TOKEN_FROM_VAULT], to_status=Status.RELAY,
         reason=f"swept into the vault in {tx.tx_hash}", actor=actor,
     )  # fmt: skip
@@ -206,12 +207,12 @@ def _relay(order: Order, actor: str) -> bool:
         )
     if delivery.state == FAILED:
         return _fail(order, f"RELAY_FAILED: {delivery.error}", actor)
-    if order.type in services.CALLS_CONTRACT:
-        return services.order_transition(
+    if order.type in lifecycle.CALLS_CONTRACT:
+        return lifecycle.order_transition(
             order, from_statuses=[Status.RELAY], to_status=Status.EXECUTING,
             reason="delivered to the destination chain", actor=actor,
         )  # fmt: skip
-    return services.order_mark_executed(order=order, actual_dst_amount=str(_dst_amount(order)), actor=actor)
+    return lifecycle.order_mark_executed(order=order, actual_dst_amount=str(_dst_amount(order)), actor=actor)
 
 
 def _execute(order: Order, actor: str) -> bool:
@@ -229,14 +230,14 @@ def _execute(order: Order, actor: str) -> bool:
         "blockNumber": tx.block_number,
         "status": "success",
     }
-    return services.order_mark_executed(order=order, execute_tx=execute_tx, actor=actor)
+    return lifecycle.order_mark_executed(order=order, execute_tx=execute_tx, actor=actor)
 
 
 def _expired(order: Order, actor: str) -> bool:
     """An expired order that received a deposit gives it back."""
     if not order.deposit_txs.exists():
         return False
-    return services.order_transition(
+    return lifecycle.order_transition(
         order, from_statuses=[Status.EXPIRED], to_status=Status.REFUNDING,
         reason="a deposit arrived after the order expired", actor=actor,
     )  # fmt: skip
@@ -246,7 +247,7 @@ def _refunding(order: Order, actor: str) -> bool:
     refunds = _refund_deposits(order)
     if refunds is None:
         return False
-    return services.order_refunded(
+    return lifecycle.order_refunded(
         order=order, refund_tx_hash=refunds[-1].tx_hash if refunds else None, actor=actor
     )
 
@@ -341,7 +342,7 @@ def _refund_deposits(order: Order) -> list[RefundTx] | None:
     """Send every refund the order owes; their RefundTx records once all succeeded, else None (not yet)."""
     done: list[RefundTx] = []
     for deposit, amount, key in _owed(order):
-        if services.is_card_deposit(deposit):
+        if lifecycle.is_card_deposit(deposit):
             refund = _refund_card(order, deposit, amount)
             if refund is None:
                 return None
@@ -415,22 +416,25 @@ def enqueue_settlement(order_id: uuid.UUID | str) -> None:
     transaction.on_commit(lambda: settle_order_task.delay(str(order_id)))
 
 
-def outbox_tx_finished(tx: OutboxTx) -> None:
-    """CHAIN_OUTBOX_HANDLER: one of an order's transactions was mined or failed; settle the order on.
+@outbox_handler("order")
+def order_tx_finished(tx: OutboxTx) -> None:
+    """One of an order's transactions was mined or failed; settle the order on.
 
     A sweep mined again after the order moved on (it had left the chain in a
     reorg and was sent again) is checked here: the settlement no longer looks.
     """
-    kind, _, rest = tx.key.partition(":")
-    if kind == "order":
-        order_id, _, what = rest.partition(":")
-        if what == "sweep" and tx.status == OutboxTx.Status.MINED:
-            order = Order.objects.filter(pk=order_id).first()
-            if order is not None and order.status not in (Status.SENDING_TOKEN_FROM_VAULT, Status.REFUNDING):
-                _sweep_covers(order, tx)
-        enqueue_settlement(order_id)
-    elif kind == "quickpay":
-        enqueue_quick_payment_settlement(rest.partition(":")[0])
+    order_id, _, what = tx.key.split(":", 1)[1].partition(":")
+    if what == "sweep" and tx.status == OutboxTx.Status.MINED:
+        order = Order.objects.filter(pk=order_id).first()
+        if order is not None and order.status not in (Status.SENDING_TOKEN_FROM_VAULT, Status.REFUNDING):
+            _sweep_covers(order, tx)
+    enqueue_settlement(order_id)
+
+
+@outbox_handler("quickpay")
+def quick_payment_tx_finished(tx: OutboxTx) -> None:
+    """One of a quick payment's transactions was mined or failed; settle it on."""
+    enqueue_quick_payment_settlement(tx.key.split(":")[1])
 
 
 def orders_stuck(*, now=None):

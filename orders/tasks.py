@@ -1,17 +1,17 @@
 from celery import shared_task
 
-from orders import checkout, services, settlement
+from orders import lifecycle, sessions, settlement
 
 
 @shared_task
 def expire_checkout_sessions() -> int:
-    """Both kinds of session: the order interface's and the payment links' (`cs_`)."""
-    return services.checkout_sessions_expire_due() + checkout.platform_sessions_expire_due()
+    """The order interface's checkout sessions (the platform's `cs_` sessions: checkout.tasks)."""
+    return sessions.checkout_sessions_expire_due()
 
 
 @shared_task
 def expire_unpaid_orders() -> int:
-    return services.orders_expire_unpaid()
+    return lifecycle.orders_expire_unpaid()
 
 
 @shared_task

@@ -12,8 +12,10 @@ from chains.evm import is_address
 from chains.registry import chains
 from core import openapi
 from core.http import client_ip
-from orders import examples, selectors, services
+from orders import examples, selectors, sessions
+from orders.creation import order_create
 from orders.envelope import OrderAPIView, OrderError, ok, order_error_response
+from orders.inputs import OrderRequest
 from orders.providers import token_shape
 from orders.quotes import quote_build
 from orders.representations import chain_data, order_data, order_detail_data, session_data
@@ -63,7 +65,7 @@ class CheckoutSessionCreateView(OrderAPIView):
         serializer = CheckoutSessionCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         organization = self.api_key.organization if self.api_key else None
-        session = services.checkout_session_create(organization=organization, **serializer.validated_data)
+        session = sessions.checkout_session_create(organization=organization, **serializer.validated_data)
         return ok(session_data(session), "Checkout session created")
 
 
@@ -96,7 +98,7 @@ class CheckoutSessionExpireView(OrderAPIView):
     )
     def post(self, request, session_id: str):
         parsed = selectors.parse_uuid(session_id, "sessionId")
-        session = services.checkout_session_expire(session_id=parsed, reason="expired_by_request")
+        session = sessions.checkout_session_expire(session_id=parsed, reason="expired_by_request")
         if session is None:
             raise OrderError(f"Checkout session {session_id} was not found or is not open.")
         return ok({"id": str(session.id), "status": session.status}, "Checkout session expired")
@@ -148,9 +150,9 @@ class OrderCollectionView(OrderAPIView):
         order_type_of(request.data)
         serializer = OrderCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        order = services.order_create(
+        order = order_create(
             organization=self.api_key.organization if self.api_key else None,
-            data=serializer.validated_data,
+            request=OrderRequest.from_wire(serializer.validated_data),
             payer_ip=client_ip(request),
             fingerprint=fingerprint_from_headers(request),
         )

@@ -1,7 +1,7 @@
 """Customers and the streamed exports (customers, transactions) of the platform interface.
 
 A customer is a payer's wallet as the merchant knows it; a completed payment
-creates or updates it (orders.checkout). Name and email are encrypted at
+creates or updates it (checkout.subscribers). Name and email are encrypted at
 rest; `search` finds a wallet by part of its address, or a name or email by
 its exact (case-insensitive) value through keyed digests.
 """

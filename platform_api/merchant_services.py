@@ -2,25 +2,23 @@
 
 Each create, update and delete records its audit event in the same
 transaction. Deleting a link hides it from the API and stops its open
-checkouts through PAYMENT_LINK_DELETED_HANDLER (the checkout lives in
-`orders`, which this app does not import).
+checkouts through the `payment_link_deleted` signal (the checkout lives in
+an app above this one, which subscribes to it).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
 from chains.tokens import check_amount_worth, token_get
 from core.errors import InvalidRequest
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 from platform_api.models import Organization, PaymentLink, PaymentLinkItem, Product
-from platform_api.signals import record_write
+from platform_api.signals import payment_link_deleted, record_write
 
 AMOUNT_BOUNDS = ("min_amount", "max_amount", "suggested_amount")
 LINK_FIELDS = (
@@ -189,7 +187,7 @@ def payment_link_delete(*, ctx: RequestContext, link: PaymentLink) -> None:
     PaymentLink.objects.filter(pk=link.pk, deleted_at__isnull=True).update(
         deleted_at=now, is_active=False, updated_at=now
     )
-    import_string(settings.PAYMENT_LINK_DELETED_HANDLER)(link.pk)
+    payment_link_deleted.send(sender=PaymentLink, link_id=link.pk)
     _audit(ctx, "payment_link.deleted", "payment_link", link.id, 200)
 
 

@@ -142,8 +142,8 @@ def quick_payment_create(
 ) -> QuickPayment:
     """Record a one-shot payment in a registry token, give it its own deposit address and watch that address.
 
-    The deposit watcher hands what arrives there to CHAIN_DEPOSIT_HANDLER with
-    the owner `quick_payment:<id>` until a day after the payment expires (a
+    The deposit watcher hands what arrives there to the handler registered for
+    owners `quick_payment:<id>` (chains.handlers) until a day after the payment expires (a
     late deposit is still seen, so that it can be refunded).
     """
     token = token_get(chain_id=chain_id, address=token_address)

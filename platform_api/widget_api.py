@@ -1,7 +1,7 @@
 """Widgets: embeddable cards at `/widgets/{short_code}` that start a checkout (checkout, deposit) or show a
 swap or an NFT; `config` is validated for the widget's type, `theme` styles the card.
 
-The page itself (and the sessions it starts) is `orders.widget_page`; this module is the merchant's API:
+The page itself (and the sessions it starts) is `checkout.widget_page`; this module is the merchant's API:
 create, list, read, update, delete, and the counts of views, interactions and completions by UTC day.
 """
 

@@ -39,6 +39,8 @@ def test_worker_expires_quick_payments(celery_worker):
     expire_quick_payments.apply_async(queue=celery_worker)
 
     wait_for(lambda: QuickPayment.objects.filter(pk=payment.pk, status="expired").exists())
+    payment.refresh_from_db()
+    assert payment.status == "expired"
 
 
 def test_a_worker_that_starts_drives_the_settlements_a_killed_worker_left(api_client, tokens, start_worker):
@@ -46,8 +48,8 @@ def test_a_worker_that_starts_drives_the_settlements_a_killed_worker_left(api_cl
     stuck-order sweep. Their tasks died with the worker; the next worker now picks their orders up at once."""
     import time
 
+    from orders.lifecycle import order_record_deposit
     from orders.models import Order
-    from orders.services import order_record_deposit
     from tests.orders.conftest import order_body
 
     orders = []

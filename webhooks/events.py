@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -26,43 +27,67 @@ def delivery_body(*, event_type: str, endpoint_id: str, timestamp: str, data: di
     )
 
 
-def payment_event_data(
-    *,
-    payment_id: str,
-    amount: int,
-    token_address: str,
-    chain_id: int,
-    sender_address: str | None,
-    recipient_address: str,
-    tx_hash: str | None,
-    status: str,
-    created_at: datetime,
-    completed_at: datetime | None,
-    client_reference_id: str | None = None,
-    metadata: dict | None = None,
-) -> dict[str, Any]:
-    """`data` of `payment.completed` and `payment.failed`, whatever was paid (an order, a quick payment)."""
+@dataclass(frozen=True)
+class Payment:
+    """A payment as merchants are told of it, whatever paid it (an order of the order interface, a payment
+    link's or checkout session's order, a quick payment): the fields of `payment.completed`."""
+
+    id: str
+    amount: int
+    token_address: str
+    chain_id: int
+    recipient_address: str
+    status: str
+    created_at: datetime
+    completed_at: datetime | None = None
+    sender_address: str | None = None
+    tx_hash: str | None = None
+    payment_link_id: str | None = None
+    order_id: str | None = None
+    form_data: dict[str, Any] = field(default_factory=dict)
+    discount_code: str | None = None
+    session_id: str | None = None
+    client_reference_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    customer_email: str | None = None
+    customer_name: str | None = None
+
+
+def _millis(moment: datetime | None) -> int | None:
+    return None if moment is None else int(moment.timestamp() * 1000)
+
+
+def payment_completed_data(payment: Payment) -> dict[str, Any]:
+    """`data` of `payment.completed`: the one shape, for every kind of payment. Times in ms since the epoch,
+    as everywhere in the platform interface."""
     return {
-        "id": payment_id,
-        "payment_link_id": None,
-        "amount": str(amount),
-        "token_address": token_address,
-        "chain_id": chain_id,
-        "sender_address": sender_address,
-        "recipient_address": recipient_address,
-        "tx_hash": tx_hash,
-        "status": status,
-        "form_data": {},
-        "discount_code": None,
-        "created_at": created_at.isoformat(),
-        "completed_at": completed_at.isoformat() if completed_at else None,
+        "id": payment.id,
+        "payment_link_id": payment.payment_link_id,
+        "order_id": payment.order_id,
+        "amount": str(payment.amount),
+        "token_address": payment.token_address,
+        "chain_id": payment.chain_id,
+        "sender_address": payment.sender_address or None,
+        "recipient_address": payment.recipient_address,
+        "tx_hash": payment.tx_hash or None,
+        "status": payment.status,
+        "form_data": payment.form_data or {},
+        "discount_code": payment.discount_code,
+        "created_at": _millis(payment.created_at),
+        "completed_at": _millis(payment.completed_at),
         "checkoutSession": {
-            "clientReferenceId": client_reference_id,
-            "metadata": metadata or {},
-            "customerEmail": None,
-            "customerName": None,
+            "id": payment.session_id,
+            "clientReferenceId": payment.client_reference_id or None,
+            "metadata": payment.metadata or {},
+            "customerEmail": payment.customer_email or None,
+            "customerName": payment.customer_name or None,
         },
     }
+
+
+def payment_failed_data(payment: Payment, *, error: str, refund_tx_hash: str | None) -> dict[str, Any]:
+    """`data` of `payment.failed`: `payment.completed`'s shape, with why it failed and the refund's hash."""
+    return payment_completed_data(payment) | {"error": error, "refund_tx_hash": refund_tx_hash}
 
 
 def emit_event(

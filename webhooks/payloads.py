@@ -1,8 +1,9 @@
 """The shapes of the webhook deliveries' bodies, for the OpenAPI schema (callbacks of POST /webhooks).
 
-Representation only: the bodies are built where the events are emitted
-(orders.checkout for payment links and sessions, orders.services and
-orders.deposits for orders and quick payments).
+Representation only. `payment.completed` and `payment.failed` are built by
+`webhooks.events.payment_completed_data` / `payment_failed_data` (one shape
+for every kind of payment); `checkout.completed` and `checkout.expired` of a
+platform session by `checkout.services`.
 """
 
 from __future__ import annotations
@@ -10,23 +11,37 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiCallback, extend_schema
 from rest_framework import serializers
 
-from platform_api.merchant_serializers import PlatformSessionSerializer, TransactionSerializer
+from platform_api.merchant_serializers import PlatformSessionSerializer
 
 
 class CheckoutSessionBlockSerializer(serializers.Serializer):
-    id = serializers.CharField(required=False, help_text="The session (`cs_`), when there is one.")
+    id = serializers.CharField(allow_null=True, help_text="The checkout session, when the payment had one.")
     clientReferenceId = serializers.CharField(allow_null=True)
     metadata = serializers.DictField(child=serializers.CharField())
     customerEmail = serializers.CharField(allow_null=True)
     customerName = serializers.CharField(allow_null=True)
 
 
-class PaymentEventDataSerializer(TransactionSerializer):
-    """A payment through a link or checkout session: the transaction, and who paid whom."""
+class PaymentEventDataSerializer(serializers.Serializer):
+    """A payment, whatever paid it: a payment link or platform checkout session (`id` is its transaction,
+    `txn_`), an order of the order interface (`id` is the order), or a quick payment (`qp_`)."""
 
+    id = serializers.CharField()
+    payment_link_id = serializers.CharField(allow_null=True)
+    order_id = serializers.CharField(
+        allow_null=True, help_text="The order that paid it (none for a quick payment)."
+    )
+    amount = serializers.CharField(help_text="In base units of `token_address`: what the recipient is paid.")
+    token_address = serializers.CharField()
+    chain_id = serializers.IntegerField()
     sender_address = serializers.CharField(allow_null=True)
     recipient_address = serializers.CharField()
+    tx_hash = serializers.CharField(allow_null=True, help_text="The payer's transaction.")
+    status = serializers.CharField()
+    form_data = serializers.DictField(help_text="What the payer entered on the hosted page.")
     discount_code = serializers.CharField(allow_null=True)
+    created_at = serializers.IntegerField(help_text="Milliseconds since the epoch.")
+    completed_at = serializers.IntegerField(allow_null=True, help_text="Milliseconds since the epoch.")
     checkoutSession = CheckoutSessionBlockSerializer()
 
 
@@ -37,6 +52,7 @@ class PaymentFailedDataSerializer(PaymentEventDataSerializer):
 
 class CheckoutCompletedDataSerializer(PaymentEventDataSerializer):
     session = PlatformSessionSerializer()
+    shipping_address = serializers.DictField(allow_null=True)
     shipping_option = serializers.DictField(allow_null=True)
     discount_amount = serializers.CharField(allow_null=True)
 

@@ -17,7 +17,8 @@ same row and never sends a second transaction. Then, in a worker
 The nonce is taken in the same database transaction that stores the signed
 bytes, so it is never used by two transactions nor skipped. The poller
 (chains/outbox/poll.py) records receipts through `finish`, which hands the
-outcome to CHAIN_OUTBOX_HANDLER in the same transaction.
+outcome to the handler of its key's kind (`chains.handlers`) in the same
+transaction.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
-from django.utils.module_loading import import_string
 from eth_typing import HexStr
 from eth_utils import keccak, to_checksum_address
 from web3 import Web3
@@ -40,6 +40,7 @@ from web3.exceptions import ContractLogicError, TransactionNotFound, Web3RPCErro
 from chains.artifacts import ERC20, encode_call
 from chains.client import web3_for
 from chains.evm import ZERO_ADDRESS, deposit_salt
+from chains.handlers import outbox_finished
 from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx, SenderNonce
 from chains.registry import Chain, chain_get
@@ -249,7 +250,7 @@ def receipt_of(w3: Web3, tx: OutboxTx):
 
 
 def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None) -> bool:
-    """Record the outcome once and hand it to CHAIN_OUTBOX_HANDLER in the same transaction."""
+    """Record the outcome once and hand it to its key's handler (`chains.handlers`) in the same transaction."""
     fields: dict[str, Any] = {"status": status, "error": error[:500], "finished_at": timezone.now()}
     if receipt is not None:
         fields |= {"tx_hash": _hex(receipt["transactionHash"]), "block_number": receipt["blockNumber"],
@@ -259,12 +260,7 @@ def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None) -> bool:
         if not OutboxTx.objects.filter(pk=tx.pk, status__in=IN_FLIGHT).update(**fields):
             return False
         tx.refresh_from_db()
-        if tx.key.startswith("chains:deploy-factory:"):
-            from chains.factory import factory_recorded
-
-            factory_recorded(tx)  # the chains app's own transaction: no owner above it to tell
-        else:
-            import_string(settings.CHAIN_OUTBOX_HANDLER)(tx)
+        outbox_finished(tx)
         if (
             status == OutboxTx.Status.FAILED
             and Incident.objects.filter(kind=Incident.Kind.TX_REORGED, subject=f"outbox:{tx.key}").exists()

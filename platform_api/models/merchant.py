@@ -1,7 +1,7 @@
 """Merchant resources: payment links, their checkout sessions, discount codes, customers, transactions.
 
 These are the merchant's records. The checkout that moves money for them (the
-hosted page, its order, the session's lifecycle) lives in `orders.checkout`,
+hosted page, its order, the session's lifecycle) lives in the `checkout` app,
 which writes these rows as the order progresses.
 """
 

@@ -159,7 +159,7 @@ def _seed_transactions(organization_id: str) -> None:
 
 def _seed_checkout(client) -> dict[str, str]:
     """A payment link on Base, and a session of it whose payer chose USDC on Base (the deposit page)."""
-    from orders import checkout
+    from checkout import payments
     from platform_api.models import PlatformCheckoutSession
     from tests.orders.conftest import RECIPIENT, USDC_BASE
 
@@ -171,7 +171,7 @@ def _seed_checkout(client) -> dict[str, str]:
     session_id = client.post("/api/v1/checkout-sessions", {"payment_link_id": link["id"]},
                              content_type="application/json").json()["id"]  # fmt: skip
     session = PlatformCheckoutSession.objects.get(pk=session_id)
-    checkout.session_order_create(
+    payments.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="203.0.113.9"
     )
     widget = client.post("/api/v1/widgets", {

@@ -13,8 +13,8 @@ from django.utils import timezone
 from werkzeug import Response
 
 from onramp.models import VendorBEvent
+from orders.lifecycle import orders_expire_unpaid
 from orders.models import DepositTx, Order
-from orders.services import orders_expire_unpaid
 from orders.settlement import settle_order
 from tests.orders.conftest import order_body
 

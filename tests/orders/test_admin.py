@@ -2,8 +2,8 @@ import re
 
 import pytest
 
+from orders.lifecycle import order_record_deposit
 from orders.models import CheckoutSession, Order
-from orders.services import order_record_deposit
 from tests.orders.conftest import order_body
 
 pytestmark = pytest.mark.django_db

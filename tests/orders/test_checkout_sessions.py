@@ -6,7 +6,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from orders.models import CheckoutSession
-from orders.services import checkout_sessions_expire_due
+from orders.sessions import checkout_sessions_expire_due
 from orders.tasks import expire_checkout_sessions
 from tests.factories import OrganizationFactory, make_api_key
 from webhooks.models import WebhookEvent

@@ -1,11 +1,11 @@
-"""Order and session transitions as DESIGN.md gives them, driven through the services."""
+"""Order and session transitions (orders.lifecycle, orders.sessions), driven through the services."""
 
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from orders import services
+from orders import lifecycle
 from orders.models import CheckoutSession, Order, RefundTx
 from tests.orders.conftest import order_body
 from webhooks.models import WebhookEvent
@@ -27,19 +27,19 @@ def _order(api_client, session, order_type="swap"):
 
 def _walk_to_relay(order):
     for status in ("sending_token_from_vault", "relay"):
-        assert services.order_advance(order=order, to_status=status)
+        assert lifecycle.order_advance(order=order, to_status=status)
 
 
 def test_partial_deposits_are_summed_until_src_amount(api_client, tokens, session):
     order = _order(api_client, session)
 
-    services.order_record_deposit(
+    lifecycle.order_record_deposit(
         order=order, chain=8453, tx_hash="0x" + "a" * 64, amount=60_000_000, from_address=None
     )
     order.refresh_from_db()
     assert order.status == "scanning_deposit_transaction"
 
-    services.order_record_deposit(
+    lifecycle.order_record_deposit(
         order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=40_000_000, from_address="0x" + "4" * 40
     )
     order.refresh_from_db()
@@ -52,7 +52,7 @@ def test_partial_deposits_are_summed_until_src_amount(api_client, tokens, sessio
 def test_the_same_deposit_twice_counts_once(api_client, tokens, session):
     order = _order(api_client, session)
     for _ in range(2):
-        services.order_record_deposit(
+        lifecycle.order_record_deposit(
             order=order, chain=8453, tx_hash="0x" + "c" * 64, amount=60_000_000, from_address=None
         )
     order.refresh_from_db()
@@ -64,12 +64,12 @@ def test_happy_path_of_a_swap_awards_points_and_completes_the_session(
     api_client, tokens, session, organization
 ):
     order = _order(api_client, session)
-    services.order_record_deposit(
+    lifecycle.order_record_deposit(
         order=order, chain=8453, tx_hash="0x" + "d" * 64, amount=100_000_000, from_address="0x" + "4" * 40
     )
     _walk_to_relay(order)
 
-    assert services.order_mark_executed(order=order, actual_dst_amount="99000000")
+    assert lifecycle.order_mark_executed(order=order, actual_dst_amount="99000000")
 
     order.refresh_from_db()
     session.refresh_from_db()
@@ -90,24 +90,24 @@ def test_happy_path_of_a_swap_awards_points_and_completes_the_session(
 
 def test_contract_types_execute_before_executed(api_client, tokens, session):
     order = _order(api_client, session, "mint_nft")
-    services.order_record_deposit(
+    lifecycle.order_record_deposit(
         order=order, chain=8453, tx_hash="0x" + "e" * 64, amount=100_000_000, from_address=None
     )
     _walk_to_relay(order)
-    assert services.order_mark_executed(order=order) is False  # must pass through executing
-    assert services.order_advance(order=order, to_status="executing")
-    assert services.order_mark_executed(order=order, execute_tx={"chain": 42161, "txHash": "0x" + "f" * 64})
+    assert lifecycle.order_mark_executed(order=order) is False  # must pass through executing
+    assert lifecycle.order_advance(order=order, to_status="executing")
+    assert lifecycle.order_mark_executed(order=order, execute_tx={"chain": 42161, "txHash": "0x" + "f" * 64})
     order.refresh_from_db()
     assert order.execute_tx == {"chain": 42161, "txHash": "0x" + "f" * 64}
 
 
 def test_failure_after_deposit_refunds_and_expires_the_session(api_client, tokens, session):
     order = _order(api_client, session)
-    services.order_record_deposit(
+    lifecycle.order_record_deposit(
         order=order, chain=8453, tx_hash="0x" + "1" * 64, amount=100_000_000, from_address=None
     )
 
-    assert services.order_fail(order=order, error="relay reverted")
+    assert lifecycle.order_fail(order=order, error="relay reverted")
     order.refresh_from_db()
     session.refresh_from_db()
     assert (order.status, order.error_details) == ("refunding", "relay reverted")
@@ -119,7 +119,7 @@ def test_failure_after_deposit_refunds_and_expires_the_session(api_client, token
 
     RefundTx.objects.create(order=order, deposit=order.deposit_txs.get(), chain=8453, tx_hash="0x" + "2" * 64,
                             amount=100_000_000, status="success")  # fmt: skip
-    assert services.order_refunded(order=order, refund_tx_hash="0x" + "2" * 64)
+    assert lifecycle.order_refunded(order=order, refund_tx_hash="0x" + "2" * 64)
     order.refresh_from_db()
     assert order.status == "refunded"
     assert api_client.get(f"/orders/{order.id}").json()["data"]["refundTxs"][0]["status"] == "success"
@@ -135,7 +135,7 @@ def test_failure_after_deposit_refunds_and_expires_the_session(api_client, token
 
 def test_failure_before_deposit_expires_the_open_session(api_client, tokens, session):
     order = _order(api_client, session)
-    assert services.order_fail(order=order, error="quote expired")
+    assert lifecycle.order_fail(order=order, error="quote expired")
     order.refresh_from_db()
     session.refresh_from_db()
     assert order.status == "failure"
@@ -150,5 +150,5 @@ def test_terminal_orders_do_not_move(api_client, tokens, session):
     order = _order(api_client, session)
     Order.objects.filter(pk=order.pk).update(status="expired")
     order.refresh_from_db()
-    assert services.order_fail(order=order, error="late") is False
-    assert services.order_advance(order=order, to_status="relay") is False
+    assert lifecycle.order_fail(order=order, error="late") is False
+    assert lifecycle.order_advance(order=order, to_status="relay") is False

@@ -5,8 +5,9 @@ import pytest
 from django.utils import timezone
 
 from chains.registry import deposit_address
+from orders import onramps
+from orders.lifecycle import orders_expire_unpaid
 from orders.models import CheckoutSession, Order
-from orders.services import orders_expire_unpaid
 from orders.tasks import expire_unpaid_orders
 from tests.conftest import client_for
 from tests.factories import OrganizationFactory, make_api_key
@@ -269,10 +270,13 @@ def test_list_rejects_bad_queries(api_client, query):
 
 
 def test_list_is_not_n_plus_one(api_client, tokens, django_assert_max_num_queries):
-    for _ in range(5):
-        _post(api_client, order_body())
+    created = {_post(api_client, order_body()).json()["data"]["id"] for _ in range(5)}
     with django_assert_max_num_queries(1):
-        api_client.get(f"/orders?creatorAddress={CREATOR}")
+        response = api_client.get(f"/orders?creatorAddress={CREATOR}")
+    assert response.status_code == 200
+    listed = response.json()["data"]
+    assert {order["id"] for order in listed} == created  # all five, each with its tokens, from one query
+    assert all(order["metadata"]["srcToken"]["symbol"] for order in listed)
 
 
 def test_unpaid_orders_expire_with_their_sessions(api_client, tokens, organization):
@@ -334,8 +338,8 @@ def test_detail_lists_each_kind_of_transaction_in_two_queries(api_client, tokens
     ]  # fmt: skip
 
 
-def test_without_an_onramp_adapter_orders_naming_one_are_refused(api_client, tokens, settings):
-    settings.ORDER_ONRAMP_ADAPTER = "orders.onramps.NoOnramp"
+def test_without_an_onramp_adapter_orders_naming_one_are_refused(api_client, tokens, monkeypatch):
+    monkeypatch.setattr(onramps, "_adapter", onramps.NoOnramp())
 
     refused = _post(api_client, order_body(onramp=ONRAMP))
     accepted = _post(api_client, order_body())

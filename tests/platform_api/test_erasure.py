@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from orders.lifecycle import order_mark_executed, order_record_deposit, order_transition
 from orders.models import Order
-from orders.services import order_mark_executed, order_record_deposit, order_transition
 from platform_api.models import PlatformCheckoutSession, Transaction
 from tests.orders.conftest import RECIPIENT, USDC_BASE
 from tests.test_migrations import everything_stored
@@ -36,7 +36,7 @@ def test_erasing_a_customer_removes_their_personal_data_everywhere(admin_client,
     })  # fmt: skip
     assert paid.status_code == 302, paid.content.decode()
     session = PlatformCheckoutSession.objects.get()
-    order = Order.objects.get(platform_session=session)
+    order = Order.objects.get(session_order__session=session)
     order_record_deposit(order=order, chain=8453, tx_hash="0x" + "a" * 64, amount=int(order.src_amount),
                          from_address=WALLET)  # fmt: skip
     order_transition(order, from_statuses=["quoting_after_deposit"], to_status="relay",

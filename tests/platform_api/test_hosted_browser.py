@@ -81,7 +81,7 @@ def test_a_payer_pays_a_link_in_the_browser_and_is_redirected(
     page.keyboard.press("Enter")
     page.wait_for_selector("#deposit-address")
     session = PlatformCheckoutSession.objects.get()
-    order = Order.objects.get(platform_session=session)
+    order = Order.objects.get(session_order__session=session)
     assert page.inner_text("#deposit-address") == order.global_address
     assert page.locator(".qr svg").count() == 1
     assert ":" in page.inner_text("#countdown")  # the script counts down (m:ss)

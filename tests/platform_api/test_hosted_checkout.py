@@ -76,7 +76,7 @@ def test_a_link_paid_on_the_hosted_page_completes_its_session_transaction_and_cu
         {"order": "A-1"},
         "mail",
     )
-    order = Order.objects.get(platform_session=session)
+    order = Order.objects.get(session_order__session=session)
     # Fee on top: the payer is asked the smallest amount that leaves the whole price after the order's fee.
     bps, asked = order.fee["finalFeeBps"], int(order.src_amount)
     assert asked - fee_amount(asked, bps) == 10_000_000 > (asked - 1) - fee_amount(asked - 1, bps)
@@ -123,7 +123,7 @@ def test_a_partial_payment_asks_for_the_rest_on_the_same_address(devnets_registr
     payer = Client()
     payer.post(f"/pay/{link['short_code']}", {"pay_with": _pay_with(a)})
     session = PlatformCheckoutSession.objects.get()
-    order = Order.objects.get(platform_session=session)
+    order = Order.objects.get(session_order__session=session)
     pay(order.pk, (chain_a, a), amount=int(order.src_amount) // 2)
     wait_for(lambda: scan_chain(a["chain_id"]) is not None and order.deposit_txs.exists(), timeout=30)
     page = payer.get(f"/pay/s/{session.id}").content.decode()
@@ -135,7 +135,7 @@ def test_a_partial_payment_asks_for_the_rest_on_the_same_address(devnets_registr
     assert "Pay with another token" not in page
     changed = payer.post(f"/pay/s/{session.id}?change=1", {"pay_with": _pay_with(a, "dWETH")})
     assert changed.status_code == 302  # back to the payment: the choice is not offered any more
-    assert list(Order.objects.filter(platform_session=session)) == [order]
+    assert list(Order.objects.filter(session_order__session=session)) == [order]
 
 
 def test_paying_twice_the_price_of_a_link_sends_the_surplus_back_and_the_records_show_it(
@@ -150,7 +150,7 @@ def test_paying_twice_the_price_of_a_link_sends_the_surplus_back_and_the_records
     payer = Client()
     payer.post(f"/pay/{link['short_code']}", {"pay_with": _pay_with(a)})
     session = PlatformCheckoutSession.objects.get()
-    order = Order.objects.get(platform_session=session)
+    order = Order.objects.get(session_order__session=session)
     price = int(order.src_amount)
     payer_address = w3_of((chain_a, a)).eth.accounts[PAYER]
     before = {
@@ -192,9 +192,9 @@ def test_an_order_of_the_hosted_checkout_describes_both_tokens_as_the_contract_a
     (_, a), (_, b) = devnets_registry
     link = _link(admin_client, b, form_schema={})
     Client().post(f"/pay/{link['short_code']}", {"pay_with": _pay_with(a)})
-    order = Order.objects.get(platform_session__payment_link_id=link["id"])
+    order = Order.objects.get(session_order__session__payment_link_id=link["id"])
     metadata = Client().get(f"/orders/{order.pk}").json()["data"]["order"]["metadata"]
-    assert metadata["checkoutSessionId"] == order.platform_session_id
+    assert metadata["checkoutSessionId"] == order.session_order.session_id
     assert (metadata["srcToken"]["chainId"], metadata["srcToken"]["address"], metadata["srcToken"]["symbol"]) == (
         a["chain_id"], a["contracts"]["dUSDC"], "dUSDC",
     )  # fmt: skip

@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from orders import checkout
+from checkout import payments, sessions
+from checkout.tasks import expire_sessions as expire_checkout_sessions
 from orders.models import Order, RefundTx
-from orders.tasks import expire_checkout_sessions
 from platform_api.models import DiscountCode, PlatformCheckoutSession, Transaction
 from tests.conftest import client_for
 from tests.factories import OrganizationFactory, make_api_key
@@ -101,7 +101,7 @@ def test_list_filters_by_status_link_and_time(admin_client, tokens):
 
 def test_time_out_expires_the_session_and_its_waiting_order(admin_client, tokens, client):
     session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
-    order = checkout.session_order_create(
+    order = payments.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
     )
     PlatformCheckoutSession.objects.filter(pk=session.pk).update(
@@ -118,32 +118,32 @@ def test_time_out_expires_the_session_and_its_waiting_order(admin_client, tokens
 
 def test_choosing_another_token_replaces_an_unpaid_order(admin_client, tokens):
     session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
-    first = checkout.session_order_create(
+    first = payments.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
     )
     eth = "0x0000000000000000000000000000000000000000"
-    second = checkout.session_order_create(session=session, src_chain=8453, src_token=eth, payer_ip="1.2.3.4")
+    second = payments.session_order_create(session=session, src_chain=8453, src_token=eth, payer_ip="1.2.3.4")
     first.refresh_from_db()
     assert first.status == "expired" and second.status == "scanning_deposit_transaction"
-    assert checkout.session_current_order(session) == second
+    assert payments.session_current_order(session) == second
 
 
 def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin_client, tokens, client):
-    from orders import services
+    from orders import lifecycle
 
     session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
-    order = checkout.session_order_create(
+    order = payments.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
     )
-    services.order_record_deposit(order=order, chain=8453, tx_hash="0x" + "a" * 64, amount=int(order.src_amount),
+    lifecycle.order_record_deposit(order=order, chain=8453, tx_hash="0x" + "a" * 64, amount=int(order.src_amount),
                                   from_address="0x" + "4" * 40)  # fmt: skip
     session.refresh_from_db()
     assert session.status == "processing"
     assert Transaction.objects.get(order_id=order.pk).status == "confirming"
-    services.order_fail(order=Order.objects.get(pk=order.pk), error="SLIPPAGE: test")
+    lifecycle.order_fail(order=Order.objects.get(pk=order.pk), error="SLIPPAGE: test")
     RefundTx.objects.create(order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=order.src_amount,
                             status="success")  # as the refund's outbox transaction records it  # fmt: skip
-    services.order_refunded(order=Order.objects.get(pk=order.pk), refund_tx_hash="0x" + "b" * 64)
+    lifecycle.order_refunded(order=Order.objects.get(pk=order.pk), refund_tx_hash="0x" + "b" * 64)
     session.refresh_from_db()
     assert session.status == "failed"
     assert Transaction.objects.get(order_id=order.pk).status == "failed"
@@ -189,7 +189,7 @@ def test_the_payers_choices_price_the_session_once_however_often_they_change(
     options = {option["id"]: option for option in link["shipping_options"]}
 
     def choose(option, code=""):
-        return checkout.session_prepare(session=session, amount=None, discount_code=code, form_data={},
+        return sessions.session_prepare(session=session, amount=None, discount_code=code, form_data={},
                                         shipping_option=options[option], shipping_address=None)  # fmt: skip
 
     assert int(choose("std").amount) == 1100
@@ -233,7 +233,7 @@ def test_a_discount_the_merchant_applied_survives_the_payers_submit(admin_client
     session = PlatformCheckoutSession.objects.get(pk=created["id"])
     assert (int(session.amount), int(session.discount_amount), session.discount_code_id) == (
         3_600_000, 400_000, code.pk)  # fmt: skip
-    order = Order.objects.get(platform_session=session)
+    order = Order.objects.get(session_order__session=session)
     fee = int(order.fee["finalFeeBps"])
     assert int(order.payload["expectedDstAmount"]) == 3_600_000 - 3_600_000 * fee // 10_000
     code.refresh_from_db()

@@ -223,12 +223,15 @@ def test_an_organizations_payment_tells_its_webhooks_once(api_client, organizati
 
     event = WebhookEvent.objects.get()
     assert (event.organization, event.event_type) == (organization, "payment.completed")
-    assert event.data | {"created_at": None, "completed_at": None} == {
-        "id": payment.id, "payment_link_id": None, "amount": "2500000", "token_address": VALID["token_address"],
-        "chain_id": 8453, "sender_address": "0x" + "4" * 40, "recipient_address": VALID["recipient_address"],
-        "tx_hash": paying.tx_hash, "status": "completed", "form_data": {}, "discount_code": None,
-        "created_at": None, "completed_at": None,
-        "checkoutSession": {"clientReferenceId": None, "metadata": {}, "customerEmail": None, "customerName": None},
+    assert event.data == {
+        "id": payment.id, "payment_link_id": None, "order_id": None, "amount": "2500000",
+        "token_address": VALID["token_address"], "chain_id": 8453, "sender_address": "0x" + "4" * 40,
+        "recipient_address": VALID["recipient_address"], "tx_hash": paying.tx_hash, "status": "completed",
+        "form_data": {}, "discount_code": None,
+        "created_at": int(payment.created_at.timestamp() * 1000),
+        "completed_at": int(payment.paid_at.timestamp() * 1000),
+        "checkoutSession": {"id": None, "clientReferenceId": None, "metadata": {}, "customerEmail": None,
+                            "customerName": None},
     }  # fmt: skip
     assert payment.amount_received == "2500000"
     assert event.deliveries.count() == 1

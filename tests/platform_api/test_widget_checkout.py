@@ -27,7 +27,7 @@ def test_a_payment_started_from_a_widget_counts_as_its_completion(devnets_regist
     assert started["Location"] == f"/pay/s/{session.id}"
     chosen = payer.post(started["Location"], {"pay_with": f"{a['chain_id']}:{a['contracts']['dUSDC']}"})
     assert chosen.status_code == 302
-    order = Order.objects.get(platform_session=session)
+    order = Order.objects.get(session_order__session=session)
     assert payer.post(f"/pay/s/{session.id}/devnet-pay").status_code == 302
     drive(order.pk, until=("executed",))
 

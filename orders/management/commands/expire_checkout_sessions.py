@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand
 
-from orders.services import checkout_sessions_expire_due, orders_expire_unpaid
+from orders.lifecycle import orders_expire_unpaid
+from orders.sessions import checkout_sessions_expire_due
 
 
 class Command(BaseCommand):

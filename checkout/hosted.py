@@ -33,10 +33,10 @@ from chains.models import Token
 from chains.registry import chain_get, chains
 from chains.tokens import token_get
 from chains.wallet import devnet_transfer
+from checkout import payments, sessions
 from core.errors import DomainError
 from core.geo import locate
 from core.http import client_ip, ip_digest
-from orders import checkout
 from orders.models import Order
 from platform_api import ratelimit
 from platform_api.merchant_serializers import MetadataField, StrictUrlField
@@ -303,14 +303,14 @@ def checkout_refused(request: HttpRequest, template: str = "pay/unavailable.html
 
 
 def _pay(request, session: PlatformCheckoutSession, values: dict[str, Any]) -> None:
-    session = checkout.session_prepare(
+    session = sessions.session_prepare(
         session=session, amount=values.get("amount"), discount_code=values["discount_code"],
         form_data=values["form_data"], shipping_option=values["shipping_option"],
         shipping_address=values["shipping_address"],
         customer_email=values["email"],
     )  # fmt: skip
     chain_id, address = values["pay_with"]
-    checkout.session_order_create(
+    payments.session_order_create(
         session=session, src_chain=chain_id, src_token=address, payer_ip=client_ip(request)
     )
 
@@ -328,7 +328,7 @@ def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
     reason = link.unavailable_reason()
     if reason:
         return _unavailable(request, reason)
-    params = checkout.payer_url_params(link, url_params(request.GET))
+    params = sessions.payer_url_params(link, url_params(request.GET))
     context = _page_context(link, None) | {"cancel_url": params.get("cancel_url")}
     if request.method == "GET":
         _record_visit(request, link)
@@ -342,7 +342,7 @@ def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
         return refused
     try:
         with transaction.atomic():  # a refused payment leaves no session (and holds no discount use)
-            session = checkout.platform_session_create(
+            session = sessions.platform_session_create(
                 organization=link.organization, data={"payment_link_id": link.id, **params}
             )
             _pay(request, session, values)
@@ -373,8 +373,8 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         session = _session_or_404(session_id)
     except Http404 as missing:
         return _unavailable(request, str(missing), status=404)
-    order = checkout.session_current_order(session)
-    if checkout.session_takes_a_token(session, order, change=request.GET.get("change") == "1"):
+    order = payments.session_current_order(session)
+    if payments.session_takes_a_token(session, order, change=request.GET.get("change") == "1"):
         context = _page_context(None, session) | {
             "cancel_url": session.cancel_url.replace("{SESSION_ID}", session.id)
         }
@@ -397,7 +397,7 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
 
 def _status_context(session: PlatformCheckoutSession, order: Order | None) -> dict[str, Any]:
     context = _page_context(None, session)
-    status = checkout.session_status_data(session, order)
+    status = payments.session_status_data(session, order)
     if order is not None:
         token = display_token(order.src_chain, order.src_token_address)
         decimals = token.decimals if token else 0
@@ -426,7 +426,7 @@ def session_status(request: HttpRequest, session_id: str) -> JsonResponse:
     session = PlatformCheckoutSession.objects.filter(pk=session_id).first()
     if session is None:
         raise Http404("There is no checkout at this address.")
-    data = checkout.session_status_data(session)
+    data = payments.session_status_data(session)
     data["success_url"] = success_redirect(session) if session.status == "completed" else None
     return JsonResponse(data)
 
@@ -435,11 +435,11 @@ def session_status(request: HttpRequest, session_id: str) -> JsonResponse:
 def session_devnet_pay(request: HttpRequest, session_id: str) -> HttpResponse:
     """Development only: pay what the session's order still owes from an anvil account on its devnet."""
     session = _session_or_404(session_id)
-    order = checkout.session_current_order(session)
+    order = payments.session_current_order(session)
     chain = chain_get(order.src_chain) if order else None
     if order is None or chain is None or not chain.devnet or not settings.DEVELOPMENT:
         raise Http404("no devnet payment here")
-    remaining = int(checkout.session_status_data(session)["order"]["remaining"])
+    remaining = int(payments.session_status_data(session)["order"]["remaining"])
     if remaining > 0 and order.status == Order.Status.SCANNING_DEPOSIT:
         try:
             devnet_transfer(chain=chain, token=order.src_token_address, to=order.global_address, amount=remaining,

@@ -30,9 +30,9 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from chains.registry import chain_get
+from checkout import sessions
+from checkout.hosted import checkout_refused, display_token, format_units, luminance, parse_units
 from core.errors import DomainError, InvalidRequest
-from orders import checkout
-from orders.hosted import checkout_refused, display_token, format_units, luminance, parse_units
 from orders.providers import EXACT_INPUT
 from orders.quotes import quote_build
 from platform_api.errors import PlatformError
@@ -117,7 +117,7 @@ def _unavailable(request: HttpRequest, message: str, status: int) -> HttpRespons
 
 def _start_checkout(request: HttpRequest, widget: Widget) -> HttpResponse:
     try:
-        session = checkout.widget_session_create(widget=widget, deposit=request.POST.get("deposit", ""))
+        session = sessions.widget_session_create(widget=widget, deposit=request.POST.get("deposit", ""))
     except (DomainError, PlatformError) as exc:
         if isinstance(exc, InvalidRequest) and exc.field == "deposit":
             return render(

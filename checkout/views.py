@@ -1,4 +1,4 @@
-"""The platform interface's checkout sessions (`cs_`): in `orders`, since expiring one stops its order."""
+"""The platform interface's checkout sessions (`cs_`): list, create, retrieve, expire."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from checkout import sessions
 from core import openapi
-from orders import checkout
 from platform_api import merchant_selectors as selectors
 from platform_api.api import PlatformAPIView
 from platform_api.merchant_selectors import MAX_MILLIS
@@ -43,7 +43,7 @@ class PlatformSessionCollectionView(PlatformAPIView):
     def post(self, request):
         serializer = PlatformSessionCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        session = checkout.platform_session_create(
+        session = sessions.platform_session_create(
             organization=request.auth.organization, data=serializer.validated_data
         )
         return Response(PlatformSessionSerializer(session).data, status=status.HTTP_201_CREATED)
@@ -67,7 +67,7 @@ class PlatformSessionExpireView(PlatformAPIView):
         session = selectors.checkout_session_get(
             organization=request.auth.organization, session_id=session_id
         )
-        session = checkout.platform_session_expire(
+        session = sessions.platform_session_expire(
             session_id=session.id, reason="expired_by_merchant", strict=True
         )
         return Response(PlatformSessionSerializer(session).data)

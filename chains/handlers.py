@@ -1,0 +1,82 @@
+"""Who is told what the chains did for them: handlers registered by owner kind.
+
+The chains app watches addresses and sends transactions for apps above it,
+which it must not import. Each address it watches has an owner
+(`"order:<uuid>"`, `"quickpay:<id>"`) and each outbox transaction a business
+key (`"order:<uuid>:sweep"`, `"chains:deploy-factory:<id>"`); the part before
+the first colon is the owner's kind. An app registers one handler per kind
+and event in its `AppConfig.ready`, so every edge up from here is a line of
+code that import-linter and a reader can follow:
+
+    @deposit_handler("order")
+    def order_deposit_changed(deposit: Deposit) -> None: ...
+
+Handlers run in the transaction that records the change (a deposit confirmed
+or withdrawn; an outbox transaction mined or failed); one that raises rolls
+it back, and the change is handed over again later.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from chains.models import Deposit, OutboxTx
+
+logger = logging.getLogger(__name__)
+
+DepositHandler = Callable[["Deposit"], None]
+OutboxHandler = Callable[["OutboxTx"], None]
+H = TypeVar("H", bound=Callable)
+
+_deposit_handlers: dict[str, DepositHandler] = {}
+_outbox_handlers: dict[str, OutboxHandler] = {}
+
+
+def owner_kind(owner_or_key: str) -> str:
+    """`"order"` of `"order:…"`: the kind of an address's owner or of an outbox transaction's key."""
+    return owner_or_key.partition(":")[0]
+
+
+def _register(table: dict[str, H], kind: str, what: str) -> Callable[[H], H]:
+    def register(handler: H) -> H:
+        existing = table.get(kind)
+        if existing is not None and existing is not handler:
+            raise ValueError(f"{what} for {kind!r} is already {existing.__module__}.{existing.__qualname__}")
+        table[kind] = handler
+        return handler
+
+    return register
+
+
+def deposit_handler(kind: str) -> Callable[[DepositHandler], DepositHandler]:
+    """Register the handler of deposits to addresses whose owner is of `kind` (confirmed, or withdrawn)."""
+    return _register(_deposit_handlers, kind, "the deposit handler")
+
+
+def outbox_handler(kind: str) -> Callable[[OutboxHandler], OutboxHandler]:
+    """Register the handler of finished (mined or failed) outbox transactions whose key is of `kind`."""
+    return _register(_outbox_handlers, kind, "the outbox handler")
+
+
+def deposit_changed(deposit: Deposit) -> None:
+    """Hand a deposit to its owner's handler. An owner nobody registered is logged: the deposit is recorded
+    and counted as handled, and staff find it by its owner."""
+    kind = owner_kind(deposit.owner)
+    handler = _deposit_handlers.get(kind)
+    if handler is None:
+        logger.warning("Deposit %s to %s: no handler for owner kind %r", deposit.pk, deposit.to_address, kind)
+        return
+    handler(deposit)
+
+
+def outbox_finished(tx: OutboxTx) -> None:
+    """Hand a finished outbox transaction to the handler of its key's kind."""
+    kind = owner_kind(tx.key)
+    handler = _outbox_handlers.get(kind)
+    if handler is None:
+        logger.warning("Outbox %s finished %s: no handler for kind %r", tx.key, tx.status, kind)
+        return
+    handler(tx)

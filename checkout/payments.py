@@ -1,0 +1,172 @@
+"""The payer pays a session: the token they pick makes an order (type `x402_swap`: the merchant's amount is
+fixed, the payer's follows from the quote) whose deposit address they pay; the hosted page polls its status.
+
+A session has one waiting order at a time: picking another token replaces an
+unpaid order (it expires, so a late payment to it is refunded).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from chains.tokens import token_get
+from checkout.models import SessionOrder
+from checkout.sessions import Session, check_link_payable
+from core.errors import Conflict, InvalidRequest
+from orders.creation import order_create
+from orders.fees import amount_before_fee_added, fee_amount, gross_for_net, standard_fee, token_usd_value
+from orders.inputs import OrderRequest
+from orders.lifecycle import WAITING, order_transition
+from orders.models import Order
+from orders.quotes import quote_build
+
+ORDER_TYPE = "x402_swap"  # the merchant's amount is fixed; the payer's follows from the quote
+OWNER = "checkout"  # the owner of the orders the checkout creates (orders.events)
+
+
+def _cost(session: Session, src_chain: int, src_token: str, amount: int) -> tuple[int, int]:
+    """(what `amount` of the session's token costs in the payer's token before the fee, the recipient's
+    discount-token balance), from the quote provider."""
+    quote, _ = quote_build({
+        "type": ORDER_TYPE, "amount": amount, "srcChain": src_chain, "dstChain": session.chain_id,
+        "srcTokenAddress": src_token, "dstTokenAddress": session.token_address,
+        "recipientAddress": session.recipient_address,
+    })  # fmt: skip
+    bps = int(quote["fee"].get("finalFeeBps") or 0)
+    return amount_before_fee_added(int(quote["currencyIn"]["amount"]), bps), int(
+        quote["fee"]["recipientBalance"]
+    )
+
+
+def _target_amounts(session: Session, src_chain: int, src_token: str) -> tuple[int, int]:
+    """(what the payer sends, what the merchant must receive at least) for the session's amount.
+
+    Settlement prices what arrives and takes the order's fee from that, rounded down (orders.settlement).
+    The order's fee tier follows the USD value of what the payer sends, so when the payer carries the fee
+    the two are settled together (a tier boundary between them takes a step more).
+    """
+    price = int(session.amount)
+    worth, balance = _cost(session, src_chain, src_token, price)
+
+    def order_bps(src_amount: int) -> int:
+        usd = token_usd_value(chain_id=src_chain, address=src_token, amount=src_amount)
+        return standard_fee(usd_value=usd, recipient_balance=balance).final_fee_bps
+
+    if session.payment_link is not None and session.payment_link.fee_on_top:
+        # The smallest payment that leaves the whole price once the fee is taken from it.
+        bps = order_bps(worth)
+        for _ in range(3):
+            sent, _ = _cost(session, src_chain, src_token, gross_for_net(price, bps))
+            if order_bps(sent) == bps:
+                break
+            bps = order_bps(sent)
+        return sent, price
+    # The merchant carries the fee: the payer sends the amount's worth, the merchant gets it less the fee.
+    return worth, price - fee_amount(price, order_bps(worth))
+
+
+def session_order_create(*, session: Session, src_chain: int, src_token: str, payer_ip: str) -> Order:
+    """The payer pays the session with `src_token` on `src_chain`: an order with its own deposit address.
+
+    An unpaid order of the session for another token is replaced (it expires);
+    one that has received anything must be completed instead.
+    """
+    if token_get(chain_id=src_chain, address=src_token) is None:
+        raise InvalidRequest(
+            f"{src_token} is not a token of the registry on chain {src_chain}.", field="token"
+        )
+    session = Session.objects.select_related("payment_link", "organization").get(pk=session.pk)
+    if session.amount is None:
+        raise InvalidRequest("enter an amount first.", field="amount")
+    src_amount, minimum = _target_amounts(session, src_chain, src_token)  # outside the lock: a provider call
+    with transaction.atomic():
+        session = (
+            Session.objects.select_for_update(of=("self",))
+            .select_related("payment_link", "organization")
+            .get(pk=session.pk)
+        )
+        if session.status != Session.Status.OPEN or session.expires_at <= timezone.now():
+            raise InvalidRequest("this checkout is no longer open.")
+        if session.payment_link is not None:
+            check_link_payable(session.payment_link)
+        for current in Order.objects.filter(session_order__session=session, status__in=WAITING):
+            if current.deposit_txs.exists():
+                raise Conflict("a payment to this checkout has arrived; send the rest to the same address.")
+            order_transition(current, from_statuses=WAITING, to_status=Order.Status.EXPIRED,
+                             reason="the payer chose another token")  # fmt: skip
+        request = OrderRequest(
+            type=ORDER_TYPE,
+            src_chain=src_chain,
+            dst_chain=session.chain_id,
+            src_token_address=src_token,
+            dst_token_address=session.token_address,
+            src_amount=src_amount,
+            recipient_address=session.recipient_address,
+            payload={"expectedDstAmount": str(minimum)},
+            metadata={"checkoutSessionId": session.id},
+            client_reference_id=session.client_reference_id or None,
+        )
+        order = order_create(
+            organization=session.organization,
+            request=request,
+            payer_ip=payer_ip,
+            owner=OWNER,
+            fixed_price=True,
+        )
+        SessionOrder.objects.create(session=session, order=order)
+        return order
+
+
+def session_current_order(session: Session) -> Order | None:
+    """The order that pays the session: the latest (an earlier one was replaced before it was paid)."""
+    return Order.objects.filter(session_order__session=session).order_by("-created_at").first()
+
+
+def session_takes_a_token(session: Session, order: Order | None, *, change: bool = False) -> bool:
+    """Whether the payer picks (again) what to pay with: an open session without an order, or whose order
+    received nothing and either expired or is being changed (`change`)."""
+    if session.status != Session.Status.OPEN:
+        return False
+    if order is None:
+        return True
+    return (change or order.status == Order.Status.EXPIRED) and not order.deposit_txs.exists()
+
+
+STATUS_FIELDS = ("id", "status", "global_address", "src_chain", "src_token_address", "src_amount", "expired_at",
+                 "error_details", "created_at")  # fmt: skip
+
+
+def session_status_data(session: Session, order: Order | None = None) -> dict[str, Any]:
+    """What the hosted page polls: the session, its order's deposit address, what arrived and what is owed."""
+    if order is None:
+        order = (
+            Order.objects.filter(session_order__session=session)
+            .only(*STATUS_FIELDS)
+            .order_by("-created_at")
+            .first()
+        )
+    data: dict[str, Any] = {
+        "session": {
+            "id": session.id,
+            "status": session.status,
+            "expires_at": int(session.expires_at.timestamp() * 1000),
+        },
+        "order": None,
+    }
+    if order is None:
+        return data
+    received = sum(int(a) for a in order.deposit_txs.filter(counted=True).values_list("amount", flat=True))
+    refund = None
+    if order.status in (Order.Status.FAILURE, Order.Status.REFUNDING, Order.Status.REFUNDED):
+        refund = order.refund_txs.order_by("-created_at").values_list("tx_hash", flat=True).first()
+    data["order"] = {
+        "id": str(order.id), "status": order.status, "deposit_address": order.global_address,
+        "chain_id": order.src_chain, "token_address": order.src_token_address, "amount": str(order.src_amount),
+        "received": str(received), "remaining": str(max(int(order.src_amount) - received, 0)),
+        "expires_at": int(order.expired_at.timestamp() * 1000), "refund_tx_hash": refund,
+        "error": order.error_details,
+    }  # fmt: skip
+    return data

@@ -1,0 +1,313 @@
+"""Platform checkout sessions (`cs_`): a checkout for a payment link, a widget, or an amount.
+
+A session names what the merchant receives (token, chain, recipient, amount).
+It is `open` until the payer's order is paid (`processing`), then `completed`
+(checkout.subscribers); it `expired` when its time ran out, when the merchant
+expired it, or when its link was deleted. A discount code applied to it holds
+one of the code's uses until the session completes (counted) or ends
+(released).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import Conflict, InvalidRequest
+from orders.lifecycle import WAITING, order_transition
+from orders.models import Order
+from platform_api.discounts import (
+    DiscountRefused,
+    discount_amount,
+    discount_evaluate,
+    discount_release,
+    discount_reserve,
+)
+from platform_api.merchant_serializers import PlatformSessionSerializer
+from platform_api.merchant_services import check_amounts_worth, check_product, check_token
+from platform_api.models import Organization, PaymentLink, PlatformCheckoutSession, Widget, WidgetEvent
+from platform_api.widget_api import deposit_options, widget_event_record
+from webhooks.events import emit_event
+
+logger = logging.getLogger(__name__)
+Session = PlatformCheckoutSession
+
+
+def _link_for(organization: Organization, link_id: str) -> PaymentLink:
+    link = PaymentLink.objects.filter(organization=organization, pk=link_id, deleted_at__isnull=True).first()
+    if link is None:
+        raise InvalidRequest(f"no payment link {link_id}.", field="payment_link_id")
+    return link
+
+
+def payer_url_params(link: PaymentLink, params: dict[str, Any]) -> dict[str, Any]:
+    """A link page's URL parameters as the payer's URL gave them, less a `success_url` or `cancel_url` on a
+    host that is not the merchant's: where payers are sent comes from the merchant, never from whoever
+    wrote the link they clicked (`redirect_domains`, the website's host, the link's own return URL)."""
+    organization = link.organization
+    allowed = {host for host in organization.redirect_domains or [] if host}
+    for known in (organization.website_url, link.return_url):
+        if host := (urlsplit(known or "").hostname or "").lower():
+            allowed.add(host)
+    kept = dict(params)
+    for name in ("success_url", "cancel_url"):
+        host = (urlsplit(kept.get(name) or "").hostname or "").lower()
+        if name in kept and not any(host == a or host.endswith("." + a) for a in allowed):
+            logger.info(
+                "Payment link %s: %s on %r ignored (not one of the merchant's hosts)", link.id, name, host
+            )
+            del kept[name]
+    return kept
+
+
+def check_link_payable(link: PaymentLink, field: str = "payment_link_id") -> None:
+    reason = link.unavailable_reason()
+    if reason:
+        raise InvalidRequest(reason, field=field)
+
+
+def check_amount_for_link(link: PaymentLink | None, amount: int | None, field: str = "amount") -> None:
+    if link is None or amount is None:
+        return
+    if link.amount is not None and amount != int(link.amount):
+        raise InvalidRequest(f"this link's price is fixed at {link.amount}.", field=field)
+    if link.min_amount is not None and amount < int(link.min_amount):
+        raise InvalidRequest(f"must be at least {link.min_amount}.", field=field)
+    if link.max_amount is not None and amount > int(link.max_amount):
+        raise InvalidRequest(f"must be at most {link.max_amount}.", field=field)
+
+
+@transaction.atomic
+def platform_session_create(
+    *, organization: Organization, data: dict[str, Any], widget: Widget | None = None
+) -> Session:
+    """A checkout for a payment link (its token, chain, recipient, price) or for an amount; `open`.
+
+    A session started from a widget's page names it: its completion counts for the widget.
+    """
+    link = None
+    if data.get("payment_link_id"):
+        link = _link_for(organization, data["payment_link_id"])
+        check_link_payable(link)
+        target = {"token_address": link.token_address, "chain_id": link.chain_id,
+                  "recipient_address": link.recipient_address}  # fmt: skip
+        amount = int(link.amount) if link.amount is not None else data.get("amount")
+        check_amount_for_link(link, data.get("amount"))  # an amount sent for a fixed price must be that price
+    else:
+        target = {name: data[name] for name in ("token_address", "chain_id", "recipient_address")}
+        check_token(data["chain_id"], data["token_address"])
+        amount = data.get("amount")  # none: the payer enters it on the hosted page
+        check_amounts_worth(data["chain_id"], data["token_address"], {"amount": amount})
+    check_product(organization, data.get("product_id"))
+    now = timezone.now()
+    session = Session.objects.create(
+        organization=organization,
+        payment_link=link,
+        widget=widget,
+        product_id=data.get("product_id") or None,
+        amount=amount,
+        **target,
+        success_url=data.get("success_url") or "",
+        cancel_url=data.get("cancel_url") or "",
+        client_reference_id=data.get("client_reference_id") or "",
+        metadata=data.get("metadata") or {},
+        customer_email=data.get("customer_email") or "",
+        customer_name=data.get("customer_name") or "",
+        utm_source=data.get("utm_source") or "",
+        utm_medium=data.get("utm_medium") or "",
+        utm_campaign=data.get("utm_campaign") or "",
+        created_at=now,
+        updated_at=now,
+        expires_at=now
+        + timedelta(seconds=data.get("expires_in") or settings.CHECKOUT_SESSION_DEFAULT_TTL_SECONDS),
+    )
+    if data.get("discount_code") and amount is not None:
+        _apply_discount(session, data["discount_code"], amount)
+    return session
+
+
+@transaction.atomic
+def widget_session_create(*, widget: Widget, deposit: str = "") -> Session:
+    """The checkout a widget's button starts, for the widget's recipient: a checkout widget's token, chain and
+    amount (or the payer's), or the `deposit` option (`chain:token`) the payer chose; counted as an interaction."""
+    config = widget.config
+    if widget.widget_type == Widget.Type.CHECKOUT:
+        chain_id, token = config["destination_chain_id"], config["destination_token"]
+        amount = int(config["amount"]) if config.get("amount") else None
+    else:
+        options = {
+            f"{chain_id}:{address}": (chain_id, address) for chain_id, address, _ in deposit_options(config)
+        }
+        if deposit not in options:
+            raise InvalidRequest("Choose what to deposit.", field="deposit")
+        chain_id, token = options[deposit]
+        amount = None  # the payer enters it on the checkout page
+    session = platform_session_create(
+        organization=widget.organization,
+        data={"token_address": token, "chain_id": chain_id, "amount": amount,
+              "recipient_address": config["recipient_address"]},
+        widget=widget,
+    )  # fmt: skip
+    widget_event_record(widget.id, WidgetEvent.Kind.INTERACTION, session.id)
+    return session
+
+
+def _apply_discount(session: Session, code: str, amount: int) -> None:
+    """Take the code off the session's amount and hold one of its uses; InvalidRequest with the reason."""
+    try:
+        discount = discount_evaluate(
+            organization=session.organization,
+            code=code,
+            payment_link_id=session.payment_link_id,
+            amount=amount,
+        )
+    except DiscountRefused as refused:
+        raise InvalidRequest(refused.reason, field="discount_code") from None
+    if discount.final(amount) <= 0:
+        raise InvalidRequest("the discount leaves nothing to pay.", field="discount_code")
+    if not discount_reserve(discount.code):
+        raise InvalidRequest("Code has reached maximum number of uses", field="discount_code")
+    Session.objects.filter(pk=session.pk).update(
+        discount_code=discount.code, discount_amount=discount.amount, discount_reserved=True,
+        amount=discount.final(amount), updated_at=timezone.now(),
+    )  # fmt: skip
+    session.refresh_from_db()
+
+
+def release_discount_hold(session: Session) -> None:
+    code_id = session.discount_code_id if session.discount_reserved else None
+    if code_id and Session.objects.filter(pk=session.pk, discount_reserved=True).update(
+        discount_reserved=False
+    ):
+        discount_release(code_id)
+
+
+def session_data(session: Session) -> dict[str, Any]:
+    return dict(PlatformSessionSerializer(session).data)
+
+
+def session_block(session: Session) -> dict[str, Any]:
+    """The `checkoutSession` block of every event about a session's payment."""
+    return {
+        "id": session.id,
+        "clientReferenceId": session.client_reference_id or None,
+        "metadata": session.metadata,
+        "customerEmail": session.customer_email or None,
+        "customerName": session.customer_name or None,
+    }
+
+
+@transaction.atomic
+def platform_session_expire(*, session_id: str, reason: str, strict: bool = False) -> Session | None:
+    """`open -> expired`, with its waiting order and its discount hold; emits `checkout.expired`.
+
+    None when the session is not open (or gone); with `strict`, that is a
+    Conflict (400 `invalid_status_transition`).
+    """
+    session = Session.objects.select_for_update().filter(pk=session_id).first()
+    if session is None or session.status != Session.Status.OPEN:
+        if strict and session is not None:
+            raise Conflict(
+                f"checkout session {session_id} is {session.status}; only an open session can expire."
+            )
+        return None
+    Session.objects.filter(pk=session_id).update(status=Session.Status.EXPIRED, updated_at=timezone.now())
+    for order in Order.objects.filter(session_order__session_id=session_id, status__in=WAITING):
+        order_transition(order, from_statuses=WAITING, to_status=Order.Status.EXPIRED,
+                         reason=f"its checkout session expired ({reason})")  # fmt: skip
+    session.refresh_from_db()
+    release_discount_hold(session)
+    emit_event(
+        organization=session.organization, event_type="checkout.expired", subject=session.id,
+        data=session_data(session) | {"checkoutSession": session_block(session), "reason": reason},
+    )  # fmt: skip
+    return session
+
+
+def platform_sessions_expire_due(*, now=None, batch_size: int = 500) -> int:
+    """Every open session past `expires_at` expires (the periodic task calls this)."""
+    now = now or timezone.now()
+    expired = 0
+    while True:
+        due = list(
+            Session.objects.filter(status="open", expires_at__lte=now).values_list("pk", flat=True)[
+                :batch_size
+            ]
+        )
+        for session_id in due:
+            expired += platform_session_expire(session_id=session_id, reason="timeout") is not None
+        if len(due) < batch_size:
+            return expired
+
+
+def payment_link_deleted(sender, *, link_id: str, **_) -> None:
+    """`platform_api.signals.payment_link_deleted`: the link's open sessions expire (in the deletion's
+    transaction)."""
+    for session_id in Session.objects.filter(payment_link_id=link_id, status="open").values_list(
+        "pk", flat=True
+    ):
+        platform_session_expire(session_id=session_id, reason="payment_link_deleted")
+
+
+# --- the payer's form ------------------------------------------------------------------
+
+
+@transaction.atomic
+def session_prepare(
+    *,
+    session: Session,
+    amount: int | None,
+    discount_code: str,
+    form_data: dict,
+    shipping_option: dict | None,
+    shipping_address: dict | None,
+    customer_email: str = "",
+) -> Session:
+    """The hosted page's form: the amount (for a payer-chosen price), a discount, the form and shipping."""
+    session = (
+        Session.objects.select_for_update(of=("self",)).select_related("payment_link").get(pk=session.pk)
+    )
+    if session.status != Session.Status.OPEN or session.expires_at <= timezone.now():
+        raise InvalidRequest("this checkout is no longer open.")
+    if Order.objects.filter(session_order__session=session).exclude(status=Order.Status.EXPIRED).exists():
+        raise Conflict("this checkout already has a payment under way.")
+    link = session.payment_link
+    if link is not None:
+        check_link_payable(link, field="amount")
+    base = _subtotal(session) if session.amount is not None else amount
+    if base is None:
+        raise InvalidRequest("enter an amount.", field="amount")
+    check_amount_for_link(link, base)
+    shipping = int(shipping_option["amount"]) if shipping_option else 0
+    total = base + shipping
+    # A code already applied (by the merchant when it created the session, or by the payer before) stays,
+    # with its held use, unless the payer enters another one: the page does not ask for it again.
+    kept = session.discount_code if session.discount_reserved else None
+    if kept is not None and discount_code and discount_code.strip().upper() != kept.code:
+        kept = None
+    if kept is None:
+        release_discount_hold(session)
+    kept_amount = discount_amount(kept, total) if kept is not None else None
+    if kept_amount is not None and kept_amount >= total:
+        raise InvalidRequest("the discount leaves nothing to pay.", field="discount_code")
+    Session.objects.filter(pk=session.pk).update(
+        amount=total - (kept_amount or 0), discount_code=kept, discount_amount=kept_amount, form_data=form_data,
+        shipping_option=shipping_option, shipping_address=shipping_address,
+        customer_email=customer_email or session.customer_email, updated_at=timezone.now(),
+    )  # fmt: skip
+    session.refresh_from_db()
+    if discount_code and kept is None:
+        _apply_discount(session, discount_code, total)
+    return session
+
+
+def _subtotal(session: Session) -> int:
+    """The session's price before its discount and shipping (`amount` = subtotal + shipping - discount)."""
+    shipping = int(session.shipping_option["amount"]) if session.shipping_option else 0
+    return int(session.amount) + int(session.discount_amount or 0) - shipping

@@ -1,0 +1,265 @@
+"""What an order's lifecycle means for the session it pays: every effect of paying a link, in one place.
+
+Subscribed to the checkout's own orders (`Order.owner == "checkout"`) in
+`CheckoutConfig.ready`, and run in the order's transaction:
+
+    Locking         the session's row is locked before the order's (its expiry takes them in that order)
+    DepositCounted  the session's transaction shows what arrived (`pending`); paid in full, it is
+                    `confirming` and the session `processing`
+    Executed        transaction `completed`, session `completed`, the customer updated, revenue recorded,
+                    the link's and the discount code's uses counted, the widget's completion;
+                    `payment.completed` and `checkout.completed`
+    Failed          (nothing was paid) or Refunded (it is back): transaction and session `failed`, the
+                    discount hold released; `payment.failed`
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import F
+from django.utils import timezone
+
+from checkout.models import SessionOrder
+from checkout.payments import OWNER
+from checkout.sessions import (
+    Session,
+    payment_link_deleted,
+    release_discount_hold,
+    session_data,
+)
+from orders import events
+from orders.fees import fee_amount, token_usd_value
+from orders.models import Order
+from platform_api.analytics import revenue_record
+from platform_api.discounts import discount_redeem
+from platform_api.models import Customer, PaymentLink, Transaction, WidgetEvent
+from platform_api.signals import payment_link_deleted as link_deleted_signal
+from platform_api.widget_api import widget_event_record
+from webhooks.events import Payment, emit_event, payment_completed_data, payment_failed_data
+
+
+def _session_id(order: Order) -> str:
+    return SessionOrder.objects.values_list("session_id", flat=True).get(order=order)
+
+
+def _locked_session(order: Order) -> Session:
+    return (
+        Session.objects.select_for_update(of=("self",))
+        .select_related("discount_code")
+        .get(pk=_session_id(order))
+    )
+
+
+def _transaction_for(order: Order, session: Session) -> Transaction:
+    fee = fee_amount(int(order.src_amount), int((order.fee or {}).get("finalFeeBps") or 0))
+    row, _ = Transaction.objects.get_or_create(
+        order_id=order.pk,
+        defaults={
+            "organization_id": session.organization_id,
+            "session": session,
+            "payment_link_id": session.payment_link_id,
+            "chain_id": session.chain_id,
+            "to_address": session.recipient_address,
+            "token_address": session.token_address,
+            "amount": int((order.payload or {}).get("expectedDstAmount") or 0),
+            "source_chain_id": order.src_chain,
+            "source_token_address": order.src_token_address,
+            "source_amount": int(order.src_amount),
+            "fee_amount": fee,
+            "form_data": session.form_data,
+            "shipping_address": session.shipping_address,
+            "metadata": session.metadata,
+        },
+    )
+    return row
+
+
+def transaction_payment(row: Transaction, session: Session) -> Payment:
+    """A session's payment as merchants are told of it (`payment.completed`'s one shape)."""
+    return Payment(
+        id=row.id,
+        amount=int(row.amount),
+        token_address=row.token_address,
+        chain_id=row.chain_id,
+        recipient_address=row.to_address,
+        status=row.status,
+        created_at=row.created_at,
+        completed_at=row.completed_at,
+        sender_address=row.from_address,
+        tx_hash=row.tx_hash,
+        payment_link_id=row.payment_link_id,
+        order_id=str(row.order_id),
+        form_data=row.form_data if isinstance(row.form_data, dict) else {},
+        discount_code=session.discount_code.code if session.discount_code else None,
+        session_id=session.id,
+        client_reference_id=session.client_reference_id,
+        metadata=session.metadata,
+        customer_email=session.customer_email,
+        customer_name=session.customer_name,
+    )
+
+
+def on_locking(event: events.Locking) -> None:
+    Session.objects.select_for_update().filter(pk=_session_id(event.order)).first()
+
+
+def on_deposit_counted(event: events.DepositCounted) -> None:
+    """The transaction shows what arrived so far, and what of it goes back (beyond the price)."""
+    order, deposit = event.order, event.deposit
+    session = Session.objects.get(pk=_session_id(order))
+    row = _transaction_for(order, session)
+    now = timezone.now()
+    fields: dict[str, Any] = {
+        "updated_at": now,
+        "source_amount": event.received,
+        "refunded_amount": event.surplus,
+    }
+    if not row.tx_hash:
+        fields |= {"tx_hash": deposit.tx_hash, "from_address": deposit.from_address or ""}
+    if event.received >= int(order.src_amount):
+        fields["status"] = Transaction.Status.CONFIRMING
+        Session.objects.filter(pk=session.pk, status=Session.Status.OPEN).update(
+            status=Session.Status.PROCESSING,
+            payer_address=deposit.from_address or "",
+            tx_hash=row.tx_hash or deposit.tx_hash,
+            updated_at=now,
+        )
+    Transaction.objects.filter(pk=row.pk, status=Transaction.Status.PENDING).update(**fields)
+
+
+def _customer_paid(session: Session, row: Transaction, usd: Decimal, now) -> Customer | None:
+    """The payer's customer (by wallet) gains this payment; a first payment creates it."""
+    wallet = (row.from_address or "").lower()
+    if not wallet:
+        return None
+    form_email = session.form_data.get("email") if isinstance(session.form_data, dict) else None
+    email = session.customer_email or (form_email if isinstance(form_email, str) else "")
+    customer, created = Customer.objects.get_or_create(
+        organization_id=session.organization_id,
+        wallet_address=wallet,
+        defaults={"name": session.customer_name, "email": email[:254], "first_payment_at": now},
+    )
+    Customer.objects.filter(pk=customer.pk).update(
+        total_paid=F("total_paid") + usd,
+        transaction_count=F("transaction_count") + 1,
+        last_payment_at=now,
+        updated_at=now,
+    )
+    if (
+        not created
+        and customer.erased_at is None
+        and ((session.customer_name and not customer.name) or (email and not customer.email))
+    ):
+        customer.name = customer.name or session.customer_name
+        customer.email = customer.email or email[:254]
+        customer.save(update_fields=["name", "email"])
+    return customer
+
+
+def _session_completed(session: Session) -> None:
+    """The session's uses are counted: the link's, the discount code's (its hold redeemed), the widget's."""
+    if session.payment_link_id:
+        PaymentLink.objects.filter(pk=session.payment_link_id).update(current_uses=F("current_uses") + 1)
+    if session.discount_reserved and session.discount_code_id:
+        Session.objects.filter(pk=session.pk).update(discount_reserved=False)
+        discount_redeem(session.discount_code_id)
+    if session.widget_id:
+        widget_event_record(session.widget_id, WidgetEvent.Kind.COMPLETION, session.id)
+
+
+def on_executed(event: events.Executed) -> None:
+    """The merchant was paid: complete the session and its transaction, count the uses, tell the merchant."""
+    order = event.order
+    session = _locked_session(order)
+    row = _transaction_for(order, session)
+    now = timezone.now()
+    settled = order.settlement or {}
+    delivered = int(settled.get("actualDstAmount") or settled.get("dstAmount") or 0)
+    usd = token_usd_value(chain_id=row.chain_id, address=row.token_address, amount=delivered)
+    usd = usd.quantize(Decimal("0.01"))
+    customer = _customer_paid(session, row, usd, now)
+    completed = Transaction.objects.filter(pk=row.pk).exclude(status=Transaction.Status.COMPLETED)
+    if completed.update(
+        status=Transaction.Status.COMPLETED,
+        amount=delivered,
+        amount_usd=usd,
+        completed_at=now,
+        updated_at=now,
+        customer=customer,
+    ):
+        revenue_record(
+            organization_id=row.organization_id,
+            completed_at=now,
+            payment_link_id=row.payment_link_id,
+            chain_id=row.chain_id,
+            token_address=row.token_address,
+            amount_usd=usd,
+        )
+    if Session.objects.filter(pk=session.pk, status__in=("open", "processing")).update(
+        status=Session.Status.COMPLETED,
+        completed_at=now,
+        updated_at=now,
+        customer=customer,
+        payer_address=row.from_address,
+        tx_hash=row.tx_hash,
+    ):
+        _session_completed(session)
+    session.refresh_from_db()
+    row.refresh_from_db()
+    data = payment_completed_data(transaction_payment(row, session))
+    emit_event(
+        organization=session.organization, event_type="payment.completed", data=data, subject=session.id
+    )
+    emit_event(
+        organization=session.organization,
+        event_type="checkout.completed",
+        subject=session.id,
+        data=data
+        | {
+            "session": session_data(session),
+            "form_data": session.form_data,
+            "shipping_address": session.shipping_address,
+            "shipping_option": session.shipping_option,
+            "discount_amount": str(session.discount_amount) if session.discount_amount is not None else None,
+        },
+    )
+
+
+def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None) -> None:
+    """The payment failed (and what came is back): the session fails, its transaction too; `payment.failed`."""
+    session = _locked_session(order)
+    row = _transaction_for(order, session)
+    now = timezone.now()
+    Transaction.objects.filter(pk=row.pk).exclude(status=Transaction.Status.COMPLETED).update(
+        status=Transaction.Status.FAILED, updated_at=now
+    )
+    if Session.objects.filter(pk=session.pk, status=Session.Status.PROCESSING).update(
+        status=Session.Status.FAILED, updated_at=now
+    ):
+        release_discount_hold(session)
+    session.refresh_from_db()
+    row.refresh_from_db()
+    data = payment_failed_data(transaction_payment(row, session), error=error, refund_tx_hash=refund_tx_hash)
+    emit_event(organization=session.organization, event_type="payment.failed", subject=session.id, data=data)
+
+
+def on_failed(event: events.Failed) -> None:
+    if not event.refunding:  # nothing was paid; otherwise `Refunded` tells once it is back
+        _payment_failed(event.order, error=event.error, refund_tx_hash=None)
+
+
+def on_refunded(event: events.Refunded) -> None:
+    _payment_failed(event.order, error=event.error, refund_tx_hash=event.refund_tx_hash)
+
+
+def connect() -> None:
+    events.subscribe(events.Locking, on_locking, owner=OWNER)
+    events.subscribe(events.DepositCounted, on_deposit_counted, owner=OWNER)
+    events.subscribe(events.Executed, on_executed, owner=OWNER)
+    events.subscribe(events.Failed, on_failed, owner=OWNER)
+    events.subscribe(events.Refunded, on_refunded, owner=OWNER)
+    link_deleted_signal.connect(
+        payment_link_deleted, dispatch_uid="checkout.payment_link_deleted", weak=False
+    )

@@ -1,0 +1,99 @@
+"""What happened to an order, announced to whoever subscribed: the order's own session and webhooks, the
+link checkout, the ledger.
+
+Orders know nothing of the apps above them. An order created for one of them
+carries its `owner` (`"checkout"` for a payment link's order; `""` for an
+order of the order interface), and each app subscribes, in its
+`AppConfig.ready`, to the events of its own orders (or of all, with
+`owner=ANY`):
+
+    events.subscribe(events.Executed, checkout_order_executed, owner="checkout")
+
+Every event is announced inside the transaction of the change it describes,
+after the change; a subscriber that raises rolls the change back. Subscribers
+run in the order they subscribed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from orders.models import DepositTx, Order
+
+ANY = None  # subscribe to every order's events, whatever its owner
+
+
+@dataclass(frozen=True)
+class OrderEvent:
+    order: Order
+
+
+@dataclass(frozen=True)
+class Locking(OrderEvent):
+    """The order's row is about to be locked to record a payment: lock your rows of it first (always in this
+    order, as the owner's own expiry does, so a payment and an expiry never deadlock)."""
+
+
+@dataclass(frozen=True)
+class DepositCounted(OrderEvent):
+    """A deposit of the order's token counted toward its price: `received` in all so far, `surplus` of it
+    beyond a fixed price goes back."""
+
+    deposit: DepositTx
+    received: int
+    surplus: int
+
+
+@dataclass(frozen=True)
+class Paid(OrderEvent):
+    """What arrived reached the order's price (deposits, or a card payment): it settles now."""
+
+
+@dataclass(frozen=True)
+class Executed(OrderEvent):
+    """The recipient got what the order promised."""
+
+
+@dataclass(frozen=True)
+class Failed(OrderEvent):
+    """The order cannot complete. With `refunding`, what was paid is on its way back (`Refunded` follows);
+    without, nothing was paid and this is the end."""
+
+    error: str
+    refunding: bool
+
+
+@dataclass(frozen=True)
+class Refunded(OrderEvent):
+    """Every deposit of a failed or expired order is back with its sender."""
+
+    error: str
+    refund_tx_hash: str | None
+
+
+@dataclass(frozen=True)
+class Expired(OrderEvent):
+    """The order was not paid in time. (An order its session's expiry stopped is not announced: the
+    session's owner did that.)"""
+
+
+E = TypeVar("E", bound=OrderEvent)
+_subscribers: list[tuple[type[OrderEvent], str | None, Callable[[Any], None]]] = []
+
+
+def subscribe(event_type: type[E], handler: Callable[[E], None], *, owner: str | None) -> None:
+    """Call `handler(event)` for each `event_type` of the orders whose owner is `owner` (ANY: all orders).
+    Subscribing the same handler twice is harmless."""
+    entry = (event_type, owner, handler)
+    if entry not in _subscribers:
+        _subscribers.append(entry)
+
+
+def announce(event: OrderEvent) -> None:
+    """Tell the subscribers of this event and of the order's owner, in the caller's transaction."""
+    for event_type, owner, handler in list(_subscribers):
+        if isinstance(event, event_type) and owner in (ANY, event.order.owner):
+            handler(event)

@@ -1,0 +1,337 @@
+"""An order's lifecycle: every transition, and what it announces (`orders.events`).
+
+    scanning_deposit | waiting_stripe_payment
+        -> quoting_after_deposit (Paid) -> sending_token_from_vault -> relay [-> executing]
+        -> executed (Executed)
+    any active status -> failure (Failed) [-> refunding -> refunded (Refunded)]
+    scanning_deposit | waiting_stripe_payment -> expired (Expired, when not paid in time)
+
+Each transition is one conditional update under the order's row lock, so a
+replayed chain event or a second worker changes nothing, and each that
+happens is recorded (`OrderStatusChange`). What a transition means for
+sessions, links, webhooks and the ledger is theirs to do, as subscribers.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from chains.incidents import incident_record
+from chains.models import Incident, OutboxTx
+from orders import events
+from orders.models import DepositTx, Order, OrderStatusChange
+
+logger = logging.getLogger(__name__)
+
+ADVANCE: dict[str, tuple[str, ...]] = {  # target status -> the statuses it may follow
+    Order.Status.SENDING_TOKEN_FROM_VAULT: (Order.Status.QUOTING_AFTER_DEPOSIT,),
+    Order.Status.RELAY: (Order.Status.SENDING_TOKEN_FROM_VAULT,),
+    Order.Status.EXECUTING: (Order.Status.RELAY,),
+}
+CALLS_CONTRACT = {"custom", "custom_exact_in", "mint_nft", "join_tournament", "fund_tournament"}
+TERMINAL = {Order.Status.EXECUTED, Order.Status.REFUNDED, Order.Status.FAILURE, Order.Status.EXPIRED}
+WAITING = [Order.Status.SCANNING_DEPOSIT, Order.Status.WAITING_STRIPE_PAYMENT]  # for a deposit or a card
+# How long after an order expires its deposit address is still watched, so that a late payment is
+# seen (and marked for refund) rather than lost.
+WATCH_AFTER_EXPIRY = timedelta(days=1)
+CARD_PAYMENT_PREFIX = "pi_"  # a card deposit's "transaction" is its payment intent
+
+
+@transaction.atomic
+def order_transition(
+    order: Order, *, from_statuses, to_status: str, reason: str = "", actor: str = "system", **fields
+) -> bool:
+    """Move the order to `to_status` if it is in one of `from_statuses`, and record the change; refreshes it."""
+    from_statuses = list(from_statuses)
+    current = Order.objects.select_for_update().filter(pk=order.pk).values_list("status", flat=True).first()
+    changed = current in from_statuses and Order.objects.filter(pk=order.pk, status__in=from_statuses).update(
+        status=to_status, status_changed_at=timezone.now(), **fields
+    )
+    if changed:
+        OrderStatusChange.objects.create(
+            order_id=order.pk,
+            from_status=current or "",
+            to_status=to_status,
+            reason=reason[:500],
+            actor=actor[:150],
+        )
+        logger.info("Order %s: %s -> %s (%s)", order.pk, current, to_status, reason or "-")
+    order.refresh_from_db()
+    return bool(changed)
+
+
+def has_fixed_price(order: Order) -> bool:
+    """What arrives beyond the order's `srcAmount` goes back to the payer: a contract call's price, and every
+    order its creator fixed the price of (a merchant's checkout names what the merchant is paid)."""
+    return order.type in CALLS_CONTRACT or order.fixed_price
+
+
+def _lock(order: Order) -> Order:
+    """The order's owners lock their rows first (`Locking`), then the order's row is locked and read."""
+    events.announce(events.Locking(order))
+    return Order.objects.select_for_update(of=("self",)).select_related("checkout_session").get(pk=order.pk)
+
+
+def _late(order: Order, waiting_for: str) -> bool:
+    """A payment that arrives after the order stopped waiting for it (expired, or its session did)."""
+    session = order.checkout_session
+    return order.status != waiting_for or (session is not None and session.status == "expired")
+
+
+def _paid(order: Order, *, from_status: str, reason: str) -> None:
+    if order_transition(
+        order,
+        from_statuses=[from_status],
+        to_status=Order.Status.QUOTING_AFTER_DEPOSIT,
+        reason=reason,
+        received_deposit_at=timezone.now(),
+    ):
+        events.announce(events.Paid(order))
+
+
+@transaction.atomic
+def order_record_deposit(
+    *,
+    order: Order,
+    chain: int,
+    tx_hash: str,
+    amount: int,
+    from_address: str | None,
+    log_index: int = -1,
+    block_number: int | None = None,
+    block_hash: str = "",
+    token: str | None = None,
+    deposit_id: int | None = None,
+) -> Order:
+    """Record a confirmed deposit, once; when the order's token reaches `srcAmount`, move on to quoting.
+
+    A deposit of another token is recorded and not counted; one that arrives
+    after the order stopped waiting (expired, or its session expired) is
+    marked for refund, and so is the surplus of a fixed-price order. Partial
+    deposits are summed: the order keeps scanning until they reach its price.
+    """
+    order = _lock(order)
+    token = token or order.src_token_address
+    counted = token.lower() == order.src_token_address.lower()
+    late = _late(order, Order.Status.SCANNING_DEPOSIT)
+    reason = (
+        DepositTx.RefundReason.WRONG_TOKEN if not counted else DepositTx.RefundReason.LATE if late else ""
+    )
+    deposit, created = DepositTx.objects.get_or_create(
+        order=order,
+        chain=chain,
+        tx_hash=tx_hash,
+        log_index=log_index,
+        defaults={
+            "amount": amount,
+            "from_address": from_address,
+            "block_number": block_number,
+            "block_hash": block_hash,
+            "token_address": token,
+            "counted": counted and not late,
+            "refund_reason": reason,
+            "refund_amount": amount if reason else None,
+            "deposit_id": deposit_id,
+        },
+    )
+    if not created or reason:
+        return order
+    total = sum(int(d.amount) for d in order.deposit_txs.filter(counted=True))
+    surplus = max(total - int(order.src_amount), 0) if has_fixed_price(order) else 0
+    if surplus:
+        DepositTx.objects.filter(pk=deposit.pk).update(
+            refund_reason=DepositTx.RefundReason.SURPLUS, refund_amount=surplus
+        )
+    events.announce(events.DepositCounted(order, deposit=deposit, received=total, surplus=surplus))
+    if total >= int(order.src_amount):
+        _paid(order, from_status=Order.Status.SCANNING_DEPOSIT, reason=f"{total} received")
+    return order
+
+
+@transaction.atomic
+def order_withdraw_deposit(*, order: Order, deposit_id: int) -> Order:
+    """A reorg took one of the order's deposits off the chain, and it did not come back: it stops counting.
+
+    While the order still waits for its payment and nothing was sent for the
+    deposit, that is all: the order waits for the rest again. Otherwise (the
+    order moved on because of it, or a refund of it was asked for) staff must
+    look: an incident about the order holds its settlement, so nothing more is
+    sent for it (orders/settlement.py).
+    """
+    order = _lock(order)
+    deposit = DepositTx.objects.filter(order=order, deposit_id=deposit_id, withdrawn_at__isnull=True).first()
+    if deposit is None:
+        return order
+    DepositTx.objects.filter(pk=deposit.pk).update(
+        withdrawn_at=timezone.now(), counted=False, refund_amount=None
+    )
+    refund_asked = OutboxTx.objects.filter(key__startswith=f"order:{order.pk}:refund:{deposit.pk}").exists()
+    moved_on = deposit.counted and order.status != Order.Status.SCANNING_DEPOSIT
+    if not (refund_asked or moved_on):
+        logger.warning(
+            "Order %s: deposit %s (%s) was taken off the chain by a reorg; it no longer counts",
+            order.pk,
+            deposit.pk,
+            deposit.tx_hash,
+        )
+        return order
+    what = "was counted" if moved_on else "was sent back"
+    incident_record(
+        kind=Incident.Kind.DEPOSIT_REORGED,
+        subject=f"order:{order.pk}",
+        chain_id=deposit.chain,
+        summary=(
+            f"order {order.pk} ({order.status}): its deposit of {deposit.amount} in {deposit.tx_hash} was taken "
+            f"off the chain by a reorg after it {what}; nothing more is sent for the order until staff resolve this"
+        ),
+        details={
+            "deposit": deposit.pk,
+            "tx_hash": deposit.tx_hash,
+            "amount": str(deposit.amount),
+            "status": order.status,
+        },
+    )
+    return order
+
+
+def is_card_deposit(deposit: DepositTx) -> bool:
+    return deposit.tx_hash.startswith(CARD_PAYMENT_PREFIX)
+
+
+@transaction.atomic
+def order_record_card_payment(*, payment_intent_id: str) -> Order | None:
+    """vendorB charged the card of a `waiting_stripe_payment` order: the vault fronts the USDC.
+
+    Recorded as a deposit from the vault of the order's price (its `tx_hash` is
+    the payment intent's id, once), and the order moves on to quoting. A
+    payment for an order that stopped waiting (expired, or its session did) is
+    recorded for refund to the card instead. None when no order has this intent.
+    """
+    order = Order.objects.filter(vendor_b_payment_intent_id=payment_intent_id).first()
+    if order is None or not payment_intent_id.startswith(CARD_PAYMENT_PREFIX):
+        return None
+    order = _lock(order)
+    late = _late(order, Order.Status.WAITING_STRIPE_PAYMENT)
+    amount = int(order.src_amount)
+    _, created = DepositTx.objects.get_or_create(
+        order=order,
+        chain=order.src_chain,
+        tx_hash=payment_intent_id,
+        log_index=-1,
+        defaults={
+            "amount": amount,
+            "from_address": settings.VAULT_ADDRESS,
+            "token_address": order.src_token_address,
+            "counted": not late,
+            "refund_reason": DepositTx.RefundReason.LATE if late else "",
+            "refund_amount": amount if late else None,
+        },
+    )
+    if created and not late:
+        _paid(
+            order, from_status=Order.Status.WAITING_STRIPE_PAYMENT, reason=f"card payment {payment_intent_id}"
+        )
+    return order
+
+
+def order_advance(*, order: Order, to_status: str, actor: str = "system") -> bool:
+    """One step along the happy path (quoting -> sending -> relay -> executing)."""
+    return order_transition(order, from_statuses=ADVANCE[to_status], to_status=to_status, actor=actor)
+
+
+@transaction.atomic
+def order_mark_executed(
+    *,
+    order: Order,
+    execute_tx: dict | None = None,
+    actual_dst_amount: str | None = None,
+    actor: str = "system",
+) -> bool:
+    """The outcome arrived: `executed`, with the order's points; `Executed` is announced."""
+    from_status = Order.Status.EXECUTING if order.type in CALLS_CONTRACT else Order.Status.RELAY
+    settlement = dict(order.settlement or {})
+    if actual_dst_amount is not None:
+        settlement["actualDstAmount"] = actual_dst_amount
+    if not order_transition(
+        order,
+        from_statuses=[from_status],
+        to_status=Order.Status.EXECUTED,
+        reason="delivered" + (f" in {execute_tx['txHash']}" if execute_tx else ""),
+        actor=actor,
+        filled_at=timezone.now(),
+        execute_tx=execute_tx,
+        points=order.points_amount,
+        settlement=settlement or None,
+    ):
+        return False
+    events.announce(events.Executed(order))
+    return True
+
+
+@transaction.atomic
+def order_fail(*, order: Order, error: str, actor: str = "system") -> bool:
+    """The order cannot complete: `failure`, then `refunding` when it holds a deposit; `Failed` is announced
+    (and `Refunded` once the money is back, `order_refunded`)."""
+    active = [s for s in Order.Status.values if s not in TERMINAL and s != Order.Status.REFUNDING]
+    if not order_transition(
+        order,
+        from_statuses=active,
+        to_status=Order.Status.FAILURE,
+        reason=error,
+        actor=actor,
+        error_details=error[:2000],
+    ):
+        return False
+    refunding = order.deposit_txs.exists()
+    events.announce(events.Failed(order, error=order.error_details or error, refunding=refunding))
+    if refunding:
+        order_transition(
+            order,
+            from_statuses=[Order.Status.FAILURE],
+            to_status=Order.Status.REFUNDING,
+            reason="the deposit goes back to its sender",
+            actor=actor,
+        )
+    return True
+
+
+@transaction.atomic
+def order_refunded(*, order: Order, refund_tx_hash: str | None, actor: str = "system") -> bool:
+    """Every deposit is back with its sender: `refunded`; `Refunded` is announced with the refund's hash."""
+    if not order_transition(
+        order,
+        from_statuses=[Order.Status.REFUNDING],
+        to_status=Order.Status.REFUNDED,
+        reason=f"refunded in {refund_tx_hash}" if refund_tx_hash else "nothing to refund",
+        actor=actor,
+    ):
+        return False
+    error = order.error_details or "expired"
+    events.announce(events.Refunded(order, error=error, refund_tx_hash=refund_tx_hash))
+    return True
+
+
+def orders_expire_unpaid(*, now: datetime | None = None, batch_size: int = 500) -> int:
+    """Orders still waiting for their deposit after `expiredAt` become `expired`; `Expired` is announced.
+
+    An order that expires unpaid emits no payment event (nothing was paid).
+    """
+    now = now or timezone.now()
+    expired = 0
+    while True:
+        due = list(Order.objects.filter(status__in=WAITING, expired_at__lte=now)[:batch_size])
+        for order in due:
+            with transaction.atomic():
+                events.announce(events.Locking(order))  # the owners' rows first, as a deposit locks them
+                if order_transition(
+                    order, from_statuses=WAITING, to_status=Order.Status.EXPIRED, reason="not paid in time"
+                ):
+                    expired += 1
+                    events.announce(events.Expired(order))
+        if len(due) < batch_size:
+            return expired

@@ -1,0 +1,73 @@
+"""What the orders app itself does when one of its own orders (owner `""`, the order interface's) moves on:
+its checkout session follows it, and the merchant is told of the payment. Connected in `orders.apps`."""
+
+from __future__ import annotations
+
+from orders import events, sessions
+from orders.models import Order
+from webhooks.events import Payment, emit_event, payment_completed_data, payment_failed_data
+
+OWN = ""  # the order interface's orders: no app above owns them
+
+
+def order_payment(order: Order) -> Payment:
+    """An order of the order interface as a payment: what the payer sent, and its first deposit."""
+    session = order.checkout_session
+    sender, tx_hash = order.deposit_txs.order_by("pk").values_list("from_address", "tx_hash").first() or (
+        None,
+        None,
+    )
+    return Payment(
+        id=str(order.id),
+        order_id=str(order.id),
+        amount=int(order.src_amount),
+        token_address=order.src_token_address,
+        chain_id=order.src_chain,
+        sender_address=sender,
+        recipient_address=order.recipient_address,
+        tx_hash=tx_hash,
+        status=order.status,
+        created_at=order.created_at,
+        completed_at=order.filled_at,
+        session_id=str(session.pk) if session else None,
+        client_reference_id=session.client_reference_id if session else order.client_reference_id,
+        metadata=session.metadata if session else {},
+    )
+
+
+def _executed(event: events.Executed) -> None:
+    order = event.order
+    emit_event(
+        organization=order.organization,
+        event_type="payment.completed",
+        data=payment_completed_data(order_payment(order)),
+    )
+
+
+def _failed(event: events.Failed) -> None:
+    if not event.refunding:  # nothing was paid: this is the end; otherwise `Refunded` tells
+        _payment_failed(event.order, error=event.error, refund_tx_hash=None)
+
+
+def _refunded(event: events.Refunded) -> None:
+    _payment_failed(event.order, error=event.error, refund_tx_hash=event.refund_tx_hash)
+
+
+def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None) -> None:
+    emit_event(
+        organization=order.organization,
+        event_type="payment.failed",
+        data=payment_failed_data(order_payment(order), error=error, refund_tx_hash=refund_tx_hash),
+    )
+
+
+def connect() -> None:
+    subscribe = events.subscribe
+    subscribe(events.Locking, sessions.on_locking, owner=OWN)
+    subscribe(events.Paid, sessions.on_paid, owner=OWN)
+    subscribe(events.Executed, sessions.on_executed, owner=OWN)  # checkout.completed, then payment.completed
+    subscribe(events.Executed, _executed, owner=OWN)
+    subscribe(events.Failed, sessions.on_failed, owner=OWN)
+    subscribe(events.Failed, _failed, owner=OWN)
+    subscribe(events.Refunded, _refunded, owner=OWN)
+    subscribe(events.Expired, sessions.on_expired, owner=OWN)
