@@ -18,7 +18,7 @@ def migrate(targets):
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
+    return executor.loader.project_state([t for t in targets if t[1] is not None]).apps
 
 
 def latest():
@@ -121,3 +121,42 @@ def test_orders_without_token_shapes_get_them_from_the_registry():
         assert Order.objects.get(pk=unknown.pk).metadata == {"note": "kept"}
     finally:
         migrate(latest())
+
+
+def test_the_session_to_order_link_moves_to_the_checkout_without_losing_a_row():
+    """Issue 25: `Order.platform_session` becomes `checkout.SessionOrder`; the order is owned by the checkout and
+    keeps its fixed price. An order of the order interface is left as it was."""
+    old = migrate([("checkout", None), ("orders", "0012_refund_addresses"),
+                   ("platform_api", "0016_encrypt_personal_data")])  # fmt: skip
+    try:
+        org = old.get_model("platform_api", "Organization").objects.create(
+            id="org_2", slug="shop", name="Shop"
+        )
+        Session = old.get_model("platform_api", "PlatformCheckoutSession")
+        Order = old.get_model("orders", "Order")
+        sessions = [
+            Session.objects.create(id=f"cs_{n}", organization=org, token_address="0x" + "1" * 40, chain_id=8453,
+                                   recipient_address="0x" + "2" * 40, expires_at="2026-01-01T00:00:00Z")
+            for n in range(2)
+        ]  # fmt: skip
+
+        def order(session, n):
+            return Order.objects.create(
+                type="x402_swap", recipient_address="0x" + "2" * 40, global_address=f"0x{n:040x}", src_chain=8453,
+                dst_chain=8453, src_token_address="0x" + "1" * 40, dst_token_address="0x" + "1" * 40,
+                src_amount="1", expired_at="2026-01-01T00:00:00Z", platform_session=session,
+            ).pk  # fmt: skip
+
+        # The first session's payer changed token once (two orders); the third order has no session.
+        linked = {order(sessions[0], 1): "cs_0", order(sessions[0], 2): "cs_0", order(sessions[1], 3): "cs_1"}
+        own = order(None, 4)
+    finally:
+        migrate(latest())
+
+    from checkout.models import SessionOrder
+    from orders.models import Order as NewOrder
+
+    assert dict(SessionOrder.objects.values_list("order_id", "session_id")) == linked
+    assert {(o.owner, o.fixed_price) for o in NewOrder.objects.filter(pk__in=linked)} == {("checkout", True)}
+    mine = NewOrder.objects.get(pk=own)
+    assert (mine.owner, mine.fixed_price) == ("", False)
