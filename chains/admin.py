@@ -17,9 +17,11 @@ class ChainForm(forms.ModelForm):
     """The RPC URLs one per line (stored encrypted); every field checked as `manage.py chains add` checks it."""
 
     rpc_urls_text = forms.CharField(
-        label="RPC URLs", required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+        label="RPC URLs",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
         help_text="One per line, in order of preference. They are stored encrypted (a provider's URL holds its key).",
-    )  # fmt: skip
+    )
 
     explorer_url = forms.URLField(required=False, max_length=300, assume_scheme="https")
 
@@ -38,10 +40,26 @@ class ChainForm(forms.ModelForm):
         if self.errors:
             return data
         urls = [line.strip() for line in (data.get("rpc_urls_text") or "").splitlines() if line.strip()]
-        entry = {name: data[name] for name in (
-            "chain_id", "name", "native_symbol", "native_decimals", "confirmations", "poll_interval_seconds",
-            "explorer_url", "factory_address", "takes_payments", "devnet", "max_fee_per_gas_gwei", "max_lag_blocks",
-            "traces", "vault_gas_threshold", "solver_gas_threshold")}  # fmt: skip
+        entry = {
+            name: data[name]
+            for name in (
+                "chain_id",
+                "name",
+                "native_symbol",
+                "native_decimals",
+                "confirmations",
+                "poll_interval_seconds",
+                "explorer_url",
+                "factory_address",
+                "takes_payments",
+                "devnet",
+                "max_fee_per_gas_gwei",
+                "max_lag_blocks",
+                "traces",
+                "vault_gas_threshold",
+                "solver_gas_threshold",
+            )
+        }
         try:
             chain = chain_from_entry({**entry, "rpc_urls": urls})
         except ChainError as exc:
@@ -105,11 +123,20 @@ class ChainAdmin(admin.ModelAdmin):
             return "-"
         thresholds = {"vault": int(chain.vault_gas_threshold), "solver": int(chain.solver_gas_threshold)}
         return format_html_join(
-            "", "<div>{}: {} {}{}</div>",
-            ((role, f"{Decimal(int(wei)) / Decimal(10) ** chain.native_decimals:.4f}", chain.native_symbol,
-              format_html(' <strong class="errornote">{}</strong>', "LOW") if int(wei) < thresholds.get(role, 0) else "")
-             for role, wei in sorted(gas.items())),
-        )  # fmt: skip
+            "",
+            "<div>{}: {} {}{}</div>",
+            (
+                (
+                    role,
+                    f"{Decimal(int(wei)) / Decimal(10) ** chain.native_decimals:.4f}",
+                    chain.native_symbol,
+                    format_html(' <strong class="errornote">{}</strong>', "LOW")
+                    if int(wei) < thresholds.get(role, 0)
+                    else "",
+                )
+                for role, wei in sorted(gas.items())
+            ),
+        )
 
     @admin.display(description="RPC nodes, as the last scan found them")
     def node_status(self, chain: Chain):
@@ -117,10 +144,17 @@ class ChainAdmin(admin.ModelAdmin):
         if cursor is None or not cursor.nodes:
             return "-"
         return format_html_join(
-            "", "<div>{}: {} {}</div>",
-            ((n.get("node"), n.get("state"), f"(head {n['head']})" if n.get("head") is not None else n.get("reason"))
-             for n in cursor.nodes),
-        )  # fmt: skip
+            "",
+            "<div>{}: {} {}</div>",
+            (
+                (
+                    n.get("node"),
+                    n.get("state"),
+                    f"(head {n['head']})" if n.get("head") is not None else n.get("reason"),
+                )
+                for n in cursor.nodes
+            ),
+        )
 
     def save_model(self, request, obj, form, change):
         obj.source = Chain.Source.STAFF  # the seed leaves a chain staff edited alone
@@ -158,8 +192,19 @@ class DepositAdmin(ReadOnlyModelAdmin):
     """Every transfer the watcher saw: confirmed, orphaned by a reorg (waiting to be seen again), withdrawn,
     or of a token the registry does not list (held, never swept or refunded)."""
 
-    list_display = ("tx_hash", "seq", "chain_id", "block_number", "to_address", "token", "amount", "owner",
-                    "status", "handled_at", "handler_error")  # fmt: skip
+    list_display = (
+        "tx_hash",
+        "seq",
+        "chain_id",
+        "block_number",
+        "to_address",
+        "token",
+        "amount",
+        "owner",
+        "status",
+        "handled_at",
+        "handler_error",
+    )
     list_filter = ("status", "chain_id")
     search_fields = ("=tx_hash", "=to_address", "=from_address", "owner")
 
@@ -182,8 +227,18 @@ class TokenAdmin(admin.ModelAdmin):
 class OutboxTxAdmin(ReadOnlyModelAdmin):
     """Every transaction the service sent or is sending, by business key; the poller moves them on."""
 
-    list_display = ("key", "chain_id", "signer", "status", "nonce", "tx_hash", "broadcasts", "error", "created_at",
-                    "finished_at")  # fmt: skip
+    list_display = (
+        "key",
+        "chain_id",
+        "signer",
+        "status",
+        "nonce",
+        "tx_hash",
+        "broadcasts",
+        "error",
+        "created_at",
+        "finished_at",
+    )
     list_filter = ("status", "chain_id", "signer")
     search_fields = ("key", "=tx_hash", "=sender", "=to")
     readonly_fields = [f.name for f in OutboxTx._meta.fields]

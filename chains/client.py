@@ -77,8 +77,13 @@ def set_aside(chain: Chain | int, url: str, reason: str) -> None:
     state.reason, state.chain_id_ok = reason[:200], False
     if not was_aside:
         name = chain.name if isinstance(chain, Chain) else f"chain {chain}"
-        logger.warning("RPC node %s of %s set aside for %ss: %s", node_label(url), name,
-                       settings.RPC_SET_ASIDE_SECONDS, reason[:200])  # fmt: skip
+        logger.warning(
+            "RPC node %s of %s set aside for %ss: %s",
+            node_label(url),
+            name,
+            settings.RPC_SET_ASIDE_SECONDS,
+            reason[:200],
+        )
 
 
 def is_aside(url: str) -> bool:
@@ -110,8 +115,10 @@ class FailoverProvider(JSONBaseProvider):
     def __init__(self, chain_id: int, urls: tuple[str, ...], timeout: float) -> None:
         super().__init__()
         self.chain_id, self.urls = chain_id, urls
-        self._http = {url: HTTPProvider(url, request_kwargs={"timeout": timeout},
-                                        exception_retry_configuration=None) for url in urls}  # fmt: skip
+        self._http = {
+            url: HTTPProvider(url, request_kwargs={"timeout": timeout}, exception_retry_configuration=None)
+            for url in urls
+        }
 
     def _node_checked(self, url: str) -> None:
         """A node's chain id, asked once while it stays in rotation: a node of another chain is set aside."""
@@ -205,8 +212,11 @@ class NodeReport:
 
 def probe(url: str, *, timeout: float | None = None) -> NodeReport:
     """One node's chain id and head, asked directly (no failover): for `chains check` and `best_head`."""
-    http = HTTPProvider(url, request_kwargs={"timeout": timeout or settings.PROVIDER_TIMEOUT_SECONDS},
-                        exception_retry_configuration=None)  # fmt: skip
+    http = HTTPProvider(
+        url,
+        request_kwargs={"timeout": timeout or settings.PROVIDER_TIMEOUT_SECONDS},
+        exception_retry_configuration=None,
+    )
     try:
         answers = http.make_batch_request(
             [(RPCEndpoint("eth_chainId"), []), (RPCEndpoint("eth_blockNumber"), [])]
@@ -261,8 +271,14 @@ def nodes_status(chain: Chain) -> list[dict[str, Any]]:
     for url in chain.rpc_urls:
         state = node_state(url)
         aside = state.aside_until > now
-        status.append({"node": node_label(url), "state": "set aside" if aside else "in rotation",
-                       "head": state.head, "reason": state.reason if aside else ""})  # fmt: skip
+        status.append(
+            {
+                "node": node_label(url),
+                "state": "set aside" if aside else "in rotation",
+                "head": state.head,
+                "reason": state.reason if aside else "",
+            }
+        )
     return status
 
 

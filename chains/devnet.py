@@ -55,8 +55,16 @@ def port_of(chain: Chain) -> int:
 
 
 def anvil_command(chain: Chain) -> list[str]:
-    return [str(ANVIL), "--host", "127.0.0.1", "--port", str(port_of(chain)),
-            "--chain-id", str(chain.chain_id), "--silent"]  # fmt: skip
+    return [
+        str(ANVIL),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port_of(chain)),
+        "--chain-id",
+        str(chain.chain_id),
+        "--silent",
+    ]
 
 
 def port_is_free(port: int) -> bool:
@@ -136,11 +144,27 @@ def token_list(deployments: list[dict]) -> dict:
     entries = []
     for deployment in deployments:
         chain_id = deployment["chain_id"]
-        entries.append({"chainId": chain_id, "address": NATIVE, "symbol": "ETH", "name": "Ether (devnet)",
-                        "decimals": 18, "extensions": {"usdPrice": NATIVE_USD_PRICE}})  # fmt: skip
+        entries.append(
+            {
+                "chainId": chain_id,
+                "address": NATIVE,
+                "symbol": "ETH",
+                "name": "Ether (devnet)",
+                "decimals": 18,
+                "extensions": {"usdPrice": NATIVE_USD_PRICE},
+            }
+        )
         for symbol, name, decimals, price in TOKENS:
-            entries.append({"chainId": chain_id, "address": deployment["contracts"][symbol], "symbol": symbol,
-                            "name": name, "decimals": decimals, "extensions": {"usdPrice": price}})  # fmt: skip
+            entries.append(
+                {
+                    "chainId": chain_id,
+                    "address": deployment["contracts"][symbol],
+                    "symbol": symbol,
+                    "name": name,
+                    "decimals": decimals,
+                    "extensions": {"usdPrice": price},
+                }
+            )
     return {"name": "Devnet tokens", "tokens": entries}
 
 

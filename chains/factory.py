@@ -84,8 +84,13 @@ def factory_deploy_submit(chain: Chain) -> OutboxTx:
 
     owner = signer_address("vault")
     data = "0x" + FACTORY_SALT.hex() + factory_init_code(owner).hex()
-    return outbox_submit(key=f"{DEPLOY_KEY_PREFIX}{chain.chain_id}", chain_id=chain.chain_id, signer="deployer",
-                         to=DETERMINISTIC_DEPLOYER, data=data)  # fmt: skip
+    return outbox_submit(
+        key=f"{DEPLOY_KEY_PREFIX}{chain.chain_id}",
+        chain_id=chain.chain_id,
+        signer="deployer",
+        to=DETERMINISTIC_DEPLOYER,
+        data=data,
+    )
 
 
 def factory_record(chain_id: int, address: str) -> bool:

@@ -33,9 +33,14 @@ class RpcChainReader:
 
     name = "rpc"
     BALANCE_OF_ABI: list[dict[str, Any]] = [
-        {"name": "balanceOf", "type": "function", "stateMutability": "view",
-         "inputs": [{"name": "owner", "type": "address"}], "outputs": [{"name": "", "type": "uint256"}]},
-    ]  # fmt: skip
+        {
+            "name": "balanceOf",
+            "type": "function",
+            "stateMutability": "view",
+            "inputs": [{"name": "owner", "type": "address"}],
+            "outputs": [{"name": "", "type": "uint256"}],
+        },
+    ]
 
     def balance_of(self, *, chain_id: int, token: str, holder: str) -> int:
         chain = chain_get(chain_id)

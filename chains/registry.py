@@ -179,20 +179,31 @@ def chain_from_entry(entry: dict[str, Any], *, source: str = "staff") -> Chain:
 
 def _row_fields(chain: Chain) -> dict[str, Any]:
     return {
-        "name": chain.name, "native_symbol": chain.native_symbol, "native_decimals": chain.native_decimals,
-        "rpc_urls": list(chain.rpc_urls), "confirmations": chain.confirmations,
-        "poll_interval_seconds": chain.poll_interval_seconds, "explorer_url": chain.explorer_url,
-        "factory_address": chain.factory_address, "takes_payments": chain.takes_payments,
-        "devnet": chain.devnet, "max_fee_per_gas_gwei": chain.max_fee_per_gas_gwei,
-        "max_lag_blocks": chain.max_lag_blocks, "traces": chain.traces,
-        "vault_gas_threshold": chain.vault_gas_threshold, "solver_gas_threshold": chain.solver_gas_threshold,
-    }  # fmt: skip
+        "name": chain.name,
+        "native_symbol": chain.native_symbol,
+        "native_decimals": chain.native_decimals,
+        "rpc_urls": list(chain.rpc_urls),
+        "confirmations": chain.confirmations,
+        "poll_interval_seconds": chain.poll_interval_seconds,
+        "explorer_url": chain.explorer_url,
+        "factory_address": chain.factory_address,
+        "takes_payments": chain.takes_payments,
+        "devnet": chain.devnet,
+        "max_fee_per_gas_gwei": chain.max_fee_per_gas_gwei,
+        "max_lag_blocks": chain.max_lag_blocks,
+        "traces": chain.traces,
+        "vault_gas_threshold": chain.vault_gas_threshold,
+        "solver_gas_threshold": chain.solver_gas_threshold,
+    }
 
 
 def _from_row(row) -> Chain:
     values = {name: getattr(row, name) for name in FIELDS}
-    values |= {"rpc_urls": tuple(row.rpc_urls or ()), "vault_gas_threshold": int(row.vault_gas_threshold),
-               "solver_gas_threshold": int(row.solver_gas_threshold)}  # fmt: skip
+    values |= {
+        "rpc_urls": tuple(row.rpc_urls or ()),
+        "vault_gas_threshold": int(row.vault_gas_threshold),
+        "solver_gas_threshold": int(row.solver_gas_threshold),
+    }
     return Chain(**values, source=row.source)
 
 

@@ -142,11 +142,17 @@ def _remote_sign(role: str, fields: dict[str, Any]) -> Signed:
     if not sender:
         raise SignerUnavailable(f"no address is configured for the {role} signer")
     params = {
-        "from": sender, "to": fields["to"], "data": fields["data"], "value": hex(fields["value"]),
-        "gas": hex(fields["gas"]), "nonce": hex(fields["nonce"]), "chainId": hex(fields["chainId"]),
-        "maxFeePerGas": hex(fields["maxFeePerGas"]), "maxPriorityFeePerGas": hex(fields["maxPriorityFeePerGas"]),
+        "from": sender,
+        "to": fields["to"],
+        "data": fields["data"],
+        "value": hex(fields["value"]),
+        "gas": hex(fields["gas"]),
+        "nonce": hex(fields["nonce"]),
+        "chainId": hex(fields["chainId"]),
+        "maxFeePerGas": hex(fields["maxFeePerGas"]),
+        "maxPriorityFeePerGas": hex(fields["maxPriorityFeePerGas"]),
         "type": "0x2",
-    }  # fmt: skip
+    }
     headers = {"Content-Type": "application/json"}
     if settings.SIGNER_REMOTE_TOKEN:
         headers["Authorization"] = f"Bearer {settings.SIGNER_REMOTE_TOKEN}"
@@ -154,8 +160,9 @@ def _remote_sign(role: str, fields: dict[str, Any]) -> Signed:
         response = requests.post(
             settings.SIGNER_REMOTE_URL,
             json={"jsonrpc": "2.0", "id": 1, "method": "eth_signTransaction", "params": [params]},
-            headers=headers, timeout=settings.SIGNER_REMOTE_TIMEOUT_SECONDS,
-        )  # fmt: skip
+            headers=headers,
+            timeout=settings.SIGNER_REMOTE_TIMEOUT_SECONDS,
+        )
         response.raise_for_status()
         answer = response.json()
     except requests.HTTPError as exc:
@@ -183,10 +190,16 @@ def _verified(raw: str, fields: dict[str, Any], sender: str) -> Signed:
         recovered = Account.recover_transaction(raw)
     except Exception:  # any decoding failure: not a transaction we can broadcast
         raise SignerUnavailable("the remote signer's answer is not a valid signed transaction") from None
-    asked = {"chainId": fields["chainId"], "nonce": fields["nonce"], "to": bytes.fromhex(fields["to"][2:].lower()),
-             "value": fields["value"], "gas": fields["gas"], "maxFeePerGas": fields["maxFeePerGas"],
-             "maxPriorityFeePerGas": fields["maxPriorityFeePerGas"],
-             "data": bytes.fromhex(fields["data"][2:] if fields["data"].startswith("0x") else fields["data"])}  # fmt: skip
+    asked = {
+        "chainId": fields["chainId"],
+        "nonce": fields["nonce"],
+        "to": bytes.fromhex(fields["to"][2:].lower()),
+        "value": fields["value"],
+        "gas": fields["gas"],
+        "maxFeePerGas": fields["maxFeePerGas"],
+        "maxPriorityFeePerGas": fields["maxPriorityFeePerGas"],
+        "data": bytes.fromhex(fields["data"][2:] if fields["data"].startswith("0x") else fields["data"]),
+    }
     got = {name: decoded.get(name) for name in asked}
     if isinstance(got["to"], str):
         got["to"] = bytes.fromhex(got["to"][2:].lower())

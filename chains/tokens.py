@@ -59,8 +59,12 @@ def _token_fields(entry: dict, index: int) -> dict:
     where = f"tokens[{index}]"
     try:
         chain_id, address, symbol, name, decimals = (
-            entry["chainId"], entry["address"], entry["symbol"], entry["name"], entry["decimals"],
-        )  # fmt: skip
+            entry["chainId"],
+            entry["address"],
+            entry["symbol"],
+            entry["name"],
+            entry["decimals"],
+        )
     except (KeyError, TypeError):
         raise TokenListError(f"{where}: chainId, address, symbol, name and decimals are required") from None
     if not isinstance(chain_id, int) or chain_id < 1 or not is_address(address):

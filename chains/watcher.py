@@ -237,8 +237,14 @@ def _swept_out(chain: Chain, w3: Web3, start: int, end: int, counter: _Counter) 
     if not chain.factory_address:
         return {}
     counter.requests += 1
-    logs = w3.eth.get_logs({"fromBlock": start, "toBlock": end, "address": Web3.to_checksum_address(chain.factory_address),
-                            "topics": [SWEPT_TOPIC, None, ZERO_TOPIC]})  # fmt: skip
+    logs = w3.eth.get_logs(
+        {
+            "fromBlock": start,
+            "toBlock": end,
+            "address": Web3.to_checksum_address(chain.factory_address),
+            "topics": [SWEPT_TOPIC, None, ZERO_TOPIC],
+        }
+    )
     out: dict[str, int] = {}
     for log in logs:
         salt = bytes(log["topics"][1])
@@ -266,23 +272,34 @@ def _traced(w3: Web3, start: int, end: int, addresses: set[str], counter: _Count
                 or trace.get("error")
                 or str(action.get("callType", "call")) not in ("call",)
             ):
-                continue  # fmt: skip
+                continue
             to, value = str(action.get("to", "")), int(str(action.get("value", "0x0")), 16)
             if value <= 0 or to.lower() not in addresses:
                 continue
-            found.append({
-                "tx_hash": trace["transactionHash"], "block_number": trace["blockNumber"],
-                "block_hash": trace["blockHash"], "from_address": Web3.to_checksum_address(action["from"]),
-                "to_address": Web3.to_checksum_address(to), "token": ZERO_ADDRESS, "amount": value,
-            })  # fmt: skip
+            found.append(
+                {
+                    "tx_hash": trace["transactionHash"],
+                    "block_number": trace["blockNumber"],
+                    "block_hash": trace["blockHash"],
+                    "from_address": Web3.to_checksum_address(action["from"]),
+                    "to_address": Web3.to_checksum_address(to),
+                    "token": ZERO_ADDRESS,
+                    "amount": value,
+                }
+            )
     # A transaction that reverted at its top level undoes its internal transfers: traces of such transactions
     # carry the error on the top-level trace only, so keep only those whose receipt succeeded.
     if found:
         counter.requests += 1
         hashes = sorted({t["tx_hash"] for t in found})
         receipts = _batch(w3, [("eth_getTransactionReceipt", [h]) for h in hashes])
-        ok = {h for h, r in zip(hashes, receipts if isinstance(receipts, list) else [], strict=False)
-              if isinstance(r, dict) and isinstance(r.get("result"), dict) and r["result"].get("status") == "0x1"}  # fmt: skip
+        ok = {
+            h
+            for h, r in zip(hashes, receipts if isinstance(receipts, list) else [], strict=False)
+            if isinstance(r, dict)
+            and isinstance(r.get("result"), dict)
+            and r["result"].get("status") == "0x1"
+        }
         found = [t for t in found if t["tx_hash"] in ok]
     for index, transfer in enumerate(found):
         transfer["log_index"] = -2 - index  # below the top level: no log, and not the top-level transfer (-1)
@@ -308,17 +325,21 @@ def _native_internal(
     before is the row's, or (a new address, or after a reorg) read too; the factory's sweeps and the traces
     are read only when a balance moved by more than the top-level transfers explain."""
     known = dict(
-        WatchedAddress.objects.filter(chain_id=chain.chain_id, address__in=watched, native_balance__isnull=False)
-        .values_list("address", "native_balance")
-    )  # fmt: skip
+        WatchedAddress.objects.filter(
+            chain_id=chain.chain_id, address__in=watched, native_balance__isnull=False
+        ).values_list("address", "native_balance")
+    )
     read = _balances(w3, list(dict.fromkeys([*watched, *signers.values()])), hashes[end], counter)
     _gas_seen(chain, {role: read[address] for role, address in signers.items()})
     after = {address: read[address] for address in watched}
     before = {address: int(balance or 0) for address, balance in known.items()}
     missing = [address for address in watched if address not in before]
     if missing:
-        before |= (_balances(w3, missing, before_hash or start - 1, counter) if start > 0
-                   else dict.fromkeys(missing, 0))  # fmt: skip
+        before |= (
+            _balances(w3, missing, before_hash or start - 1, counter)
+            if start > 0
+            else dict.fromkeys(missing, 0)
+        )
     arrived = {address: 0 for address in watched}
     for transfer in top_level:
         arrived[transfer["to_address"]] = arrived.get(transfer["to_address"], 0) + transfer["amount"]
@@ -337,8 +358,11 @@ def _native_internal(
         return [], _changed(known, after)
     internal: list[dict[str, Any]] = []
     if chain.traces:  # each internal transfer with its transaction and sender (seen again: the same deposit)
-        internal = [t for t in _traced(w3, start, end, {a.lower() for a in unexplained}, counter)
-                    if t["to_address"] in unexplained]  # fmt: skip
+        internal = [
+            t
+            for t in _traced(w3, start, end, {a.lower() for a in unexplained}, counter)
+            if t["to_address"] in unexplained
+        ]
         for transfer in internal:
             unexplained[transfer["to_address"]] -= transfer["amount"]
     seen = _seen_by_balance(chain, start, end, list(unexplained))
@@ -347,26 +371,49 @@ def _native_internal(
             address, 0
         )  # a range read again after a reorg: what is still counted stays counted
         if amount > 0:  # seen by balance only: no transaction, no sender
-            internal.append({"tx_hash": hashes[end], "log_index": BALANCE_SEEN, "block_number": end,
-                             "block_hash": hashes[end], "from_address": "", "to_address": address,
-                             "token": ZERO_ADDRESS, "amount": amount})  # fmt: skip
-            logger.warning("%s: %s wei reached %s by an internal call in blocks %s-%s; its sender is unknown",
-                           chain.name, amount, address, start, end)  # fmt: skip
+            internal.append(
+                {
+                    "tx_hash": hashes[end],
+                    "log_index": BALANCE_SEEN,
+                    "block_number": end,
+                    "block_hash": hashes[end],
+                    "from_address": "",
+                    "to_address": address,
+                    "token": ZERO_ADDRESS,
+                    "amount": amount,
+                }
+            )
+            logger.warning(
+                "%s: %s wei reached %s by an internal call in blocks %s-%s; its sender is unknown",
+                chain.name,
+                amount,
+                address,
+                start,
+                end,
+            )
     return internal, _changed(known, after)
 
 
 def _changed(known: dict[str, Any], after: dict[str, int]) -> dict[str, int]:
     """The balances to write back: those that moved or were not known (a scan writes only what changed)."""
-    return {address: balance for address, balance in after.items()
-            if known.get(address) is None or int(known[address]) != balance}  # fmt: skip
+    return {
+        address: balance
+        for address, balance in after.items()
+        if known.get(address) is None or int(known[address]) != balance
+    }
 
 
 def _seen_by_balance(chain: Chain, start: int, end: int, addresses: list[str]) -> dict[str, int]:
     """Native coin recorded as seen by balance at these addresses in these blocks, still counted."""
     rows = Deposit.objects.filter(
-        chain_id=chain.chain_id, to_address__in=addresses, token=ZERO_ADDRESS, log_index=BALANCE_SEEN,
-        block_number__gte=start, block_number__lte=end, status=Deposit.Status.CONFIRMED,
-    ).values_list("to_address", "amount")  # fmt: skip
+        chain_id=chain.chain_id,
+        to_address__in=addresses,
+        token=ZERO_ADDRESS,
+        log_index=BALANCE_SEEN,
+        block_number__gte=start,
+        block_number__lte=end,
+        status=Deposit.Status.CONFIRMED,
+    ).values_list("to_address", "amount")
     total: dict[str, int] = {}
     for address, amount in rows:
         total[address] = total.get(address, 0) + int(amount)
@@ -377,8 +424,11 @@ def _signers() -> dict[str, str]:
     """The service's signing addresses (role: address) whose gas the scans read."""
     from chains.signers import signer_address
 
-    return {role: Web3.to_checksum_address(signer_address(role)) for role in ("vault", "solver")
-            if signer_address(role)}  # fmt: skip
+    return {
+        role: Web3.to_checksum_address(signer_address(role))
+        for role in ("vault", "solver")
+        if signer_address(role)
+    }
 
 
 def _gas_seen(chain: Chain, balances: dict[str, int]) -> None:
@@ -389,8 +439,13 @@ def _gas_seen(chain: Chain, balances: dict[str, int]) -> None:
         previous = cursor.get(role)
         low, was_low = balance < thresholds[role], previous is not None and int(previous) < thresholds[role]
         if low and not was_low:
-            logger.warning("%s: the %s's gas is low: %s wei, below its threshold %s; its transactions wait for more",
-                           chain.name, role, balance, thresholds[role])  # fmt: skip
+            logger.warning(
+                "%s: the %s's gas is low: %s wei, below its threshold %s; its transactions wait for more",
+                chain.name,
+                role,
+                balance,
+                thresholds[role],
+            )
         elif was_low and not low:
             logger.warning(
                 "%s: the %s's gas is above its threshold again (%s wei)", chain.name, role, balance
@@ -401,11 +456,13 @@ def _gas_seen(chain: Chain, balances: dict[str, int]) -> None:
 def _balance_fell(chain: Chain, address: str, end: int, before: int, after: int, swept: int) -> None:
     """A watched balance that fell by more than the factory swept: never counted as money; staff are told."""
     incident_record(
-        kind=Incident.Kind.BALANCE_ANOMALY, subject=f"balance:{chain.chain_id}:{address}:{end}", chain_id=chain.chain_id,
+        kind=Incident.Kind.BALANCE_ANOMALY,
+        subject=f"balance:{chain.chain_id}:{address}:{end}",
+        chain_id=chain.chain_id,
         summary=f"the native balance of {address} went from {before} to {after} by block {end}, {swept} swept: "
-                "more left than the service moved; nothing of it is counted",
+        "more left than the service moved; nothing of it is counted",
         details={"before": str(before), "after": str(after), "swept": str(swept), "block": end},
-    )  # fmt: skip
+    )
 
 
 def _lease(chain_id: int) -> bool:
@@ -472,8 +529,11 @@ def _rewind(chain: Chain, w3: Web3, cursor: ChainCursor, head: int, counter: _Co
     )  # read again at back_to
     logger.warning(
         "Reorg on %s: block %s is no longer the one read; reading again from block %s, %s deposit(s) orphaned",
-        chain.name, cursor.scanned_to, back_to + 1, len(gone),
-    )  # fmt: skip
+        chain.name,
+        cursor.scanned_to,
+        back_to + 1,
+        len(gone),
+    )
     return back_to
 
 
@@ -507,9 +567,17 @@ def _scan(chain: Chain) -> ScanResult:
             found += _native_transfers(blocks, w3, {a.lower() for a in watched}, counter)
             before_hash = scanned_hash if scanned_to == start - 1 else ""
             internal, balances = _native_internal(
-                chain, w3, start, end, watched, [t for t in found if t["token"] == ZERO_ADDRESS],
-                hashes, before_hash, counter, _signers(),
-            )  # fmt: skip
+                chain,
+                w3,
+                start,
+                end,
+                watched,
+                [t for t in found if t["token"] == ZERO_ADDRESS],
+                hashes,
+                before_hash,
+                counter,
+                _signers(),
+            )
             found += internal
             transfers = _numbered([t for t in found if t["amount"] > 0])
             scanned_hash = hashes[end]
@@ -529,9 +597,13 @@ def _scan(chain: Chain) -> ScanResult:
                 native_balance=balance
             )
         ChainCursor.objects.filter(pk=chain.chain_id).update(
-            scanned_to=max(end, scanned_to), scanned_hash=scanned_hash,
-            head=head, last_scan_at=timezone.now(), last_error="", nodes=nodes_status(chain),
-        )  # fmt: skip
+            scanned_to=max(end, scanned_to),
+            scanned_hash=scanned_hash,
+            head=head,
+            last_scan_at=timezone.now(),
+            last_error="",
+            nodes=nodes_status(chain),
+        )
     return ScanResult(
         scanned_from=start, scanned_to=end, head=head, deposits=recorded, rpc_requests=counter.requests
     )
@@ -597,21 +669,31 @@ def _moved(chain: Chain, deposit: Deposit, transfer: Transfer, status: str) -> D
     """
     returned = deposit.status == Deposit.Status.WITHDRAWN
     fields: dict[str, Any] = {
-        "block_number": transfer.block_number, "block_hash": transfer.block_hash,
-        "log_index": transfer.log_index, "status": status, "orphaned_at_block": None,
-    }  # fmt: skip
+        "block_number": transfer.block_number,
+        "block_hash": transfer.block_hash,
+        "log_index": transfer.log_index,
+        "status": status,
+        "orphaned_at_block": None,
+    }
     if returned:
         fields["handled_at"] = None
     Deposit.objects.filter(pk=deposit.pk).update(**fields)
-    logger.warning("Deposit %s (%s) is in block %s now (was %s)", deposit.pk, deposit.tx_hash,
-                   transfer.block_number, deposit.block_number)  # fmt: skip
+    logger.warning(
+        "Deposit %s (%s) is in block %s now (was %s)",
+        deposit.pk,
+        deposit.tx_hash,
+        transfer.block_number,
+        deposit.block_number,
+    )
     if returned and deposit.owner:
         incident_record(
-            kind=Incident.Kind.DEPOSIT_RETURNED, subject=f"deposit:{deposit.pk}", chain_id=chain.chain_id,
+            kind=Incident.Kind.DEPOSIT_RETURNED,
+            subject=f"deposit:{deposit.pk}",
+            chain_id=chain.chain_id,
             summary=f"{deposit.amount} of {deposit.token} to {deposit.to_address} ({deposit.owner}) came back in "
-                    f"block {transfer.block_number} after it was withdrawn; its owner is told again",
+            f"block {transfer.block_number} after it was withdrawn; its owner is told again",
             details={"tx_hash": deposit.tx_hash, "owner": deposit.owner},
-        )  # fmt: skip
+        )
     deposit.refresh_from_db()
     return deposit
 
@@ -641,8 +723,14 @@ def _withdraw_orphans(chain: Chain, scanned_to: int) -> None:
             status=Deposit.Status.WITHDRAWN, handled_at=None
         ):
             continue
-        logger.error("Deposit %s (%s, %s of %s to %s) was not seen again after a reorg: withdrawn",
-                     deposit.pk, deposit.tx_hash, deposit.amount, deposit.token, deposit.to_address)  # fmt: skip
+        logger.error(
+            "Deposit %s (%s, %s of %s to %s) was not seen again after a reorg: withdrawn",
+            deposit.pk,
+            deposit.tx_hash,
+            deposit.amount,
+            deposit.token,
+            deposit.to_address,
+        )
         deposit.refresh_from_db()
         handle_deposit(deposit)
 

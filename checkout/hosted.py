@@ -105,10 +105,14 @@ def payable_tokens() -> list[dict[str, Any]]:
         return cached[1]
     tokens = Token.objects.filter(chain_id__in=list(takes)).order_by("chain_id", "symbol")
     options = [
-        {"value": f"{t.chain_id}:{t.address}", "label": f"{t.symbol} on {takes[t.chain_id].name}",
-         "chain_id": t.chain_id, "address": t.address}
+        {
+            "value": f"{t.chain_id}:{t.address}",
+            "label": f"{t.symbol} on {takes[t.chain_id].name}",
+            "chain_id": t.chain_id,
+            "address": t.address,
+        }
         for t in tokens
-    ]  # fmt: skip
+    ]
     _picker.clear()
     if options:  # an empty registry (before `load_tokens`) is not kept
         _picker[key] = (time.monotonic() + TOKEN_PICKER_TTL_SECONDS, options)
@@ -156,9 +160,12 @@ def _page_context(link: PaymentLink | None, session: PlatformCheckoutSession | N
     source = link or (session.payment_link if session else None)
     widget = session.widget if session and session.widget_id else None  # a session a widget started
     accent = (
-        source.theme_color if source and source.theme_color
-        else (widget.theme or {}).get("primary_color") if widget else None
-    ) or "#1f4fd1"  # fmt: skip
+        source.theme_color
+        if source and source.theme_color
+        else (widget.theme or {}).get("primary_color")
+        if widget
+        else None
+    ) or "#1f4fd1"
     chain_id = session.chain_id if session else link.chain_id  # type: ignore[union-attr]
     token_address = session.token_address if session else link.token_address  # type: ignore[union-attr]
     token = display_token(chain_id, token_address)
@@ -304,11 +311,14 @@ def checkout_refused(request: HttpRequest, template: str = "pay/unavailable.html
 
 def _pay(request, session: PlatformCheckoutSession, values: dict[str, Any]) -> None:
     session = sessions.session_prepare(
-        session=session, amount=values.get("amount"), discount_code=values["discount_code"],
-        form_data=values["form_data"], shipping_option=values["shipping_option"],
+        session=session,
+        amount=values.get("amount"),
+        discount_code=values["discount_code"],
+        form_data=values["form_data"],
+        shipping_option=values["shipping_option"],
         shipping_address=values["shipping_address"],
         customer_email=values["email"],
-    )  # fmt: skip
+    )
     chain_id, address = values["pay_with"]
     payments.session_order_create(
         session=session, src_chain=chain_id, src_token=address, payer_ip=client_ip(request)
@@ -353,9 +363,12 @@ def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
 
 def _session_or_404(session_id: str) -> PlatformCheckoutSession:
     session = (
-        PlatformCheckoutSession.objects.select_related("payment_link", "organization", "discount_code", "widget")
-        .filter(pk=session_id).first()
-    )  # fmt: skip
+        PlatformCheckoutSession.objects.select_related(
+            "payment_link", "organization", "discount_code", "widget"
+        )
+        .filter(pk=session_id)
+        .first()
+    )
     if session is None:
         raise Http404("There is no checkout at this address.")
     return session
@@ -442,8 +455,13 @@ def session_devnet_pay(request: HttpRequest, session_id: str) -> HttpResponse:
     remaining = int(payments.session_status_data(session)["order"]["remaining"])
     if remaining > 0 and order.status == Order.Status.SCANNING_DEPOSIT:
         try:
-            devnet_transfer(chain=chain, token=order.src_token_address, to=order.global_address, amount=remaining,
-                            from_account=PAYER_ACCOUNT)  # fmt: skip
+            devnet_transfer(
+                chain=chain,
+                token=order.src_token_address,
+                to=order.global_address,
+                amount=remaining,
+                from_account=PAYER_ACCOUNT,
+            )
         except DevnetError as exc:
             logger.warning("Devnet wallet for %s: %s", session.id, exc)
     return redirect("pay-session", session_id=session.id)

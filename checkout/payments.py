@@ -30,11 +30,17 @@ OWNER = "checkout"  # the owner of the orders the checkout creates (orders.event
 def _cost(session: Session, src_chain: int, src_token: str, amount: int) -> tuple[int, int]:
     """(what `amount` of the session's token costs in the payer's token before the fee, the recipient's
     discount-token balance), from the quote provider."""
-    quote, _ = quote_build({
-        "type": ORDER_TYPE, "amount": amount, "srcChain": src_chain, "dstChain": session.chain_id,
-        "srcTokenAddress": src_token, "dstTokenAddress": session.token_address,
-        "recipientAddress": session.recipient_address,
-    })  # fmt: skip
+    quote, _ = quote_build(
+        {
+            "type": ORDER_TYPE,
+            "amount": amount,
+            "srcChain": src_chain,
+            "dstChain": session.chain_id,
+            "srcTokenAddress": src_token,
+            "dstTokenAddress": session.token_address,
+            "recipientAddress": session.recipient_address,
+        }
+    )
     bps = int(quote["fee"].get("finalFeeBps") or 0)
     return amount_before_fee_added(int(quote["currencyIn"]["amount"]), bps), int(
         quote["fee"]["recipientBalance"]
@@ -95,8 +101,12 @@ def session_order_create(*, session: Session, src_chain: int, src_token: str, pa
         for current in Order.objects.filter(session_order__session=session, status__in=WAITING):
             if current.deposit_txs.exists():
                 raise Conflict("a payment to this checkout has arrived; send the rest to the same address.")
-            order_transition(current, from_statuses=WAITING, to_status=Order.Status.EXPIRED,
-                             reason="the payer chose another token")  # fmt: skip
+            order_transition(
+                current,
+                from_statuses=WAITING,
+                to_status=Order.Status.EXPIRED,
+                reason="the payer chose another token",
+            )
         request = OrderRequest(
             type=ORDER_TYPE,
             src_chain=src_chain,
@@ -135,8 +145,17 @@ def session_takes_a_token(session: Session, order: Order | None, *, change: bool
     return (change or order.status == Order.Status.EXPIRED) and not order.deposit_txs.exists()
 
 
-STATUS_FIELDS = ("id", "status", "global_address", "src_chain", "src_token_address", "src_amount", "expired_at",
-                 "error_details", "created_at")  # fmt: skip
+STATUS_FIELDS = (
+    "id",
+    "status",
+    "global_address",
+    "src_chain",
+    "src_token_address",
+    "src_amount",
+    "expired_at",
+    "error_details",
+    "created_at",
+)
 
 
 def session_status_data(session: Session, order: Order | None = None) -> dict[str, Any]:
@@ -163,10 +182,16 @@ def session_status_data(session: Session, order: Order | None = None) -> dict[st
     if order.status in (Order.Status.FAILURE, Order.Status.REFUNDING, Order.Status.REFUNDED):
         refund = order.refund_txs.order_by("-created_at").values_list("tx_hash", flat=True).first()
     data["order"] = {
-        "id": str(order.id), "status": order.status, "deposit_address": order.global_address,
-        "chain_id": order.src_chain, "token_address": order.src_token_address, "amount": str(order.src_amount),
-        "received": str(received), "remaining": str(max(int(order.src_amount) - received, 0)),
-        "expires_at": int(order.expired_at.timestamp() * 1000), "refund_tx_hash": refund,
+        "id": str(order.id),
+        "status": order.status,
+        "deposit_address": order.global_address,
+        "chain_id": order.src_chain,
+        "token_address": order.src_token_address,
+        "amount": str(order.src_amount),
+        "received": str(received),
+        "remaining": str(max(int(order.src_amount) - received, 0)),
+        "expires_at": int(order.expired_at.timestamp() * 1000),
+        "refund_tx_hash": refund,
         "error": order.error_details,
-    }  # fmt: skip
+    }
     return data

@@ -95,8 +95,11 @@ def platform_session_create(
     if data.get("payment_link_id"):
         link = _link_for(organization, data["payment_link_id"])
         check_link_payable(link)
-        target = {"token_address": link.token_address, "chain_id": link.chain_id,
-                  "recipient_address": link.recipient_address}  # fmt: skip
+        target = {
+            "token_address": link.token_address,
+            "chain_id": link.chain_id,
+            "recipient_address": link.recipient_address,
+        }
         amount = int(link.amount) if link.amount is not None else data.get("amount")
         check_amount_for_link(link, data.get("amount"))  # an amount sent for a fixed price must be that price
     else:
@@ -150,10 +153,14 @@ def widget_session_create(*, widget: Widget, deposit: str = "") -> Session:
         amount = None  # the payer enters it on the checkout page
     session = platform_session_create(
         organization=widget.organization,
-        data={"token_address": token, "chain_id": chain_id, "amount": amount,
-              "recipient_address": config["recipient_address"]},
+        data={
+            "token_address": token,
+            "chain_id": chain_id,
+            "amount": amount,
+            "recipient_address": config["recipient_address"],
+        },
         widget=widget,
-    )  # fmt: skip
+    )
     widget_event_record(widget.id, WidgetEvent.Kind.INTERACTION, session.id)
     return session
 
@@ -174,9 +181,12 @@ def _apply_discount(session: Session, code: str, amount: int) -> None:
     if not discount_reserve(discount.code):
         raise InvalidRequest("Code has reached maximum number of uses", field="discount_code")
     Session.objects.filter(pk=session.pk).update(
-        discount_code=discount.code, discount_amount=discount.amount, discount_reserved=True,
-        amount=discount.final(amount), updated_at=timezone.now(),
-    )  # fmt: skip
+        discount_code=discount.code,
+        discount_amount=discount.amount,
+        discount_reserved=True,
+        amount=discount.final(amount),
+        updated_at=timezone.now(),
+    )
     session.refresh_from_db()
 
 
@@ -219,14 +229,20 @@ def platform_session_expire(*, session_id: str, reason: str, strict: bool = Fals
         return None
     Session.objects.filter(pk=session_id).update(status=Session.Status.EXPIRED, updated_at=timezone.now())
     for order in Order.objects.filter(session_order__session_id=session_id, status__in=WAITING):
-        order_transition(order, from_statuses=WAITING, to_status=Order.Status.EXPIRED,
-                         reason=f"its checkout session expired ({reason})")  # fmt: skip
+        order_transition(
+            order,
+            from_statuses=WAITING,
+            to_status=Order.Status.EXPIRED,
+            reason=f"its checkout session expired ({reason})",
+        )
     session.refresh_from_db()
     release_discount_hold(session)
     emit_event(
-        organization=session.organization, event_type="checkout.expired", subject=session.id,
+        organization=session.organization,
+        event_type="checkout.expired",
+        subject=session.id,
         data=session_data(session) | {"checkoutSession": session_block(session), "reason": reason},
-    )  # fmt: skip
+    )
     return session
 
 
@@ -297,10 +313,15 @@ def session_prepare(
     if kept_amount is not None and kept_amount >= total:
         raise InvalidRequest("the discount leaves nothing to pay.", field="discount_code")
     Session.objects.filter(pk=session.pk).update(
-        amount=total - (kept_amount or 0), discount_code=kept, discount_amount=kept_amount, form_data=form_data,
-        shipping_option=shipping_option, shipping_address=shipping_address,
-        customer_email=customer_email or session.customer_email, updated_at=timezone.now(),
-    )  # fmt: skip
+        amount=total - (kept_amount or 0),
+        discount_code=kept,
+        discount_amount=kept_amount,
+        form_data=form_data,
+        shipping_option=shipping_option,
+        shipping_address=shipping_address,
+        customer_email=customer_email or session.customer_email,
+        updated_at=timezone.now(),
+    )
     session.refresh_from_db()
     if discount_code and kept is None:
         _apply_discount(session, discount_code, total)

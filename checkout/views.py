@@ -18,16 +18,23 @@ from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 
 class PlatformSessionCollectionView(PlatformAPIView):
     @extend_schema(
-        operation_id="platform_checkout_sessions_list", tags=["Checkout sessions"],
+        operation_id="platform_checkout_sessions_list",
+        tags=["Checkout sessions"],
         parameters=[
             *LIST_PARAMETERS,
-            OpenApiParameter("status", str, enum=["open", "processing", "completed", "expired", "failed", "active"]),
+            OpenApiParameter(
+                "status", str, enum=["open", "processing", "completed", "expired", "failed", "active"]
+            ),
             openapi.text("payment_link_id", max_length=64),
-            openapi.integer("from", minimum=0, maximum=MAX_MILLIS, description="Created at or after (ms since the epoch)."),
-            openapi.integer("to", minimum=0, maximum=MAX_MILLIS, description="Created at or before (ms since the epoch)."),
+            openapi.integer(
+                "from", minimum=0, maximum=MAX_MILLIS, description="Created at or after (ms since the epoch)."
+            ),
+            openapi.integer(
+                "to", minimum=0, maximum=MAX_MILLIS, description="Created at or before (ms since the epoch)."
+            ),
         ],
         responses={200: list_of("CheckoutSessionList", PlatformSessionSerializer(many=True)), **ERRORS},
-    )  # fmt: skip
+    )
     def get(self, request):
         sessions = selectors.checkout_session_list(
             organization=request.auth.organization, query=request.query_params
@@ -35,11 +42,14 @@ class PlatformSessionCollectionView(PlatformAPIView):
         return render_list(request, sessions, PlatformSessionSerializer, ("created_at",))
 
     @extend_schema(
-        operation_id="platform_checkout_sessions_create", tags=["Checkout sessions"], request=PlatformSessionCreateSerializer,
-        parameters=[IDEMPOTENCY_HEADER], responses={201: PlatformSessionSerializer, **ERRORS},
+        operation_id="platform_checkout_sessions_create",
+        tags=["Checkout sessions"],
+        request=PlatformSessionCreateSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: PlatformSessionSerializer, **ERRORS},
         description="A checkout for a payment link, or for an amount of a token on a chain to a recipient. "
         "Send the payer to its `url`.",
-    )  # fmt: skip
+    )
     def post(self, request):
         serializer = PlatformSessionCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -50,8 +60,11 @@ class PlatformSessionCollectionView(PlatformAPIView):
 
 
 class PlatformSessionDetailView(PlatformAPIView):
-    @extend_schema(operation_id="platform_checkout_sessions_retrieve", tags=["Checkout sessions"],
-                   responses={200: PlatformSessionSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="platform_checkout_sessions_retrieve",
+        tags=["Checkout sessions"],
+        responses={200: PlatformSessionSerializer, **ERRORS},
+    )
     def get(self, request, session_id: str):
         session = selectors.checkout_session_get(
             organization=request.auth.organization, session_id=session_id
@@ -60,9 +73,14 @@ class PlatformSessionDetailView(PlatformAPIView):
 
 
 class PlatformSessionExpireView(PlatformAPIView):
-    @extend_schema(operation_id="platform_checkout_sessions_expire", tags=["Checkout sessions"], request=None,
-                   parameters=[IDEMPOTENCY_HEADER], responses={200: PlatformSessionSerializer, **ERRORS},
-                   description="Only an `open` session expires; any other is 400 `invalid_status_transition`.")  # fmt: skip
+    @extend_schema(
+        operation_id="platform_checkout_sessions_expire",
+        tags=["Checkout sessions"],
+        request=None,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={200: PlatformSessionSerializer, **ERRORS},
+        description="Only an `open` session expires; any other is 400 `invalid_status_transition`.",
+    )
     def post(self, request, session_id: str):
         session = selectors.checkout_session_get(
             organization=request.auth.organization, session_id=session_id

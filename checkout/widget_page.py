@@ -97,11 +97,17 @@ def _swap_quote(widget: Widget, text: str) -> dict[str, Any]:
     if amount is None:
         return {"error": "Enter an amount greater than zero."}
     try:
-        quote, _ = quote_build({
-            "type": "swap", "tradeType": EXACT_INPUT, "amount": amount,
-            "srcChain": config["src_chain_id"], "dstChain": config["dst_chain_id"],
-            "srcTokenAddress": config["src_token"], "dstTokenAddress": config["dst_token"],
-        })  # fmt: skip
+        quote, _ = quote_build(
+            {
+                "type": "swap",
+                "tradeType": EXACT_INPUT,
+                "amount": amount,
+                "srcChain": config["src_chain_id"],
+                "dstChain": config["dst_chain_id"],
+                "srcTokenAddress": config["src_token"],
+                "dstTokenAddress": config["dst_token"],
+            }
+        )
     except DomainError as exc:
         return {"error": exc.message}
     out = quote["currencyOut"]

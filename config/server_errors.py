@@ -13,8 +13,13 @@ import json
 from gunicorn import util
 
 # The platform's codes (platform_api.errors): anything gunicorn refuses is an invalid request but for these.
-CODES = {403: "insufficient_permissions", 413: "request_too_large", 414: "request_too_large",
-         431: "request_too_large", 500: "internal_error"}  # fmt: skip
+CODES = {
+    403: "insufficient_permissions",
+    413: "request_too_large",
+    414: "request_too_large",
+    431: "request_too_large",
+    500: "internal_error",
+}
 TYPES = {403: "permission_error", 500: "api_error"}
 
 
@@ -24,14 +29,17 @@ def error_body(status: int, message: str) -> bytes:
     message = message[:200] or "The server could not read the request."
     return json.dumps(
         {
-            "success": False, "message": message, "data": None, "statusCode": status,
+            "success": False,
+            "message": message,
+            "data": None,
+            "statusCode": status,
             "error": {
                 "type": TYPES.get(status, "invalid_request_error"),
                 "code": CODES.get(status, "invalid_field_value"),
                 "message": message,
             },
         }
-    ).encode()  # fmt: skip
+    ).encode()
 
 
 def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:

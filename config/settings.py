@@ -489,8 +489,11 @@ SOLVER_ADDRESS = os.environ.get(
 )
 # The deployer deploys the deposit factory (`manage.py chains deploy-factory`); by default the vault.
 DEPLOYER_ADDRESS = os.environ.get("DEPLOYER_ADDRESS", "")
-for _name, _address in (("VAULT_ADDRESS", VAULT_ADDRESS), ("SOLVER_ADDRESS", SOLVER_ADDRESS),
-                        ("DEPLOYER_ADDRESS", DEPLOYER_ADDRESS)):  # fmt: skip
+for _name, _address in (
+    ("VAULT_ADDRESS", VAULT_ADDRESS),
+    ("SOLVER_ADDRESS", SOLVER_ADDRESS),
+    ("DEPLOYER_ADDRESS", DEPLOYER_ADDRESS),
+):
     if _address and not re.fullmatch(r"0x[0-9a-fA-F]{40}", _address):
         raise ImproperlyConfigured(f"{_name} must be an address (0x and 40 hex characters).")
 # How transactions are signed (chains/signers.py): "env" (keys in the signing worker's environment;
@@ -565,22 +568,41 @@ if "CHAINS" in os.environ:
     except ValueError as exc:
         raise ImproperlyConfigured(f"CHAINS is not JSON: {exc}") from None
 else:
-    CHAINS = [
-        {"chain_id": 31337 + n, "name": f"Devnet {'AB'[n]}", "native_symbol": "ETH", "devnet": True,
-         "rpc_url": f"http://127.0.0.1:{port}", "confirmations": 1, "poll_interval_seconds": 1,
-         "factory_address": DEVNET_FACTORY_ADDRESS, "max_fee_per_gas_gwei": 10}
-        for n, port in enumerate(DEVNET_PORTS[:2])
-    ] if DEVNET else []  # fmt: skip
+    CHAINS = (
+        [
+            {
+                "chain_id": 31337 + n,
+                "name": f"Devnet {'AB'[n]}",
+                "native_symbol": "ETH",
+                "devnet": True,
+                "rpc_url": f"http://127.0.0.1:{port}",
+                "confirmations": 1,
+                "poll_interval_seconds": 1,
+                "factory_address": DEVNET_FACTORY_ADDRESS,
+                "max_fee_per_gas_gwei": 10,
+            }
+            for n, port in enumerate(DEVNET_PORTS[:2])
+        ]
+        if DEVNET
+        else []
+    )
     CHAINS += [
-        {"chain_id": chain_id,
-         **dict(zip(("name", "native_symbol", "explorer_url"),
-                    _KNOWN_CHAINS.get(chain_id, (f"Chain {chain_id}", "ETH", "")), strict=True)),
-         "rpc_url": CHAIN_RPC_URLS.get(chain_id, ""),
-         # The devnet factory exists on no real chain: a real one is named in CHAINS or DEPOSIT_FACTORY_ADDRESS.
-         "factory_address": DEPOSIT_FACTORY_ADDRESS}
+        {
+            "chain_id": chain_id,
+            **dict(
+                zip(
+                    ("name", "native_symbol", "explorer_url"),
+                    _KNOWN_CHAINS.get(chain_id, (f"Chain {chain_id}", "ETH", "")),
+                    strict=True,
+                )
+            ),
+            "rpc_url": CHAIN_RPC_URLS.get(chain_id, ""),
+            # The devnet factory exists on no real chain: a real one is named in CHAINS or DEPOSIT_FACTORY_ADDRESS.
+            "factory_address": DEPOSIT_FACTORY_ADDRESS,
+        }
         for chain_id in SUPPORTED_CHAIN_IDS
         if chain_id not in DEVNET_CHAIN_IDS
-    ]  # fmt: skip
+    ]
 if not DEVELOPMENT and not VAULT_ADDRESS:
     raise ImproperlyConfigured(
         "VAULT_ADDRESS is not set: the vault (the owner of the deposit factories) receives every payment."

@@ -38,21 +38,55 @@ def commands(port: int, bin_dir: Path) -> dict[str, list[str]]:
     webhook_workers = {
         # One thread-pool process per core: a process runs Python on one core at a time (the GIL).
         # Deliveries are short and bounded by their deadline, so each thread may hold 4 messages.
-        f"webhooks-{n}": [*celery, "worker", "-Q", settings.CELERY_WEBHOOK_QUEUE, "-n", f"webhooks{n}@%h",
-                          "--pool", "threads", "--concurrency", os.environ.get("WEBHOOK_CONCURRENCY", "16"),
-                          "--prefetch-multiplier", "4", "--loglevel", "INFO"]
+        f"webhooks-{n}": [
+            *celery,
+            "worker",
+            "-Q",
+            settings.CELERY_WEBHOOK_QUEUE,
+            "-n",
+            f"webhooks{n}@%h",
+            "--pool",
+            "threads",
+            "--concurrency",
+            os.environ.get("WEBHOOK_CONCURRENCY", "16"),
+            "--prefetch-multiplier",
+            "4",
+            "--loglevel",
+            "INFO",
+        ]
         for n in range(1, int(os.environ.get("WEBHOOK_WORKERS", "2")) + 1)
-    }  # fmt: skip
+    }
     return {
         "web": [
-            str(bin_dir / "gunicorn"), "-c", str(GUNICORN_CONFIG), "--bind", f"127.0.0.1:{port}",
+            str(bin_dir / "gunicorn"),
+            "-c",
+            str(GUNICORN_CONFIG),
+            "--bind",
+            f"127.0.0.1:{port}",
             "config.wsgi:application",
         ],
-        "worker": [*celery, "worker", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", "default@%h",
-                   "--concurrency", "2", "--loglevel", "INFO"],
+        "worker": [
+            *celery,
+            "worker",
+            "-Q",
+            settings.CELERY_TASK_DEFAULT_QUEUE,
+            "-n",
+            "default@%h",
+            "--concurrency",
+            "2",
+            "--loglevel",
+            "INFO",
+        ],
         **webhook_workers,
-        "beat": [*celery, "beat", "--loglevel", "INFO", "--schedule", str(settings.CELERY_BEAT_SCHEDULE_FILENAME)],
-    }  # fmt: skip
+        "beat": [
+            *celery,
+            "beat",
+            "--loglevel",
+            "INFO",
+            "--schedule",
+            str(settings.CELERY_BEAT_SCHEDULE_FILENAME),
+        ],
+    }
 
 
 def start_devnets(bin_dir: Path) -> dict[str, subprocess.Popen]:
@@ -66,7 +100,7 @@ def start_devnets(bin_dir: Path) -> dict[str, subprocess.Popen]:
         port_of,
         token_list_path,
         wait_until_up,
-    )  # fmt: skip
+    )
 
     chains = devnet_chains()
     if not chains:
@@ -131,10 +165,13 @@ STOP_TIERS = (("web", "beat"), ("worker", "webhooks-"), ("devnet-",))  # names, 
 
 def _tier(name: str) -> int:
     return next(
-        (n for n, names in enumerate(STOP_TIERS)
-         if any(name == m or (m.endswith("-") and name.startswith(m)) for m in names)),
+        (
+            n
+            for n, names in enumerate(STOP_TIERS)
+            if any(name == m or (m.endswith("-") and name.startswith(m)) for m in names)
+        ),
         0,
-    )  # fmt: skip
+    )
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec

@@ -125,16 +125,26 @@ def map_buy_options(
             if chain_ids and chain_id not in chain_ids:
                 continue
             display, contract = str(network.get("display_name", "")), str(network.get("contract_address", ""))
-            networks.append({
-                "name": str(network.get("name", "")),
-                "displayName": display, "contractAddress": contract, "chainId": chain_id,
-                "display_name": display, "contract_address": contract, "chain_id": chain_id,
-            })  # fmt: skip
+            networks.append(
+                {
+                    "name": str(network.get("name", "")),
+                    "displayName": display,
+                    "contractAddress": contract,
+                    "chainId": chain_id,
+                    "display_name": display,
+                    "contract_address": contract,
+                    "chain_id": chain_id,
+                }
+            )
         if chain_ids and not networks:
             continue
-        purchase.append({
-            "id": str(currency.get("id", "")), "name": str(currency.get("name", "")),
-            "symbol": str(currency.get("symbol", "")), "iconUrl": str(currency.get("icon_url", "")),
-            "networks": networks,
-        })  # fmt: skip
+        purchase.append(
+            {
+                "id": str(currency.get("id", "")),
+                "name": str(currency.get("name", "")),
+                "symbol": str(currency.get("symbol", "")),
+                "iconUrl": str(currency.get("icon_url", "")),
+                "networks": networks,
+            }
+        )
     return {"paymentCurrencies": payment, "purchaseCurrencies": purchase}

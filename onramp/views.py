@@ -169,13 +169,22 @@ class VendorBWebhookView(OrderAPIView):
         request={"application/json": {"type": "object", "description": "A vendorB event, signed."}},
         parameters=[
             OpenApiParameter(
-                "VendorB-Signature", str, OpenApiParameter.HEADER, required=True,
-                description='"t=<unix seconds>,v1=<hex HMAC-SHA256 of \'<t>.<raw body>\' with the webhook secret>".',
+                "VendorB-Signature",
+                str,
+                OpenApiParameter.HEADER,
+                required=True,
+                description="\"t=<unix seconds>,v1=<hex HMAC-SHA256 of '<t>.<raw body>' with the webhook secret>\".",
             )
         ],
-        responses={200: envelope("VendorBWebhookResponse", inline_serializer("VendorBWebhookData", {
-            "result": serializers.CharField()})), 400: ERROR, 500: ERROR},
-    )  # fmt: skip
+        responses={
+            200: envelope(
+                "VendorBWebhookResponse",
+                inline_serializer("VendorBWebhookData", {"result": serializers.CharField()}),
+            ),
+            400: ERROR,
+            500: ERROR,
+        },
+    )
     def post(self, request):
         body = request.body  # the raw bytes the signature covers, before any parsing
         result = services.vendor_b_webhook(body=body, signature=request.headers.get("VendorB-Signature", ""))

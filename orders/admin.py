@@ -73,8 +73,17 @@ def tx_link(chain_id: int, tx_hash: str):
 
 class DepositTxInline(ReadOnlyInline):
     model = DepositTx
-    fields = ("when", "sender", "transaction", "block_number", "confirmations", "received", "counted",
-              "refund_reason", "refunded")  # fmt: skip
+    fields = (
+        "when",
+        "sender",
+        "transaction",
+        "block_number",
+        "confirmations",
+        "received",
+        "counted",
+        "refund_reason",
+        "refunded",
+    )
     readonly_fields = ("when", "sender", "transaction", "confirmations", "received", "refunded")
 
     @admin.display(description="when (UTC)")
@@ -167,17 +176,29 @@ class OrderAdmin(admin.ModelAdmin):
         "created_at",
     )
     list_filter = ("status", "type", "src_chain", "dst_chain")
-    search_fields = ("=id", "global_address", "recipient_address", "creator_address", "client_reference_id",
-                     "vendor_b_payment_intent_id")  # fmt: skip
+    search_fields = (
+        "=id",
+        "global_address",
+        "recipient_address",
+        "creator_address",
+        "client_reference_id",
+        "vendor_b_payment_intent_id",
+    )
     list_select_related = ("organization",)
     date_hierarchy = "created_at"
     inlines = [StatusChangeInline, DepositTxInline, RelayTxInline, RefundTxInline]
     # Every field, read-only; the JSON documents indented, amounts in token units beside base units.
     fields = [
         *[f.name for f in Order._meta.fields if f.name not in (*JSON_FIELDS, "src_amount")],
-        "price", "delivered", "fee_shown", "settlement_shown", "payload_shown", "metadata_shown",
-        "onramp_metadata_shown", "outbox_transactions",
-    ]  # fmt: skip
+        "price",
+        "delivered",
+        "fee_shown",
+        "settlement_shown",
+        "payload_shown",
+        "metadata_shown",
+        "onramp_metadata_shown",
+        "outbox_transactions",
+    ]
     readonly_fields = fields
     actions = ["retry_settlement", "refund_now"]
 
@@ -223,11 +244,24 @@ class OrderAdmin(admin.ModelAdmin):
     @admin.display(description="outbox transactions")
     def outbox_transactions(self, order: Order):
         rows = OutboxTx.objects.filter(key__startswith=f"order:{order.pk}:").order_by("created_at")
-        return format_html_join(
-            "", '<div><a href="{}">{}</a>: {} on chain {} {} {}</div>',
-            ((reverse("admin:chains_outboxtx_change", args=[tx.pk]), tx.key.split(":", 2)[2], tx.status,
-              tx.chain_id, short_hex(tx.tx_hash) if tx.tx_hash else "", tx.error) for tx in rows),
-        ) or "-"  # fmt: skip
+        return (
+            format_html_join(
+                "",
+                '<div><a href="{}">{}</a>: {} on chain {} {} {}</div>',
+                (
+                    (
+                        reverse("admin:chains_outboxtx_change", args=[tx.pk]),
+                        tx.key.split(":", 2)[2],
+                        tx.status,
+                        tx.chain_id,
+                        short_hex(tx.tx_hash) if tx.tx_hash else "",
+                        tx.error,
+                    )
+                    for tx in rows
+                ),
+            )
+            or "-"
+        )
 
     @admin.action(description="Retry settlement (drive the selected orders on now)")
     def retry_settlement(self, request, queryset):
@@ -260,8 +294,16 @@ class OrderAdmin(admin.ModelAdmin):
 class StuckOrderAdmin(OrderAdmin):
     """Orders in a settlement state with no progress for SETTLEMENT_STUCK_SECONDS (also logged at WARNING)."""
 
-    list_display = ("id", "type", "status", "status_changed_at", "error_details", "src_chain", "dst_chain",
-                    "organization")  # fmt: skip
+    list_display = (
+        "id",
+        "type",
+        "status",
+        "status_changed_at",
+        "error_details",
+        "src_chain",
+        "dst_chain",
+        "organization",
+    )
     date_hierarchy = None
 
     def get_queryset(self, request):
@@ -301,10 +343,29 @@ class UnattributedDepositAdmin(admin.ModelAdmin):
     list_display = ("id", "order", "amount_shown", "refund_reason", "refund_to")
     list_filter = ("chain",)
     search_fields = ("=order__id", "=tx_hash")
-    fields = ("order", "chain", "tx_hash", "block_number", "amount_shown", "counted", "refund_reason",
-              "refund_amount", "order_refund_address", "refund_to")  # fmt: skip
-    readonly_fields = ("order", "chain", "tx_hash", "block_number", "amount_shown", "counted", "refund_reason",
-                       "refund_amount", "order_refund_address")  # fmt: skip
+    fields = (
+        "order",
+        "chain",
+        "tx_hash",
+        "block_number",
+        "amount_shown",
+        "counted",
+        "refund_reason",
+        "refund_amount",
+        "order_refund_address",
+        "refund_to",
+    )
+    readonly_fields = (
+        "order",
+        "chain",
+        "tx_hash",
+        "block_number",
+        "amount_shown",
+        "counted",
+        "refund_reason",
+        "refund_amount",
+        "order_refund_address",
+    )
 
     def get_queryset(self, request):
         unknown = Q(from_address__isnull=True) | Q(from_address="")
@@ -331,11 +392,12 @@ class UnattributedDepositAdmin(admin.ModelAdmin):
         actor = f"staff:{request.user.get_username()}"
         incidents_resolve(
             incident_ids=list(
-                Incident.objects.filter(kind=Incident.Kind.UNATTRIBUTED, subject=f"order-deposit:{obj.pk}")
-                .values_list("pk", flat=True)
+                Incident.objects.filter(
+                    kind=Incident.Kind.UNATTRIBUTED, subject=f"order-deposit:{obj.pk}"
+                ).values_list("pk", flat=True)
             ),
             actor=actor,
-        )  # fmt: skip
+        )
         settle_order_task.delay(str(obj.order_id), actor=actor)
         self.message_user(
             request, f"Deposit {obj.pk} is refunded to {obj.refund_to} if its order must refund it."

@@ -29,8 +29,14 @@ QUOTE = OpenApiExample(
 
 
 def _token(chain_id: int, address: str) -> dict:
-    return {"chainId": chain_id, "address": address, "symbol": "USDC", "name": "USD Coin", "decimals": 6,
-            "metadata": {}}  # fmt: skip
+    return {
+        "chainId": chain_id,
+        "address": address,
+        "symbol": "USDC",
+        "name": "USD Coin",
+        "decimals": 6,
+        "metadata": {},
+    }
 
 
 ORDER = OpenApiExample(

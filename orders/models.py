@@ -95,9 +95,10 @@ class Order(models.Model):
     status = models.CharField(max_length=40, choices=Status.choices, default=Status.SCANNING_DEPOSIT)
     recipient_address = models.CharField(max_length=42)
     refund_address = models.CharField(
-        max_length=42, blank=True,
+        max_length=42,
+        blank=True,
         help_text="Where a refund goes when a deposit's sender is unknown (a contract wallet's internal payment).",
-    )  # fmt: skip
+    )
     global_address = models.CharField(max_length=42, unique=True, help_text="Service-owned deposit address.")
     src_chain = models.PositiveBigIntegerField()
     dst_chain = models.PositiveBigIntegerField()
@@ -179,9 +180,10 @@ class DepositTx(models.Model):
         null=True, blank=True, help_text="A reorg took its transfer off the chain: it no longer counts."
     )
     refund_to = models.CharField(
-        max_length=42, blank=True,
+        max_length=42,
+        blank=True,
         help_text="Entered by staff for a deposit whose sender is unknown and whose order named no refundAddress.",
-    )  # fmt: skip
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -97,8 +97,12 @@ def quote_build(data: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The quote response and the name of the provider that priced it."""
     trade_type, amount = trade_of(data)
     side = ("srcChain", "srcTokenAddress") if trade_type == EXACT_INPUT else ("dstChain", "dstTokenAddress")
-    field = {"custom": "payload.amount", "fund_tournament": "fundAmount", "mint_nft": "price",
-             "join_tournament": "price"}.get(data["type"], "amount")  # fmt: skip
+    field = {
+        "custom": "payload.amount",
+        "fund_tournament": "fundAmount",
+        "mint_nft": "price",
+        "join_tournament": "price",
+    }.get(data["type"], "amount")
     check_amount_worth(chain_id=data[side[0]], address=data[side[1]], amount=amount, field=field)
     recipient = data.get("recipientAddress") or None
     provider = get_quote_provider()

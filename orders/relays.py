@@ -129,8 +129,12 @@ def custom_exact_in_call(order: Order, dst_amount: int) -> str:
             for f in abi
             if f.get("type", "function") == "function" and f.get("name") == payload["functionName"]
         )
-        variables = {"recipient": order.recipient_address, "recipientAddress": order.recipient_address,
-                     "amount": str(dst_amount), "dstAmount": str(dst_amount)}  # fmt: skip
+        variables = {
+            "recipient": order.recipient_address,
+            "recipientAddress": order.recipient_address,
+            "amount": str(dst_amount),
+            "dstAmount": str(dst_amount),
+        }
         arguments = [_template(a, variables) for a in payload["functionArgs"]]
         if len(arguments) != len(function.get("inputs", [])):
             raise ValueError(f"{payload['functionName']} takes {len(function.get('inputs', []))} arguments")
@@ -170,10 +174,15 @@ class DevnetSolver:
     def price(self, order: Order, amount_in: int) -> int:
         """What `amount_in` of the source token buys of the destination token (before the service fee)."""
         request = QuoteRequest(
-            user=settings.VAULT_ADDRESS, recipient=order.recipient_address, origin_chain_id=order.src_chain,
-            destination_chain_id=order.dst_chain, origin_currency=order.src_token_address,
-            destination_currency=order.dst_token_address, amount=amount_in, trade_type=EXACT_INPUT,
-        )  # fmt: skip
+            user=settings.VAULT_ADDRESS,
+            recipient=order.recipient_address,
+            origin_chain_id=order.src_chain,
+            destination_chain_id=order.dst_chain,
+            origin_currency=order.src_token_address,
+            destination_currency=order.dst_token_address,
+            amount=amount_in,
+            trade_type=EXACT_INPUT,
+        )
         provider = get_quote_provider() if not self._devnets(order) else OfflineQuoteProvider()
         return int(provider.quote(request)["currencyOut"]["amount"])
 
@@ -192,8 +201,14 @@ class DevnetSolver:
         """The relay step: the tokens to the recipient (swaps) or an allowance for the contract."""
         token, recipient = order.dst_token_address, to_checksum_address(order.recipient_address)
         if order.type in SWAP_TYPES:
-            tx = outbox_transfer(key=f"order:{order.pk}:relay", chain_id=order.dst_chain, signer="solver",
-                                 token=token, to=recipient, amount=dst_amount)  # fmt: skip
+            tx = outbox_transfer(
+                key=f"order:{order.pk}:relay",
+                chain_id=order.dst_chain,
+                signer="solver",
+                token=token,
+                to=recipient,
+                amount=dst_amount,
+            )
             return Delivery.of(tx)
         spender = spender_of(order)
         if token == ZERO_ADDRESS or spender is None:
@@ -239,8 +254,14 @@ class DevnetSolver:
 
     @staticmethod
     def _send(order: Order, step: str, *, to: str, data: str = "0x", value: int = 0) -> OutboxTx:
-        return outbox_submit(key=f"order:{order.pk}:{step}", chain_id=order.dst_chain, signer="solver", to=to,
-                             data=data, value=value)  # fmt: skip
+        return outbox_submit(
+            key=f"order:{order.pk}:{step}",
+            chain_id=order.dst_chain,
+            signer="solver",
+            to=to,
+            data=data,
+            value=value,
+        )
 
 
 class RelayProvider:
@@ -277,17 +298,28 @@ class RelayProvider:
 
     def price(self, order: Order, amount_in: int) -> int:
         request = QuoteRequest(
-            user=settings.VAULT_ADDRESS, recipient=order.recipient_address, origin_chain_id=order.src_chain,
-            destination_chain_id=order.dst_chain, origin_currency=order.src_token_address,
-            destination_currency=order.dst_token_address, amount=amount_in, trade_type=EXACT_INPUT,
-        )  # fmt: skip
+            user=settings.VAULT_ADDRESS,
+            recipient=order.recipient_address,
+            origin_chain_id=order.src_chain,
+            destination_chain_id=order.dst_chain,
+            origin_currency=order.src_token_address,
+            destination_currency=order.dst_token_address,
+            amount=amount_in,
+            trade_type=EXACT_INPUT,
+        )
         return int(RelayQuoteProvider(self.base_url, self.api_key).quote(request)["currencyOut"]["amount"])
 
     def _request(self, method: str, path: str, **kwargs) -> dict:
         headers = {"x-api-key": self.api_key} if self.api_key else {}
         try:
-            response = self.session.request(method, f"{self.base_url}{path}", headers=headers, allow_redirects=False,
-                                            timeout=settings.PROVIDER_TIMEOUT_SECONDS, **kwargs)  # fmt: skip
+            response = self.session.request(
+                method,
+                f"{self.base_url}{path}",
+                headers=headers,
+                allow_redirects=False,
+                timeout=settings.PROVIDER_TIMEOUT_SECONDS,
+                **kwargs,
+            )
             body = response.json()
         except (requests.RequestException, ValueError) as exc:
             raise ProviderUnavailable(f"relay provider: {exc.__class__.__name__}") from exc
@@ -304,16 +336,33 @@ class RelayProvider:
             return settlement["relay"]
         received = int(settlement["srcAmountReceived"])
         amount = received - fee_amount(received, int(settlement.get("feeBps") or 0))
-        body = {"user": settings.VAULT_ADDRESS, "recipient": order.recipient_address,
-                "originChainId": order.src_chain, "destinationChainId": order.dst_chain,
-                "originCurrency": order.src_token_address, "destinationCurrency": order.dst_token_address,
-                "amount": str(amount), "tradeType": EXACT_INPUT}  # fmt: skip
+        body = {
+            "user": settings.VAULT_ADDRESS,
+            "recipient": order.recipient_address,
+            "originChainId": order.src_chain,
+            "destinationChainId": order.dst_chain,
+            "originCurrency": order.src_token_address,
+            "destinationCurrency": order.dst_token_address,
+            "amount": str(amount),
+            "tradeType": EXACT_INPUT,
+        }
         quote = self._request("POST", "/quote", json=body)
-        steps = [{"requestId": step.get("requestId"),
-                  "items": [item["data"] for item in step.get("items", []) if step.get("kind", "transaction") == "transaction"]}
-                 for step in quote.get("steps", [])]  # fmt: skip
-        relay = {"steps": steps, "requestId": next((s["requestId"] for s in steps if s["requestId"]), None),
-                 "currencyOut": (quote.get("details") or {}).get("currencyOut")}  # fmt: skip
+        steps = [
+            {
+                "requestId": step.get("requestId"),
+                "items": [
+                    item["data"]
+                    for item in step.get("items", [])
+                    if step.get("kind", "transaction") == "transaction"
+                ],
+            }
+            for step in quote.get("steps", [])
+        ]
+        relay = {
+            "steps": steps,
+            "requestId": next((s["requestId"] for s in steps if s["requestId"]), None),
+            "currencyOut": (quote.get("details") or {}).get("currencyOut"),
+        }
         with transaction.atomic():
             current: dict[str, Any] = Order.objects.select_for_update().get(pk=order.pk).settlement or {}
             if current.get("relay"):
@@ -332,8 +381,14 @@ class RelayProvider:
         if not items or not relay["requestId"]:
             return Delivery(FAILED, error="the relay quote has no transaction to send")
         for n, item in enumerate(items):
-            tx = outbox_submit(key=f"order:{order.pk}:relay:{n}", chain_id=int(item["chainId"]), signer="vault",
-                               to=item["to"], data=item.get("data") or "0x", value=int(item.get("value") or 0))  # fmt: skip
+            tx = outbox_submit(
+                key=f"order:{order.pk}:relay:{n}",
+                chain_id=int(item["chainId"]),
+                signer="vault",
+                to=item["to"],
+                data=item.get("data") or "0x",
+                value=int(item.get("value") or 0),
+            )
             if tx.status != OutboxTx.Status.MINED:
                 return Delivery.of(tx)  # pending, or failed with its hash
         try:
@@ -341,8 +396,11 @@ class RelayProvider:
         except (ProviderUnavailable, QuoteRejected):
             return Delivery(PENDING)
         state = str(status.get("status"))
-        hashes = tuple((order.dst_chain, h, str(RelayTx.Status.SUCCESS)) for h in status.get("txHashes") or []
-                       if isinstance(h, str))  # fmt: skip
+        hashes = tuple(
+            (order.dst_chain, h, str(RelayTx.Status.SUCCESS))
+            for h in status.get("txHashes") or []
+            if isinstance(h, str)
+        )
         if state == "success":
             return Delivery(DELIVERED, hashes)
         if state in ("failure", "refund", "refunded"):

@@ -68,8 +68,13 @@ logger = logging.getLogger(__name__)
 
 Status = Order.Status
 EXPECTED_DST_TYPES = SWAP_TYPES | {"custom_exact_in"}  # the payer names what must arrive at least
-SETTLING = (Status.QUOTING_AFTER_DEPOSIT, Status.SENDING_TOKEN_FROM_VAULT, Status.RELAY, Status.EXECUTING,
-            Status.REFUNDING)  # fmt: skip
+SETTLING = (
+    Status.QUOTING_AFTER_DEPOSIT,
+    Status.SENDING_TOKEN_FROM_VAULT,
+    Status.RELAY,
+    Status.EXECUTING,
+    Status.REFUNDING,
+)
 
 
 def settle_order(order_id: uuid.UUID | str, *, actor: str = "system") -> str | None:
@@ -140,13 +145,20 @@ def _quote(order: Order, actor: str) -> bool:
             actor,
         )
     settlement = dict(order.settlement or {}) | {
-        "srcAmountReceived": str(received), "quotedDstAmount": str(quoted), "dstAmount": str(deliver),
-        "feeBps": fee_bps, "relayProvider": relay.name,
-    }  # fmt: skip
+        "srcAmountReceived": str(received),
+        "quotedDstAmount": str(quoted),
+        "dstAmount": str(deliver),
+        "feeBps": fee_bps,
+        "relayProvider": relay.name,
+    }
     return lifecycle.order_transition(
-        order, from_statuses=[Status.QUOTING_AFTER_DEPOSIT], to_status=Status.SENDING_TOKEN_FROM_VAULT,
-        reason=f"{received} received, {deliver} to deliver", actor=actor, settlement=settlement,
-    )  # fmt: skip
+        order,
+        from_statuses=[Status.QUOTING_AFTER_DEPOSIT],
+        to_status=Status.SENDING_TOKEN_FROM_VAULT,
+        reason=f"{received} received, {deliver} to deliver",
+        actor=actor,
+        settlement=settlement,
+    )
 
 
 def _sweep(order: Order, deposit: DepositTx | None = None) -> OutboxTx:
@@ -179,18 +191,24 @@ def _paid_by_card(order: Order) -> bool:
 def _send_to_vault(order: Order, actor: str) -> bool:
     if _paid_by_card(order):
         return lifecycle.order_transition(
-            order, from_statuses=[Status.SENDING_TOKEN_FROM_VAULT], to_status=Status.RELAY,
-            reason="paid by card: the vault fronts the USDC", actor=actor,
-        )  # fmt: skip
+            order,
+            from_statuses=[Status.SENDING_TOKEN_FROM_VAULT],
+            to_status=Status.RELAY,
+            reason="paid by card: the vault fronts the USDC",
+            actor=actor,
+        )
     tx = _sweep(order)
     if tx.status == OutboxTx.Status.FAILED:
         return _fail(order, f"SWEEP_FAILED: {tx.error}", actor)
     if tx.status != OutboxTx.Status.MINED or not _sweep_covers(order, tx):
         return False
     return lifecycle.order_transition(
-        order, from_statuses=[Status.SENDING_TOKEN_FROM_VAULT], to_status=Status.RELAY,
-        reason=f"swept into the vault in {tx.tx_hash}", actor=actor,
-    )  # fmt: skip
+        order,
+        from_statuses=[Status.SENDING_TOKEN_FROM_VAULT],
+        to_status=Status.RELAY,
+        reason=f"swept into the vault in {tx.tx_hash}",
+        actor=actor,
+    )
 
 
 def _dst_amount(order: Order) -> int:
@@ -209,9 +227,12 @@ def _relay(order: Order, actor: str) -> bool:
         return _fail(order, f"RELAY_FAILED: {delivery.error}", actor)
     if order.type in lifecycle.CALLS_CONTRACT:
         return lifecycle.order_transition(
-            order, from_statuses=[Status.RELAY], to_status=Status.EXECUTING,
-            reason="delivered to the destination chain", actor=actor,
-        )  # fmt: skip
+            order,
+            from_statuses=[Status.RELAY],
+            to_status=Status.EXECUTING,
+            reason="delivered to the destination chain",
+            actor=actor,
+        )
     return lifecycle.order_mark_executed(order=order, actual_dst_amount=str(_dst_amount(order)), actor=actor)
 
 
@@ -238,9 +259,12 @@ def _expired(order: Order, actor: str) -> bool:
     if not order.deposit_txs.exists():
         return False
     return lifecycle.order_transition(
-        order, from_statuses=[Status.EXPIRED], to_status=Status.REFUNDING,
-        reason="a deposit arrived after the order expired", actor=actor,
-    )  # fmt: skip
+        order,
+        from_statuses=[Status.EXPIRED],
+        to_status=Status.REFUNDING,
+        reason="a deposit arrived after the order expired",
+        actor=actor,
+    )
 
 
 def _refunding(order: Order, actor: str) -> bool:
@@ -283,12 +307,14 @@ def refund_target(order: Order, deposit: DepositTx) -> str:
 def _hold_unattributed(order: Order, deposit: DepositTx, amount: int) -> None:
     """A refund with nowhere to go: held, listed in the admin ("unattributed deposits"), staff told once."""
     incident_record(
-        kind=Incident.Kind.UNATTRIBUTED, subject=f"order-deposit:{deposit.pk}", chain_id=deposit.chain,
+        kind=Incident.Kind.UNATTRIBUTED,
+        subject=f"order-deposit:{deposit.pk}",
+        chain_id=deposit.chain,
         summary=f"order {order.pk}: {amount} of {deposit.token_address or order.src_token_address} must be refunded, "
-                "but its sender is unknown (a contract's internal payment) and the order named no refundAddress: "
-                "held until staff enter an address (admin, unattributed deposits)",
+        "but its sender is unknown (a contract's internal payment) and the order named no refundAddress: "
+        "held until staff enter an address (admin, unattributed deposits)",
         details={"order": str(order.pk), "deposit": deposit.pk, "amount": str(amount)},
-    )  # fmt: skip
+    )
 
 
 def _refund(order: Order, deposit: DepositTx, amount: int, key: str) -> OutboxTx:
@@ -309,8 +335,14 @@ def _refund(order: Order, deposit: DepositTx, amount: int, key: str) -> OutboxTx
         if latest.finished_at and latest.finished_at > retry_after:
             return latest
         key = f"{key}:attempt{len(attempts) + 1}"
-    return outbox_transfer(key=key, chain_id=deposit.chain, signer="vault", amount=amount,
-                           token=deposit.token_address or order.src_token_address, to=refund_target(order, deposit))  # fmt: skip
+    return outbox_transfer(
+        key=key,
+        chain_id=deposit.chain,
+        signer="vault",
+        amount=amount,
+        token=deposit.token_address or order.src_token_address,
+        to=refund_target(order, deposit),
+    )
 
 
 def _uncounted_swept(order: Order, deposit: DepositTx, sweep: OutboxTx) -> bool:
@@ -318,8 +350,13 @@ def _uncounted_swept(order: Order, deposit: DepositTx, sweep: OutboxTx) -> bool:
     (by arrival): what a refund of it pays back must have arrived. If not (its transfer left the chain, or the
     database outlived a devnet), staff are told and the order waits (a sweep_short incident holds it)."""
     token = deposit.token_address or order.src_token_address
-    same = [d for d in order.deposit_txs.filter(pk__lte=deposit.pk, withdrawn_at__isnull=True, deposit__isnull=False)
-            if (d.token_address or order.src_token_address).lower() == token.lower()]  # fmt: skip
+    same = [
+        d
+        for d in order.deposit_txs.filter(
+            pk__lte=deposit.pk, withdrawn_at__isnull=True, deposit__isnull=False
+        )
+        if (d.token_address or order.src_token_address).lower() == token.lower()
+    ]
     keys = [f"order:{order.pk}:sweep", *(f"order:{order.pk}:sweep:{d.pk}" for d in same)]
     swept = [
         swept_of(tx, token) for tx in OutboxTx.objects.filter(key__in=keys, status=OutboxTx.Status.MINED)
@@ -330,11 +367,13 @@ def _uncounted_swept(order: Order, deposit: DepositTx, sweep: OutboxTx) -> bool:
     if total >= owed:
         return True
     incident_record(
-        kind=Incident.Kind.SWEEP_SHORT, subject=f"order:{order.pk}", chain_id=order.src_chain,
+        kind=Incident.Kind.SWEEP_SHORT,
+        subject=f"order:{order.pk}",
+        chain_id=order.src_chain,
         summary=f"order {order.pk}: its sweeps of {token} moved {total} of the {owed} its deposits brought; the "
-                f"refund of deposit {deposit.pk} is not paid out of the vault's own funds until staff resolve this",
+        f"refund of deposit {deposit.pk} is not paid out of the vault's own funds until staff resolve this",
         details={"deposit": deposit.pk, "sweep": sweep.key, "swept": str(total), "deposits": str(owed)},
-    )  # fmt: skip
+    )
     return False
 
 
@@ -365,10 +404,15 @@ def _refund_deposits(order: Order) -> list[RefundTx] | None:
         refund = None
         if tx.tx_hash:  # an attempt that reached the chain, whatever its outcome, is shown
             refund, _ = RefundTx.objects.get_or_create(
-                order=order, deposit=deposit, tx_hash=tx.tx_hash,
-                defaults={"chain": tx.chain_id, "amount": amount,
-                          "status": RefundTx.Status.SUCCESS if succeeded else RefundTx.Status.FAILURE},
-            )  # fmt: skip
+                order=order,
+                deposit=deposit,
+                tx_hash=tx.tx_hash,
+                defaults={
+                    "chain": tx.chain_id,
+                    "amount": amount,
+                    "status": RefundTx.Status.SUCCESS if succeeded else RefundTx.Status.FAILURE,
+                },
+            )
         if refund is None or not succeeded:
             logger.error(
                 "Order %s: refund %s failed (%s); it is tried again later", order.pk, tx.key, tx.error
@@ -393,9 +437,11 @@ def _refund_card(order: Order, deposit: DepositTx, amount: int) -> RefundTx | No
         )
         return None
     refund, _ = RefundTx.objects.get_or_create(
-        order=order, deposit=deposit, tx_hash=refund_id,
+        order=order,
+        deposit=deposit,
+        tx_hash=refund_id,
         defaults={"chain": deposit.chain, "amount": amount, "status": RefundTx.Status.SUCCESS},
-    )  # fmt: skip
+    )
     return refund
 
 
@@ -455,8 +501,12 @@ def settle_stuck_orders(*, limit: int = 200) -> int:
     )
     stuck = [order for order in orders_stuck()[:limit] if f"order:{order.pk}" not in held]
     for order in stuck:
-        logger.warning("Order %s has been %s since %s: settling it again", order.pk, order.status,
-                       order.status_changed_at.isoformat())  # fmt: skip
+        logger.warning(
+            "Order %s has been %s since %s: settling it again",
+            order.pk,
+            order.status,
+            order.status_changed_at.isoformat(),
+        )
         settle_order(order.pk)
     return len(stuck)
 

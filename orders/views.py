@@ -105,8 +105,12 @@ class CheckoutSessionExpireView(OrderAPIView):
 
 
 class OrderQuoteView(OrderAPIView):
-    @extend_schema(tags=["Orders"], request=QUOTE_REQUEST, examples=[examples.QUOTE],
-                   responses={200: responses.QUOTE_RESPONSE, 502: ERROR, **ERRORS})  # fmt: skip
+    @extend_schema(
+        tags=["Orders"],
+        request=QUOTE_REQUEST,
+        examples=[examples.QUOTE],
+        responses={200: responses.QUOTE_RESPONSE, 502: ERROR, **ERRORS},
+    )
     def post(self, request):
         serializer = quote_serializer_for(request.data)
         serializer.is_valid(raise_exception=True)

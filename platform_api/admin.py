@@ -140,8 +140,18 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
 @admin.register(QuickPayment)
 class QuickPaymentAdmin(admin.ModelAdmin):
-    list_display = ("id", "status", "organization", "chain_id", "token_address", "amount", "amount_received",
-                    "deposit_address", "expires_at", "paid_at")  # fmt: skip
+    list_display = (
+        "id",
+        "status",
+        "organization",
+        "chain_id",
+        "token_address",
+        "amount",
+        "amount_received",
+        "deposit_address",
+        "expires_at",
+        "paid_at",
+    )
     list_filter = ("status", "chain_id")
     list_select_related = ("organization",)
     search_fields = ("=id", "=deposit_address", "=recipient_address", "=tx_hash")
@@ -183,8 +193,18 @@ class PaymentLinkItemInline(admin.TabularInline):
 
 @admin.register(PaymentLink)
 class PaymentLinkAdmin(ReadOnlyAdmin):
-    list_display = ("name", "short_code", "organization", "amount", "chain_id", "current_uses", "max_uses",
-                    "is_active", "deleted_at", "created_at")  # fmt: skip
+    list_display = (
+        "name",
+        "short_code",
+        "organization",
+        "amount",
+        "chain_id",
+        "current_uses",
+        "max_uses",
+        "is_active",
+        "deleted_at",
+        "created_at",
+    )
     list_filter = ("is_active", "chain_id", "fee_on_top", "organization")
     search_fields = ("id", "name", "short_code", "organization__slug", "recipient_address")
     list_select_related = ("organization",)
@@ -193,8 +213,17 @@ class PaymentLinkAdmin(ReadOnlyAdmin):
 
 @admin.register(PlatformCheckoutSession)
 class PlatformCheckoutSessionAdmin(ReadOnlyAdmin):
-    list_display = ("id", "organization", "payment_link", "status", "amount", "chain_id", "tx_hash", "created_at",
-                    "expires_at")  # fmt: skip
+    list_display = (
+        "id",
+        "organization",
+        "payment_link",
+        "status",
+        "amount",
+        "chain_id",
+        "tx_hash",
+        "created_at",
+        "expires_at",
+    )
     list_filter = ("status", "chain_id", "organization")
     search_fields = ("id", "client_reference_id", "tx_hash", "payer_address", "payment_link__short_code")
     list_select_related = ("organization", "payment_link")
@@ -203,8 +232,17 @@ class PlatformCheckoutSessionAdmin(ReadOnlyAdmin):
 
 @admin.register(DiscountCode)
 class DiscountCodeAdmin(ReadOnlyAdmin):
-    list_display = ("code", "organization", "type", "value", "current_uses", "reserved_uses", "max_uses",
-                    "is_active", "expires_at")  # fmt: skip
+    list_display = (
+        "code",
+        "organization",
+        "type",
+        "value",
+        "current_uses",
+        "reserved_uses",
+        "max_uses",
+        "is_active",
+        "expires_at",
+    )
     list_filter = ("type", "is_active", "organization")
     search_fields = ("id", "code", "organization__slug")
     list_select_related = ("organization",)
@@ -212,8 +250,14 @@ class DiscountCodeAdmin(ReadOnlyAdmin):
 
 @admin.register(Customer)
 class CustomerAdmin(ReadOnlyAdmin):
-    list_display = ("wallet_address", "organization", "total_paid", "transaction_count", "last_payment_at",
-                    "erased_at")  # fmt: skip
+    list_display = (
+        "wallet_address",
+        "organization",
+        "total_paid",
+        "transaction_count",
+        "last_payment_at",
+        "erased_at",
+    )
     list_filter = ("organization",)
     search_fields = ("id", "wallet_address")
     list_select_related = ("organization",)
@@ -222,8 +266,18 @@ class CustomerAdmin(ReadOnlyAdmin):
 
 @admin.register(Transaction)
 class TransactionAdmin(ReadOnlyAdmin):
-    list_display = ("id", "organization", "status", "amount", "amount_usd", "chain_id", "source_chain_id",
-                    "tx_hash", "created_at", "completed_at")  # fmt: skip
+    list_display = (
+        "id",
+        "organization",
+        "status",
+        "amount",
+        "amount_usd",
+        "chain_id",
+        "source_chain_id",
+        "tx_hash",
+        "created_at",
+        "completed_at",
+    )
     list_filter = ("status", "chain_id", "source_chain_id", "organization")
     search_fields = ("id", "tx_hash", "from_address", "order_id", "session__id", "payment_link__short_code")
     list_select_related = ("organization",)
@@ -247,8 +301,16 @@ class NotificationSettingsAdmin(ReadOnlyAdmin):
 
 @admin.register(Widget)
 class WidgetAdmin(ReadOnlyAdmin):
-    list_display = ("name", "organization", "widget_type", "short_code", "is_active", "current_views", "page",
-                    "created_at")  # fmt: skip
+    list_display = (
+        "name",
+        "organization",
+        "widget_type",
+        "short_code",
+        "is_active",
+        "current_views",
+        "page",
+        "created_at",
+    )
     list_filter = ("widget_type", "is_active", "organization")
     search_fields = ("id", "name", "short_code", "organization__slug")
     list_select_related = ("organization",)

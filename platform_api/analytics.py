@@ -56,12 +56,22 @@ GROUP = ("payment_link_id", "chain_id", "token_address")
 
 
 def revenue_record(
-    *, organization_id: str, completed_at: datetime, payment_link_id: str | None, chain_id: int,
-    token_address: str, amount_usd: Decimal,
-) -> None:  # fmt: skip
+    *,
+    organization_id: str,
+    completed_at: datetime,
+    payment_link_id: str | None,
+    chain_id: int,
+    token_address: str,
+    amount_usd: Decimal,
+) -> None:
     """Add one completed payment to its day's rollup row; call it in the transaction that completes it."""
-    key = {"organization_id": organization_id, "day": completed_at.astimezone(UTC).date(),
-           "payment_link_id": payment_link_id or "", "chain_id": chain_id, "token_address": token_address}  # fmt: skip
+    key = {
+        "organization_id": organization_id,
+        "day": completed_at.astimezone(UTC).date(),
+        "payment_link_id": payment_link_id or "",
+        "chain_id": chain_id,
+        "token_address": token_address,
+    }
     add = {"transactions": F("transactions") + 1, "amount_usd": F("amount_usd") + amount_usd}
     if RevenueDay.objects.filter(**key).update(**add):
         return
@@ -91,15 +101,26 @@ def revenue_rebuild(*, organization: Organization | None = None) -> int:
         )
     rows = (
         completed.annotate(day=TruncDate("completed_at", tzinfo=UTC))
-        .values("organization_id", "day", *GROUP).annotate(n=Count("pk"), usd=sum_usd()).order_by()
-    )  # fmt: skip
+        .values("organization_id", "day", *GROUP)
+        .annotate(n=Count("pk"), usd=sum_usd())
+        .order_by()
+    )
     existing.delete()
     created = RevenueDay.objects.bulk_create(
-        (RevenueDay(organization_id=row["organization_id"], day=row["day"], payment_link_id=row["payment_link_id"] or "",
-                    chain_id=row["chain_id"], token_address=row["token_address"], transactions=row["n"],
-                    amount_usd=row["usd"] or Decimal(0)) for row in rows),
+        (
+            RevenueDay(
+                organization_id=row["organization_id"],
+                day=row["day"],
+                payment_link_id=row["payment_link_id"] or "",
+                chain_id=row["chain_id"],
+                token_address=row["token_address"],
+                transactions=row["n"],
+                amount_usd=row["usd"] or Decimal(0),
+            )
+            for row in rows
+        ),
         batch_size=1000,
-    )  # fmt: skip
+    )
     return len(created)
 
 
@@ -123,9 +144,12 @@ def _rolled(organization: Organization, since: datetime | None) -> list[dict[str
 def _edge(organization: Organization, since: datetime) -> list[dict[str, Any]]:
     """The same groups for the part of `since`'s UTC day after it, from the transactions (a short index range)."""
     return list(
-        _completed(organization).filter(completed_at__gte=since, completed_at__lt=_next_midnight(since))
-        .values(*GROUP).annotate(n=Count("pk"), usd=sum_usd()).order_by()
-    )  # fmt: skip
+        _completed(organization)
+        .filter(completed_at__gte=since, completed_at__lt=_next_midnight(since))
+        .values(*GROUP)
+        .annotate(n=Count("pk"), usd=sum_usd())
+        .order_by()
+    )
 
 
 def _daily(
@@ -134,12 +158,16 @@ def _daily(
     """(UTC day, count, USD) since `since`, oldest first: the rollup's whole days and the first day's `edge`."""
     series: dict[date, list] = {}
     if edge:
-        series[since.astimezone(UTC).date()] = [sum(row["n"] for row in edge),
-                                                sum((row["usd"] or Decimal(0) for row in edge), Decimal(0))]  # fmt: skip
+        series[since.astimezone(UTC).date()] = [
+            sum(row["n"] for row in edge),
+            sum((row["usd"] or Decimal(0) for row in edge), Decimal(0)),
+        ]
     rolled = (
         RevenueDay.objects.filter(organization=organization, day__gte=_next_midnight(since).date())
-        .values("day").annotate(n=Sum("transactions"), usd=sum_usd()).order_by()
-    )  # fmt: skip
+        .values("day")
+        .annotate(n=Sum("transactions"), usd=sum_usd())
+        .order_by()
+    )
     for row in rolled:
         series[row["day"]] = [row["n"], row["usd"] or Decimal(0)]
     return [(day, n, usd) for day, (n, usd) in sorted(series.items())]
@@ -201,64 +229,119 @@ def analytics_overview(
         "customers": {"total": customers["total"], "new_in_period": customers["new"]},
         "payment_links": {"total": links["total"], "active": links["active"]},
         "conversion_rate": round(funnel["done"] / funnel["total"], 4) if funnel["total"] else 0.0,
-        "daily": [{"date": day.isoformat(), "transactions": n, "revenue_usd": _money(usd)} for day, n, usd in daily],
-        "top_payment_links": [{"id": k, "name": names.get(k), "revenue_usd": _money(usd), "transactions": n}
-                              for k, n, usd in top_links],
+        "daily": [
+            {"date": day.isoformat(), "transactions": n, "revenue_usd": _money(usd)} for day, n, usd in daily
+        ],
+        "top_payment_links": [
+            {"id": k, "name": names.get(k), "revenue_usd": _money(usd), "transactions": n}
+            for k, n, usd in top_links
+        ],
         "top_tokens": [
-            {"symbol": getattr(registry.get((chain_id, address.lower())), "symbol", None), "address": address,
-             "chain_id": chain_id, "revenue_usd": _money(usd), "transactions": n}
+            {
+                "symbol": getattr(registry.get((chain_id, address.lower())), "symbol", None),
+                "address": address,
+                "chain_id": chain_id,
+                "revenue_usd": _money(usd),
+                "transactions": n,
+            }
             for (chain_id, address), n, usd in top_tokens
         ],
-        "top_chains": [{"chain_id": k, "name": getattr(chain_get(k), "name", None), "revenue_usd": _money(usd),
-                        "transactions": n} for k, n, usd in top_chains],
-    }  # fmt: skip
+        "top_chains": [
+            {
+                "chain_id": k,
+                "name": getattr(chain_get(k), "name", None),
+                "revenue_usd": _money(usd),
+                "transactions": n,
+            }
+            for k, n, usd in top_chains
+        ],
+    }
 
 
 def _ranked(name: str, fields: dict[str, serializers.Field]) -> serializers.Serializer:
     """A top-N row: what it is, its completed revenue and count in the period."""
-    return inline_serializer(name, {**fields, "revenue_usd": serializers.CharField(),
-                                    "transactions": serializers.IntegerField()}, many=True)  # fmt: skip
+    return inline_serializer(
+        name,
+        {**fields, "revenue_usd": serializers.CharField(), "transactions": serializers.IntegerField()},
+        many=True,
+    )
 
 
-OVERVIEW = inline_serializer("AnalyticsOverview", {
-    "object": serializers.CharField(default="analytics_overview"),
-    "period": serializers.ChoiceField(choices=list(PERIODS)),
-    "revenue": inline_serializer("AnalyticsRevenue", {
-        "period_usd": serializers.CharField(), "period_transactions": serializers.IntegerField(),
-        "all_time_usd": serializers.CharField(), "all_time_transactions": serializers.IntegerField(),
-    }),
-    "customers": inline_serializer("AnalyticsCustomers", {
-        "total": serializers.IntegerField(), "new_in_period": serializers.IntegerField(),
-    }),
-    "payment_links": inline_serializer("AnalyticsPaymentLinks", {
-        "total": serializers.IntegerField(), "active": serializers.IntegerField(),
-    }),
-    "conversion_rate": serializers.FloatField(help_text="Completed checkout sessions / sessions, in the period."),
-    "daily": inline_serializer("AnalyticsDay", {
-        "date": serializers.DateField(), "transactions": serializers.IntegerField(),
-        "revenue_usd": serializers.CharField(),
-    }, many=True),
-    "top_payment_links": _ranked("AnalyticsTopLink", {
-        "id": serializers.CharField(), "name": serializers.CharField(allow_null=True),
-    }),
-    "top_tokens": _ranked("AnalyticsTopToken", {
-        "symbol": serializers.CharField(allow_null=True), "address": serializers.CharField(),
-        "chain_id": serializers.IntegerField(),
-    }),
-    "top_chains": _ranked("AnalyticsTopChain", {
-        "chain_id": serializers.IntegerField(), "name": serializers.CharField(allow_null=True),
-    }),
-})  # fmt: skip
+OVERVIEW = inline_serializer(
+    "AnalyticsOverview",
+    {
+        "object": serializers.CharField(default="analytics_overview"),
+        "period": serializers.ChoiceField(choices=list(PERIODS)),
+        "revenue": inline_serializer(
+            "AnalyticsRevenue",
+            {
+                "period_usd": serializers.CharField(),
+                "period_transactions": serializers.IntegerField(),
+                "all_time_usd": serializers.CharField(),
+                "all_time_transactions": serializers.IntegerField(),
+            },
+        ),
+        "customers": inline_serializer(
+            "AnalyticsCustomers",
+            {
+                "total": serializers.IntegerField(),
+                "new_in_period": serializers.IntegerField(),
+            },
+        ),
+        "payment_links": inline_serializer(
+            "AnalyticsPaymentLinks",
+            {
+                "total": serializers.IntegerField(),
+                "active": serializers.IntegerField(),
+            },
+        ),
+        "conversion_rate": serializers.FloatField(
+            help_text="Completed checkout sessions / sessions, in the period."
+        ),
+        "daily": inline_serializer(
+            "AnalyticsDay",
+            {
+                "date": serializers.DateField(),
+                "transactions": serializers.IntegerField(),
+                "revenue_usd": serializers.CharField(),
+            },
+            many=True,
+        ),
+        "top_payment_links": _ranked(
+            "AnalyticsTopLink",
+            {
+                "id": serializers.CharField(),
+                "name": serializers.CharField(allow_null=True),
+            },
+        ),
+        "top_tokens": _ranked(
+            "AnalyticsTopToken",
+            {
+                "symbol": serializers.CharField(allow_null=True),
+                "address": serializers.CharField(),
+                "chain_id": serializers.IntegerField(),
+            },
+        ),
+        "top_chains": _ranked(
+            "AnalyticsTopChain",
+            {
+                "chain_id": serializers.IntegerField(),
+                "name": serializers.CharField(allow_null=True),
+            },
+        ),
+    },
+)
 
 
 class AnalyticsOverviewView(PlatformAPIView):
     @extend_schema(
-        operation_id="analytics_overview", tags=["Analytics"],
+        operation_id="analytics_overview",
+        tags=["Analytics"],
         parameters=[OpenApiParameter("period", str, enum=list(PERIODS), description="Default 30d.")],
         responses={200: OVERVIEW, **ERRORS},
         description="Revenue (completed payments, USD, by completion time), customers, links, the checkout "
         "conversion rate, a daily series (UTC days, the latest 90 at most) and the top links, tokens and chains.",
-    )  # fmt: skip
+    )
     def get(self, request):
         period = request.query_params.get("period") or "30d"
         if period not in PERIODS:

@@ -35,8 +35,19 @@ from platform_api.signals import record_write
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 
 PRODUCT_SORTS = ("created_at", "updated_at", "name")
-PRODUCT_FIELDS = ("name", "description", "product_type", "amount", "token_address", "chain_id",
-                  "recipient_address", "image_url", "metadata", "form_schema", "shipping_options")  # fmt: skip
+PRODUCT_FIELDS = (
+    "name",
+    "description",
+    "product_type",
+    "amount",
+    "token_address",
+    "chain_id",
+    "recipient_address",
+    "image_url",
+    "metadata",
+    "form_schema",
+    "shipping_options",
+)
 
 
 class ProductWriteSerializer(serializers.Serializer):
@@ -114,9 +125,11 @@ class OrganizationUpdateSerializer(serializers.Serializer):
     logo_url = https_url_field(required=False, allow_blank=True)
     website_url = https_url_field(required=False, allow_blank=True)
     redirect_domains = serializers.ListField(
-        child=StrictCharField(max_length=253), required=False, max_length=20,
+        child=StrictCharField(max_length=253),
+        required=False,
+        max_length=20,
         help_text="Host names such as `shop.example` (subdomains included), at most 20.",
-    )  # fmt: skip
+    )
     contact_email = serializers.EmailField(max_length=254, required=False, allow_blank=True)
     default_recipient_address = AddressField(required=False, allow_null=True)
     default_chain_id = SupportedChainIdField(required=False, allow_null=True)
@@ -161,8 +174,13 @@ def product_create(*, ctx: RequestContext, organization: Organization, data: dic
     values = merchant_services.fill_defaults(organization, _product_values(data))
     _check_product(values)
     product = Product.objects.create(organization=organization, **values)
-    record_write(ctx=ctx, event_type="product.created", resource_type="product", resource_id=product.id,
-                 status_code=201)  # fmt: skip
+    record_write(
+        ctx=ctx,
+        event_type="product.created",
+        resource_type="product",
+        resource_id=product.id,
+        status_code=201,
+    )
     return product
 
 
@@ -179,8 +197,13 @@ def product_update(*, ctx: RequestContext, product: Product, data: dict[str, Any
         setattr(product, name, value)
     product.updated_at = timezone.now()
     product.save()
-    record_write(ctx=ctx, event_type="product.updated", resource_type="product", resource_id=product.id,
-                 status_code=200)  # fmt: skip
+    record_write(
+        ctx=ctx,
+        event_type="product.updated",
+        resource_type="product",
+        resource_id=product.id,
+        status_code=200,
+    )
     return product
 
 
@@ -188,8 +211,13 @@ def product_update(*, ctx: RequestContext, product: Product, data: dict[str, Any
 def product_archive(*, ctx: RequestContext, product: Product) -> None:
     """Hidden from the default list and from new links; links made from it keep working."""
     Product.objects.filter(pk=product.pk).update(is_active=False, updated_at=timezone.now())
-    record_write(ctx=ctx, event_type="product.deleted", resource_type="product", resource_id=product.id,
-                 status_code=200)  # fmt: skip
+    record_write(
+        ctx=ctx,
+        event_type="product.deleted",
+        resource_type="product",
+        resource_id=product.id,
+        status_code=200,
+    )
 
 
 @transaction.atomic
@@ -197,8 +225,18 @@ def product_generate_link(*, ctx: RequestContext, product: Product, overrides: d
     """A payment link with the product's name, price, token, chain, recipient, image, form and shipping."""
     if not product.is_active:
         raise PlatformError.invalid_transition(f"product {product.id} is archived; it makes no new links.")
-    data = {name: getattr(product, name) for name in ("name", "description", "amount", "token_address", "chain_id",
-                                                       "recipient_address", "image_url")}  # fmt: skip
+    data = {
+        name: getattr(product, name)
+        for name in (
+            "name",
+            "description",
+            "amount",
+            "token_address",
+            "chain_id",
+            "recipient_address",
+            "image_url",
+        )
+    }
     data |= {
         "product_id": product.id,
         "form_schema": product.form_schema,
@@ -206,8 +244,9 @@ def product_generate_link(*, ctx: RequestContext, product: Product, overrides: d
     }
     serializer = PaymentLinkWriteSerializer(data={**_as_input(data), **overrides})
     serializer.is_valid(raise_exception=True)
-    return merchant_services.payment_link_create(ctx=ctx, organization=product.organization,
-                                                 data=serializer.validated_data)  # fmt: skip
+    return merchant_services.payment_link_create(
+        ctx=ctx, organization=product.organization, data=serializer.validated_data
+    )
 
 
 def _as_input(data: dict[str, Any]) -> dict[str, Any]:
@@ -238,8 +277,13 @@ def organization_update(
         merchant_services.check_token(chain, token, param="default_token_address")
     organization.updated_at = timezone.now()
     organization.save()
-    record_write(ctx=ctx, event_type="organization.updated", resource_type="organization",
-                 resource_id=organization.id, status_code=200)  # fmt: skip
+    record_write(
+        ctx=ctx,
+        event_type="organization.updated",
+        resource_type="organization",
+        resource_id=organization.id,
+        status_code=200,
+    )
     return organization
 
 
@@ -261,31 +305,51 @@ def product_list(*, organization: Organization, query):
 
 
 def _product(request, product_id: str) -> Product:
-    return scoped_get(Product.objects.all(), organization=request.auth.organization, resource_type="product",
-                      resource_id=product_id)  # fmt: skip
+    return scoped_get(
+        Product.objects.all(),
+        organization=request.auth.organization,
+        resource_type="product",
+        resource_id=product_id,
+    )
 
 
 class ProductCollectionView(PlatformAPIView):
     @extend_schema(
-        operation_id="products_list", tags=["Products"],
-        parameters=[*LIST_PARAMETERS, OpenApiParameter("sort", str, enum=list(PRODUCT_SORTS)),
-                    openapi.text("search", description="Part of the name."),
-                    OpenApiParameter("active", str, enum=["true", "false"],
-                                     description="Default true: archived products only with false."),
-                    OpenApiParameter("product_type", str, enum=Product.Type.values)],
+        operation_id="products_list",
+        tags=["Products"],
+        parameters=[
+            *LIST_PARAMETERS,
+            OpenApiParameter("sort", str, enum=list(PRODUCT_SORTS)),
+            openapi.text("search", description="Part of the name."),
+            OpenApiParameter(
+                "active",
+                str,
+                enum=["true", "false"],
+                description="Default true: archived products only with false.",
+            ),
+            OpenApiParameter("product_type", str, enum=Product.Type.values),
+        ],
         responses={200: list_of("ProductList", ProductSerializer(many=True)), **ERRORS},
-    )  # fmt: skip
+    )
     def get(self, request):
         products = product_list(organization=request.auth.organization, query=request.query_params)
         return render_list(request, products, ProductSerializer, PRODUCT_SORTS)
 
-    @extend_schema(operation_id="products_create", tags=["Products"], request=ProductWriteSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={201: ProductSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="products_create",
+        tags=["Products"],
+        request=ProductWriteSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: ProductSerializer, **ERRORS},
+    )
     def post(self, request):
         serializer = ProductWriteSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        product = product_create(ctx=RequestContext.from_request(request), organization=request.auth.organization,
-                                 data=serializer.validated_data)  # fmt: skip
+        product = product_create(
+            ctx=RequestContext.from_request(request),
+            organization=request.auth.organization,
+            data=serializer.validated_data,
+        )
         return Response(ProductSerializer(product).data, status=status.HTTP_201_CREATED)
 
 
@@ -296,18 +360,28 @@ class ProductDetailView(PlatformAPIView):
     def get(self, request, product_id: str):
         return Response(ProductSerializer(_product(request, product_id)).data)
 
-    @extend_schema(operation_id="products_update", tags=["Products"], request=ProductWriteSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={200: ProductSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="products_update",
+        tags=["Products"],
+        request=ProductWriteSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={200: ProductSerializer, **ERRORS},
+    )
     def patch(self, request, product_id: str):
         product = _product(request, product_id)
         serializer = ProductWriteSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        product = product_update(ctx=RequestContext.from_request(request), product=product,
-                                 data=serializer.validated_data)  # fmt: skip
+        product = product_update(
+            ctx=RequestContext.from_request(request), product=product, data=serializer.validated_data
+        )
         return Response(ProductSerializer(product).data)
 
-    @extend_schema(operation_id="products_delete", tags=["Products"], responses={200: deleted("ProductDeleted"), **ERRORS},
-                   description="Archives the product: hidden from the default list; its links keep working.")  # fmt: skip
+    @extend_schema(
+        operation_id="products_delete",
+        tags=["Products"],
+        responses={200: deleted("ProductDeleted"), **ERRORS},
+        description="Archives the product: hidden from the default list; its links keep working.",
+    )
     def delete(self, request, product_id: str):
         product = _product(request, product_id)
         product_archive(ctx=RequestContext.from_request(request), product=product)
@@ -315,9 +389,14 @@ class ProductDetailView(PlatformAPIView):
 
 
 class ProductGenerateLinkView(PlatformAPIView):
-    @extend_schema(operation_id="products_generate_link", tags=["Products"], request=PaymentLinkWriteSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={201: PaymentLinkDetailSerializer, **ERRORS},
-                   description="A payment link from the product; any link field in the body overrides the product's.")  # fmt: skip
+    @extend_schema(
+        operation_id="products_generate_link",
+        tags=["Products"],
+        request=PaymentLinkWriteSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: PaymentLinkDetailSerializer, **ERRORS},
+        description="A payment link from the product; any link field in the body overrides the product's.",
+    )
     def post(self, request, product_id: str):
         product = _product(request, product_id)
         overrides = request.data if isinstance(request.data, dict) else {}
@@ -330,18 +409,29 @@ class ProductGenerateLinkView(PlatformAPIView):
 class OrganizationView(PlatformAPIView):
     permissions_by_method = {"PATCH": Permission.ADMIN}
 
-    @extend_schema(operation_id="organization_retrieve", tags=["Organization"],
-                   responses={200: OrganizationSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="organization_retrieve",
+        tags=["Organization"],
+        responses={200: OrganizationSerializer, **ERRORS},
+    )
     def get(self, request):
         return Response(OrganizationSerializer(request.auth.organization).data)
 
-    @extend_schema(operation_id="organization_update", tags=["Organization"], request=OrganizationUpdateSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={200: OrganizationSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="organization_update",
+        tags=["Organization"],
+        request=OrganizationUpdateSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={200: OrganizationSerializer, **ERRORS},
+    )
     def patch(self, request):
         if isinstance(request.data, dict) and "slug" in request.data:
             raise PlatformError.invalid_field("slug", "'slug' is read-only.")
         serializer = OrganizationUpdateSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        organization = organization_update(ctx=RequestContext.from_request(request),
-                                           organization=request.auth.organization, data=serializer.validated_data)  # fmt: skip
+        organization = organization_update(
+            ctx=RequestContext.from_request(request),
+            organization=request.auth.organization,
+            data=serializer.validated_data,
+        )
         return Response(OrganizationSerializer(organization).data)

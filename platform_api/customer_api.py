@@ -89,8 +89,12 @@ def customer_list(*, organization: Organization, query) -> QuerySet[Customer]:
 
 
 def _get(request, customer_id: str) -> Customer:
-    return scoped_get(Customer.objects.all(), organization=request.auth.organization, resource_type="customer",
-                      resource_id=customer_id)  # fmt: skip
+    return scoped_get(
+        Customer.objects.all(),
+        organization=request.auth.organization,
+        resource_type="customer",
+        resource_id=customer_id,
+    )
 
 
 def _duplicate(wallet: str) -> PlatformError:
@@ -102,9 +106,12 @@ def customer_create(*, organization: Organization, data: dict[str, Any]) -> Cust
     try:
         with transaction.atomic():
             return Customer.objects.create(
-                organization=organization, wallet_address=wallet, name=data.get("name", ""),
-                email=data.get("email", ""), metadata=data.get("metadata") or {},
-            )  # fmt: skip
+                organization=organization,
+                wallet_address=wallet,
+                name=data.get("name", ""),
+                email=data.get("email", ""),
+                metadata=data.get("metadata") or {},
+            )
     except IntegrityError:
         raise _duplicate(wallet) from None
 
@@ -199,17 +206,26 @@ EXPORT_PARAMETERS = [OpenApiParameter("format", str, enum=["csv", "json"], descr
 
 class CustomerCollectionView(PlatformAPIView):
     @extend_schema(
-        operation_id="customers_list", tags=["Customers"],
-        parameters=[*LIST_PARAMETERS, OpenApiParameter("sort", str, enum=list(SORTS)),
-                    openapi.text("search", description="Part of the wallet, or the exact name or email.")],
+        operation_id="customers_list",
+        tags=["Customers"],
+        parameters=[
+            *LIST_PARAMETERS,
+            OpenApiParameter("sort", str, enum=list(SORTS)),
+            openapi.text("search", description="Part of the wallet, or the exact name or email."),
+        ],
         responses={200: list_of("CustomerList", CustomerSerializer(many=True)), **ERRORS},
-    )  # fmt: skip
+    )
     def get(self, request):
         customers = customer_list(organization=request.auth.organization, query=request.query_params)
         return render_list(request, customers, CustomerSerializer, SORTS)
 
-    @extend_schema(operation_id="customers_create", tags=["Customers"], request=CustomerWriteSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={201: CustomerSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="customers_create",
+        tags=["Customers"],
+        request=CustomerWriteSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: CustomerSerializer, **ERRORS},
+    )
     def post(self, request):
         serializer = CustomerWriteSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -218,13 +234,19 @@ class CustomerCollectionView(PlatformAPIView):
 
 
 class CustomerDetailView(PlatformAPIView):
-    @extend_schema(operation_id="customers_retrieve", tags=["Customers"],
-                   responses={200: CustomerSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="customers_retrieve", tags=["Customers"], responses={200: CustomerSerializer, **ERRORS}
+    )
     def get(self, request, customer_id: str):
         return Response(CustomerSerializer(_get(request, customer_id)).data)
 
-    @extend_schema(operation_id="customers_update", tags=["Customers"], request=CustomerUpdateSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={200: CustomerSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="customers_update",
+        tags=["Customers"],
+        request=CustomerUpdateSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={200: CustomerSerializer, **ERRORS},
+    )
     def patch(self, request, customer_id: str):
         customer = _get(request, customer_id)
         if isinstance(request.data, dict) and "wallet_address" in request.data:
@@ -235,9 +257,12 @@ class CustomerDetailView(PlatformAPIView):
             CustomerSerializer(customer_update(customer=customer, data=serializer.validated_data)).data
         )
 
-    @extend_schema(operation_id="customers_delete", tags=["Customers"],
-                   responses={200: deleted("CustomerDeleted"), **ERRORS},
-                   description="Erases the name, email and metadata; the wallet's payments stay.")  # fmt: skip
+    @extend_schema(
+        operation_id="customers_delete",
+        tags=["Customers"],
+        responses={200: deleted("CustomerDeleted"), **ERRORS},
+        description="Erases the name, email and metadata; the wallet's payments stay.",
+    )
     def delete(self, request, customer_id: str):
         customer = _get(request, customer_id)
         customer_erase(customer=customer)
@@ -245,18 +270,29 @@ class CustomerDetailView(PlatformAPIView):
 
 
 class CustomerTransactionsView(PlatformAPIView):
-    @extend_schema(operation_id="customers_transactions", tags=["Customers"], parameters=LIST_PARAMETERS,
-                   responses={200: list_of("CustomerTransactionList", TransactionSerializer(many=True)), **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="customers_transactions",
+        tags=["Customers"],
+        parameters=LIST_PARAMETERS,
+        responses={200: list_of("CustomerTransactionList", TransactionSerializer(many=True)), **ERRORS},
+    )
     def get(self, request, customer_id: str):
         customer = _get(request, customer_id)
         return render_list(request, customer.transactions.all(), TransactionSerializer, TRANSACTION_SORTS)
 
 
 class CustomerExportView(PlatformAPIView):
-    @extend_schema(operation_id="customers_export", tags=["Customers"], parameters=EXPORT_PARAMETERS,
-                   responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/json"): CustomerSerializer(many=True),
-                              **ERRORS},
-                   description="At most 10,000 customers, newest first, streamed.")  # fmt: skip
+    @extend_schema(
+        operation_id="customers_export",
+        tags=["Customers"],
+        parameters=EXPORT_PARAMETERS,
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/json"): CustomerSerializer(many=True),
+            **ERRORS,
+        },
+        description="At most 10,000 customers, newest first, streamed.",
+    )
     def get(self, request):
         fmt = _format(request)
         rows = Customer.objects.filter(organization=request.auth.organization).order_by("-created_at", "-pk")
@@ -265,10 +301,17 @@ class CustomerExportView(PlatformAPIView):
 
 
 class TransactionExportView(PlatformAPIView):
-    @extend_schema(operation_id="transactions_export", tags=["Transactions"], parameters=EXPORT_PARAMETERS,
-                   responses={(200, "text/csv"): OpenApiTypes.STR,
-                              (200, "application/json"): TransactionSerializer(many=True), **ERRORS},
-                   description="At most 50,000 transactions (the list's filters apply), newest first, streamed.")  # fmt: skip
+    @extend_schema(
+        operation_id="transactions_export",
+        tags=["Transactions"],
+        parameters=EXPORT_PARAMETERS,
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/json"): TransactionSerializer(many=True),
+            **ERRORS,
+        },
+        description="At most 50,000 transactions (the list's filters apply), newest first, streamed.",
+    )
     def get(self, request):
         fmt = _format(request)
         rows = selectors.transaction_list(organization=request.auth.organization, query=request.query_params)

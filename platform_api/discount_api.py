@@ -33,9 +33,15 @@ SORTS = ("created_at", "updated_at", "code", "current_uses")
 MAX_BATCH = 100
 
 
-@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1, "maximum": 2**256 - 1},
-                               {"type": "string", "pattern": "^[0-9]{1,78}$"}],
-                     "description": "Percent (1..100), or the smallest token unit; answered as a string."})  # fmt: skip
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "integer", "minimum": 1, "maximum": 2**256 - 1},
+            {"type": "string", "pattern": "^[0-9]{1,78}$"},
+        ],
+        "description": "Percent (1..100), or the smallest token unit; answered as a string.",
+    }
+)
 class DiscountValueField(serializers.Field):
     """A whole number, as a JSON number or a string of digits (a fixed value may pass 2**53)."""
 
@@ -127,8 +133,9 @@ def _duplicate(code: str) -> PlatformError:
 
 
 def _audit(ctx: RequestContext, event: str, code_id: str, status_code: int) -> None:
-    record_write(ctx=ctx, event_type=event, resource_type="discount_code", resource_id=code_id,
-                 status_code=status_code)  # fmt: skip
+    record_write(
+        ctx=ctx, event_type=event, resource_type="discount_code", resource_id=code_id, status_code=status_code
+    )
 
 
 def discount_code_create(
@@ -211,55 +218,82 @@ def discount_codes_batch(
 
 def _get(request, code_id: str) -> DiscountCode:
     return scoped_get(
-        DiscountCode.objects.filter(deleted_at__isnull=True), organization=request.auth.organization,
-        resource_type="discount_code", resource_id=code_id,
-    )  # fmt: skip
+        DiscountCode.objects.filter(deleted_at__isnull=True),
+        organization=request.auth.organization,
+        resource_type="discount_code",
+        resource_id=code_id,
+    )
 
 
 class DiscountCollectionView(PlatformAPIView):
     permissions_by_method = {"POST": Permission.ADMIN}
 
     @extend_schema(
-        operation_id="discount_codes_list", tags=["Discount codes"],
-        parameters=[*LIST_PARAMETERS, OpenApiParameter("sort", str, enum=list(SORTS)),
-                    openapi.text("payment_link_id", max_length=64), OpenApiParameter("active", str, enum=["true", "false"]),
-                    openapi.text("search", description="Part of the code.")],
+        operation_id="discount_codes_list",
+        tags=["Discount codes"],
+        parameters=[
+            *LIST_PARAMETERS,
+            OpenApiParameter("sort", str, enum=list(SORTS)),
+            openapi.text("payment_link_id", max_length=64),
+            OpenApiParameter("active", str, enum=["true", "false"]),
+            openapi.text("search", description="Part of the code."),
+        ],
         responses={200: list_of("DiscountCodeList", DiscountSerializer(many=True)), **ERRORS},
-    )  # fmt: skip
+    )
     def get(self, request):
         codes = discount_code_list(organization=request.auth.organization, query=request.query_params)
         return render_list(request, codes, DiscountSerializer, SORTS)
 
-    @extend_schema(operation_id="discount_codes_create", tags=["Discount codes"], request=DiscountWriteSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={201: DiscountSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="discount_codes_create",
+        tags=["Discount codes"],
+        request=DiscountWriteSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: DiscountSerializer, **ERRORS},
+    )
     def post(self, request):
         serializer = DiscountWriteSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        code = discount_code_create(ctx=RequestContext.from_request(request), organization=request.auth.organization,
-                                    data=serializer.validated_data)  # fmt: skip
+        code = discount_code_create(
+            ctx=RequestContext.from_request(request),
+            organization=request.auth.organization,
+            data=serializer.validated_data,
+        )
         return Response(DiscountSerializer(code).data, status=status.HTTP_201_CREATED)
 
 
 class DiscountDetailView(PlatformAPIView):
     permissions_by_method = {"PATCH": Permission.ADMIN, "DELETE": Permission.ADMIN}
 
-    @extend_schema(operation_id="discount_codes_retrieve", tags=["Discount codes"],
-                   responses={200: DiscountSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="discount_codes_retrieve",
+        tags=["Discount codes"],
+        responses={200: DiscountSerializer, **ERRORS},
+    )
     def get(self, request, code_id: str):
         return Response(DiscountSerializer(_get(request, code_id)).data)
 
-    @extend_schema(operation_id="discount_codes_update", tags=["Discount codes"], request=DiscountUpdateSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={200: DiscountSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="discount_codes_update",
+        tags=["Discount codes"],
+        request=DiscountUpdateSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={200: DiscountSerializer, **ERRORS},
+    )
     def patch(self, request, code_id: str):
         code = _get(request, code_id)
         serializer = DiscountUpdateSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        code = discount_code_update(ctx=RequestContext.from_request(request), code=code,
-                                    data=serializer.validated_data)  # fmt: skip
+        code = discount_code_update(
+            ctx=RequestContext.from_request(request), code=code, data=serializer.validated_data
+        )
         return Response(DiscountSerializer(code).data)
 
-    @extend_schema(operation_id="discount_codes_delete", tags=["Discount codes"],
-                   responses={200: deleted("DiscountCodeDeleted"), **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="discount_codes_delete",
+        tags=["Discount codes"],
+        responses={200: deleted("DiscountCodeDeleted"), **ERRORS},
+    )
     def delete(self, request, code_id: str):
         code = _get(request, code_id)
         discount_code_delete(ctx=RequestContext.from_request(request), code=code)
@@ -270,50 +304,85 @@ class DiscountValidateView(PlatformAPIView):
     permissions_by_method = {"POST": Permission.READ}
 
     @extend_schema(
-        operation_id="discount_codes_validate", tags=["Discount codes"], request=DiscountValidateSerializer,
-        responses={200: inline_serializer("DiscountValidation", {
-            "object": serializers.CharField(), "valid": serializers.BooleanField(),
-            "discount_code": DiscountSerializer(required=False), "discount_amount": serializers.CharField(required=False),
-            "final_amount": serializers.CharField(required=False), "reason": serializers.CharField(required=False),
-        }), **ERRORS},
+        operation_id="discount_codes_validate",
+        tags=["Discount codes"],
+        request=DiscountValidateSerializer,
+        responses={
+            200: inline_serializer(
+                "DiscountValidation",
+                {
+                    "object": serializers.CharField(),
+                    "valid": serializers.BooleanField(),
+                    "discount_code": DiscountSerializer(required=False),
+                    "discount_amount": serializers.CharField(required=False),
+                    "final_amount": serializers.CharField(required=False),
+                    "reason": serializers.CharField(required=False),
+                },
+            ),
+            **ERRORS,
+        },
         description="What a code would take off an amount; never uses the code up.",
-    )  # fmt: skip
+    )
     def post(self, request):
         serializer = DiscountValidateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            found = discount_evaluate(organization=request.auth.organization, code=data["code"],
-                                      payment_link_id=data.get("payment_link_id"), amount=data["amount"])  # fmt: skip
+            found = discount_evaluate(
+                organization=request.auth.organization,
+                code=data["code"],
+                payment_link_id=data.get("payment_link_id"),
+                amount=data["amount"],
+            )
         except DiscountRefused as refused:
             return Response({"object": "discount_validation", "valid": False, "reason": refused.reason})
-        return Response({
-            "object": "discount_validation", "valid": True, "discount_code": DiscountSerializer(found.code).data,
-            "discount_amount": str(found.amount), "final_amount": str(found.final(data["amount"])),
-        })  # fmt: skip
+        return Response(
+            {
+                "object": "discount_validation",
+                "valid": True,
+                "discount_code": DiscountSerializer(found.code).data,
+                "discount_amount": str(found.amount),
+                "final_amount": str(found.final(data["amount"])),
+            }
+        )
 
 
 class DiscountBatchView(PlatformAPIView):
     permissions_by_method = {"POST": Permission.ADMIN}
 
     @extend_schema(
-        operation_id="discount_codes_batch", tags=["Discount codes"], request=DiscountBatchSerializer,
+        operation_id="discount_codes_batch",
+        tags=["Discount codes"],
+        request=DiscountBatchSerializer,
         parameters=[IDEMPOTENCY_HEADER],
-        responses={200: inline_serializer("DiscountBatchResult", {
-            "object": serializers.CharField(), "created": DiscountSerializer(many=True),
-            "errors": inline_serializer("DiscountBatchError", {
-                "code": serializers.CharField(), "error": serializers.CharField(),
-            }, many=True),
-        }), **ERRORS},
+        responses={
+            200: inline_serializer(
+                "DiscountBatchResult",
+                {
+                    "object": serializers.CharField(),
+                    "created": DiscountSerializer(many=True),
+                    "errors": inline_serializer(
+                        "DiscountBatchError",
+                        {
+                            "code": serializers.CharField(),
+                            "error": serializers.CharField(),
+                        },
+                        many=True,
+                    ),
+                },
+            ),
+            **ERRORS,
+        },
         description="Create up to 100 codes with the same fields; each code that cannot be created is in `errors`.",
-    )  # fmt: skip
+    )
     def post(self, request):
         serializer = DiscountBatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         codes, errors = discount_codes_batch(
-            ctx=RequestContext.from_request(request), organization=request.auth.organization,
+            ctx=RequestContext.from_request(request),
+            organization=request.auth.organization,
             data=serializer.validated_data,
-        )  # fmt: skip
+        )
         created = [DiscountSerializer(code).data for code in codes]
         status_code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response({"object": "batch_result", "created": created, "errors": errors}, status=status_code)

@@ -69,8 +69,10 @@ def payment_link_list(*, organization: Organization, query) -> QuerySet[PaymentL
 def payment_link_get(*, organization: Organization, link_id: str) -> PaymentLink:
     return scoped_get(
         PaymentLink.objects.filter(deleted_at__isnull=True),
-        organization=organization, resource_type="payment_link", resource_id=link_id,
-    )  # fmt: skip
+        organization=organization,
+        resource_type="payment_link",
+        resource_id=link_id,
+    )
 
 
 def checkout_session_list(*, organization: Organization, query, link: PaymentLink | None = None) -> QuerySet:
@@ -99,8 +101,10 @@ def checkout_session_list(*, organization: Organization, query, link: PaymentLin
 def checkout_session_get(*, organization: Organization, session_id: str) -> PlatformCheckoutSession:
     return scoped_get(
         PlatformCheckoutSession.objects.select_related("discount_code"),
-        organization=organization, resource_type="checkout_session", resource_id=session_id,
-    )  # fmt: skip
+        organization=organization,
+        resource_type="checkout_session",
+        resource_id=session_id,
+    )
 
 
 def rate(part: int, whole: int) -> float:
@@ -123,16 +127,23 @@ def payment_link_stats(*, link: PaymentLink, days: int) -> dict[str, Any]:
             row["n"]
         )
     for row in (
-        sessions.annotate(day=TruncDate("created_at")).values("day")
+        sessions.annotate(day=TruncDate("created_at"))
+        .values("day")
         .annotate(n=Count("pk"), done=Count("pk", filter=Q(status="completed")))
-    ):  # fmt: skip
+    ):
         entry = daily.setdefault(row["day"].isoformat(), {"views": 0, "sessions": 0, "completions": 0})
         entry["sessions"], entry["completions"] = row["n"], row["done"]
     utm = [
-        {"utm_source": row["utm_source"] or None, "utm_medium": row["utm_medium"] or None,
-         "utm_campaign": row["utm_campaign"] or None, "views": row["n"]}
-        for row in visits.values("utm_source", "utm_medium", "utm_campaign").annotate(n=Count("pk")).order_by("-n")[:50]
-    ]  # fmt: skip
+        {
+            "utm_source": row["utm_source"] or None,
+            "utm_medium": row["utm_medium"] or None,
+            "utm_campaign": row["utm_campaign"] or None,
+            "views": row["n"],
+        }
+        for row in visits.values("utm_source", "utm_medium", "utm_campaign")
+        .annotate(n=Count("pk"))
+        .order_by("-n")[:50]
+    ]
     revenue = Transaction.objects.filter(
         payment_link=link, status="completed", completed_at__gte=since
     ).aggregate(usd=sum_usd())["usd"]
@@ -184,8 +195,10 @@ def transaction_list(*, organization: Organization, query) -> QuerySet[Transacti
 def transaction_get(*, organization: Organization, transaction_id: str) -> Transaction:
     return scoped_get(
         Transaction.objects.all(),
-        organization=organization, resource_type="transaction", resource_id=transaction_id,
-    )  # fmt: skip
+        organization=organization,
+        resource_type="transaction",
+        resource_id=transaction_id,
+    )
 
 
 def transaction_stats(*, organization: Organization) -> dict[str, Any]:
@@ -193,9 +206,10 @@ def transaction_stats(*, organization: Organization) -> dict[str, Any]:
     rows = Transaction.objects.filter(organization=organization)
     by_status = {row["status"]: row for row in rows.values("status").annotate(n=Count("pk"), usd=sum_usd())}
     day = rows.filter(created_at__gte=timezone.now() - timedelta(hours=24)).aggregate(
-        n=Count("pk"), done=Count("pk", filter=Q(status="completed")),
+        n=Count("pk"),
+        done=Count("pk", filter=Q(status="completed")),
         usd=sum_usd(filter=Q(status="completed")),
-    )  # fmt: skip
+    )
     count = {status: by_status.get(status, {}).get("n", 0) for status in Transaction.Status.values}
     volume = by_status.get("completed", {}).get("usd") or Decimal(0)
     return {

@@ -129,9 +129,11 @@ class PaymentLinkWriteSerializer(serializers.Serializer):
     product_id = StrictCharField(max_length=32, required=False, allow_null=True)
     image_url = https_url_field(required=False, allow_blank=True)
     theme_color = serializers.RegexField(
-        r"^#[0-9a-fA-F]{6}$", required=False, allow_blank=True,
+        r"^#[0-9a-fA-F]{6}$",
+        required=False,
+        allow_blank=True,
         error_messages={"invalid": "Must be a colour such as #1a2b3c."},
-    )  # fmt: skip
+    )
     button_text = StrictCharField(max_length=50, required=False)
     max_uses = StrictIntegerField(required=False, allow_null=True, min_value=1, max_value=2_000_000_000)
     expires_at = EpochMillisField(required=False, allow_null=True)
@@ -159,10 +161,12 @@ class PaymentLinkWriteSerializer(serializers.Serializer):
 class PaymentLinkUpdateSerializer(PaymentLinkWriteSerializer):
     is_active = StrictBooleanField(required=False)
     items = LinkItemSerializer(
-        many=True, required=False, max_length=MAX_ITEMS,
+        many=True,
+        required=False,
+        max_length=MAX_ITEMS,
         help_text="Replaces every item of the link (an empty list removes them); "
         "/payment-links/{id}/items adds or removes one.",
-    )  # fmt: skip
+    )
 
     def to_internal_value(self, data):
         values = super().to_internal_value(data)
@@ -308,8 +312,15 @@ class PlatformSessionSerializer(serializers.Serializer):
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        for name in ("success_url", "cancel_url", "client_reference_id", "customer_email", "customer_name",
-                     "tx_hash", "payer_address"):  # fmt: skip
+        for name in (
+            "success_url",
+            "cancel_url",
+            "client_reference_id",
+            "customer_email",
+            "customer_name",
+            "tx_hash",
+            "payer_address",
+        ):
             data[name] = data[name] or None
         return data
 

@@ -22,17 +22,39 @@ from platform_api.signals import payment_link_deleted, record_write
 
 AMOUNT_BOUNDS = ("min_amount", "max_amount", "suggested_amount")
 LINK_FIELDS = (
-    "name", "description", "token_address", "chain_id", "recipient_address", "amount", *AMOUNT_BOUNDS,
-    "product_id", "image_url", "theme_color", "button_text", "max_uses", "expires_at", "form_schema",
-    "shipping_options", "collect_shipping_address", "return_url", "return_label", "branding", "fee_on_top",
-)  # fmt: skip
+    "name",
+    "description",
+    "token_address",
+    "chain_id",
+    "recipient_address",
+    "amount",
+    *AMOUNT_BOUNDS,
+    "product_id",
+    "image_url",
+    "theme_color",
+    "button_text",
+    "max_uses",
+    "expires_at",
+    "form_schema",
+    "shipping_options",
+    "collect_shipping_address",
+    "return_url",
+    "return_label",
+    "branding",
+    "fee_on_top",
+)
 
 
 def _audit(
     ctx: RequestContext, event_type: str, resource_type: str, resource_id: str, status_code: int
 ) -> None:
-    record_write(ctx=ctx, event_type=event_type, resource_type=resource_type, resource_id=resource_id,
-                 status_code=status_code)  # fmt: skip
+    record_write(
+        ctx=ctx,
+        event_type=event_type,
+        resource_type=resource_type,
+        resource_id=resource_id,
+        status_code=status_code,
+    )
 
 
 def check_token(chain_id: int, token_address: str, *, param: str = "token_address") -> None:
@@ -60,8 +82,11 @@ def check_product(organization: Organization, product_id: str | None, param: str
         raise PlatformError.invalid_field(param, f"'{param}': no product {product_id}.")
 
 
-DEFAULTS = {"token_address": "default_token_address", "chain_id": "default_chain_id",
-            "recipient_address": "default_recipient_address"}  # fmt: skip
+DEFAULTS = {
+    "token_address": "default_token_address",
+    "chain_id": "default_chain_id",
+    "recipient_address": "default_recipient_address",
+}
 
 
 def fill_defaults(organization: Organization, values: dict[str, Any]) -> dict[str, Any]:
@@ -208,10 +233,20 @@ def payment_link_duplicate(
     items = overrides.get("items")
     if items is None:
         items = [
-            {name: getattr(item, name) for name in
-             ("name", "amount", "quantity", "description", "image_url", "sort_order", "product_id")}
+            {
+                name: getattr(item, name)
+                for name in (
+                    "name",
+                    "amount",
+                    "quantity",
+                    "description",
+                    "image_url",
+                    "sort_order",
+                    "product_id",
+                )
+            }
             for item in link.items.all()
-        ]  # fmt: skip
+        ]
     _create_items(copy, list(items))
     _audit(ctx, "payment_link.created", "payment_link", copy.id, 201)
     return copy

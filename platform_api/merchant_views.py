@@ -34,16 +34,27 @@ MAX_DAYS = 365
 
 
 def list_of(name: str, item) -> serializers.Serializer:
-    return inline_serializer(name, {
-        "object": serializers.CharField(default="list"), "data": item, "has_more": serializers.BooleanField(),
-        "total_count": serializers.IntegerField(), "url": serializers.CharField(),
-    })  # fmt: skip
+    return inline_serializer(
+        name,
+        {
+            "object": serializers.CharField(default="list"),
+            "data": item,
+            "has_more": serializers.BooleanField(),
+            "total_count": serializers.IntegerField(),
+            "url": serializers.CharField(),
+        },
+    )
 
 
 def deleted(name: str) -> serializers.Serializer:
-    return inline_serializer(name, {
-        "object": serializers.CharField(), "id": serializers.CharField(), "deleted": serializers.BooleanField(),
-    })  # fmt: skip
+    return inline_serializer(
+        name,
+        {
+            "object": serializers.CharField(),
+            "id": serializers.CharField(),
+            "deleted": serializers.BooleanField(),
+        },
+    )
 
 
 def render_list(request, queryset, serializer_class, sort_fields):
@@ -62,7 +73,8 @@ class PaymentLinkViewMixin:
 
 class PaymentLinkCollectionView(PaymentLinkViewMixin, PlatformAPIView):
     @extend_schema(
-        operation_id="payment_links_list", tags=["Payment links"],
+        operation_id="payment_links_list",
+        tags=["Payment links"],
         parameters=[
             *LIST_PARAMETERS,
             OpenApiParameter("sort", str, enum=list(LINK_SORTS), description="Default created_at."),
@@ -70,33 +82,47 @@ class PaymentLinkCollectionView(PaymentLinkViewMixin, PlatformAPIView):
             OpenApiParameter("active", str, enum=["true", "false"]),
         ],
         responses={200: list_of("PaymentLinkList", PaymentLinkSerializer(many=True)), **ERRORS},
-    )  # fmt: skip
+    )
     def get(self, request):
         links = selectors.payment_link_list(
             organization=request.auth.organization, query=request.query_params
         )
         return render_list(request, links, PaymentLinkSerializer, LINK_SORTS)
 
-    @extend_schema(operation_id="payment_links_create", tags=["Payment links"], request=PaymentLinkWriteSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={201: PaymentLinkDetailSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="payment_links_create",
+        tags=["Payment links"],
+        request=PaymentLinkWriteSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: PaymentLinkDetailSerializer, **ERRORS},
+    )
     def post(self, request):
         serializer = PaymentLinkWriteSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         link = services.payment_link_create(
-            ctx=RequestContext.from_request(request), organization=request.auth.organization,
+            ctx=RequestContext.from_request(request),
+            organization=request.auth.organization,
             data=serializer.validated_data,
-        )  # fmt: skip
+        )
         return Response(PaymentLinkDetailSerializer(link).data, status=status.HTTP_201_CREATED)
 
 
 class PaymentLinkDetailView(PaymentLinkViewMixin, PlatformAPIView):
-    @extend_schema(operation_id="payment_links_retrieve", tags=["Payment links"],
-                   responses={200: PaymentLinkDetailSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="payment_links_retrieve",
+        tags=["Payment links"],
+        responses={200: PaymentLinkDetailSerializer, **ERRORS},
+    )
     def get(self, request, link_id: str):
         return Response(PaymentLinkDetailSerializer(self.get_link(link_id)).data)
 
-    @extend_schema(operation_id="payment_links_update", tags=["Payment links"], request=PaymentLinkUpdateSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={200: PaymentLinkDetailSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="payment_links_update",
+        tags=["Payment links"],
+        request=PaymentLinkUpdateSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={200: PaymentLinkDetailSerializer, **ERRORS},
+    )
     def patch(self, request, link_id: str):
         link = self.get_link(link_id)
         serializer = PaymentLinkUpdateSerializer(data=request.data, partial=True)
@@ -106,8 +132,11 @@ class PaymentLinkDetailView(PaymentLinkViewMixin, PlatformAPIView):
         )
         return Response(PaymentLinkDetailSerializer(link).data)
 
-    @extend_schema(operation_id="payment_links_delete", tags=["Payment links"],
-                   responses={200: deleted("PaymentLinkDeleted"), **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="payment_links_delete",
+        tags=["Payment links"],
+        responses={200: deleted("PaymentLinkDeleted"), **ERRORS},
+    )
     def delete(self, request, link_id: str):
         link = self.get_link(link_id)
         services.payment_link_delete(ctx=RequestContext.from_request(request), link=link)
@@ -115,9 +144,14 @@ class PaymentLinkDetailView(PaymentLinkViewMixin, PlatformAPIView):
 
 
 class PaymentLinkDuplicateView(PaymentLinkViewMixin, PlatformAPIView):
-    @extend_schema(operation_id="payment_links_duplicate", tags=["Payment links"], request=PaymentLinkWriteSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={201: PaymentLinkDetailSerializer, **ERRORS},
-                   description="A copy of the link and its items; any field of the body overrides the copy's.")  # fmt: skip
+    @extend_schema(
+        operation_id="payment_links_duplicate",
+        tags=["Payment links"],
+        request=PaymentLinkWriteSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: PaymentLinkDetailSerializer, **ERRORS},
+        description="A copy of the link and its items; any field of the body overrides the copy's.",
+    )
     def post(self, request, link_id: str):
         link = self.get_link(link_id)
         serializer = PaymentLinkWriteSerializer(data=request.data or {}, partial=True)
@@ -130,10 +164,14 @@ class PaymentLinkDuplicateView(PaymentLinkViewMixin, PlatformAPIView):
 
 class PaymentLinkSessionsView(PaymentLinkViewMixin, PlatformAPIView):
     @extend_schema(
-        operation_id="payment_links_sessions", tags=["Payment links"],
-        parameters=[*LIST_PARAMETERS, OpenApiParameter("status", str, enum=["active", "completed", "expired"])],
+        operation_id="payment_links_sessions",
+        tags=["Payment links"],
+        parameters=[
+            *LIST_PARAMETERS,
+            OpenApiParameter("status", str, enum=["active", "completed", "expired"]),
+        ],
         responses={200: list_of("PaymentLinkSessionList", PlatformSessionSerializer(many=True)), **ERRORS},
-    )  # fmt: skip
+    )
     def get(self, request, link_id: str):
         link = self.get_link(link_id)
         sessions = selectors.checkout_session_list(
@@ -148,24 +186,48 @@ def _days(request) -> int:
 
 class PaymentLinkStatsView(PaymentLinkViewMixin, PlatformAPIView):
     @extend_schema(
-        operation_id="payment_links_stats", tags=["Payment links"],
+        operation_id="payment_links_stats",
+        tags=["Payment links"],
         parameters=[openapi.integer("days", minimum=1, maximum=MAX_DAYS, description="Default 30.")],
-        responses={200: inline_serializer("PaymentLinkStats", {
-            "object": serializers.CharField(), "payment_link_id": serializers.CharField(),
-            "days": serializers.IntegerField(), "views": serializers.IntegerField(),
-            "sessions": serializers.IntegerField(), "completions": serializers.IntegerField(),
-            "view_to_session_rate": serializers.FloatField(), "session_to_completion_rate": serializers.FloatField(),
-            "conversion_rate": serializers.FloatField(), "revenue_usd": serializers.CharField(),
-            "daily": inline_serializer("PaymentLinkStatsDay", {
-                "date": serializers.DateField(), "views": serializers.IntegerField(),
-                "sessions": serializers.IntegerField(), "completions": serializers.IntegerField(),
-            }, many=True),
-            "utm": inline_serializer("PaymentLinkStatsUtm", {
-                "utm_source": serializers.CharField(allow_null=True), "utm_medium": serializers.CharField(allow_null=True),
-                "utm_campaign": serializers.CharField(allow_null=True), "views": serializers.IntegerField(),
-            }, many=True),
-        }), **ERRORS},
-    )  # fmt: skip
+        responses={
+            200: inline_serializer(
+                "PaymentLinkStats",
+                {
+                    "object": serializers.CharField(),
+                    "payment_link_id": serializers.CharField(),
+                    "days": serializers.IntegerField(),
+                    "views": serializers.IntegerField(),
+                    "sessions": serializers.IntegerField(),
+                    "completions": serializers.IntegerField(),
+                    "view_to_session_rate": serializers.FloatField(),
+                    "session_to_completion_rate": serializers.FloatField(),
+                    "conversion_rate": serializers.FloatField(),
+                    "revenue_usd": serializers.CharField(),
+                    "daily": inline_serializer(
+                        "PaymentLinkStatsDay",
+                        {
+                            "date": serializers.DateField(),
+                            "views": serializers.IntegerField(),
+                            "sessions": serializers.IntegerField(),
+                            "completions": serializers.IntegerField(),
+                        },
+                        many=True,
+                    ),
+                    "utm": inline_serializer(
+                        "PaymentLinkStatsUtm",
+                        {
+                            "utm_source": serializers.CharField(allow_null=True),
+                            "utm_medium": serializers.CharField(allow_null=True),
+                            "utm_campaign": serializers.CharField(allow_null=True),
+                            "views": serializers.IntegerField(),
+                        },
+                        many=True,
+                    ),
+                },
+            ),
+            **ERRORS,
+        },
+    )
     def get(self, request, link_id: str):
         return Response(selectors.payment_link_stats(link=self.get_link(link_id), days=_days(request)))
 
@@ -196,25 +258,44 @@ class VisitSerializer(serializers.Serializer):
 
 class PaymentLinkVisitorsView(PaymentLinkViewMixin, PlatformAPIView):
     @extend_schema(
-        operation_id="payment_links_visitors", tags=["Payment links"],
-        parameters=[*LIST_PARAMETERS, openapi.integer("days", minimum=1, maximum=MAX_DAYS, description="Default 30.")],
+        operation_id="payment_links_visitors",
+        tags=["Payment links"],
+        parameters=[
+            *LIST_PARAMETERS,
+            openapi.integer("days", minimum=1, maximum=MAX_DAYS, description="Default 30."),
+        ],
         responses={200: list_of("PaymentLinkVisitorList", VisitSerializer(many=True)), **ERRORS},
-    )  # fmt: skip
+    )
     def get(self, request, link_id: str):
         visits = selectors.payment_link_visitors(link=self.get_link(link_id), days=_days(request))
         return render_list(request, visits, VisitSerializer, ("created_at",))
 
 
 class PaymentLinkItemsView(PaymentLinkViewMixin, PlatformAPIView):
-    @extend_schema(operation_id="payment_link_items_list", tags=["Payment links"],
-                   responses={200: list_of("PaymentLinkItemList", PaymentLinkItemSerializer(many=True)), **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="payment_link_items_list",
+        tags=["Payment links"],
+        responses={200: list_of("PaymentLinkItemList", PaymentLinkItemSerializer(many=True)), **ERRORS},
+    )
     def get(self, request, link_id: str):
         items = list(self.get_link(link_id).items.all())
-        return Response({"object": "list", "data": PaymentLinkItemSerializer(items, many=True).data,
-                         "has_more": False, "total_count": len(items), "url": request.path})  # fmt: skip
+        return Response(
+            {
+                "object": "list",
+                "data": PaymentLinkItemSerializer(items, many=True).data,
+                "has_more": False,
+                "total_count": len(items),
+                "url": request.path,
+            }
+        )
 
-    @extend_schema(operation_id="payment_link_items_create", tags=["Payment links"], request=LinkItemSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={201: PaymentLinkItemSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="payment_link_items_create",
+        tags=["Payment links"],
+        request=LinkItemSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: PaymentLinkItemSerializer, **ERRORS},
+    )
     def post(self, request, link_id: str):
         link = self.get_link(link_id)
         serializer = LinkItemSerializer(data=request.data)
@@ -226,8 +307,11 @@ class PaymentLinkItemsView(PaymentLinkViewMixin, PlatformAPIView):
 
 
 class PaymentLinkItemDetailView(PaymentLinkViewMixin, PlatformAPIView):
-    @extend_schema(operation_id="payment_link_items_delete", tags=["Payment links"],
-                   responses={200: deleted("PaymentLinkItemDeleted"), **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="payment_link_items_delete",
+        tags=["Payment links"],
+        responses={200: deleted("PaymentLinkItemDeleted"), **ERRORS},
+    )
     def delete(self, request, link_id: str, item_id: str):
         link = self.get_link(link_id)
         services.payment_link_item_delete(
@@ -238,26 +322,37 @@ class PaymentLinkItemDetailView(PaymentLinkViewMixin, PlatformAPIView):
 
 class TransactionCollectionView(PlatformAPIView):
     @extend_schema(
-        operation_id="transactions_list", tags=["Transactions"],
+        operation_id="transactions_list",
+        tags=["Transactions"],
         parameters=[
             *LIST_PARAMETERS,
             OpenApiParameter("sort", str, enum=list(TRANSACTION_SORTS), description="Default created_at."),
             OpenApiParameter("status", str, enum=["pending", "confirming", "completed", "failed"]),
-            openapi.integer("chain_id", minimum=1, maximum=10**18 - 1, description="Where the merchant is paid."),
-            openapi.text("customer_id", max_length=64), openapi.text("payment_link_id", max_length=64),
-            openapi.integer("from", minimum=0, maximum=MAX_MILLIS, description="Created at or after (ms since the epoch)."),
-            openapi.integer("to", minimum=0, maximum=MAX_MILLIS, description="Created at or before (ms since the epoch)."),
+            openapi.integer(
+                "chain_id", minimum=1, maximum=10**18 - 1, description="Where the merchant is paid."
+            ),
+            openapi.text("customer_id", max_length=64),
+            openapi.text("payment_link_id", max_length=64),
+            openapi.integer(
+                "from", minimum=0, maximum=MAX_MILLIS, description="Created at or after (ms since the epoch)."
+            ),
+            openapi.integer(
+                "to", minimum=0, maximum=MAX_MILLIS, description="Created at or before (ms since the epoch)."
+            ),
         ],
         responses={200: list_of("TransactionList", TransactionSerializer(many=True)), **ERRORS},
-    )  # fmt: skip
+    )
     def get(self, request):
         rows = selectors.transaction_list(organization=request.auth.organization, query=request.query_params)
         return render_list(request, rows, TransactionSerializer, TRANSACTION_SORTS)
 
 
 class TransactionDetailView(PlatformAPIView):
-    @extend_schema(operation_id="transactions_retrieve", tags=["Transactions"],
-                   responses={200: TransactionSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="transactions_retrieve",
+        tags=["Transactions"],
+        responses={200: TransactionSerializer, **ERRORS},
+    )
     def get(self, request, transaction_id: str):
         row = selectors.transaction_get(organization=request.auth.organization, transaction_id=transaction_id)
         return Response(TransactionSerializer(row).data)
@@ -265,19 +360,34 @@ class TransactionDetailView(PlatformAPIView):
 
 class TransactionStatsView(PlatformAPIView):
     @extend_schema(
-        operation_id="transactions_stats", tags=["Transactions"],
-        responses={200: inline_serializer("TransactionStats", {
-            "object": serializers.CharField(), "total_transactions": serializers.IntegerField(),
-            "completed_transactions": serializers.IntegerField(), "failed_transactions": serializers.IntegerField(),
-            "pending_transactions": serializers.IntegerField(), "total_volume_usd": serializers.CharField(),
-            "last_24h": inline_serializer("TransactionStatsDay", {
-                "transactions": serializers.IntegerField(), "completed": serializers.IntegerField(),
-                "volume_usd": serializers.CharField(),
-            }),
-            "status_breakdown": inline_serializer("TransactionStatusBreakdown", {
-                status: serializers.IntegerField() for status in Transaction.Status.values
-            }),
-        }), **ERRORS},
-    )  # fmt: skip
+        operation_id="transactions_stats",
+        tags=["Transactions"],
+        responses={
+            200: inline_serializer(
+                "TransactionStats",
+                {
+                    "object": serializers.CharField(),
+                    "total_transactions": serializers.IntegerField(),
+                    "completed_transactions": serializers.IntegerField(),
+                    "failed_transactions": serializers.IntegerField(),
+                    "pending_transactions": serializers.IntegerField(),
+                    "total_volume_usd": serializers.CharField(),
+                    "last_24h": inline_serializer(
+                        "TransactionStatsDay",
+                        {
+                            "transactions": serializers.IntegerField(),
+                            "completed": serializers.IntegerField(),
+                            "volume_usd": serializers.CharField(),
+                        },
+                    ),
+                    "status_breakdown": inline_serializer(
+                        "TransactionStatusBreakdown",
+                        {status: serializers.IntegerField() for status in Transaction.Status.values},
+                    ),
+                },
+            ),
+            **ERRORS,
+        },
+    )
     def get(self, request):
         return Response(selectors.transaction_stats(organization=request.auth.organization))

@@ -235,20 +235,24 @@ def quick_payment_withdraw_deposit(*, payment_id: str, deposit_id: int) -> None:
     counted = int(item.counted)
     QuickPaymentDeposit.objects.filter(pk=item.pk).update(counted=0, refund=0)
     sent = OutboxTx.objects.filter(
-        key__in=[f"quickpay:{payment_id}:payout", f"quickpay:{payment_id}:refund:{deposit_id}",
-                 f"quickpay:{payment_id}:return:{deposit_id}"]
-    ).exists()  # fmt: skip
+        key__in=[
+            f"quickpay:{payment_id}:payout",
+            f"quickpay:{payment_id}:refund:{deposit_id}",
+            f"quickpay:{payment_id}:return:{deposit_id}",
+        ]
+    ).exists()
     if payment.status == QuickPayment.Status.AWAITING_PAYMENT and not sent:
         payment.amount_received = str(int(payment.amount_received) - counted)
         payment.save(update_fields=["amount_received"])
         return
     incident_record(
-        kind=Incident.Kind.DEPOSIT_REORGED, subject=f"{QUICK_PAYMENT_OWNER}:{payment_id}",
+        kind=Incident.Kind.DEPOSIT_REORGED,
+        subject=f"{QUICK_PAYMENT_OWNER}:{payment_id}",
         chain_id=payment.chain_id,
         summary=f"quick payment {payment_id} ({payment.status}): a deposit it counted or was returning was taken "
-                "off the chain by a reorg; nothing more is sent for it until staff resolve this",
+        "off the chain by a reorg; nothing more is sent for it until staff resolve this",
         details={"deposit": deposit_id, "counted": str(counted)},
-    )  # fmt: skip
+    )
 
 
 def quick_payments_expire(*, now: datetime | None = None) -> int:

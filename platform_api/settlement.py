@@ -31,8 +31,9 @@ MINED = OutboxTx.Status.MINED
 
 
 def _sweep(payment: QuickPayment, token: str, key: str) -> OutboxTx:
-    return outbox_sweep(key=key, chain_id=payment.chain_id, kind=QUICK_PAYMENT_OWNER, identifier=payment.id,
-                        token=token)  # fmt: skip
+    return outbox_sweep(
+        key=key, chain_id=payment.chain_id, kind=QUICK_PAYMENT_OWNER, identifier=payment.id, token=token
+    )
 
 
 def _pay(payment: QuickPayment, *, token: str, to: str, amount: int, key: str) -> OutboxTx:
@@ -71,8 +72,13 @@ def quick_payment_settle(payment_id: str) -> dict[str, str]:
         ):
             return sent
     if main_sweep is not None and main_sweep.status == MINED and payment.status == QuickPayment.Status.PAID:
-        tx = _pay(payment, token=payment.token_address, to=payment.recipient_address, amount=int(payment.amount),
-                  key=f"quickpay:{payment.id}:payout")  # fmt: skip
+        tx = _pay(
+            payment,
+            token=payment.token_address,
+            to=payment.recipient_address,
+            amount=int(payment.amount),
+            key=f"quickpay:{payment.id}:payout",
+        )
         sent[tx.key] = tx.status
     for item in deposits:
         deposit = item.deposit
@@ -95,11 +101,13 @@ def quick_payment_settle(payment_id: str) -> dict[str, str]:
             not deposit.from_address
         ):  # seen by balance (a contract's internal payment): no sender to return it to
             incident_record(
-                kind=Incident.Kind.UNATTRIBUTED, subject=f"quickpay-deposit:{deposit.pk}", chain_id=deposit.chain_id,
+                kind=Incident.Kind.UNATTRIBUTED,
+                subject=f"quickpay-deposit:{deposit.pk}",
+                chain_id=deposit.chain_id,
                 summary=f"quick payment {payment.id}: {sum(a for a, _ in owed)} of {deposit.token} must go back, "
-                        "but its sender is unknown (a contract's internal payment): held in the vault for staff",
+                "but its sender is unknown (a contract's internal payment): held in the vault for staff",
                 details={"quick_payment": payment.id, "deposit": deposit.pk},
-            )  # fmt: skip
+            )
             continue
         for amount, key in owed:
             tx = _pay(payment, token=deposit.token, to=deposit.from_address, amount=amount, key=key)

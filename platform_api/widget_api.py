@@ -98,10 +98,15 @@ class ThemeSerializer(StrictSerializer):
         r"^#[0-9a-fA-F]{6}$", required=False, error_messages={"invalid": "Must be a colour such as #1a2b3c."}
     )
     border_radius = StrictIntegerField(required=False, min_value=0, max_value=48, help_text="Pixels.")
-    font_family = serializers.RegexField(  # it is written into the page's CSS: no quotes, semicolons or braces
-        r"^[A-Za-z0-9 ,\-]{1,100}$", required=False,
-        error_messages={"invalid": "Font names: letters, digits, spaces, commas and hyphens, at most 100."},
-    )  # fmt: skip
+    font_family = (
+        serializers.RegexField(  # it is written into the page's CSS: no quotes, semicolons or braces
+            r"^[A-Za-z0-9 ,\-]{1,100}$",
+            required=False,
+            error_messages={
+                "invalid": "Font names: letters, digits, spaces, commas and hyphens, at most 100."
+            },
+        )
+    )
     dark_mode = StrictBooleanField(required=False)
 
 
@@ -142,8 +147,11 @@ def clean_config(widget_type: str, raw: Any) -> dict[str, Any]:
         check_token(
             config["destination_chain_id"], config["destination_token"], param="config.destination_token"
         )
-        check_amounts_worth(config["destination_chain_id"], config["destination_token"],
-                            {"config.amount": config.get("amount")})  # fmt: skip
+        check_amounts_worth(
+            config["destination_chain_id"],
+            config["destination_token"],
+            {"config.amount": config.get("amount")},
+        )
         config["amount"] = str(config["amount"]) if config.get("amount") is not None else None
     elif widget_type == Widget.Type.SWAP:
         check_token(config["src_chain_id"], config["src_token"], param="config.src_token")
@@ -182,8 +190,9 @@ def widget_create(*, ctx: RequestContext, organization: Organization, data: dict
         theme=dict(data.get("theme") or {}),
         is_active=data.get("is_active", True),
     )
-    record_write(ctx=ctx, event_type="widget.created", resource_type="widget", resource_id=widget.id,
-                 status_code=201)  # fmt: skip
+    record_write(
+        ctx=ctx, event_type="widget.created", resource_type="widget", resource_id=widget.id, status_code=201
+    )
     return widget
 
 
@@ -204,8 +213,9 @@ def widget_update(*, ctx: RequestContext, widget: Widget, data: dict[str, Any]) 
         widget.theme = dict(data["theme"])
     widget.updated_at = timezone.now()
     widget.save()
-    record_write(ctx=ctx, event_type="widget.updated", resource_type="widget", resource_id=widget.id,
-                 status_code=200)  # fmt: skip
+    record_write(
+        ctx=ctx, event_type="widget.updated", resource_type="widget", resource_id=widget.id, status_code=200
+    )
     return widget
 
 
@@ -226,8 +236,9 @@ def widget_event_record(widget_id: str, kind: str, session_id: str = "") -> None
 def widget_delete(*, ctx: RequestContext, widget: Widget) -> None:
     """Gone with its counts; sessions started from it keep their payments (their `widget` becomes empty)."""
     Widget.objects.filter(pk=widget.pk).delete()
-    record_write(ctx=ctx, event_type="widget.deleted", resource_type="widget", resource_id=widget.id,
-                 status_code=200)  # fmt: skip
+    record_write(
+        ctx=ctx, event_type="widget.deleted", resource_type="widget", resource_id=widget.id, status_code=200
+    )
 
 
 # --- selectors ------------------------------------------------------------------------------
@@ -307,45 +318,74 @@ class WidgetSerializer(serializers.Serializer):
         return f"{settings.PUBLIC_BASE_URL}/widgets/{obj.short_code}"
 
 
-DAILY = inline_serializer("WidgetStatsDay", {
-    "date": serializers.DateField(), "views": serializers.IntegerField(),
-    "interactions": serializers.IntegerField(), "completions": serializers.IntegerField(),
-}, many=True)  # fmt: skip
-STATS = inline_serializer("WidgetStats", {
-    "object": serializers.CharField(default="widget_stats"), "widget_id": serializers.CharField(),
-    "days": serializers.IntegerField(), "views": serializers.IntegerField(),
-    "interactions": serializers.IntegerField(help_text="Checkouts started from the widget."),
-    "completions": serializers.IntegerField(), "interaction_rate": serializers.FloatField(),
-    "conversion_rate": serializers.FloatField(help_text="completions / views"),
-    "revenue_usd": serializers.CharField(), "daily": DAILY,
-})  # fmt: skip
+DAILY = inline_serializer(
+    "WidgetStatsDay",
+    {
+        "date": serializers.DateField(),
+        "views": serializers.IntegerField(),
+        "interactions": serializers.IntegerField(),
+        "completions": serializers.IntegerField(),
+    },
+    many=True,
+)
+STATS = inline_serializer(
+    "WidgetStats",
+    {
+        "object": serializers.CharField(default="widget_stats"),
+        "widget_id": serializers.CharField(),
+        "days": serializers.IntegerField(),
+        "views": serializers.IntegerField(),
+        "interactions": serializers.IntegerField(help_text="Checkouts started from the widget."),
+        "completions": serializers.IntegerField(),
+        "interaction_rate": serializers.FloatField(),
+        "conversion_rate": serializers.FloatField(help_text="completions / views"),
+        "revenue_usd": serializers.CharField(),
+        "daily": DAILY,
+    },
+)
 
 
 def _widget(request, widget_id: str) -> Widget:
-    return scoped_get(Widget.objects.all(), organization=request.auth.organization, resource_type="widget",
-                      resource_id=widget_id)  # fmt: skip
+    return scoped_get(
+        Widget.objects.all(),
+        organization=request.auth.organization,
+        resource_type="widget",
+        resource_id=widget_id,
+    )
 
 
 class WidgetCollectionView(PlatformAPIView):
     @extend_schema(
-        operation_id="widgets_list", tags=["Widgets"],
-        parameters=[*LIST_PARAMETERS, OpenApiParameter("sort", str, enum=list(WIDGET_SORTS)),
-                    openapi.text("search", description="Part of the name or short code."),
-                    OpenApiParameter("widget_type", str, enum=Widget.Type.values),
-                    OpenApiParameter("active", str, enum=["true", "false"])],
+        operation_id="widgets_list",
+        tags=["Widgets"],
+        parameters=[
+            *LIST_PARAMETERS,
+            OpenApiParameter("sort", str, enum=list(WIDGET_SORTS)),
+            openapi.text("search", description="Part of the name or short code."),
+            OpenApiParameter("widget_type", str, enum=Widget.Type.values),
+            OpenApiParameter("active", str, enum=["true", "false"]),
+        ],
         responses={200: list_of("WidgetList", WidgetSerializer(many=True)), **ERRORS},
-    )  # fmt: skip
+    )
     def get(self, request):
         widgets = widget_list(organization=request.auth.organization, query=request.query_params)
         return render_list(request, widgets, WidgetSerializer, WIDGET_SORTS)
 
-    @extend_schema(operation_id="widgets_create", tags=["Widgets"], request=WidgetWriteSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={201: WidgetSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="widgets_create",
+        tags=["Widgets"],
+        request=WidgetWriteSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: WidgetSerializer, **ERRORS},
+    )
     def post(self, request):
         serializer = WidgetWriteSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        widget = widget_create(ctx=RequestContext.from_request(request), organization=request.auth.organization,
-                               data=serializer.validated_data)  # fmt: skip
+        widget = widget_create(
+            ctx=RequestContext.from_request(request),
+            organization=request.auth.organization,
+            data=serializer.validated_data,
+        )
         return Response(WidgetSerializer(widget).data, status=status.HTTP_201_CREATED)
 
 
@@ -356,14 +396,20 @@ class WidgetDetailView(PlatformAPIView):
     def get(self, request, widget_id: str):
         return Response(WidgetSerializer(_widget(request, widget_id)).data)
 
-    @extend_schema(operation_id="widgets_update", tags=["Widgets"], request=WidgetWriteSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={200: WidgetSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="widgets_update",
+        tags=["Widgets"],
+        request=WidgetWriteSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={200: WidgetSerializer, **ERRORS},
+    )
     def patch(self, request, widget_id: str):
         widget = _widget(request, widget_id)
         serializer = WidgetWriteSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        widget = widget_update(ctx=RequestContext.from_request(request), widget=widget,
-                               data=serializer.validated_data)  # fmt: skip
+        widget = widget_update(
+            ctx=RequestContext.from_request(request), widget=widget, data=serializer.validated_data
+        )
         return Response(WidgetSerializer(widget).data)
 
     @extend_schema(
@@ -377,10 +423,11 @@ class WidgetDetailView(PlatformAPIView):
 
 class WidgetStatsView(PlatformAPIView):
     @extend_schema(
-        operation_id="widgets_stats", tags=["Widgets"],
+        operation_id="widgets_stats",
+        tags=["Widgets"],
         parameters=[openapi.integer("days", minimum=1, maximum=MAX_DAYS, description="Default 30.")],
         responses={200: STATS, **ERRORS},
-    )  # fmt: skip
+    )
     def get(self, request, widget_id: str):
         widget = _widget(request, widget_id)
         days = parse_positive_int(request.query_params, "days", 30, MAX_DAYS)

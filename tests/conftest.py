@@ -196,11 +196,27 @@ class WorkerProcess:
             **env,
         }
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", f"--pool={pool}", f"--concurrency={concurrency}",
-             "-Q", f"{TEST_QUEUE},{TEST_WEBHOOK_QUEUE}",
-             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO"],
-            cwd=root, env=environment, stdout=self.log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                f"--pool={pool}",
+                f"--concurrency={concurrency}",
+                "-Q",
+                f"{TEST_QUEUE},{TEST_WEBHOOK_QUEUE}",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "--loglevel=INFO",
+            ],
+            cwd=root,
+            env=environment,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
 
     def kill(self) -> None:
         """SIGKILL: the worker dies mid-task, as on an OOM kill or a lost machine."""

@@ -72,8 +72,16 @@ def devnet(anvil):
     from chains.devnet import deploy
     from chains.registry import Chain
 
-    chain = Chain(chain_id=31337, name="Devnet A", native_symbol="ETH", rpc_urls=(anvil,), confirmations=1,
-                  poll_interval_seconds=1, factory_address=settings.DEVNET_FACTORY_ADDRESS, devnet=True)  # fmt: skip
+    chain = Chain(
+        chain_id=31337,
+        name="Devnet A",
+        native_symbol="ETH",
+        rpc_urls=(anvil,),
+        confirmations=1,
+        poll_interval_seconds=1,
+        factory_address=settings.DEVNET_FACTORY_ADDRESS,
+        devnet=True,
+    )
     return chain, deploy(chain)
 
 
@@ -98,11 +106,23 @@ def _shape(deployment, symbol):
     from chains.devnet import NATIVE, TOKENS
 
     if symbol == "ETH":
-        return {"chainId": 31337, "address": NATIVE, "symbol": "ETH", "name": "Ether (devnet)", "decimals": 18,
-                "metadata": {}}  # fmt: skip
+        return {
+            "chainId": 31337,
+            "address": NATIVE,
+            "symbol": "ETH",
+            "name": "Ether (devnet)",
+            "decimals": 18,
+            "metadata": {},
+        }
     _, name, decimals, _ = next(t for t in TOKENS if t[0] == symbol)
-    return {"chainId": 31337, "address": deployment["contracts"][symbol], "symbol": symbol, "name": name,
-            "decimals": decimals, "metadata": {}}  # fmt: skip
+    return {
+        "chainId": 31337,
+        "address": deployment["contracts"][symbol],
+        "symbol": symbol,
+        "name": name,
+        "decimals": decimals,
+        "metadata": {},
+    }
 
 
 def devnet_order(api_client, deployment, symbol="dUSDC", amount="10000000"):
@@ -111,8 +131,14 @@ def devnet_order(api_client, deployment, symbol="dUSDC", amount="10000000"):
     from tests.orders.conftest import order_body
 
     src, dst = _shape(deployment, symbol), _shape(deployment, "dWETH")
-    body = order_body(srcChain=31337, dstChain=31337, srcTokenAddress=src["address"], srcAmount=amount,
-                      dstTokenAddress=dst["address"], metadata={"srcToken": src, "dstToken": dst})  # fmt: skip
+    body = order_body(
+        srcChain=31337,
+        dstChain=31337,
+        srcTokenAddress=src["address"],
+        srcAmount=amount,
+        dstTokenAddress=dst["address"],
+        metadata={"srcToken": src, "dstToken": dst},
+    )
     response = api_client.post("/orders", body, format="json")
     assert response.status_code == 200, response.content
     return Order.objects.get(pk=response.json()["data"]["id"])
@@ -124,8 +150,16 @@ def devnet_chain(chain_id: int, rpc_url: str):
     from chains.registry import Chain
 
     name = "Devnet A" if chain_id == 31337 else "Devnet B"
-    return Chain(chain_id=chain_id, name=name, native_symbol="ETH", rpc_urls=(rpc_url,), confirmations=1,
-                 poll_interval_seconds=1, factory_address=settings.DEVNET_FACTORY_ADDRESS, devnet=True)  # fmt: skip
+    return Chain(
+        chain_id=chain_id,
+        name=name,
+        native_symbol="ETH",
+        rpc_urls=(rpc_url,),
+        confirmations=1,
+        poll_interval_seconds=1,
+        factory_address=settings.DEVNET_FACTORY_ADDRESS,
+        devnet=True,
+    )
 
 
 @pytest.fixture(scope="module")

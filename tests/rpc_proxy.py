@@ -48,8 +48,10 @@ class RpcProxy:
         request = json.loads(body)
         if self.mode == "internal_error":
             calls = request if isinstance(request, list) else [request]
-            errors = [{"jsonrpc": "2.0", "id": c.get("id"), "error": {"code": -32603, "message": "internal error"}}
-                      for c in calls]  # fmt: skip
+            errors = [
+                {"jsonrpc": "2.0", "id": c.get("id"), "error": {"code": -32603, "message": "internal error"}}
+                for c in calls
+            ]
             return 200, json.dumps(errors if isinstance(request, list) else errors[0]).encode()
         answer = requests.post(
             self.upstream, data=body, headers={"Content-Type": "application/json"}, timeout=10

@@ -21,24 +21,52 @@ def directives(response) -> dict[str, list[str]]:
 
 @pytest.fixture
 def pages(admin_client, organization, tokens):
-    link = admin_client.post("/api/v1/payment-links", {
-        "name": "Poster", "amount": "4000000", "token_address": USDC_BASE, "chain_id": 8453,
-        "recipient_address": RECIPIENT,
-    }, format="json").json()  # fmt: skip
+    link = admin_client.post(
+        "/api/v1/payment-links",
+        {
+            "name": "Poster",
+            "amount": "4000000",
+            "token_address": USDC_BASE,
+            "chain_id": 8453,
+            "recipient_address": RECIPIENT,
+        },
+        format="json",
+    ).json()
     session = admin_client.post(
         "/api/v1/checkout-sessions", {"payment_link_id": link["id"]}, format="json"
     ).json()
-    widget = admin_client.post("/api/v1/widgets", {"name": "Tip", "widget_type": "checkout", "config": {
-        "recipient_address": RECIPIENT, "destination_token": USDC_BASE, "destination_chain_id": 8453,
-        "amount": "1000000"}}, format="json").json()  # fmt: skip
-    return {"link": f"/pay/{link['short_code']}", "session": f"/pay/s/{session['id']}",
-            "widget": f"/widgets/{widget['short_code']}"}  # fmt: skip
+    widget = admin_client.post(
+        "/api/v1/widgets",
+        {
+            "name": "Tip",
+            "widget_type": "checkout",
+            "config": {
+                "recipient_address": RECIPIENT,
+                "destination_token": USDC_BASE,
+                "destination_chain_id": 8453,
+                "amount": "1000000",
+            },
+        },
+        format="json",
+    ).json()
+    return {
+        "link": f"/pay/{link['short_code']}",
+        "session": f"/pay/s/{session['id']}",
+        "widget": f"/widgets/{widget['short_code']}",
+    }
 
 
 def test_every_page_and_answer_carries_the_policy_and_inline_code_carries_its_nonce(pages, staff):
     client = Client()
-    for path in (pages["link"], pages["session"], "/api/docs/", "/admin/login/", "/orders?creatorAddress=0x" + "1" * 40,
-                 "/api/v1/api-keys", "/no/such/page"):  # fmt: skip
+    for path in (
+        pages["link"],
+        pages["session"],
+        "/api/docs/",
+        "/admin/login/",
+        "/orders?creatorAddress=0x" + "1" * 40,
+        "/api/v1/api-keys",
+        "/no/such/page",
+    ):
         response = staff.get(path) if path.startswith("/admin") else client.get(path)
         policy = directives(response)
         assert policy["default-src"] == ["'self'"] and policy["object-src"] == ["'none'"], path

@@ -15,9 +15,13 @@ def _payment(amount: int) -> QuickPayment:
     """A row with this amount (the field's range, not the service's: it refuses amounts worth more than any
     payment)."""
     return QuickPayment.objects.create(
-        amount=amount, token_address=USDC_BASE, chain_id=8453, recipient_address="0x" + "11" * 20,
-        deposit_address="0x" + f"{amount % 10**40:040x}", expires_at=timezone.now(),
-    )  # fmt: skip
+        amount=amount,
+        token_address=USDC_BASE,
+        chain_id=8453,
+        recipient_address="0x" + "11" * 20,
+        deposit_address="0x" + f"{amount % 10**40:040x}",
+        expires_at=timezone.now(),
+    )
 
 
 def test_amounts_come_back_exactly_and_compare_and_sort_as_numbers():

@@ -32,20 +32,32 @@ def platform_refused(response, param):
 
 @pytest.mark.parametrize("value", [str(2**256), 2**256, "9" * 79])
 def test_a_discount_value_past_uint256_is_400(admin_client, organization, value):
-    response = admin_client.post("/api/v1/discount-codes", {"code": "BIG", "type": "fixed", "value": value},
-                                 format="json")  # fmt: skip
+    response = admin_client.post(
+        "/api/v1/discount-codes", {"code": "BIG", "type": "fixed", "value": value}, format="json"
+    )
     platform_refused(response, "value")
     assert not DiscountCode.objects.exists()
 
 
 @pytest.mark.parametrize(
     ("amount", "message"),
-    [("9" * 78, "amount: Is larger than a 256-bit amount."), (str(2**255), "amount: is worth more than"),
-     (HUGE, "amount: is worth more than 1,000,000,000,000 USD")],
-)  # fmt: skip
+    [
+        ("9" * 78, "amount: Is larger than a 256-bit amount."),
+        (str(2**255), "amount: is worth more than"),
+        (HUGE, "amount: is worth more than 1,000,000,000,000 USD"),
+    ],
+)
 def test_a_quote_for_an_amount_past_the_bound_is_400(api_client, tokens, amount, message):
-    body = {"type": "swap", "srcChain": 8453, "dstChain": 42161, "tradeType": "EXACT_INPUT", "amount": amount,
-            "srcTokenAddress": USDC_BASE, "dstTokenAddress": USDC_ARB, "recipientAddress": RECIPIENT}  # fmt: skip
+    body = {
+        "type": "swap",
+        "srcChain": 8453,
+        "dstChain": 42161,
+        "tradeType": "EXACT_INPUT",
+        "amount": amount,
+        "srcTokenAddress": USDC_BASE,
+        "dstTokenAddress": USDC_ARB,
+        "recipientAddress": RECIPIENT,
+    }
     response = api_client.post("/orders/quote", body, format="json")
     assert response.status_code == 400 and response.json()["message"].startswith(message)
 
@@ -71,11 +83,22 @@ def test_an_order_just_under_the_bound_is_taken(api_client, tokens, settings):
         ("/api/v1/payment-links", {"name": "x", "max_amount": HUGE}, "max_amount"),
         ("/api/v1/products", {"name": "x", "amount": HUGE}, "amount"),
         ("/api/v1/checkout-sessions", {"amount": HUGE}, "amount"),
-        ("/api/v1/widgets", {"name": "w", "widget_type": "checkout", "config": {
-            "recipient_address": RECIPIENT, "destination_token": USDC_BASE, "destination_chain_id": 8453,
-            "amount": HUGE}}, "config.amount"),
+        (
+            "/api/v1/widgets",
+            {
+                "name": "w",
+                "widget_type": "checkout",
+                "config": {
+                    "recipient_address": RECIPIENT,
+                    "destination_token": USDC_BASE,
+                    "destination_chain_id": 8453,
+                    "amount": HUGE,
+                },
+            },
+            "config.amount",
+        ),
     ],
-)  # fmt: skip
+)
 def test_merchant_amounts_past_the_bound_are_400(admin_client, organization, tokens, path, body, param):
     if path != "/api/v1/widgets":
         body = {**TOKEN, **body}
@@ -101,9 +124,20 @@ def test_the_payers_own_amount_past_the_bound_is_said_on_the_hosted_page(admin_c
 
 
 def test_a_swap_widget_quote_of_39_nines_is_said_beside_the_amount(admin_client, organization, tokens):
-    widget = admin_client.post("/api/v1/widgets", {"name": "Swap", "widget_type": "swap", "config": {
-        "src_token": USDC_BASE, "src_chain_id": 8453, "dst_token": USDC_ARB, "dst_chain_id": 42161,
-    }}, format="json").json()  # fmt: skip
+    widget = admin_client.post(
+        "/api/v1/widgets",
+        {
+            "name": "Swap",
+            "widget_type": "swap",
+            "config": {
+                "src_token": USDC_BASE,
+                "src_chain_id": 8453,
+                "dst_token": USDC_ARB,
+                "dst_chain_id": 42161,
+            },
+        },
+        format="json",
+    ).json()
 
     page = Client().get(f"/widgets/{widget['short_code']}?amount=" + "9" * 39)
 

@@ -10,8 +10,11 @@ from django.db.migrations.executor import MigrationExecutor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = [("platform_api", "0015_transaction_refunded_amount"), ("orders", "0009_deposit_source_and_withdrawal"),
-          ("webhooks", "0004_notification_emails")]  # fmt: skip
+BEFORE = [
+    ("platform_api", "0015_transaction_refunded_amount"),
+    ("orders", "0009_deposit_source_and_withdrawal"),
+    ("webhooks", "0004_notification_emails"),
+]
 
 
 def migrate(targets):
@@ -36,19 +39,42 @@ def test_personal_data_is_encrypted_in_place_and_keeps_every_value():
         address = {"line1": "12 Analytical Row", "city": "London"}
         now = "2026-01-01T00:00:00Z"
         session = old.get_model("platform_api", "PlatformCheckoutSession").objects.create(
-            id="cs_1", organization=org, token_address="0x" + "1" * 40, chain_id=8453,
-            recipient_address="0x" + "2" * 40, form_data=form, shipping_address=address, expires_at=now,
-        )  # fmt: skip
+            id="cs_1",
+            organization=org,
+            token_address="0x" + "1" * 40,
+            chain_id=8453,
+            recipient_address="0x" + "2" * 40,
+            form_data=form,
+            shipping_address=address,
+            expires_at=now,
+        )
         old.get_model("platform_api", "Transaction").objects.create(
-            id="txn_1", organization=org, order_id=uuid.uuid4(), session=session, chain_id=8453,
-            to_address="0x" + "2" * 40, token_address="0x" + "1" * 40, amount="5", source_chain_id=8453,
-            source_token_address="0x" + "1" * 40, source_amount="6", form_data=form, shipping_address=None,
-        )  # fmt: skip
+            id="txn_1",
+            organization=org,
+            order_id=uuid.uuid4(),
+            session=session,
+            chain_id=8453,
+            to_address="0x" + "2" * 40,
+            token_address="0x" + "1" * 40,
+            amount="5",
+            source_chain_id=8453,
+            source_token_address="0x" + "1" * 40,
+            source_amount="6",
+            form_data=form,
+            shipping_address=None,
+        )
         old.get_model("orders", "Order").objects.create(
-            type="swap", recipient_address="0x" + "2" * 40, global_address="0x" + "3" * 40, src_chain=8453,
-            dst_chain=8453, src_token_address="0x" + "1" * 40, dst_token_address="0x" + "1" * 40, src_amount="1",
-            expired_at=now, onramp_metadata={"ipAddress": "203.0.113.77"},
-        )  # fmt: skip
+            type="swap",
+            recipient_address="0x" + "2" * 40,
+            global_address="0x" + "3" * 40,
+            src_chain=8453,
+            dst_chain=8453,
+            src_token_address="0x" + "1" * 40,
+            dst_token_address="0x" + "1" * 40,
+            src_amount="1",
+            expired_at=now,
+            onramp_metadata={"ipAddress": "203.0.113.77"},
+        )
         endpoint = old.get_model("webhooks", "WebhookEndpoint").objects.create(
             id="wh_1", organization=org, url="https://hooks.example/x", secret_encrypted="x"
         )
@@ -56,13 +82,21 @@ def test_personal_data_is_encrypted_in_place_and_keeps_every_value():
             id="evt_1", organization=org, event_type="checkout.completed", data={"form_data": form}
         )
         old.get_model("webhooks", "WebhookDelivery").objects.create(
-            id="del_1", endpoint=endpoint, event=event, event_type="checkout.completed",
+            id="del_1",
+            endpoint=endpoint,
+            event=event,
+            event_type="checkout.completed",
             body='{"data":{"form_data":{"email":"ada@example.com"}}}',
-        )  # fmt: skip
+        )
         old.get_model("webhooks", "NotificationEmail").objects.create(
-            id="ntf_1", organization=org, event=event, event_type="checkout.completed", to_address="owner@shop.example",
-            subject="Checkout completed", body="Payer: ada@example.com",
-        )  # fmt: skip
+            id="ntf_1",
+            organization=org,
+            event=event,
+            event_type="checkout.completed",
+            to_address="owner@shop.example",
+            subject="Checkout completed",
+            body="Payer: ada@example.com",
+        )
     finally:
         migrate(latest())
 
@@ -102,22 +136,45 @@ def test_orders_without_token_shapes_get_them_from_the_registry():
             chain_id=8453, address=usdc, symbol="USDC", name="USD Coin", decimals=6
         )
         hosted = old.get_model("orders", "Order").objects.create(
-            type="x402_swap", recipient_address="0x" + "2" * 40, global_address="0x" + "3" * 40, src_chain=8453,
-            dst_chain=8453, src_token_address=usdc.lower(), dst_token_address=usdc, src_amount="1",
-            expired_at="2026-01-01T00:00:00Z", metadata={"checkoutSessionId": "cs_1"},
-        )  # fmt: skip
+            type="x402_swap",
+            recipient_address="0x" + "2" * 40,
+            global_address="0x" + "3" * 40,
+            src_chain=8453,
+            dst_chain=8453,
+            src_token_address=usdc.lower(),
+            dst_token_address=usdc,
+            src_amount="1",
+            expired_at="2026-01-01T00:00:00Z",
+            metadata={"checkoutSessionId": "cs_1"},
+        )
         unknown = old.get_model("orders", "Order").objects.create(
-            type="swap", recipient_address="0x" + "2" * 40, global_address="0x" + "4" * 40, src_chain=1,
-            dst_chain=1, src_token_address="0x" + "5" * 40, dst_token_address="0x" + "5" * 40, src_amount="1",
-            expired_at="2026-01-01T00:00:00Z", metadata={"note": "kept"},
-        )  # fmt: skip
+            type="swap",
+            recipient_address="0x" + "2" * 40,
+            global_address="0x" + "4" * 40,
+            src_chain=1,
+            dst_chain=1,
+            src_token_address="0x" + "5" * 40,
+            dst_token_address="0x" + "5" * 40,
+            src_amount="1",
+            expired_at="2026-01-01T00:00:00Z",
+            metadata={"note": "kept"},
+        )
         new = migrate(latest())
         Order = new.get_model("orders", "Order")
         metadata = Order.objects.get(pk=hosted.pk).metadata
         assert metadata["checkoutSessionId"] == "cs_1"
-        assert metadata["srcToken"] == metadata["dstToken"] == {
-            "chainId": 8453, "address": usdc, "symbol": "USDC", "name": "USD Coin", "decimals": 6, "metadata": {},
-        }  # fmt: skip
+        assert (
+            metadata["srcToken"]
+            == metadata["dstToken"]
+            == {
+                "chainId": 8453,
+                "address": usdc,
+                "symbol": "USDC",
+                "name": "USD Coin",
+                "decimals": 6,
+                "metadata": {},
+            }
+        )
         assert Order.objects.get(pk=unknown.pk).metadata == {"note": "kept"}
     finally:
         migrate(latest())
@@ -126,8 +183,13 @@ def test_orders_without_token_shapes_get_them_from_the_registry():
 def test_the_session_to_order_link_moves_to_the_checkout_without_losing_a_row():
     """Issue 25: `Order.platform_session` becomes `checkout.SessionOrder`; the order is owned by the checkout and
     keeps its fixed price. An order of the order interface is left as it was."""
-    old = migrate([("checkout", None), ("orders", "0012_refund_addresses"),
-                   ("platform_api", "0016_encrypt_personal_data")])  # fmt: skip
+    old = migrate(
+        [
+            ("checkout", None),
+            ("orders", "0012_refund_addresses"),
+            ("platform_api", "0016_encrypt_personal_data"),
+        ]
+    )
     try:
         org = old.get_model("platform_api", "Organization").objects.create(
             id="org_2", slug="shop", name="Shop"
@@ -135,17 +197,30 @@ def test_the_session_to_order_link_moves_to_the_checkout_without_losing_a_row():
         Session = old.get_model("platform_api", "PlatformCheckoutSession")
         Order = old.get_model("orders", "Order")
         sessions = [
-            Session.objects.create(id=f"cs_{n}", organization=org, token_address="0x" + "1" * 40, chain_id=8453,
-                                   recipient_address="0x" + "2" * 40, expires_at="2026-01-01T00:00:00Z")
+            Session.objects.create(
+                id=f"cs_{n}",
+                organization=org,
+                token_address="0x" + "1" * 40,
+                chain_id=8453,
+                recipient_address="0x" + "2" * 40,
+                expires_at="2026-01-01T00:00:00Z",
+            )
             for n in range(2)
-        ]  # fmt: skip
+        ]
 
         def order(session, n):
             return Order.objects.create(
-                type="x402_swap", recipient_address="0x" + "2" * 40, global_address=f"0x{n:040x}", src_chain=8453,
-                dst_chain=8453, src_token_address="0x" + "1" * 40, dst_token_address="0x" + "1" * 40,
-                src_amount="1", expired_at="2026-01-01T00:00:00Z", platform_session=session,
-            ).pk  # fmt: skip
+                type="x402_swap",
+                recipient_address="0x" + "2" * 40,
+                global_address=f"0x{n:040x}",
+                src_chain=8453,
+                dst_chain=8453,
+                src_token_address="0x" + "1" * 40,
+                dst_token_address="0x" + "1" * 40,
+                src_amount="1",
+                expired_at="2026-01-01T00:00:00Z",
+                platform_session=session,
+            ).pk
 
         # The first session's payer changed token once (two orders); the third order has no session.
         linked = {order(sessions[0], 1): "cs_0", order(sessions[0], 2): "cs_0", order(sessions[1], 3): "cs_1"}

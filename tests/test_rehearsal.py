@@ -23,10 +23,16 @@ pytestmark = [
 
 
 def test_the_production_rehearsal_passes(tmp_path):
-    env = {**os.environ, "REHEARSAL_ORDERS": "4", "REHEARSAL_DATABASE": "checkout_rehearsal_suite",
-           "REHEARSAL_REDIS": "redis://127.0.0.1:6379/12", "REHEARSAL_DIR": str(tmp_path / "rehearsal")}  # fmt: skip
-    done = subprocess.run([sys.executable, "tools/rehearsal.py"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=900)  # fmt: skip
+    env = {
+        **os.environ,
+        "REHEARSAL_ORDERS": "4",
+        "REHEARSAL_DATABASE": "checkout_rehearsal_suite",
+        "REHEARSAL_REDIS": "redis://127.0.0.1:6379/12",
+        "REHEARSAL_DIR": str(tmp_path / "rehearsal"),
+    }
+    done = subprocess.run(
+        [sys.executable, "tools/rehearsal.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     report = done.stdout
     assert "REHEARSAL PASSED" in report

@@ -128,8 +128,9 @@ def test_the_webhook_bodies_are_documented_as_callbacks_of_creating_an_endpoint(
     assert {"status", "expires_at", "reason"} <= set(data_of("checkout.expired"))
 
 
-@pytest.mark.parametrize(("query", "media_type"), [("?format=json", "application/json"),
-                                                    ("?format=yaml", "application/yaml")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("query", "media_type"), [("?format=json", "application/json"), ("?format=yaml", "application/yaml")]
+)
 def test_the_format_parameter_chooses_the_schemas_format(client, query, media_type):
     response = client.get(f"/api/schema/{query}")
     assert response.status_code == 200 and response["Content-Type"].startswith(media_type)

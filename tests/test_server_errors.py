@@ -36,13 +36,28 @@ def _raw(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     port = _free_port()
-    env = {**os.environ, "SERVICE_ENV": "development", "DATABASE_URL": "", "WEB_CONCURRENCY": "1",
-           "VAR_DIR": str(tmp_path_factory.mktemp("var")), "GUNICORN_ACCESS_LOG": ""}  # fmt: skip
+    env = {
+        **os.environ,
+        "SERVICE_ENV": "development",
+        "DATABASE_URL": "",
+        "WEB_CONCURRENCY": "1",
+        "VAR_DIR": str(tmp_path_factory.mktemp("var")),
+        "GUNICORN_ACCESS_LOG": "",
+    }
     process = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "-c", "config/gunicorn_conf.py", "--bind",
-         f"127.0.0.1:{port}", "config.wsgi:application"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "-c",
+            "config/gunicorn_conf.py",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "config.wsgi:application",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:

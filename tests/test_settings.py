@@ -77,9 +77,13 @@ def test_production_starts_without_chains_and_refuses_a_bad_seed():
     assert result.returncode == 0, result.stderr
 
     result = _manage(
-        "check", SERVICE_ENV="production", DJANGO_SECRET_KEY=SECRET, ENCRYPTION_KEY=ENCRYPTION_KEY,
-        VAULT_ADDRESS=VAULT, CHAINS="[{not json",
-    )  # fmt: skip
+        "check",
+        SERVICE_ENV="production",
+        DJANGO_SECRET_KEY=SECRET,
+        ENCRYPTION_KEY=ENCRYPTION_KEY,
+        VAULT_ADDRESS=VAULT,
+        CHAINS="[{not json",
+    )
     assert result.returncode != 0 and "CHAINS is not JSON" in result.stderr
 
 

@@ -52,9 +52,12 @@ def test_the_supervisor_serves_and_stops_every_child(tmp_path, signum):
     port = _free_port()
     devnet_ports = f"{_free_port()},{_free_port()}"
     env = {
-        **os.environ, "SERVICE_ENV": "development", "VAR_DIR": str(tmp_path), "DATABASE_URL": "",
+        **os.environ,
+        "SERVICE_ENV": "development",
+        "VAR_DIR": str(tmp_path),
+        "DATABASE_URL": "",
         "DEVNET_PORTS": devnet_ports,
-    }  # fmt: skip
+    }
     env.pop("DJANGO_DEBUG", None)
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=120
@@ -105,8 +108,13 @@ def test_the_supervisor_serves_and_stops_every_child(tmp_path, signum):
         )
         assert "Traceback" not in log and "ERROR" not in log and "exited with" not in log
         assert "No hostname was supplied" not in log  # kombu's warning at each connection of the file broker
-        stopped = [line.split()[1] for line in log.splitlines() if line.startswith("supervise: ") and
-                   line.endswith(" stopped") and line != "supervise: all stopped"]  # fmt: skip
+        stopped = [
+            line.split()[1]
+            for line in log.splitlines()
+            if line.startswith("supervise: ")
+            and line.endswith(" stopped")
+            and line != "supervise: all stopped"
+        ]
         names = {"web", "worker", "webhooks-1", "webhooks-2", "beat"} | (
             {"devnet-31337", "devnet-31338"} if ANVIL.exists() else set()
         )
@@ -124,9 +132,13 @@ def test_the_supervisor_serves_and_stops_every_child(tmp_path, signum):
 def test_only_the_signing_worker_is_given_keys_keystores_and_the_remote_signers_token(monkeypatch):
     from config.supervise import process_environments
 
-    secrets_ = {"VAULT_PRIVATE_KEY": "0x" + "11" * 32, "VAULT_KEYSTORE_FILE": "/run/secrets/vault.json",
-                "VAULT_PASSPHRASE_FILE": "/run/secrets/vault.pass", "DEPLOYER_KEYSTORE_FILE": "/run/secrets/d.json",
-                "SIGNER_REMOTE_TOKEN": "t0ken"}  # fmt: skip
+    secrets_ = {
+        "VAULT_PRIVATE_KEY": "0x" + "11" * 32,
+        "VAULT_KEYSTORE_FILE": "/run/secrets/vault.json",
+        "VAULT_PASSPHRASE_FILE": "/run/secrets/vault.pass",
+        "DEPLOYER_KEYSTORE_FILE": "/run/secrets/d.json",
+        "SIGNER_REMOTE_TOKEN": "t0ken",
+    }
     for name, value in secrets_.items():
         monkeypatch.setenv(name, value)
     environments = process_environments(devnets=False)

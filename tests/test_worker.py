@@ -56,8 +56,13 @@ def test_a_worker_that_starts_drives_the_settlements_a_killed_worker_left(api_cl
     for n in range(3):
         created = api_client.post("/orders", order_body(), format="json").json()["data"]
         order = Order.objects.get(pk=created["id"])
-        order_record_deposit(order=order, chain=8453, tx_hash="0x" + f"{n + 1:064x}", amount=100_000_000,
-                             from_address="0x" + "4" * 40)  # fmt: skip
+        order_record_deposit(
+            order=order,
+            chain=8453,
+            tx_hash="0x" + f"{n + 1:064x}",
+            amount=100_000_000,
+            from_address="0x" + "4" * 40,
+        )
         orders.append(order.pk)
     # Their settlement tasks were lost (nothing was sent to any queue here), and they are far from "stuck".
     assert set(Order.objects.filter(pk__in=orders).values_list("status", flat=True)) == {

@@ -69,8 +69,14 @@ class Processes:
 
     def start(self, name: str, command: list[str], env: dict[str, str]) -> subprocess.Popen:
         log = (self.logs / f"{name}.log").open("w")
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,  # noqa: S603
-                                   start_new_session=True)  # fmt: skip
+        process = subprocess.Popen(  # noqa: S603
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.running[name] = process
         return process
 
@@ -156,8 +162,11 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
 
     # --- 1. the chain: one node, two endpoints, a stablecoin ---------------------------------------------
     node_port, primary_port, fallback_port = free_port(), free_port(), free_port()
-    processes.start("anvil", [str(ANVIL), "--port", str(node_port), "--chain-id", str(CHAIN_ID), "--block-time",
-                              "2", "--silent"], dict(os.environ))  # fmt: skip
+    processes.start(
+        "anvil",
+        [str(ANVIL), "--port", str(node_port), "--chain-id", str(CHAIN_ID), "--block-time", "2", "--silent"],
+        dict(os.environ),
+    )
     node = f"http://127.0.0.1:{node_port}"
     wait_for("the node", lambda: up(node))
     for name, port in (("rpc-primary", primary_port), ("rpc-fallback", fallback_port)):
@@ -180,8 +189,9 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
     w3.eth.wait_for_transaction_receipt(last, timeout=60)
 
     vault = Account.create()
-    w3.eth.wait_for_transaction_receipt(w3.eth.send_transaction({"from": faucet, "to": vault.address,
-                                                                 "value": 50 * 10**18}), timeout=60)  # fmt: skip
+    w3.eth.wait_for_transaction_receipt(
+        w3.eth.send_transaction({"from": faucet, "to": vault.address, "value": 50 * 10**18}), timeout=60
+    )
     keystore, passphrase = work / "vault.keystore.json", work / "vault.passphrase"
     secret = secrets.token_urlsafe(24)
     keystore.write_text(json.dumps(Account.encrypt(vault.key, secret)))
@@ -189,72 +199,187 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
     keystore.chmod(0o600)
     passphrase.chmod(0o600)
     tokens = work / "tokens.json"
-    tokens.write_text(json.dumps({"name": "Rehearsal", "tokens": [
-        {"chainId": CHAIN_ID, "address": usdc.address, "symbol": "USDC", "name": "USD Coin (rehearsal)",
-         "decimals": 6, "extensions": {"usdPrice": "1"}},
-        {"chainId": CHAIN_ID, "address": NATIVE, "symbol": "ETH", "name": "Ether", "decimals": 18,
-         "extensions": {"usdPrice": "3000"}},
-    ]}))  # fmt: skip
+    tokens.write_text(
+        json.dumps(
+            {
+                "name": "Rehearsal",
+                "tokens": [
+                    {
+                        "chainId": CHAIN_ID,
+                        "address": usdc.address,
+                        "symbol": "USDC",
+                        "name": "USD Coin (rehearsal)",
+                        "decimals": 6,
+                        "extensions": {"usdPrice": "1"},
+                    },
+                    {
+                        "chainId": CHAIN_ID,
+                        "address": NATIVE,
+                        "symbol": "ETH",
+                        "name": "Ether",
+                        "decimals": 18,
+                        "extensions": {"usdPrice": "3000"},
+                    },
+                ],
+            }
+        )
+    )
     report.say(
         f"chain {CHAIN_ID}: node {node}, RPC endpoints {primary} (primary) and {fallback}; USDC {usdc.address}"
     )
 
     # --- 2. the service in production mode ---------------------------------------------------------------
     relay_port, web_port = free_port(), free_port()
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "CHAINS", "DEVNET", "VAULT_",
-                                                                      "SOLVER_", "SIGNER_", "DEPLOYER_"))}  # fmt: skip
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "CHAINS", "DEVNET", "VAULT_", "SOLVER_", "SIGNER_", "DEPLOYER_"))
+    }
     env = {
-        **base, "SERVICE_ENV": "production", "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        **base,
+        "SERVICE_ENV": "production",
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
         "ENCRYPTION_KEY": __import__("base64").urlsafe_b64encode(os.urandom(32)).decode(),
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_SECURE_SSL_REDIRECT": "0", "DATABASE_URL": database_url,
-        "REDIS_URL": redis_url, "CHAINS": "[]", "VAULT_ADDRESS": vault.address, "SIGNER_BACKEND": "keystore",
-        "RELAY_PROVIDER": "relay", "RELAY_API_URL": f"http://127.0.0.1:{relay_port}", "QUOTE_PROVIDER": "offline",
-        "VAR_DIR": str(work), "OUTBOX_POLL_SECONDS": "2", "RELAY_POLL_SECONDS": "2", "PROVIDER_MAX_RETRIES": "0",
-        "WEB_CONCURRENCY": "2", "GUNICORN_ACCESS_LOG": "",
-    }  # fmt: skip
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "DJANGO_SECURE_SSL_REDIRECT": "0",
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "CHAINS": "[]",
+        "VAULT_ADDRESS": vault.address,
+        "SIGNER_BACKEND": "keystore",
+        "RELAY_PROVIDER": "relay",
+        "RELAY_API_URL": f"http://127.0.0.1:{relay_port}",
+        "QUOTE_PROVIDER": "offline",
+        "VAR_DIR": str(work),
+        "OUTBOX_POLL_SECONDS": "2",
+        "RELAY_POLL_SECONDS": "2",
+        "PROVIDER_MAX_RETRIES": "0",
+        "WEB_CONCURRENCY": "2",
+        "GUNICORN_ACCESS_LOG": "",
+    }
     signer = {**env, "VAULT_KEYSTORE_FILE": str(keystore), "VAULT_PASSPHRASE_FILE": str(passphrase)}
 
     def manage(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-        done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True,  # noqa: S603
-                              text=True, timeout=300)  # fmt: skip
+        done = subprocess.run(  # noqa: S603
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if check and done.returncode != 0:
             raise SystemExit(f"rehearsal failed: manage.py {' '.join(args)}: {done.stderr.strip()[-500:]}")
         return done
 
     manage("migrate", "--noinput", "-v0")
     manage("load_tokens", str(tokens))
-    added = manage("chains", "add", str(CHAIN_ID), "--name", "Base (rehearsal)", "--rpc-url", primary, "--rpc-url",
-                   fallback, "--confirmations", "2", "--poll-interval", "2", "--max-lag-blocks", "5",
-                   "--vault-gas-threshold", str(10**18), "--explorer-url", "https://basescan.org")  # fmt: skip
+    added = manage(
+        "chains",
+        "add",
+        str(CHAIN_ID),
+        "--name",
+        "Base (rehearsal)",
+        "--rpc-url",
+        primary,
+        "--rpc-url",
+        fallback,
+        "--confirmations",
+        "2",
+        "--poll-interval",
+        "2",
+        "--max-lag-blocks",
+        "5",
+        "--vault-gas-threshold",
+        str(10**18),
+        "--explorer-url",
+        "https://basescan.org",
+    )
     report.say(added.stdout.strip())
-    processes.start("relay", [sys.executable, "tools/rehearsal_standins.py", "relay", node, str(relay_port), relay_key],
-                    dict(os.environ))  # fmt: skip
-    processes.start("worker", [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "celery", "-c", "4",
-                               "-n", "rehearsal@%h", "--without-gossip", "--without-mingle"], signer)  # fmt: skip
-    processes.start("beat", [sys.executable, "-m", "celery", "-A", "config", "beat", "-s",
-                             str(work / "beat-schedule")], env)  # fmt: skip
-    processes.start("web", [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn_conf.py", "--bind",
-                            f"127.0.0.1:{web_port}", "config.wsgi:application"], env)  # fmt: skip
+    processes.start(
+        "relay",
+        [sys.executable, "tools/rehearsal_standins.py", "relay", node, str(relay_port), relay_key],
+        dict(os.environ),
+    )
+    processes.start(
+        "worker",
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            "celery",
+            "-c",
+            "4",
+            "-n",
+            "rehearsal@%h",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        signer,
+    )
+    processes.start(
+        "beat",
+        [sys.executable, "-m", "celery", "-A", "config", "beat", "-s", str(work / "beat-schedule")],
+        env,
+    )
+    processes.start(
+        "web",
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-c",
+            "config/gunicorn_conf.py",
+            "--bind",
+            f"127.0.0.1:{web_port}",
+            "config.wsgi:application",
+        ],
+        env,
+    )
     web = f"http://127.0.0.1:{web_port}"
     wait_for("the web server", lambda: _get(f"{web}/chains") is not None)
-    report.check("PRIVATE_KEY" not in json.dumps(env) and str(keystore) not in json.dumps(env),
-                 "no key, keystore or passphrase in the environment of the web server and beat")  # fmt: skip
+    report.check(
+        "PRIVATE_KEY" not in json.dumps(env) and str(keystore) not in json.dumps(env),
+        "no key, keystore or passphrase in the environment of the web server and beat",
+    )
 
     deployed_factory = manage("chains", "deploy-factory", str(CHAIN_ID))
     report.say(deployed_factory.stdout.strip())
     again = manage("chains", "deploy-factory", str(CHAIN_ID))
     report.check("nothing sent" in again.stdout, "deploy-factory run twice deploys once")
-    checked = wait_for("`chains check` to pass", lambda: (lambda d: d if d.returncode == 0 else None)(
-        manage("chains", "check", check=False)), timeout=60, every=1)  # fmt: skip
+    checked = wait_for(
+        "`chains check` to pass",
+        lambda: (lambda d: d if d.returncode == 0 else None)(manage("chains", "check", check=False)),
+        timeout=60,
+        every=1,
+    )
     report.say("manage.py chains check:\n" + checked.stdout.rstrip())
 
     # --- 3. orders --------------------------------------------------------------------------------------
     def order(order_type: str, token: str, amount: int, payload: dict, symbol: str, decimals: int) -> dict:
-        shape = {"chainId": CHAIN_ID, "address": token, "symbol": symbol, "name": symbol, "decimals": decimals,
-                 "metadata": {}}  # fmt: skip
-        body = {"type": order_type, "recipientAddress": Account.create().address, "srcChain": CHAIN_ID,
-                "dstChain": CHAIN_ID, "srcTokenAddress": token, "dstTokenAddress": token, "srcAmount": str(amount),
-                "payload": payload, "metadata": {"srcToken": shape, "dstToken": shape}}  # fmt: skip
+        shape = {
+            "chainId": CHAIN_ID,
+            "address": token,
+            "symbol": symbol,
+            "name": symbol,
+            "decimals": decimals,
+            "metadata": {},
+        }
+        body = {
+            "type": order_type,
+            "recipientAddress": Account.create().address,
+            "srcChain": CHAIN_ID,
+            "dstChain": CHAIN_ID,
+            "srcTokenAddress": token,
+            "dstTokenAddress": token,
+            "srcAmount": str(amount),
+            "payload": payload,
+            "metadata": {"srcToken": shape, "dstToken": shape},
+        }
         if order_type == "mint_nft":
             body["metadata"]["nft"] = {"name": "Rehearsal pass"}
         answer = requests.post(f"{web}/orders", json=body, timeout=30)
@@ -279,8 +404,9 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
 
         with psycopg.connect(database_url, autocommit=True) as connection:
             while not stop.is_set():
-                row = connection.execute("SELECT scanned_to FROM chains_chaincursor WHERE chain_id = %s",
-                                         (CHAIN_ID,)).fetchone()  # fmt: skip
+                row = connection.execute(
+                    "SELECT scanned_to FROM chains_chaincursor WHERE chain_id = %s", (CHAIN_ID,)
+                ).fetchone()
                 if row:
                     cursor["scanned_to"], cursor["at"] = row[0], time.monotonic()
                 time.sleep(0.1)
@@ -288,8 +414,10 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
     threading.Thread(target=watch_cursor, daemon=True).start()
     amount, times, killed_at, resumed_after = 10 * 10**6, {}, None, None
     swaps = ["swap", "x402_swap", "duel"]
-    created = [order(swaps[n % 3], usdc.address, amount, {"expectedDstAmount": str(amount * 97 // 100)}, "USDC", 6)
-               for n in range(ORDERS)]  # fmt: skip
+    created = [
+        order(swaps[n % 3], usdc.address, amount, {"expectedDstAmount": str(amount * 97 // 100)}, "USDC", 6)
+        for n in range(ORDERS)
+    ]
     for n, each in enumerate(created):
         if n == ORDERS // 2:  # the primary RPC endpoint goes down mid-run
             before = cursor["scanned_to"]
@@ -302,8 +430,12 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
 
             threading.Thread(target=_resume, args=(resumed, killed_at, times), daemon=True).start()
         times[each["id"]] = {"paid": pay_usdc(each, payers[n % len(payers)], amount)}
-    wait_for("every order to execute", lambda: all(status(o["id"]) in ("executed", "refunded", "failure")
-                                                    for o in created), timeout=300, every=1)  # fmt: skip
+    wait_for(
+        "every order to execute",
+        lambda: all(status(o["id"]) in ("executed", "refunded", "failure") for o in created),
+        timeout=300,
+        every=1,
+    )
     for each in created:
         state = _get(f"{web}/orders/{each['id']}")["data"]["order"]
         times[each["id"]]["state"] = state["status"]
@@ -316,8 +448,10 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
     report.check(resumed_after is not None, "the watcher resumed after the primary RPC endpoint was killed")
     durations = _durations(created, times, web)
     if durations:
-        report.say(f"payment -> executed ({len(durations)} orders): median {statistics.median(durations):.1f} s, "
-                   f"worst {max(durations):.1f} s")  # fmt: skip
+        report.say(
+            f"payment -> executed ({len(durations)} orders): median {statistics.median(durations):.1f} s, "
+            f"worst {max(durations):.1f} s"
+        )
     if resumed_after is not None:
         report.say(
             f"the watcher read new blocks {resumed_after:.1f} s after the primary RPC endpoint was killed"
@@ -327,43 +461,67 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
     wallet_abi = artifact("ContractWallet")
     owner = w3.eth.accounts[7]
     wallet = w3.eth.contract(abi=wallet_abi["abi"], bytecode=wallet_abi["bytecode"])
-    wallet_address = w3.eth.wait_for_transaction_receipt(wallet.constructor().transact({"from": owner}),
-                                                         timeout=60).contractAddress  # fmt: skip
+    wallet_address = w3.eth.wait_for_transaction_receipt(
+        wallet.constructor().transact({"from": owner}), timeout=60
+    ).contractAddress
     wallet = w3.eth.contract(address=wallet_address, abi=wallet_abi["abi"])
-    w3.eth.wait_for_transaction_receipt(w3.eth.send_transaction({"from": owner, "to": wallet_address,
-                                                                 "value": 10**18}), timeout=60)  # fmt: skip
+    w3.eth.wait_for_transaction_receipt(
+        w3.eth.send_transaction({"from": owner, "to": wallet_address, "value": 10**18}), timeout=60
+    )
     native = order("swap", NATIVE, 10**16, {"expectedDstAmount": str(10**16 * 97 // 100)}, "ETH", 18)
-    w3.eth.wait_for_transaction_receipt(wallet.functions.pay([native["globalAddress"]], 10**16).transact(
-        {"from": owner}), timeout=60)  # fmt: skip
+    w3.eth.wait_for_transaction_receipt(
+        wallet.functions.pay([native["globalAddress"]], 10**16).transact({"from": owner}), timeout=60
+    )
     paid_native = time.monotonic()
-    wait_for("the contract wallet's order to execute", lambda: status(native["id"]) in ("executed", "refunded",
-                                                                                         "failure"), timeout=120)  # fmt: skip
-    report.check(status(native["id"]) == "executed" and w3.eth.get_balance(native["recipient"]) > 0,
-                 f"a contract wallet's native payment executed ({time.monotonic() - paid_native:.1f} s)")  # fmt: skip
+    wait_for(
+        "the contract wallet's order to execute",
+        lambda: status(native["id"]) in ("executed", "refunded", "failure"),
+        timeout=120,
+    )
+    report.check(
+        status(native["id"]) == "executed" and w3.eth.get_balance(native["recipient"]) > 0,
+        f"a contract wallet's native payment executed ({time.monotonic() - paid_native:.1f} s)",
+    )
 
     # Each contract type: the relay provider offers no contract calls, so each is refunded, to the unit.
     contract = usdc.address
     contract_payloads = {
         "custom": {"data": "0xdeadbeef", "to": contract, "amount": "5000000"},
-        "custom_exact_in": {"amount": "5000000", "expectedDstAmount": "4800000",
-                            "functionAbi": '[{"type":"function","name":"deposit","inputs":[]}]',
-                            "functionName": "deposit", "functionArgs": ["{{amount}}"], "to": contract},
-        "mint_nft": {"contractAddress": contract, "tokenId": 7, "contractType": "erc721", "nftPrice": "5000000"},
+        "custom_exact_in": {
+            "amount": "5000000",
+            "expectedDstAmount": "4800000",
+            "functionAbi": '[{"type":"function","name":"deposit","inputs":[]}]',
+            "functionName": "deposit",
+            "functionArgs": ["{{amount}}"],
+            "to": contract,
+        },
+        "mint_nft": {
+            "contractAddress": contract,
+            "tokenId": 7,
+            "contractType": "erc721",
+            "nftPrice": "5000000",
+        },
         "join_tournament": {"contractAddress": contract, "entryPrice": "5000000"},
         "fund_tournament": {"contractAddress": contract, "fundAmount": "5000000"},
-    }  # fmt: skip
+    }
     placed = []
     for payer, (order_type, payload) in zip(payers, contract_payloads.items(), strict=True):  # all at once
         before = usdc.functions.balanceOf(payer).call()
         each = order(order_type, usdc.address, 6 * 10**6, payload, "USDC", 6)
         pay_usdc(each, payer, 6 * 10**6)
         placed.append((order_type, each, payer, before))
-    wait_for("the contract-type orders to settle", lambda: all(status(each["id"]) in ("refunded", "executed")
-                                                               for _, each, _, _ in placed), timeout=180, every=1)  # fmt: skip
+    wait_for(
+        "the contract-type orders to settle",
+        lambda: all(status(each["id"]) in ("refunded", "executed") for _, each, _, _ in placed),
+        timeout=180,
+        every=1,
+    )
     for order_type, each, payer, before in placed:
         after = usdc.functions.balanceOf(payer).call()
-        report.check(status(each["id"]) == "refunded" and after == before,
-                     f"{order_type}: refunded (the relay provider offers no contract calls); payer's balance exact")  # fmt: skip
+        report.check(
+            status(each["id"]) == "refunded" and after == before,
+            f"{order_type}: refunded (the relay provider offers no contract calls); payer's balance exact",
+        )
     stop.set()
     final = manage("chains", "check", check=False)
     report.say("manage.py chains check (the primary endpoint down):\n" + final.stdout.rstrip())
@@ -389,8 +547,11 @@ def _durations(created: list[dict], times: dict, web: str) -> list[float]:
     """Payment (its transaction mined) to executed, from the orders' own timestamps (filledAt) mapped onto the
     rehearsal's clock."""
     offset = time.time() - time.monotonic()
-    return [times[o["id"]]["executed"] / 1000 - offset - times[o["id"]]["paid"] for o in created
-            if times[o["id"]].get("executed")]  # fmt: skip
+    return [
+        times[o["id"]]["executed"] / 1000 - offset - times[o["id"]]["paid"]
+        for o in created
+        if times[o["id"]].get("executed")
+    ]
 
 
 def _get(url: str) -> dict | None:

@@ -60,10 +60,14 @@ def relay(rpc: str, port: int, key: str) -> None:
     solver = Account.from_key(key)
     depository = Web3.to_checksum_address("0x" + secrets.token_hex(20))
     erc20 = [
-        {"name": "transfer", "type": "function", "stateMutability": "nonpayable",
-         "inputs": [{"name": "to", "type": "address"}, {"name": "value", "type": "uint256"}],
-         "outputs": [{"name": "", "type": "bool"}]},
-    ]  # fmt: skip
+        {
+            "name": "transfer",
+            "type": "function",
+            "stateMutability": "nonpayable",
+            "inputs": [{"name": "to", "type": "address"}, {"name": "value", "type": "uint256"}],
+            "outputs": [{"name": "", "type": "bool"}],
+        },
+    ]
     requests_: dict[str, dict] = {}
     lock = threading.Lock()
 
@@ -76,10 +80,18 @@ def relay(rpc: str, port: int, key: str) -> None:
             call = w3.eth.contract(address=token, abi=erc20).encode_abi("transfer", [depository, amount])
             data = {"chainId": body["originChainId"], "to": token, "value": "0", "data": call}
         with lock:
-            requests_[request_id] = {"recipient": body["recipient"], "token": body["destinationCurrency"],
-                                     "amount": amount, "fill": None}  # fmt: skip
-        step = {"id": "deposit", "kind": "transaction", "requestId": request_id,
-                "items": [{"status": "incomplete", "data": data}]}  # fmt: skip
+            requests_[request_id] = {
+                "recipient": body["recipient"],
+                "token": body["destinationCurrency"],
+                "amount": amount,
+                "fill": None,
+            }
+        step = {
+            "id": "deposit",
+            "kind": "transaction",
+            "requestId": request_id,
+            "items": [{"status": "incomplete", "data": data}],
+        }
         currency = {"amount": str(amount), "currency": {"decimals": 18 if token == NATIVE else 6}}
         return {"steps": [step], "details": {"currencyIn": currency, "currencyOut": currency}}
 
@@ -89,9 +101,14 @@ def relay(rpc: str, port: int, key: str) -> None:
             request["amount"],
             request["token"],
         )
-        fields = {"from": solver.address, "nonce": w3.eth.get_transaction_count(solver.address, "pending"),
-                  "chainId": w3.eth.chain_id, "gas": 100_000, "maxFeePerGas": 3 * 10**9,
-                  "maxPriorityFeePerGas": 10**9}  # fmt: skip
+        fields = {
+            "from": solver.address,
+            "nonce": w3.eth.get_transaction_count(solver.address, "pending"),
+            "chainId": w3.eth.chain_id,
+            "gas": 100_000,
+            "maxFeePerGas": 3 * 10**9,
+            "maxPriorityFeePerGas": 10**9,
+        }
         if Web3.to_checksum_address(token) == NATIVE:
             tx = {**fields, "to": to, "value": amount}
         else:

@@ -7,13 +7,34 @@ from webhooks.services import webhook_deliveries_requeue_failed, webhook_endpoin
 
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(admin.ModelAdmin):
-    list_display = ("id", "organization", "url", "is_active", "success_count", "failure_count",
-                    "consecutive_failures", "last_triggered_at")  # fmt: skip
+    list_display = (
+        "id",
+        "organization",
+        "url",
+        "is_active",
+        "success_count",
+        "failure_count",
+        "consecutive_failures",
+        "last_triggered_at",
+    )
     list_filter = ("is_active", "organization")
     search_fields = ("id", "url", "organization__slug")
     list_select_related = ("organization",)
-    fields = ("id", "organization", "url", "description", "events", "is_active", "disabled_reason", "success_count",
-              "failure_count", "consecutive_failures", "last_triggered_at", "created_at", "updated_at")  # fmt: skip
+    fields = (
+        "id",
+        "organization",
+        "url",
+        "description",
+        "events",
+        "is_active",
+        "disabled_reason",
+        "success_count",
+        "failure_count",
+        "consecutive_failures",
+        "last_triggered_at",
+        "created_at",
+        "updated_at",
+    )
     # Every staff change goes through the services (actions below), which audit it and
     # reschedule what a pause held; the form itself changes nothing.
     readonly_fields = fields

@@ -178,9 +178,12 @@ def _claim(delivery_id: str, *, manual: bool, synchronous: bool) -> _Claim | Non
             return None
         if delivery.attempts >= _max_attempts():  # the last attempt was cut off
             deliveries.update(
-                status=Status.FAILED, next_attempt_at=None, attempt_started_at=None, last_error=CUT_OFF,
+                status=Status.FAILED,
+                next_attempt_at=None,
+                attempt_started_at=None,
+                last_error=CUT_OFF,
                 completed_at=now,
-            )  # fmt: skip
+            )
             _count(endpoint, delivery, status=Status.FAILED, manual=False, failed=True, now=now)
             return None
         cap = 1 if endpoint.last_attempt_failed else settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT
@@ -293,9 +296,14 @@ def _succeeded(result: safehttp.PostResult) -> bool:
 
 
 _FINISHED_DELIVERY_FIELDS = [
-    "status", "next_attempt_at", "attempt_started_at", "response_code", "response_time_ms", "last_error",
+    "status",
+    "next_attempt_at",
+    "attempt_started_at",
+    "response_code",
+    "response_time_ms",
+    "last_error",
     "completed_at",
-]  # fmt: skip
+]
 _FINISHED_ATTEMPT_FIELDS = ["response_code", "response_time_ms", "error", "finished_at", "created_at"]
 
 

@@ -89,17 +89,28 @@ def notify(
     if prefs is None or not prefs.email_address or event_type not in (prefs.enabled_events or []):
         return
     subject, body = compose(event_type, data)
-    queue(organization=organization, event=event, event_type=event_type, to=prefs.email_address, subject=subject,
-          body=body)  # fmt: skip
+    queue(
+        organization=organization,
+        event=event,
+        event_type=event_type,
+        to=prefs.email_address,
+        subject=subject,
+        body=body,
+    )
 
 
 def queue(
     *, organization: Organization, event, event_type: str, to: str, subject: str, body: str
 ) -> NotificationEmail:
     email = NotificationEmail.objects.create(
-        organization=organization, event=event, event_type=event_type, to_address=to, subject=subject, body=body,
+        organization=organization,
+        event=event,
+        event_type=event_type,
+        to_address=to,
+        subject=subject,
+        body=body,
         next_attempt_at=timezone.now(),
-    )  # fmt: skip
+    )
     from webhooks.tasks import send_notification_email
 
     transaction.on_commit(lambda: send_notification_email.delay(email.id))
@@ -124,17 +135,26 @@ def send(email_id: str) -> str | None:
         delays = settings.NOTIFICATION_RETRY_DELAYS
         give_up = attempts > len(delays)
         NotificationEmail.objects.filter(pk=email_id).update(
-            attempts=attempts, last_error=f"{type(exc).__name__}: {exc}"[:500],
+            attempts=attempts,
+            last_error=f"{type(exc).__name__}: {exc}"[:500],
             status=NotificationEmail.Status.FAILED if give_up else NotificationEmail.Status.PENDING,
             next_attempt_at=None if give_up else now + timedelta(seconds=delays[attempts - 1]),
-        )  # fmt: skip
-        logger.warning("Notification %s to organization %s: attempt %d failed: %s", email_id,
-                       email.organization_id, attempts, type(exc).__name__)  # fmt: skip
+        )
+        logger.warning(
+            "Notification %s to organization %s: attempt %d failed: %s",
+            email_id,
+            email.organization_id,
+            attempts,
+            type(exc).__name__,
+        )
         return "failed" if give_up else "retry"
     NotificationEmail.objects.filter(pk=email_id).update(
-        status=NotificationEmail.Status.SENT, attempts=attempts, sent_at=timezone.now(), next_attempt_at=None,
+        status=NotificationEmail.Status.SENT,
+        attempts=attempts,
+        sent_at=timezone.now(),
+        next_attempt_at=None,
         last_error="",
-    )  # fmt: skip
+    )
     return "sent"
 
 

@@ -65,10 +65,15 @@ class CheckoutExpiredDataSerializer(PlatformSessionSerializer):
 def _body(name: str, data: serializers.Serializer) -> serializers.Serializer:
     from drf_spectacular.utils import inline_serializer
 
-    return inline_serializer(name, {
-        "event": serializers.CharField(), "webhook_id": serializers.CharField(),
-        "timestamp": serializers.CharField(help_text="ISO 8601."), "data": data,
-    })  # fmt: skip
+    return inline_serializer(
+        name,
+        {
+            "event": serializers.CharField(),
+            "webhook_id": serializers.CharField(),
+            "timestamp": serializers.CharField(help_text="ISO 8601."),
+            "data": data,
+        },
+    )
 
 
 EVENT_BODIES = {

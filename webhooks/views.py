@@ -60,9 +60,13 @@ class WebhookCollectionView(WebhookViewMixin, PlatformAPIView):
         endpoints = selectors.webhook_endpoint_list(organization=request.auth.organization)
         return ok(WebhookSerializer(endpoints, many=True).data)
 
-    @extend_schema(operation_id="webhooks_create", tags=["Webhooks"], request=WebhookCreateSerializer,
-                   responses={201: envelope("WebhookCreatedEnvelope", WebhookCreatedSerializer()), **ERRORS},
-                   callbacks=CALLBACKS)  # fmt: skip
+    @extend_schema(
+        operation_id="webhooks_create",
+        tags=["Webhooks"],
+        request=WebhookCreateSerializer,
+        responses={201: envelope("WebhookCreatedEnvelope", WebhookCreatedSerializer()), **ERRORS},
+        callbacks=CALLBACKS,
+    )
     def post(self, request):
         serializer = WebhookCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -83,8 +87,12 @@ class WebhookDetailView(WebhookViewMixin, PlatformAPIView):
     def get(self, request, webhook_id: str):
         return ok(WebhookSerializer(self.get_endpoint(webhook_id)).data)
 
-    @extend_schema(operation_id="webhooks_update", tags=["Webhooks"], request=WebhookUpdateSerializer,
-                   responses={200: envelope("WebhookUpdatedEnvelope", WebhookSerializer()), **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="webhooks_update",
+        tags=["Webhooks"],
+        request=WebhookUpdateSerializer,
+        responses={200: envelope("WebhookUpdatedEnvelope", WebhookSerializer()), **ERRORS},
+    )
     def patch(self, request, webhook_id: str):
         endpoint = self.get_endpoint(webhook_id)
         serializer = WebhookUpdateSerializer(data=request.data)
@@ -94,8 +102,20 @@ class WebhookDetailView(WebhookViewMixin, PlatformAPIView):
         )
         return ok(WebhookSerializer(endpoint).data)
 
-    @extend_schema(operation_id="webhooks_delete", tags=["Webhooks"],
-                   responses={200: envelope("WebhookDeleted", inline_serializer("WebhookDeletedData", {"id": serializers.CharField(), "deleted": serializers.BooleanField()})), **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="webhooks_delete",
+        tags=["Webhooks"],
+        responses={
+            200: envelope(
+                "WebhookDeleted",
+                inline_serializer(
+                    "WebhookDeletedData",
+                    {"id": serializers.CharField(), "deleted": serializers.BooleanField()},
+                ),
+            ),
+            **ERRORS,
+        },
+    )
     def delete(self, request, webhook_id: str):
         endpoint = self.get_endpoint(webhook_id)
         services.webhook_endpoint_delete(ctx=RequestContext.from_request(request), endpoint=endpoint)
@@ -111,8 +131,13 @@ def _attempt_data(result) -> dict:
             if result.timed_out
             else result.error or None
         )
-    return {"delivery_id": result.delivery_id, "status": "sent", "response_code": result.response_code,
-            "success": result.succeeded, "error": error}  # fmt: skip
+    return {
+        "delivery_id": result.delivery_id,
+        "status": "sent",
+        "response_code": result.response_code,
+        "success": result.succeeded,
+        "error": error,
+    }
 
 
 ATTEMPT_FIELDS = {
@@ -125,18 +150,29 @@ ATTEMPT_FIELDS = {
 
 
 class WebhookTestView(WebhookViewMixin, PlatformAPIView):
-    @extend_schema(operation_id="webhooks_test", tags=["Webhooks"], request=None,
-                   responses={200: envelope("WebhookTestResult", inline_serializer("WebhookTestData", ATTEMPT_FIELDS)), **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="webhooks_test",
+        tags=["Webhooks"],
+        request=None,
+        responses={
+            200: envelope("WebhookTestResult", inline_serializer("WebhookTestData", ATTEMPT_FIELDS)),
+            **ERRORS,
+        },
+    )
     def post(self, request, webhook_id: str):
         result = services.webhook_endpoint_send_test(endpoint=self.get_endpoint(webhook_id))
         return ok(_attempt_data(result))
 
 
 class WebhookRotateSecretView(WebhookViewMixin, PlatformAPIView):
-    @extend_schema(operation_id="webhooks_rotate_secret", tags=["Webhooks"], request=None,
-                   description="A new secret, shown only in this response. The previous secret keeps signing beside it "
-                               "for 24 hours (`webhook-signature` carries both, `X-Service-Signature-Previous` the old one).",
-                   responses={200: envelope("WebhookRotatedEnvelope", WebhookCreatedSerializer()), **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="webhooks_rotate_secret",
+        tags=["Webhooks"],
+        request=None,
+        description="A new secret, shown only in this response. The previous secret keeps signing beside it "
+        "for 24 hours (`webhook-signature` carries both, `X-Service-Signature-Previous` the old one).",
+        responses={200: envelope("WebhookRotatedEnvelope", WebhookCreatedSerializer()), **ERRORS},
+    )
     def post(self, request, webhook_id: str):
         endpoint, secret = services.webhook_endpoint_rotate_secret(
             ctx=RequestContext.from_request(request), endpoint=self.get_endpoint(webhook_id)
@@ -145,9 +181,14 @@ class WebhookRotateSecretView(WebhookViewMixin, PlatformAPIView):
 
 
 class WebhookDeliveriesView(WebhookViewMixin, PlatformAPIView):
-    @extend_schema(operation_id="webhooks_deliveries", tags=["Webhooks"],
-                   parameters=[openapi.integer("limit", minimum=1, maximum=100, description="Default 20. Newest first.")],
-                   responses={200: envelope("DeliveryList", DeliverySerializer(many=True)), **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="webhooks_deliveries",
+        tags=["Webhooks"],
+        parameters=[
+            openapi.integer("limit", minimum=1, maximum=100, description="Default 20. Newest first.")
+        ],
+        responses={200: envelope("DeliveryList", DeliverySerializer(many=True)), **ERRORS},
+    )
     def get(self, request, webhook_id: str):
         endpoint = self.get_endpoint(webhook_id)
         limit = parse_positive_int(request.query_params, "limit", 20, 100)
@@ -156,9 +197,20 @@ class WebhookDeliveriesView(WebhookViewMixin, PlatformAPIView):
 
 
 class WebhookDeliveryRetryView(WebhookViewMixin, PlatformAPIView):
-    @extend_schema(operation_id="webhooks_delivery_retry", tags=["Webhooks"], request=None,
-                   responses={200: envelope("DeliveryRetryResult", inline_serializer("DeliveryRetryData", {
-                       **ATTEMPT_FIELDS, "attempts": serializers.IntegerField()})), **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="webhooks_delivery_retry",
+        tags=["Webhooks"],
+        request=None,
+        responses={
+            200: envelope(
+                "DeliveryRetryResult",
+                inline_serializer(
+                    "DeliveryRetryData", {**ATTEMPT_FIELDS, "attempts": serializers.IntegerField()}
+                ),
+            ),
+            **ERRORS,
+        },
+    )
     def post(self, request, webhook_id: str, delivery_id: str):
         endpoint = self.get_endpoint(webhook_id)
         delivery = selectors.webhook_delivery_get(endpoint=endpoint, delivery_id=delivery_id)

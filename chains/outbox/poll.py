@@ -72,11 +72,13 @@ def _bump_fee(tx: OutboxTx, chain: Chain, w3: Web3) -> None:
     fees = fees_for(chain, w3, bump_from=tx)
     if fees is None:
         incident_record(
-            kind=Incident.Kind.FEE_CAP, subject=f"outbox:{tx.key}", chain_id=tx.chain_id,
+            kind=Incident.Kind.FEE_CAP,
+            subject=f"outbox:{tx.key}",
+            chain_id=tx.chain_id,
             summary=f"{tx.key} has waited unmined at the {chain.name} fee cap ({tx.max_fee_per_gas} wei per gas); "
-                    "it is broadcast again but not outbid",
+            "it is broadcast again but not outbid",
             details={"nonce": tx.nonce, "tx_hash": tx.tx_hash},
-        )  # fmt: skip
+        )
         broadcast(tx)
         return
     with transaction.atomic():
@@ -85,11 +87,21 @@ def _bump_fee(tx: OutboxTx, chain: Chain, w3: Web3) -> None:
             return
         raw, tx_hash = sign_version(locked, nonce=locked.nonce, gas=locked.gas_limit or 0, fees=fees)
         OutboxTx.objects.filter(pk=tx.pk).update(
-            raw_tx=raw, tx_hash=tx_hash, hashes=[*locked.hashes, tx_hash], max_fee_per_gas=fees[0],
-            max_priority_fee_per_gas=fees[1], signed_at=timezone.now(), status=OutboxTx.Status.SIGNED,
-        )  # fmt: skip
-    logger.warning("Outbox %s: unmined for %s s, fee raised to %s as %s", tx.key,
-                   settings.OUTBOX_FEE_BUMP_SECONDS, fees[0], tx_hash)  # fmt: skip
+            raw_tx=raw,
+            tx_hash=tx_hash,
+            hashes=[*locked.hashes, tx_hash],
+            max_fee_per_gas=fees[0],
+            max_priority_fee_per_gas=fees[1],
+            signed_at=timezone.now(),
+            status=OutboxTx.Status.SIGNED,
+        )
+    logger.warning(
+        "Outbox %s: unmined for %s s, fee raised to %s as %s",
+        tx.key,
+        settings.OUTBOX_FEE_BUMP_SECONDS,
+        fees[0],
+        tx_hash,
+    )
     tx.refresh_from_db()
     broadcast(tx)
 
@@ -107,8 +119,12 @@ def outbox_check(tx: OutboxTx, counts: SenderCounts | None = None) -> None:
         if w3.eth.block_number - receipt["blockNumber"] + 1 >= max(chain.confirmations, 1):
             ok = receipt["status"] == 1
             error = "" if ok else f"reverted: {replayed_revert(w3, tx, receipt['blockNumber'])}"
-            finish(tx, status=OutboxTx.Status.MINED if ok else OutboxTx.Status.FAILED,
-                   error=error, receipt=receipt)  # fmt: skip
+            finish(
+                tx,
+                status=OutboxTx.Status.MINED if ok else OutboxTx.Status.FAILED,
+                error=error,
+                receipt=receipt,
+            )
         return
     if tx.status == OutboxTx.Status.SIGNED:
         broadcast(tx)  # signed but never (known to be) broadcast: the same bytes, the same hash

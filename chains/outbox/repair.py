@@ -92,17 +92,21 @@ def _moved(tx: OutboxTx, receipt) -> None:
     """Re-included in another block: the same transaction; staff are told if its outcome changed."""
     ok = receipt["status"] == 1
     OutboxTx.objects.filter(pk=tx.pk, block_hash=tx.block_hash).update(
-        block_number=receipt["blockNumber"], block_hash=_hex(receipt["blockHash"]), logs=receipt_logs(receipt),
+        block_number=receipt["blockNumber"],
+        block_hash=_hex(receipt["blockHash"]),
+        logs=receipt_logs(receipt),
         tx_hash=_hex(receipt["transactionHash"]),
-    )  # fmt: skip
+    )
     logger.warning("Outbox %s is in block %s now (was %s)", tx.key, receipt["blockNumber"], tx.block_number)
     if ok != (tx.status == OutboxTx.Status.MINED):
         incident_record(
-            kind=Incident.Kind.TX_REORGED, subject=f"outbox:{tx.key}", chain_id=tx.chain_id,
+            kind=Incident.Kind.TX_REORGED,
+            subject=f"outbox:{tx.key}",
+            chain_id=tx.chain_id,
             summary=f"{tx.key} was {tx.status}; a reorg put it in block {receipt['blockNumber']}, where it "
-                    + ("succeeded" if ok else "reverted"),
+            + ("succeeded" if ok else "reverted"),
             details={"tx_hash": _hex(receipt["transactionHash"]), "nonce": tx.nonce},
-        )  # fmt: skip
+        )
 
 
 def left_chain(tx: OutboxTx, *, reason: str) -> None:
@@ -113,21 +117,35 @@ def left_chain(tx: OutboxTx, *, reason: str) -> None:
             return  # seen to already
         if locked.status == OutboxTx.Status.MINED:
             OutboxTx.objects.filter(pk=tx.pk).update(
-                status=OutboxTx.Status.BROADCAST, block_number=None, block_hash="", gas_used=None, logs=[],
-                finished_at=None, broadcast_at=timezone.now(), error=f"{reason}: sent again"[:500],
-            )  # fmt: skip
+                status=OutboxTx.Status.BROADCAST,
+                block_number=None,
+                block_hash="",
+                gas_used=None,
+                logs=[],
+                finished_at=None,
+                broadcast_at=timezone.now(),
+                error=f"{reason}: sent again"[:500],
+            )
         else:
             OutboxTx.objects.filter(pk=tx.pk).update(
-                block_number=None, block_hash="",
-                error=f"{locked.error}; {reason}: its nonce {locked.nonce} is filled, so it stays failed"[:500],
-            )  # fmt: skip
+                block_number=None,
+                block_hash="",
+                error=f"{locked.error}; {reason}: its nonce {locked.nonce} is filled, so it stays failed"[
+                    :500
+                ],
+            )
         incident_record(
-            kind=Incident.Kind.TX_REORGED, subject=f"outbox:{tx.key}", chain_id=tx.chain_id,
+            kind=Incident.Kind.TX_REORGED,
+            subject=f"outbox:{tx.key}",
+            chain_id=tx.chain_id,
             summary=f"{tx.key} ({locked.status}, nonce {locked.nonce}, {locked.tx_hash}): {reason}; "
-                    + ("the same signed transaction is sent again" if locked.status == OutboxTx.Status.MINED
-                       else "its nonce is taken by an empty transaction"),
+            + (
+                "the same signed transaction is sent again"
+                if locked.status == OutboxTx.Status.MINED
+                else "its nonce is taken by an empty transaction"
+            ),
             details={"tx_hash": locked.tx_hash, "nonce": locked.nonce, "block_number": locked.block_number},
-        )  # fmt: skip
+        )
     logger.error("Outbox %s (nonce %s) %s", tx.key, tx.nonce, reason)
     if tx.status == OutboxTx.Status.MINED:
         tx.refresh_from_db()
@@ -144,9 +162,16 @@ def fill_nonce(*, chain_id: int, signer: str, sender: str, nonce: int | None) ->
     sender = to_checksum_address(sender)
     tx, created = OutboxTx.objects.get_or_create(
         key=f"nonce:{chain_id}:{sender}:{nonce}",
-        defaults={"chain_id": chain_id, "signer": signer, "sender": sender, "to": sender, "data": "0x",
-                  "value": 0, "nonce": nonce},
-    )  # fmt: skip
+        defaults={
+            "chain_id": chain_id,
+            "signer": signer,
+            "sender": sender,
+            "to": sender,
+            "data": "0x",
+            "value": 0,
+            "nonce": nonce,
+        },
+    )
     if created:
         logger.warning(
             "Outbox: nonce %s of %s on chain %s is free; filled by %s", nonce, sender, chain_id, tx.key
@@ -157,9 +182,10 @@ def fill_nonce(*, chain_id: int, signer: str, sender: str, nonce: int | None) ->
 def fill_nonce_gaps(chain: Chain, counts: SenderCounts) -> None:
     """Per sender with transactions in flight: the nonces below them that nothing holds (module docstring)."""
     in_flight = OutboxTx.objects.filter(
-        chain_id=chain.chain_id, status__in=(OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST),
+        chain_id=chain.chain_id,
+        status__in=(OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST),
         nonce__isnull=False,
-    )  # fmt: skip
+    )
     by_sender: dict[tuple[str, str], list[OutboxTx]] = defaultdict(list)
     for tx in in_flight:
         by_sender[(tx.sender, tx.signer)].append(tx)
@@ -194,9 +220,13 @@ def sign_again(tx: OutboxTx, *, latest: int) -> None:
         if locked.status != OutboxTx.Status.BROADCAST or locked.nonce != tx.nonce:
             return
         OutboxTx.objects.filter(pk=tx.pk).update(
-            status=OutboxTx.Status.QUEUED, nonce=None, raw_tx="", signed_at=None, broadcast_at=None,
+            status=OutboxTx.Status.QUEUED,
+            nonce=None,
+            raw_tx="",
+            signed_at=None,
+            broadcast_at=None,
             error=f"its nonce {tx.nonce} was taken by another transaction (the sender's count is {latest}); "
-                  "signed again",
-        )  # fmt: skip
+            "signed again",
+        )
     logger.error("Outbox %s: nonce %s was taken by another transaction; signing it again", tx.key, tx.nonce)
     outbox_send(tx.pk)

@@ -68,8 +68,14 @@ def outbox_submit(
     sender = signer_address(signer)
     if not sender:
         raise SignerUnavailable(f"no address is configured for the {signer} signer")
-    fields: dict[str, Any] = {"chain_id": chain_id, "signer": signer, "sender": to_checksum_address(sender),
-              "to": to_checksum_address(to), "data": data or "0x", "value": value}  # fmt: skip
+    fields: dict[str, Any] = {
+        "chain_id": chain_id,
+        "signer": signer,
+        "sender": to_checksum_address(sender),
+        "to": to_checksum_address(to),
+        "data": data or "0x",
+        "value": value,
+    }
     with transaction.atomic():
         tx, created = OutboxTx.objects.get_or_create(key=key, defaults=fields)
         if not created:
@@ -88,8 +94,13 @@ def outbox_sweep(*, key: str, chain_id: int, kind: str, identifier: str, token: 
     chain = chain_get(chain_id)
     if chain is None or not chain.factory_address:
         raise ValueError(f"chain {chain_id} has no deposit factory")
-    data = encode_call("DepositFactory", "sweep", deposit_salt(kind=kind, identifier=identifier), token,
-                       signer_address("vault"))  # fmt: skip
+    data = encode_call(
+        "DepositFactory",
+        "sweep",
+        deposit_salt(kind=kind, identifier=identifier),
+        token,
+        signer_address("vault"),
+    )
     return outbox_submit(key=key, chain_id=chain_id, signer="vault", to=chain.factory_address, data=data)
 
 
@@ -123,9 +134,11 @@ def swept_of(tx: OutboxTx, token: str) -> int | None:
     return sum(
         int(log["data"], 16)
         for log in tx.logs
-        if log["address"].lower() == tx.to.lower() and len(log["topics"]) > 2 and log["topics"][0] == SWEPT_TOPIC
+        if log["address"].lower() == tx.to.lower()
+        and len(log["topics"]) > 2
+        and log["topics"][0] == SWEPT_TOPIC
         and log["topics"][2].lower() == wanted
-    )  # fmt: skip
+    )
 
 
 def sweep_covers(tx: OutboxTx, *, counted: int, subject: str, what: str) -> bool:
@@ -136,11 +149,13 @@ def sweep_covers(tx: OutboxTx, *, counted: int, subject: str, what: str) -> bool
     if swept is None or swept >= counted:
         return True
     incident_record(
-        kind=Incident.Kind.SWEEP_SHORT, subject=subject, chain_id=tx.chain_id,
+        kind=Incident.Kind.SWEEP_SHORT,
+        subject=subject,
+        chain_id=tx.chain_id,
         summary=f"{what}: its sweep {tx.tx_hash} moved {swept} of the {counted} it counted; nothing more is sent "
-                "for it until staff resolve this",
+        "for it until staff resolve this",
         details={"sweep": tx.key, "tx_hash": tx.tx_hash, "swept": str(swept), "counted": str(counted)},
-    )  # fmt: skip
+    )
     return False
 
 
@@ -220,9 +235,18 @@ def sign_version(tx: OutboxTx, *, nonce: int, gas: int, fees: tuple[int, int]) -
     """(raw transaction, hash) of `tx` signed at `nonce` with these fees, by its role's signer backend."""
     signed = sign_transaction(
         tx.signer,
-        {"type": 2, "chainId": tx.chain_id, "nonce": nonce, "to": tx.to, "data": tx.data or "0x",
-         "value": int(tx.value), "gas": gas, "maxFeePerGas": fees[0], "maxPriorityFeePerGas": fees[1]},
-    )  # fmt: skip
+        {
+            "type": 2,
+            "chainId": tx.chain_id,
+            "nonce": nonce,
+            "to": tx.to,
+            "data": tx.data or "0x",
+            "value": int(tx.value),
+            "gas": gas,
+            "maxFeePerGas": fees[0],
+            "maxPriorityFeePerGas": fees[1],
+        },
+    )
     return signed.raw, signed.tx_hash
 
 
@@ -233,10 +257,13 @@ def _hex(value) -> str:
 def receipt_logs(receipt) -> list[dict[str, Any]]:
     """The receipt's logs as stored: {address, topics, data} (what the transaction moved, for its owner)."""
     return [
-        {"address": to_checksum_address(log["address"]), "topics": [_hex(t) for t in log["topics"]],
-         "data": _hex(log["data"])}
+        {
+            "address": to_checksum_address(log["address"]),
+            "topics": [_hex(t) for t in log["topics"]],
+            "data": _hex(log["data"]),
+        }
         for log in receipt["logs"]
-    ]  # fmt: skip
+    ]
 
 
 def receipt_of(w3: Web3, tx: OutboxTx):
@@ -253,9 +280,13 @@ def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None) -> bool:
     """Record the outcome once and hand it to its key's handler (`chains.handlers`) in the same transaction."""
     fields: dict[str, Any] = {"status": status, "error": error[:500], "finished_at": timezone.now()}
     if receipt is not None:
-        fields |= {"tx_hash": _hex(receipt["transactionHash"]), "block_number": receipt["blockNumber"],
-                   "block_hash": _hex(receipt["blockHash"]), "gas_used": receipt["gasUsed"],
-                   "logs": receipt_logs(receipt)}  # fmt: skip
+        fields |= {
+            "tx_hash": _hex(receipt["transactionHash"]),
+            "block_number": receipt["blockNumber"],
+            "block_hash": _hex(receipt["blockHash"]),
+            "gas_used": receipt["gasUsed"],
+            "logs": receipt_logs(receipt),
+        }
     with transaction.atomic():
         if not OutboxTx.objects.filter(pk=tx.pk, status__in=IN_FLIGHT).update(**fields):
             return False
@@ -266,11 +297,13 @@ def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None) -> bool:
             and Incident.objects.filter(kind=Incident.Kind.TX_REORGED, subject=f"outbox:{tx.key}").exists()
         ):
             incident_record(
-                kind=Incident.Kind.TX_REORGED, subject=f"outbox:{tx.key}:reverted", chain_id=tx.chain_id,
+                kind=Incident.Kind.TX_REORGED,
+                subject=f"outbox:{tx.key}:reverted",
+                chain_id=tx.chain_id,
                 summary=f"{tx.key} was mined, left the chain in a reorg, and reverted when it was sent again: "
-                        "what its owner counted on did not happen",
+                "what its owner counted on did not happen",
                 details={"tx_hash": tx.tx_hash, "nonce": tx.nonce},
-            )  # fmt: skip
+            )
     log = logger.info if status == OutboxTx.Status.MINED else logger.warning
     log("Outbox %s on chain %s: %s %s %s", tx.key, tx.chain_id, status, tx.tx_hash, error)
     return True
@@ -314,10 +347,17 @@ def sign(tx: OutboxTx) -> OutboxTx:
             SenderNonce.objects.filter(pk=nonce_row.pk).update(next_nonce=nonce + 1)
         raw, tx_hash = sign_version(tx, nonce=nonce, gas=gas, fees=fees)
         OutboxTx.objects.filter(pk=tx.pk).update(
-            status=OutboxTx.Status.SIGNED, nonce=nonce, gas_limit=gas, max_fee_per_gas=fees[0],
-            max_priority_fee_per_gas=fees[1], raw_tx=raw, tx_hash=tx_hash, hashes=[*tx.hashes, tx_hash],
-            signed_at=timezone.now(), error="",
-        )  # fmt: skip
+            status=OutboxTx.Status.SIGNED,
+            nonce=nonce,
+            gas_limit=gas,
+            max_fee_per_gas=fees[0],
+            max_priority_fee_per_gas=fees[1],
+            raw_tx=raw,
+            tx_hash=tx_hash,
+            hashes=[*tx.hashes, tx_hash],
+            signed_at=timezone.now(),
+            error="",
+        )
     logger.info("Outbox %s on %s: signed nonce %s as %s", tx.key, chain.name, nonce, tx_hash)
     _crash_point("after_sign")
     tx.refresh_from_db()
@@ -328,8 +368,9 @@ def _wait_for_gas(tx: OutboxTx, chain: Chain, w3: Web3, *, need: int | None) -> 
     """The signer cannot pay for this transaction now: it waits, queued (no nonce taken, never failed, never the
     reason for a refund); the poller asks again until the balance is topped up."""
     balance = int(w3.eth.get_balance(to_checksum_address(tx.sender)))
-    error = (f"waiting for gas: the {tx.signer} holds {balance} wei on {chain.name}"
-             + (f", this transaction needs up to {need}" if need is not None else ", less than this transaction needs"))  # fmt: skip
+    error = f"waiting for gas: the {tx.signer} holds {balance} wei on {chain.name}" + (
+        f", this transaction needs up to {need}" if need is not None else ", less than this transaction needs"
+    )
     if (
         OutboxTx.objects.filter(pk=tx.pk, status=OutboxTx.Status.QUEUED)
         .exclude(error=error)

@@ -25,7 +25,7 @@ def fill_token_shapes(apps, schema_editor):
     ).iterator(chunk_size=1000):
         metadata = dict(order.metadata or {})
         for side, chain, address in (("srcToken", order.src_chain, order.src_token_address),
-                                     ("dstToken", order.dst_chain, order.dst_token_address)):  # fmt: skip
+                                     ("dstToken", order.dst_chain, order.dst_token_address)):
             token = tokens.get((chain, address.lower()))
             if side not in metadata and token is not None:
                 metadata[side] = shape(token)

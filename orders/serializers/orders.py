@@ -40,8 +40,10 @@ def not_zero_address(value: str) -> str:
 
 def registry_tokens(attrs: dict) -> dict[str, Token]:
     """The registry's tokens for srcTokenAddress and dstTokenAddress (one query); 400 naming a field it lacks."""
-    wanted = {"srcTokenAddress": (attrs["srcChain"], attrs["srcTokenAddress"]),
-              "dstTokenAddress": (attrs["dstChain"], attrs["dstTokenAddress"])}  # fmt: skip
+    wanted = {
+        "srcTokenAddress": (attrs["srcChain"], attrs["srcTokenAddress"]),
+        "dstTokenAddress": (attrs["dstChain"], attrs["dstTokenAddress"]),
+    }
     found = tokens_by_chain_and_address(list(wanted.values()))
     known = {field: found.get((chain, address.lower())) for field, (chain, address) in wanted.items()}
     for field, token in known.items():
@@ -185,10 +187,11 @@ class OrderCreateSerializer(serializers.Serializer):
     onramp = OnrampSerializer(required=False, allow_null=True)
     creatorAddress = AddressField(required=False, allow_null=True)
     refundAddress = AddressField(
-        required=False, allow_null=True,
+        required=False,
+        allow_null=True,
         help_text="Where a refund goes when the payment's sender cannot be known (a contract wallet's internal "
-                  "payment on a chain without traces); otherwise refunds go to the sender.",
-    )  # fmt: skip
+        "payment on a chain without traces); otherwise refunds go to the sender.",
+    )
     checkoutSessionId = serializers.UUIDField(required=False, allow_null=True)
     action = StrictCharField(required=False, allow_null=True, max_length=255)
 

@@ -53,15 +53,33 @@ def main() -> int:
     subprocess.run([*manage, "load_tokens"], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
     created = subprocess.run(
         [*manage, "create_api_key", "--org", "apicheck", "--name", "apicheck", "--permissions", "admin"],
-        cwd=ROOT, env=env, check=True, capture_output=True, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     key = created.stdout.strip().splitlines()[-1]
     port = _free_port()
     server = subprocess.Popen(
-        [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "2",
-         "--worker-class", "gthread", "--threads", "4", "--no-control-socket", "--log-level", "warning"],
-        cwd=ROOT, env=env,
-    )  # fmt: skip
+        [
+            str(BIN / "gunicorn"),
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "2",
+            "--worker-class",
+            "gthread",
+            "--threads",
+            "4",
+            "--no-control-socket",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
@@ -74,11 +92,23 @@ def main() -> int:
                     raise
                 time.sleep(0.3)
         return subprocess.run(
-            [str(BIN / "schemathesis"), "--config-file", str(CONFIG), "run", f"{base}/api/schema/",
-             "--header", f"Authorization: Bearer {key}", "--seed", SEED, "--max-examples", MAX_EXAMPLES,
-             *sys.argv[1:]],
-            cwd=ROOT, env={**env, "SCHEMATHESIS_HOOKS": ""},
-        ).returncode  # fmt: skip
+            [
+                str(BIN / "schemathesis"),
+                "--config-file",
+                str(CONFIG),
+                "run",
+                f"{base}/api/schema/",
+                "--header",
+                f"Authorization: Bearer {key}",
+                "--seed",
+                SEED,
+                "--max-examples",
+                MAX_EXAMPLES,
+                *sys.argv[1:],
+            ],
+            cwd=ROOT,
+            env={**env, "SCHEMATHESIS_HOOKS": ""},
+        ).returncode
     finally:
         server.terminate()
         server.wait(timeout=30)

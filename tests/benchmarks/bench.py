@@ -88,8 +88,15 @@ def main() -> None:
     order_id = Order.objects.filter(creator_address=creator).values_list("pk", flat=True).first()
     measure("GET /orders/{id}", lambda: client.get(f"/orders/{order_id}"))
     measure("GET /chains/8453/tokens?term=us", lambda: client.get("/chains/8453/tokens?term=us"))
-    quote = {"type": "swap", "srcChain": 8453, "dstChain": 42161, "srcTokenAddress": USDC, "dstTokenAddress": USDC_ARB,
-             "tradeType": "EXACT_INPUT", "amount": "100000000"}  # fmt: skip
+    quote = {
+        "type": "swap",
+        "srcChain": 8453,
+        "dstChain": 42161,
+        "srcTokenAddress": USDC,
+        "dstTokenAddress": USDC_ARB,
+        "tradeType": "EXACT_INPUT",
+        "amount": "100000000",
+    }
     measure(
         "POST /orders/quote (offline)",
         lambda: client.post("/orders/quote", quote, content_type="application/json"),

@@ -134,8 +134,16 @@ def _seed_transactions(organization_id: str) -> None:
     if have >= TRANSACTIONS:
         return
     print(f"seeding {TRANSACTIONS - have:,} transactions ...", flush=True)
-    links = [PaymentLink.objects.create(organization_id=organization_id, name=f"Bench link {i}", chain_id=8453,
-                                        token_address=USDC_BASE, recipient_address=RECIPIENT).pk for i in range(20)]  # fmt: skip
+    links = [
+        PaymentLink.objects.create(
+            organization_id=organization_id,
+            name=f"Bench link {i}",
+            chain_id=8453,
+            token_address=USDC_BASE,
+            recipient_address=RECIPIENT,
+        ).pk
+        for i in range(20)
+    ]
     table = Transaction._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
@@ -163,22 +171,40 @@ def _seed_checkout(client) -> dict[str, str]:
     from platform_api.models import PlatformCheckoutSession
     from tests.orders.conftest import RECIPIENT, USDC_BASE
 
-    link = client.post("/api/v1/payment-links", {
-        "name": "Bench poster", "token_address": USDC_BASE, "chain_id": 8453, "recipient_address": RECIPIENT,
-        "amount": "25000000", "items": [{"name": "Poster", "amount": "25000000"}],
-        "form_schema": {"fields": [{"id": "email", "type": "email", "label": "Email", "required": True}]},
-    }, content_type="application/json").json()  # fmt: skip
-    session_id = client.post("/api/v1/checkout-sessions", {"payment_link_id": link["id"]},
-                             content_type="application/json").json()["id"]  # fmt: skip
+    link = client.post(
+        "/api/v1/payment-links",
+        {
+            "name": "Bench poster",
+            "token_address": USDC_BASE,
+            "chain_id": 8453,
+            "recipient_address": RECIPIENT,
+            "amount": "25000000",
+            "items": [{"name": "Poster", "amount": "25000000"}],
+            "form_schema": {"fields": [{"id": "email", "type": "email", "label": "Email", "required": True}]},
+        },
+        content_type="application/json",
+    ).json()
+    session_id = client.post(
+        "/api/v1/checkout-sessions", {"payment_link_id": link["id"]}, content_type="application/json"
+    ).json()["id"]
     session = PlatformCheckoutSession.objects.get(pk=session_id)
     payments.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="203.0.113.9"
     )
-    widget = client.post("/api/v1/widgets", {
-        "name": "Bench widget", "widget_type": "checkout", "config": {
-            "recipient_address": RECIPIENT, "destination_token": USDC_BASE, "destination_chain_id": 8453,
-            "amount": "5000000"},
-    }, content_type="application/json").json()  # fmt: skip
+    widget = client.post(
+        "/api/v1/widgets",
+        {
+            "name": "Bench widget",
+            "widget_type": "checkout",
+            "config": {
+                "recipient_address": RECIPIENT,
+                "destination_token": USDC_BASE,
+                "destination_chain_id": 8453,
+                "amount": "5000000",
+            },
+        },
+        content_type="application/json",
+    ).json()
     return {"short_code": link["short_code"], "session_id": session_id, "widget_code": widget["short_code"]}
 
 
@@ -200,10 +226,19 @@ def _one_at_a_time(url: str, headers: dict[str, str], runs: int = 30) -> dict[st
 
 def _gunicorn(app: str, port: int) -> subprocess.Popen:
     process = subprocess.Popen(
-        [str(BIN / "gunicorn"), "-c", str(ROOT / "config" / "gunicorn_conf.py"), "--bind", f"127.0.0.1:{port}",
-         "--log-level", "warning", app],
-        cwd=ROOT, env={**ENV, "GUNICORN_ACCESS_LOG": ""},
-    )  # fmt: skip
+        [
+            str(BIN / "gunicorn"),
+            "-c",
+            str(ROOT / "config" / "gunicorn_conf.py"),
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--log-level",
+            "warning",
+            app,
+        ],
+        cwd=ROOT,
+        env={**ENV, "GUNICORN_ACCESS_LOG": ""},
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -400,8 +435,15 @@ def _watcher() -> dict[str, float] | None:
     port = _free_port()
     node = subprocess.Popen([str(ANVIL), "--port", str(port), "--chain-id", "31337", "--silent"])
     try:
-        chain = Chain(chain_id=31337, name="Devnet A", native_symbol="ETH", rpc_urls=(f"http://127.0.0.1:{port}",),
-                      confirmations=1, factory_address=settings.DEVNET_FACTORY_ADDRESS, devnet=True)  # fmt: skip
+        chain = Chain(
+            chain_id=31337,
+            name="Devnet A",
+            native_symbol="ETH",
+            rpc_urls=(f"http://127.0.0.1:{port}",),
+            confirmations=1,
+            factory_address=settings.DEVNET_FACTORY_ADDRESS,
+            devnet=True,
+        )
         from chains.devnet import wait_until_up
 
         wait_until_up(chain)
@@ -412,18 +454,30 @@ def _watcher() -> dict[str, float] | None:
         until = timezone.now() + timezone.timedelta(hours=1)
         addresses = [Web3.to_checksum_address(f"0x{n:040x}") for n in range(1, WATCHED + 1)]
         WatchedAddress.objects.bulk_create(
-            [WatchedAddress(chain_id=31337, address=a, owner=f"bench:{i}", watch_until=until)
-             for i, a in enumerate(addresses)]
-        )  # fmt: skip
+            [
+                WatchedAddress(chain_id=31337, address=a, owner=f"bench:{i}", watch_until=until)
+                for i, a in enumerate(addresses)
+            ]
+        )
         head = Web3(Web3.HTTPProvider(chain.rpc_url)).eth.block_number
         ChainCursor.objects.update_or_create(
             chain_id=31337, defaults={"scanned_to": head, "leased_until": None}
         )
         for index in range(10):  # some payments to find, in both kinds
-            devnet_transfer(chain=chain, token=deployment["contracts"]["dUSDC"], to=addresses[index * 97],
-                            amount=10**6, from_account=1 + index % 8)  # fmt: skip
-            devnet_transfer(chain=chain, token="0x" + "00" * 20, to=addresses[index * 89], amount=10**15,
-                            from_account=1 + index % 8)  # fmt: skip
+            devnet_transfer(
+                chain=chain,
+                token=deployment["contracts"]["dUSDC"],
+                to=addresses[index * 97],
+                amount=10**6,
+                from_account=1 + index % 8,
+            )
+            devnet_transfer(
+                chain=chain,
+                token="0x" + "00" * 20,
+                to=addresses[index * 89],
+                amount=10**15,
+                from_account=1 + index % 8,
+            )
         time.sleep(3)  # a few more blocks, so that the payments are confirmed
         started = time.monotonic()
         result = scan_chain(31337)
@@ -471,14 +525,25 @@ def _settlement() -> dict[str, float] | None:
         print("make bench: anvil is not installed (make install); no settlement figure", file=sys.stderr)
         return None
     ports = [_free_port(), _free_port()]
-    nodes = [subprocess.Popen([str(ANVIL), "--port", str(port), "--chain-id", str(31337 + n), "--silent"])
-             for n, port in enumerate(ports)]  # fmt: skip
+    nodes = [
+        subprocess.Popen([str(ANVIL), "--port", str(port), "--chain-id", str(31337 + n), "--silent"])
+        for n, port in enumerate(ports)
+    ]
     children: list[subprocess.Popen] = []
     try:
-        chains = [Chain(chain_id=31337 + n, name=f"Devnet {'AB'[n]}", native_symbol="ETH", devnet=True,
-                        rpc_urls=(f"http://127.0.0.1:{port}",), confirmations=1, poll_interval_seconds=1,
-                        factory_address="0x5FbDB2315678afecb367f032d93F642f64180aa3")
-                  for n, port in enumerate(ports)]  # fmt: skip
+        chains = [
+            Chain(
+                chain_id=31337 + n,
+                name=f"Devnet {'AB'[n]}",
+                native_symbol="ETH",
+                devnet=True,
+                rpc_urls=(f"http://127.0.0.1:{port}",),
+                confirmations=1,
+                poll_interval_seconds=1,
+                factory_address="0x5FbDB2315678afecb367f032d93F642f64180aa3",
+            )
+            for n, port in enumerate(ports)
+        ]
         for chain in chains:
             wait_until_up(chain)
         deployments = [deploy(chain) for chain in chains]
@@ -496,14 +561,27 @@ def _settlement() -> dict[str, float] | None:
                 children.append(subprocess.Popen(command, cwd=ROOT, env=env))  # the worker signs; beat never
         time.sleep(5)  # the worker and beat start and connect
         client = APIClient(HTTP_HOST="localhost")
-        types = ["swap", "x402_swap", "duel", "custom", "custom_exact_in", "mint_nft", "join_tournament",
-                 "fund_tournament"]  # fmt: skip
+        types = [
+            "swap",
+            "x402_swap",
+            "duel",
+            "custom",
+            "custom_exact_in",
+            "mint_nft",
+            "join_tournament",
+            "fund_tournament",
+        ]
         paid: dict[str, float] = {}
         for n in range(SETTLE_ORDERS):
             order_id, _ = checkout(client, deployments[0], deployments[1], types[n % len(types)])
             order = Order.objects.get(pk=order_id)
-            devnet_transfer(chain=chains[0], token=order.src_token_address, to=order.global_address,
-                            amount=int(order.src_amount), from_account=1 + n % 8)  # fmt: skip
+            devnet_transfer(
+                chain=chains[0],
+                token=order.src_token_address,
+                to=order.global_address,
+                amount=int(order.src_amount),
+                from_account=1 + n % 8,
+            )
             paid[order_id] = timezone.now().timestamp()
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
@@ -512,8 +590,12 @@ def _settlement() -> dict[str, float] | None:
                 break
             time.sleep(0.5)
         took = sorted(o.filled_at.timestamp() - paid[str(o.pk)] for o in orders if o.status == "executed")
-        return {"orders": len(paid), "executed": len(took), "median": statistics.median(took) if took else float("nan"),
-                "worst": took[-1] if took else float("nan")}  # fmt: skip
+        return {
+            "orders": len(paid),
+            "executed": len(took),
+            "median": statistics.median(took) if took else float("nan"),
+            "worst": took[-1] if took else float("nan"),
+        }
     finally:
         for child in children + nodes:
             child.terminate()
@@ -574,8 +656,10 @@ def main() -> None:
             ("GET /pay/s/{id}/status (the page's poll)", f"/pay/s/{seeded['session_id']}/status", {}, None),
         ):
             rows.append((name, _wrk(base + path, headers=headers, body=body)))
-        analytics = {period: _one_at_a_time(f"{base}/api/v1/analytics/overview?period={period}", auth)
-                     for period in ("30d", "all")}  # fmt: skip
+        analytics = {
+            period: _one_at_a_time(f"{base}/api/v1/analytics/overview?period={period}", auth)
+            for period in ("30d", "all")
+        }
     finally:
         for process in (app, bare):
             process.terminate()

@@ -24,9 +24,17 @@ def test_the_chains_page_shows_cursor_head_lag_and_last_error(staff):
 def test_an_orders_deposits_show_block_confirmations_explorer_link_and_token_units(staff, api_client, tokens):
     order = Order.objects.get(pk=api_client.post("/orders", order_body(), format="json").json()["data"]["id"])
     ChainCursor.objects.create(chain_id=8453, scanned_to=1000, head=1005)
-    DepositTx.objects.create(order=order, chain=8453, tx_hash="0x" + "ab" * 32, log_index=3, block_number=1001,
-                             block_hash="0x" + "cd" * 32, token_address=USDC_BASE, amount=12_500_000,
-                             from_address="0x" + "22" * 20)  # fmt: skip
+    DepositTx.objects.create(
+        order=order,
+        chain=8453,
+        tx_hash="0x" + "ab" * 32,
+        log_index=3,
+        block_number=1001,
+        block_hash="0x" + "cd" * 32,
+        token_address=USDC_BASE,
+        amount=12_500_000,
+        from_address="0x" + "22" * 20,
+    )
 
     page = staff.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
 

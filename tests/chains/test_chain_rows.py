@@ -16,10 +16,15 @@ from tests.devnets import running_anvil
 pytestmark = pytest.mark.django_db
 
 SEED = [
-    {"chain_id": 8453, "name": "Base", "native_symbol": "ETH", "rpc_url": "https://base.example/KEY",
-     "factory_address": "0x5FbDB2315678afecb367f032d93F642f64180aa3"},
+    {
+        "chain_id": 8453,
+        "name": "Base",
+        "native_symbol": "ETH",
+        "rpc_url": "https://base.example/KEY",
+        "factory_address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    },
     {"chain_id": 10, "name": "OP Mainnet", "native_symbol": "ETH"},
-]  # fmt: skip
+]
 
 
 def test_the_seed_is_imported_once_and_follows_its_own_rows_but_never_staffs(settings):
@@ -131,8 +136,19 @@ def test_chains_add_refuses_what_is_wrong_and_changes_nothing(settings, base_nod
 
 def test_chains_add_list_and_check_a_chain_without_a_factory(settings, base_node, capsys):
     settings.CHAINS = []
-    call_command("chains", "add", "8453", "--name", "Base", "--rpc-url", base_node, "--confirmations", "2",
-                 "--poll-interval", "2")  # fmt: skip
+    call_command(
+        "chains",
+        "add",
+        "8453",
+        "--name",
+        "Base",
+        "--rpc-url",
+        base_node,
+        "--confirmations",
+        "2",
+        "--poll-interval",
+        "2",
+    )
     assert "deploy its factory: manage.py chains deploy-factory 8453" in capsys.readouterr().out
     ChainRow.objects.filter(pk=8453).update(rpc_urls=[base_node, "http://127.0.0.1:9"])  # a node went away
     call_command("chains", "list")

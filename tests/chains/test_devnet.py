@@ -20,8 +20,16 @@ def test_the_contracts_and_tokens_are_deployed_where_every_fresh_start_puts_them
     w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
     contracts = deployment["contracts"]
     assert contracts["DepositFactory"] == settings.DEVNET_FACTORY_ADDRESS
-    assert set(contracts) == {"DepositFactory", "dUSDC", "dWETH", "BalanceReader", "PricedNFT721",
-                              "PricedNFT1155", "Tournament", "AlwaysReverts"}  # fmt: skip
+    assert set(contracts) == {
+        "DepositFactory",
+        "dUSDC",
+        "dWETH",
+        "BalanceReader",
+        "PricedNFT721",
+        "PricedNFT1155",
+        "Tournament",
+        "AlwaysReverts",
+    }
     assert all(w3.eth.get_code(address) for address in contracts.values())
     factory = w3.eth.contract(address=contracts["DepositFactory"], abi=artifact("DepositFactory")["abi"])
     assert factory.functions.owner().call() == w3.eth.accounts[0]
@@ -78,8 +86,10 @@ def test_the_token_list_gives_native_coin_and_both_tokens_with_prices(deployed):
     _, deployment = deployed
     tokens = token_list([deployment])["tokens"]
     assert [(t["symbol"], t["decimals"], t["extensions"]["usdPrice"]) for t in tokens] == [
-        ("ETH", 18, "3000"), ("dUSDC", 6, "1"), ("dWETH", 18, "3000"),
-    ]  # fmt: skip
+        ("ETH", 18, "3000"),
+        ("dUSDC", 6, "1"),
+        ("dWETH", 18, "3000"),
+    ]
     assert tokens[0]["address"] == "0x" + "00" * 20
 
 
@@ -112,9 +122,11 @@ def test_a_fresh_devnet_forgets_the_native_balances_its_watcher_kept():
     from chains.models import WatchedAddress
 
     until = timezone.now() + timedelta(hours=1)
-    WatchedAddress.objects.create(chain_id=31337, address="0x" + "ab" * 20, owner="order:x", watch_until=until,
-                                  native_balance=10**15)  # fmt: skip
-    WatchedAddress.objects.create(chain_id=8453, address="0x" + "cd" * 20, owner="order:y", watch_until=until,
-                                  native_balance=7)  # fmt: skip
+    WatchedAddress.objects.create(
+        chain_id=31337, address="0x" + "ab" * 20, owner="order:x", watch_until=until, native_balance=10**15
+    )
+    WatchedAddress.objects.create(
+        chain_id=8453, address="0x" + "cd" * 20, owner="order:y", watch_until=until, native_balance=7
+    )
     forget_devnet_transactions([31337])
     assert dict(WatchedAddress.objects.values_list("chain_id", "native_balance")) == {31337: None, 8453: 7}

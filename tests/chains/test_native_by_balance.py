@@ -137,10 +137,14 @@ def test_a_thousand_watched_addresses_cost_three_balance_batches_a_scan(
     chain, _ = devnet_registry
     until = timezone.now() + timedelta(hours=1)
     WatchedAddress.objects.bulk_create(
-        WatchedAddress(chain_id=chain.chain_id, address=Web3.to_checksum_address("0x" + secrets.token_hex(20)),
-                       owner="test:many", watch_until=until)
+        WatchedAddress(
+            chain_id=chain.chain_id,
+            address=Web3.to_checksum_address("0x" + secrets.token_hex(20)),
+            owner="test:many",
+            watch_until=until,
+        )
         for _ in range(1000)
-    )  # fmt: skip
+    )
     w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
     scan_chain(chain.chain_id)  # the first scan also reads the balances before (new addresses)
     w3.provider.make_request("evm_mine", [])

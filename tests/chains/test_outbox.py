@@ -60,8 +60,10 @@ def test_a_business_key_is_one_transaction(chain_a):
 def test_nonces_follow_each_other_and_the_signed_bytes_are_kept(chain_a, settings):
     w3 = w3_of(chain_a)
     start = w3.eth.get_transaction_count(settings.VAULT_ADDRESS)
-    txs = [outbox_submit(key=f"test:nonce:{n}", chain_id=31337, signer="vault", to=new_address(), value=1)
-           for n in range(3)]  # fmt: skip
+    txs = [
+        outbox_submit(key=f"test:nonce:{n}", chain_id=31337, signer="vault", to=new_address(), value=1)
+        for n in range(3)
+    ]
     for tx in txs:
         outbox_send(tx.pk)
     for tx in txs:
@@ -77,8 +79,13 @@ def test_nonces_follow_each_other_and_the_signed_bytes_are_kept(chain_a, setting
 def test_a_call_that_would_revert_is_failed_and_never_sent(chain_a, settings):
     w3 = w3_of(chain_a)
     nonce = w3.eth.get_transaction_count(settings.VAULT_ADDRESS)
-    tx = outbox_submit(key="test:reverts", chain_id=31337, signer="vault",
-                       to=chain_a[1]["contracts"]["AlwaysReverts"], value=1)  # fmt: skip
+    tx = outbox_submit(
+        key="test:reverts",
+        chain_id=31337,
+        signer="vault",
+        to=chain_a[1]["contracts"]["AlwaysReverts"],
+        value=1,
+    )
 
     outbox_send(tx.pk)
 
@@ -91,13 +98,26 @@ def test_a_call_that_would_revert_is_failed_and_never_sent(chain_a, settings):
 def test_a_transaction_that_reverts_on_chain_is_marked_failed(chain_a, settings):
     """Two entries for one player, estimated before either is mined: the second reverts in its block."""
     contracts = chain_a[1]["contracts"]
-    approve = outbox_submit(key="test:approve", chain_id=31337, signer="solver", to=contracts["dUSDC"],
-                            data=encode_call("TestToken", "approve", contracts["Tournament"], 10**9))  # fmt: skip
+    approve = outbox_submit(
+        key="test:approve",
+        chain_id=31337,
+        signer="solver",
+        to=contracts["dUSDC"],
+        data=encode_call("TestToken", "approve", contracts["Tournament"], 10**9),
+    )
     outbox_send(approve.pk)
     until_finished(approve)
     player = new_address()
-    joins = [outbox_submit(key=f"test:join:{n}", chain_id=31337, signer="solver", to=contracts["Tournament"],
-                           data=encode_call("Tournament", "join", player)) for n in range(2)]  # fmt: skip
+    joins = [
+        outbox_submit(
+            key=f"test:join:{n}",
+            chain_id=31337,
+            signer="solver",
+            to=contracts["Tournament"],
+            data=encode_call("Tournament", "join", player),
+        )
+        for n in range(2)
+    ]
     w3 = w3_of(chain_a)
     w3.provider.make_request("evm_setIntervalMining", [0])  # both are estimated and sent before a block
     try:
@@ -185,8 +205,16 @@ def test_a_transaction_whose_nonce_another_took_is_signed_again_and_paid_once(ch
         outbox_send(tx.pk)
         tx.refresh_from_db()
         taken = tx.nonce
-        w3.eth.send_transaction({"from": settings.VAULT_ADDRESS, "to": other, "value": 9, "nonce": taken,
-                                 "maxFeePerGas": 10**11, "maxPriorityFeePerGas": 5 * 10**10})  # fmt: skip
+        w3.eth.send_transaction(
+            {
+                "from": settings.VAULT_ADDRESS,
+                "to": other,
+                "value": 9,
+                "nonce": taken,
+                "maxFeePerGas": 10**11,
+                "maxPriorityFeePerGas": 5 * 10**10,
+            }
+        )
         w3.provider.make_request("evm_mine", [])
     finally:
         _resumed_mining(w3)
@@ -206,14 +234,27 @@ def test_a_failed_transaction_that_left_the_chain_stays_failed_and_its_nonce_is_
 
     contracts = chain_a[1]["contracts"]
     w3 = w3_of(chain_a)
-    approve = outbox_submit(key="test:approve2", chain_id=31337, signer="solver", to=contracts["dUSDC"],
-                            data=encode_call("TestToken", "approve", contracts["Tournament"], 10**9))  # fmt: skip
+    approve = outbox_submit(
+        key="test:approve2",
+        chain_id=31337,
+        signer="solver",
+        to=contracts["dUSDC"],
+        data=encode_call("TestToken", "approve", contracts["Tournament"], 10**9),
+    )
     outbox_send(approve.pk)
     until_finished(approve)
     snapshot = w3.provider.make_request("evm_snapshot", [])["result"]
     player = new_address()
-    joins = [outbox_submit(key=f"test:rejoin:{n}", chain_id=31337, signer="solver", to=contracts["Tournament"],
-                           data=encode_call("Tournament", "join", player)) for n in range(2)]  # fmt: skip
+    joins = [
+        outbox_submit(
+            key=f"test:rejoin:{n}",
+            chain_id=31337,
+            signer="solver",
+            to=contracts["Tournament"],
+            data=encode_call("Tournament", "join", player),
+        )
+        for n in range(2)
+    ]
     w3.provider.make_request("evm_setIntervalMining", [0])
     try:
         for tx in joins:

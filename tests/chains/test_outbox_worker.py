@@ -16,8 +16,9 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.mark.parametrize("crash_at", ["before_sign", "after_sign", "after_broadcast"])
-def test_a_killed_worker_never_pays_twice_nor_loses_the_payment(devnets_registry, worker_env, start_worker,
-                                                                 settings, crash_at):  # fmt: skip
+def test_a_killed_worker_never_pays_twice_nor_loses_the_payment(
+    devnets_registry, worker_env, start_worker, settings, crash_at
+):
     a, _ = devnets_registry
     w3 = Web3(Web3.HTTPProvider(a[0].rpc_url))
     nonce_before = w3.eth.get_transaction_count(settings.VAULT_ADDRESS)

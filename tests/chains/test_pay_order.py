@@ -72,8 +72,12 @@ def test_an_order_on_a_real_chain_is_not_paid(api_client, tokens, devnet_registr
 
 def test_pays_a_quick_payment_too(api_client, devnet_registry, capsys):
     chain, deployment = devnet_registry
-    body = {"amount": "2500000", "token_address": deployment["contracts"]["dUSDC"], "chain_id": 31337,
-            "recipient_address": "0x" + "11" * 20}  # fmt: skip
+    body = {
+        "amount": "2500000",
+        "token_address": deployment["contracts"]["dUSDC"],
+        "chain_id": 31337,
+        "recipient_address": "0x" + "11" * 20,
+    }
     created = api_client.post("/api/v1/quick-pay", body, format="json").json()
 
     call_command("pay_order", created["id"])
@@ -118,9 +122,13 @@ def test_a_command_that_cannot_connect_says_so_in_one_line(tmp_path):
 
     env = {**os.environ, "SERVICE_ENV": "development", "DATABASE_URL": "postgres://postgres@127.0.0.1:1/x"}
     done = subprocess.run(
-        [sys.executable, "manage.py", "migrate"], cwd=Path(__file__).resolve().parents[2], env=env,
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [sys.executable, "manage.py", "migrate"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [done.stderr.strip()]
     assert done.stderr.startswith("migrate: cannot reach the database:") and "Traceback" not in done.stderr

@@ -32,9 +32,14 @@ def test_a_real_chains_rpc_url_is_never_shown(api_client, settings):
     ]
     body = api_client.get("/chains").json()
     assert body["data"] == [
-        {"chainId": 8453, "name": "Base", "nativeCurrency": {"symbol": "ETH", "decimals": 18},
-         "confirmations": 12, "devnet": False}
-    ]  # fmt: skip
+        {
+            "chainId": 8453,
+            "name": "Base",
+            "nativeCurrency": {"symbol": "ETH", "decimals": 18},
+            "confirmations": 12,
+            "devnet": False,
+        }
+    ]
     assert "KEY-123" not in str(body)
 
 

@@ -40,8 +40,12 @@ def chain_behind_proxies(devnet_registry, settings):
 
 def _watched(chain) -> str:
     address = Web3.to_checksum_address("0x" + secrets.token_hex(20))
-    watch_address(chain_id=chain.chain_id, address=address, owner="test:failover",
-                  watch_until=timezone.now() + timedelta(hours=1))  # fmt: skip
+    watch_address(
+        chain_id=chain.chain_id,
+        address=address,
+        owner="test:failover",
+        watch_until=timezone.now() + timedelta(hours=1),
+    )
     return address
 
 
@@ -100,8 +104,13 @@ def test_a_node_that_fails_is_set_aside_and_the_next_answers(chain_behind_proxie
         result = scan_chain(chain.chain_id)
     assert result is not None
     assert Deposit.objects.filter(tx_hash=paid).count() == 1
-    reason = {"500": "HTTP 500", "garbage": "not JSON", "internal_error": "-32603", "wrong_chain": "serves chain 1",
-              "lag": "blocks behind the best head"}[failure]  # fmt: skip
+    reason = {
+        "500": "HTTP 500",
+        "garbage": "not JSON",
+        "internal_error": "-32603",
+        "wrong_chain": "serves chain 1",
+        "lag": "blocks behind the best head",
+    }[failure]
     assert reason in caplog.text
     assert client.is_aside(primary.url) and not client.is_aside(fallback.url)
     nodes = _scanned(chain.chain_id).nodes

@@ -103,8 +103,10 @@ class RemoteSigner:
                     self.end_headers()
                     return
                 tx = request["params"][0]
-                fields = {name: int(tx[name], 16) for name in
-                          ("gas", "nonce", "chainId", "maxFeePerGas", "maxPriorityFeePerGas", "value")}  # fmt: skip
+                fields = {
+                    name: int(tx[name], 16)
+                    for name in ("gas", "nonce", "chainId", "maxFeePerGas", "maxPriorityFeePerGas", "value")
+                }
                 fields |= {"to": tx["to"], "data": tx["data"], "type": 2}
                 if tamper:
                     fields["to"] = "0x" + "66" * 20  # a compromised signer sends the money elsewhere
@@ -158,19 +160,41 @@ def test_a_remote_signer_that_is_down_leaves_the_transaction_waiting(chain_a, se
     signer = RemoteSigner()
     signer.close()
     settings.SIGNER_BACKEND, settings.SIGNER_REMOTE_URL = "remote", signer.url
-    fields = {"type": 2, "chainId": 31337, "nonce": 0, "to": new_address(), "data": "0x", "value": 1, "gas": 21000,
-              "maxFeePerGas": 10**9, "maxPriorityFeePerGas": 1}  # fmt: skip
+    fields = {
+        "type": 2,
+        "chainId": 31337,
+        "nonce": 0,
+        "to": new_address(),
+        "data": "0x",
+        "value": 1,
+        "gas": 21000,
+        "maxFeePerGas": 10**9,
+        "maxPriorityFeePerGas": 1,
+    }
     with pytest.raises(SignerUnavailable, match="the remote signer did not answer"):
         sign_transaction("vault", fields)
 
 
 def _manage(*args, **env):
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith(("DJANGO_", "SERVICE_ENV", "ENCRYPTION_KEY", "VAULT_", "SOLVER_", "SIGNER_"))}  # fmt: skip
-    production = {"SERVICE_ENV": "production", "DJANGO_SECRET_KEY": "k3y-" + "x7Qp9zL2mN4vB8wR1tY6uI0oP5aS3dF" * 2,
-                  "ENCRYPTION_KEY": "q2V0x7eB3l0m9mFh1cW2aKx0JmYk3i8nP4r5s6t7u8E=", "VAULT_ADDRESS": "0x" + "34" * 20}  # fmt: skip
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **production, **env},
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "SERVICE_ENV", "ENCRYPTION_KEY", "VAULT_", "SOLVER_", "SIGNER_"))
+    }
+    production = {
+        "SERVICE_ENV": "production",
+        "DJANGO_SECRET_KEY": "k3y-" + "x7Qp9zL2mN4vB8wR1tY6uI0oP5aS3dF" * 2,
+        "ENCRYPTION_KEY": "q2V0x7eB3l0m9mFh1cW2aKx0JmYk3i8nP4r5s6t7u8E=",
+        "VAULT_ADDRESS": "0x" + "34" * 20,
+    }
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**clean, **production, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_production_refuses_a_plain_key_in_the_environment_and_the_env_backend():

@@ -30,9 +30,12 @@ def _scan_until(chain, done, timeout=8.0):
 
 def _pay(chain, order, amount, token=None, account=1):
     return devnet_transfer(
-        chain=chain, token=token or order.src_token_address, to=order.global_address, amount=amount,
+        chain=chain,
+        token=token or order.src_token_address,
+        to=order.global_address,
+        amount=amount,
         from_account=account,
-    )  # fmt: skip
+    )
 
 
 def test_a_half_payment_keeps_scanning_and_the_second_half_moves_the_order(api_client, devnet_registry):
@@ -147,9 +150,16 @@ def test_a_thousand_watched_addresses_cost_a_handful_of_requests_per_scan(api_cl
 
     until = timezone.now() + timezone.timedelta(hours=1)
     WatchedAddress.objects.bulk_create(
-        [WatchedAddress(chain_id=chain.chain_id, address=Web3.to_checksum_address(f"0x{n:040x}"),
-                        owner=f"test:{n}", watch_until=until) for n in range(1, 1001)]
-    )  # fmt: skip
+        [
+            WatchedAddress(
+                chain_id=chain.chain_id,
+                address=Web3.to_checksum_address(f"0x{n:040x}"),
+                owner=f"test:{n}",
+                watch_until=until,
+            )
+            for n in range(1, 1001)
+        ]
+    )
     ChainCursor.objects.update_or_create(
         chain_id=chain.chain_id,
         defaults={"scanned_to": Web3(Web3.HTTPProvider(chain.rpc_url)).eth.block_number - 30},
@@ -179,8 +189,12 @@ def test_a_quick_payment_is_paid_by_real_transfers(api_client, devnet_registry):
     from platform_api.models import QuickPayment
 
     chain, deployment = devnet_registry
-    body = {"amount": "3000000", "token_address": deployment["contracts"]["dUSDC"], "chain_id": 31337,
-            "recipient_address": "0x" + "11" * 20}  # fmt: skip
+    body = {
+        "amount": "3000000",
+        "token_address": deployment["contracts"]["dUSDC"],
+        "chain_id": 31337,
+        "recipient_address": "0x" + "11" * 20,
+    }
     created = api_client.post("/api/v1/quick-pay", body, format="json")
     assert created.status_code == 201, created.content
     payment_id, address = created.json()["id"], created.json()["deposit_address"]

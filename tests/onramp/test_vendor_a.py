@@ -91,10 +91,16 @@ def test_session_token(api_client, vendor_a):
 def test_onramp_url_embeds_the_session_token_and_options(api_client, vendor_a):
     vendor_a.expect_request("/api/onramp/v1/token").respond_with_handler(_token_handler(vendor_a, []))
     body = {
-        "presetFiatAmount": "25.00", "fiatCurrency": "USD", "defaultAsset": "USDC", "defaultPaymentMethod": "CARD",
-        "destinationAddress": ADDRESS, "blockchains": ["base"], "country": "US", "orderId": "order-1",
+        "presetFiatAmount": "25.00",
+        "fiatCurrency": "USD",
+        "defaultAsset": "USDC",
+        "defaultPaymentMethod": "CARD",
+        "destinationAddress": ADDRESS,
+        "blockchains": ["base"],
+        "country": "US",
+        "orderId": "order-1",
         "redirectUrl": "https://shop.example/back",
-    }  # fmt: skip
+    }
 
     plain = api_client.post("/onramp/vendorA/onramp-url", body, format="json").json()["data"]
     with_token = api_client.post(
@@ -104,10 +110,15 @@ def test_onramp_url_embeds_the_session_token_and_options(api_client, vendor_a):
     url = urlsplit(plain["url"])
     assert (url.scheme, url.netloc, url.path) == ("https", "pay.vendor-a.test", "/buy/select-asset")
     assert {k: v[0] for k, v in parse_qs(url.query).items()} == {
-        "sessionToken": "sess-tok-1", "defaultAsset": "USDC", "defaultNetwork": "base", "presetFiatAmount": "25.00",
-        "fiatCurrency": "USD", "defaultPaymentMethod": "CARD", "redirectUrl": "https://shop.example/back",
+        "sessionToken": "sess-tok-1",
+        "defaultAsset": "USDC",
+        "defaultNetwork": "base",
+        "presetFiatAmount": "25.00",
+        "fiatCurrency": "USD",
+        "defaultPaymentMethod": "CARD",
+        "redirectUrl": "https://shop.example/back",
         "partnerUserRef": "order-1",
-    }  # fmt: skip
+    }
     assert "sessionToken" not in plain
     assert with_token["sessionToken"] == "sess-tok-1"
 
@@ -127,17 +138,35 @@ def test_direct_url(api_client, vendor_a):
 
 
 OPTIONS = {
-    "payment_currencies": [{"id": "USD", "limits": [{"id": "CARD", "min": "2", "max": "500"}, {"id": "ACH", "min": "5", "max": "25000"}]}],
+    "payment_currencies": [
+        {
+            "id": "USD",
+            "limits": [{"id": "CARD", "min": "2", "max": "500"}, {"id": "ACH", "min": "5", "max": "25000"}],
+        }
+    ],
     "purchase_currencies": [
         {
-            "id": "2b92315d-eab7-5bef-84fa-089a131333f5", "name": "USD Coin", "symbol": "USDC", "icon_url": "https://x/usdc.png",
+            "id": "2b92315d-eab7-5bef-84fa-089a131333f5",
+            "name": "USD Coin",
+            "symbol": "USDC",
+            "icon_url": "https://x/usdc.png",
             "networks": [
-                {"name": "base", "display_name": "Base", "contract_address": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "chain_id": "8453"},
-                {"name": "ethereum", "display_name": "Ethereum", "contract_address": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", "chain_id": "1"},
+                {
+                    "name": "base",
+                    "display_name": "Base",
+                    "contract_address": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                    "chain_id": "8453",
+                },
+                {
+                    "name": "ethereum",
+                    "display_name": "Ethereum",
+                    "contract_address": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+                    "chain_id": "1",
+                },
             ],
         }
     ],
-}  # fmt: skip
+}
 
 
 def test_options_are_mapped_to_the_contract_shape(api_client, vendor_a):
@@ -153,14 +182,25 @@ def test_options_are_mapped_to_the_contract_shape(api_client, vendor_a):
     ).json()["data"]
 
     assert data["paymentCurrencies"] == [{"id": "USD", "limits": [{"id": "CARD", "min": "2", "max": "500"}]}]
-    assert data["purchaseCurrencies"] == [{
-        "id": "2b92315d-eab7-5bef-84fa-089a131333f5", "name": "USD Coin", "symbol": "USDC", "iconUrl": "https://x/usdc.png",
-        "networks": [{
-            "name": "base", "displayName": "Base", "contractAddress": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-            "chainId": "8453", "display_name": "Base", "contract_address": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-            "chain_id": "8453",
-        }],
-    }]  # fmt: skip
+    assert data["purchaseCurrencies"] == [
+        {
+            "id": "2b92315d-eab7-5bef-84fa-089a131333f5",
+            "name": "USD Coin",
+            "symbol": "USDC",
+            "iconUrl": "https://x/usdc.png",
+            "networks": [
+                {
+                    "name": "base",
+                    "displayName": "Base",
+                    "contractAddress": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                    "chainId": "8453",
+                    "display_name": "Base",
+                    "contract_address": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                    "chain_id": "8453",
+                }
+            ],
+        }
+    ]
 
 
 @pytest.mark.parametrize(
@@ -207,15 +247,25 @@ def test_vendor_outage_is_502_after_retries_and_refusal_is_400(api_client, vendo
 
 @pytest.mark.parametrize(
     ("method", "path"),
-    [("post", "/onramp/vendorA/onramp-url"), ("post", "/onramp/vendorA/direct-url"),
-     ("post", "/onramp/vendorA/session-token"), ("get", "/onramp/vendorA/options?country=US")],
-)  # fmt: skip
+    [
+        ("post", "/onramp/vendorA/onramp-url"),
+        ("post", "/onramp/vendorA/direct-url"),
+        ("post", "/onramp/vendorA/session-token"),
+        ("get", "/onramp/vendorA/options?country=US"),
+    ],
+)
 def test_unconfigured_endpoints_are_503_naming_the_settings(api_client, method, path):
     body = {
-        "presetFiatAmount": "25", "fiatCurrency": "USD", "defaultAsset": "USDC", "defaultPaymentMethod": "CARD",
-        "destinationAddress": ADDRESS, "blockchains": ["base"], "country": "US", "orderId": "o",
+        "presetFiatAmount": "25",
+        "fiatCurrency": "USD",
+        "defaultAsset": "USDC",
+        "defaultPaymentMethod": "CARD",
+        "destinationAddress": ADDRESS,
+        "blockchains": ["base"],
+        "country": "US",
+        "orderId": "o",
         "redirectUrl": "https://a.example/",
-    }  # fmt: skip
+    }
     response = (
         getattr(api_client, method)(path, body, format="json") if method == "post" else api_client.get(path)
     )

@@ -36,9 +36,16 @@ def _supported(client, query="", **headers):
 
 @pytest.mark.parametrize(
     ("country", "region", "supported"),
-    [("US", "NY", True), ("US", "HI", False), ("DE", None, True), ("FR", "IDF", True), ("GB", None, False),
-     ("BR", None, False), (None, None, False)],
-)  # fmt: skip
+    [
+        ("US", "NY", True),
+        ("US", "HI", False),
+        ("DE", None, True),
+        ("FR", "IDF", True),
+        ("GB", None, False),
+        ("BR", None, False),
+        (None, None, False),
+    ],
+)
 def test_support_by_region_from_a_trusted_edge_header(
     api_client, vendor_b, edge_headers, country, region, supported
 ):
@@ -169,9 +176,12 @@ def test_card_order_waits_for_its_payment_intent(api_client, tokens, vendor_b, o
     assert idempotency_key == f"order-{data['id']}"
     cents = int(form["amount"])
     assert form == {
-        "amount": str(cents), "currency": "usd", "automatic_payment_methods[enabled]": "true",
-        "metadata[order_id]": data["id"], "description": f"Order {data['id']}",
-    }  # fmt: skip
+        "amount": str(cents),
+        "currency": "usd",
+        "automatic_payment_methods[enabled]": "true",
+        "metadata[order_id]": data["id"],
+        "description": f"Order {data['id']}",
+    }
     fee = data["fee"]
     assert fee["type"] == "vendorBweb2_fee"
     assert fee["originalAmount"] == str(cents * 10**4)

@@ -53,13 +53,21 @@ def signed(event: dict, *, secret=SECRET, at=None) -> tuple[bytes, str]:
 
 
 def succeeded(intent="pi_card1", event_id="evt_1"):
-    return {"id": event_id, "type": "payment_intent.succeeded",
-            "data": {"object": {"id": intent, "object": "payment_intent", "status": "succeeded"}}}  # fmt: skip
+    return {
+        "id": event_id,
+        "type": "payment_intent.succeeded",
+        "data": {"object": {"id": intent, "object": "payment_intent", "status": "succeeded"}},
+    }
 
 
 def post(api_client, body, signature):
-    return api_client.generic("POST", "/onramp/vendorB/webhook", body, content_type="application/json",
-                              HTTP_VENDORB_SIGNATURE=signature)  # fmt: skip
+    return api_client.generic(
+        "POST",
+        "/onramp/vendorB/webhook",
+        body,
+        content_type="application/json",
+        HTTP_VENDORB_SIGNATURE=signature,
+    )
 
 
 def test_a_succeeded_payment_intent_moves_the_card_order_on_once(api_client, card_order, settings):
@@ -142,8 +150,12 @@ def test_a_card_order_that_fails_is_refunded_to_the_card(api_client, card_order,
         "success",
         int(card_order.src_amount),
     )
-    assert forms == [(f"refund-{card_order.pk}", {"payment_intent": ["pi_card1"],
-                                                   "metadata[order_id]": [str(card_order.pk)]})]  # fmt: skip
+    assert forms == [
+        (
+            f"refund-{card_order.pk}",
+            {"payment_intent": ["pi_card1"], "metadata[order_id]": [str(card_order.pk)]},
+        )
+    ]
     assert settle_order(card_order.pk) == "refunded" and len(forms) == 1  # nothing refunded twice
 
 

@@ -27,32 +27,64 @@ TOURNAMENT_FUND_ABI = json.dumps([f for f in artifact("Tournament")["abi"] if f.
 def token_shape(deployment: dict, symbol: str) -> dict:
     chain_id = deployment["chain_id"]
     if symbol == "ETH":
-        return {"chainId": chain_id, "address": NATIVE, "symbol": "ETH", "name": "Ether (devnet)", "decimals": 18,
-                "metadata": {}}  # fmt: skip
+        return {
+            "chainId": chain_id,
+            "address": NATIVE,
+            "symbol": "ETH",
+            "name": "Ether (devnet)",
+            "decimals": 18,
+            "metadata": {},
+        }
     _, name, decimals, _ = next(t for t in TOKENS if t[0] == symbol)
-    return {"chainId": chain_id, "address": deployment["contracts"][symbol], "symbol": symbol, "name": name,
-            "decimals": decimals, "metadata": {}}  # fmt: skip
+    return {
+        "chainId": chain_id,
+        "address": deployment["contracts"][symbol],
+        "symbol": symbol,
+        "name": name,
+        "decimals": decimals,
+        "metadata": {},
+    }
 
 
 def random_address() -> str:
     return Web3.to_checksum_address("0x" + secrets.token_hex(20))
 
 
-def checkout(client, a: dict, b: dict, order_type: str, *, src="dUSDC", dst="dUSDC", amount=10_000_000,
-             recipient=None, body_extra=None, **payload_overrides):  # fmt: skip
+def checkout(
+    client,
+    a: dict,
+    b: dict,
+    order_type: str,
+    *,
+    src="dUSDC",
+    dst="dUSDC",
+    amount=10_000_000,
+    recipient=None,
+    body_extra=None,
+    **payload_overrides,
+):
     """(order id, order body): quote then create one order of `order_type` paying `src` on A for B."""
     recipient = recipient or random_address()
     src_token, dst_token = token_shape(a, src), token_shape(b, dst)
     contracts = b["contracts"]
-    common = {"type": order_type, "srcChain": a["chain_id"], "dstChain": b["chain_id"],
-              "srcTokenAddress": src_token["address"], "dstTokenAddress": dst_token["address"],
-              "recipientAddress": recipient}  # fmt: skip
+    common = {
+        "type": order_type,
+        "srcChain": a["chain_id"],
+        "dstChain": b["chain_id"],
+        "srcTokenAddress": src_token["address"],
+        "dstTokenAddress": dst_token["address"],
+        "recipientAddress": recipient,
+    }
     quote_extra: dict = {"amount": str(amount)}
     if order_type == "swap":
         quote_extra["tradeType"] = "EXACT_INPUT"
     elif order_type == "custom":
-        payload = {"data": encode_call("Tournament", "fund", amount), "to": contracts["Tournament"],
-                   "spenderAddress": contracts["Tournament"], "amount": str(amount)}  # fmt: skip
+        payload = {
+            "data": encode_call("Tournament", "fund", amount),
+            "to": contracts["Tournament"],
+            "spenderAddress": contracts["Tournament"],
+            "amount": str(amount),
+        }
         quote_extra = {"payload": payload}
     elif order_type == "mint_nft":
         quote_extra = {
@@ -71,18 +103,31 @@ def checkout(client, a: dict, b: dict, order_type: str, *, src="dUSDC", dst="dUS
         "x402_swap": {"expectedDstAmount": str(amount)},
         "duel": {"expectedDstAmount": str(amount)},
         "custom": quote_extra.get("payload"),
-        "custom_exact_in": {"amount": str(amount), "expectedDstAmount": amount_out,
-                            "functionAbi": TOURNAMENT_FUND_ABI, "functionName": "fund",
-                            "functionArgs": ["{{amount}}"], "to": contracts["Tournament"],
-                            "spenderAddress": contracts["Tournament"]},
-        "mint_nft": {"contractAddress": contracts["PricedNFT721"], "tokenId": None, "contractType": "erc721",
-                     "nftPrice": "5000000"},
+        "custom_exact_in": {
+            "amount": str(amount),
+            "expectedDstAmount": amount_out,
+            "functionAbi": TOURNAMENT_FUND_ABI,
+            "functionName": "fund",
+            "functionArgs": ["{{amount}}"],
+            "to": contracts["Tournament"],
+            "spenderAddress": contracts["Tournament"],
+        },
+        "mint_nft": {
+            "contractAddress": contracts["PricedNFT721"],
+            "tokenId": None,
+            "contractType": "erc721",
+            "nftPrice": "5000000",
+        },
         "join_tournament": {"contractAddress": contracts["Tournament"], "entryPrice": "10000000"},
         "fund_tournament": {"contractAddress": contracts["Tournament"], "fundAmount": str(amount)},
-    }  # fmt: skip
+    }
     payload = {**payloads[order_type], **payload_overrides}
-    body = {**common, "srcAmount": amount_in, "payload": payload,
-            "metadata": {"srcToken": src_token, "dstToken": dst_token}}  # fmt: skip
+    body = {
+        **common,
+        "srcAmount": amount_in,
+        "payload": payload,
+        "metadata": {"srcToken": src_token, "dstToken": dst_token},
+    }
     if order_type == "mint_nft":
         body["metadata"]["nft"] = {"name": "Devnet NFT"}
     body |= body_extra or {}
@@ -141,8 +186,13 @@ def erc20(devnet, symbol="dUSDC"):
 
 def pay(order_id, devnet, amount=None):
     order = Order.objects.get(pk=order_id)
-    return devnet_transfer(chain=devnet[0], token=order.src_token_address, to=order.global_address,
-                           amount=int(order.src_amount) if amount is None else amount, from_account=PAYER)  # fmt: skip
+    return devnet_transfer(
+        chain=devnet[0],
+        token=order.src_token_address,
+        to=order.global_address,
+        amount=int(order.src_amount) if amount is None else amount,
+        from_account=PAYER,
+    )
 
 
 def events(order_id, event_type):

@@ -53,8 +53,9 @@ def test_offline_providers_are_labelled(staff):
 def _paid(api_client, **changes):
     created = api_client.post("/orders", order_body(), format="json").json()["data"]
     order = Order.objects.get(pk=created["id"])
-    order_record_deposit(order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=100_000_000,
-                         from_address="0x" + "4" * 40)  # fmt: skip
+    order_record_deposit(
+        order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=100_000_000, from_address="0x" + "4" * 40
+    )
     if changes:
         Order.objects.filter(pk=order.pk).update(**changes)
     return Order.objects.get(pk=order.pk)
@@ -68,14 +69,18 @@ def test_order_page_shows_the_status_history_and_amounts_in_token_units(staff, a
     assert "100 USDC" in page  # the price, in the token's units
 
 
-def test_refund_now_fails_the_order_records_who_and_leaves_executed_orders_alone(staff, admin_user, api_client,
-                                                                                 tokens):  # fmt: skip
+def test_refund_now_fails_the_order_records_who_and_leaves_executed_orders_alone(
+    staff, admin_user, api_client, tokens
+):
     from django.contrib.admin.models import LogEntry
 
     paid = _paid(api_client)
     executed = _paid(api_client, status="executed")
-    response = staff.post("/admin/orders/order/", {"action": "refund_now", "_selected_action": [paid.pk, executed.pk]},
-                          follow=True)  # fmt: skip
+    response = staff.post(
+        "/admin/orders/order/",
+        {"action": "refund_now", "_selected_action": [paid.pk, executed.pk]},
+        follow=True,
+    )
     assert response.status_code == 200
     paid.refresh_from_db()
     executed.refresh_from_db()
@@ -133,15 +138,27 @@ def test_the_order_page_fits_a_1400_px_window_and_reads_as_staff_expect(
     from orders.models import OrderStatusChange, RefundTx, RelayTx
 
     order = Order.objects.get(pk=api_client.post("/orders", order_body(), format="json").json()["data"]["id"])
-    order_record_deposit(order=order, chain=8453, tx_hash="0x" + "ab" * 32, amount=10_000_000,
-                         from_address="0x" + "cd" * 20)  # fmt: skip
+    order_record_deposit(
+        order=order, chain=8453, tx_hash="0x" + "ab" * 32, amount=10_000_000, from_address="0x" + "cd" * 20
+    )
     deposit = order.deposit_txs.get()
     RelayTx.objects.create(order=order, chain=42161, tx_hash="0x" + "ef" * 32, status="success")
-    RefundTx.objects.create(order=order, deposit=deposit, chain=8453, tx_hash="0x" + "12" * 32,
-                            amount=10_000_000, status="success")  # fmt: skip
-    OrderStatusChange.objects.create(order=order, from_status="sending_token_from_vault", to_status="relay",
-                                     reason="swept 10000000 into the vault at nonce 27 " * 3,
-                                     actor="staff:operations-on-call", created_at=timezone.now())  # fmt: skip
+    RefundTx.objects.create(
+        order=order,
+        deposit=deposit,
+        chain=8453,
+        tx_hash="0x" + "12" * 32,
+        amount=10_000_000,
+        status="success",
+    )
+    OrderStatusChange.objects.create(
+        order=order,
+        from_status="sending_token_from_vault",
+        to_status="relay",
+        reason="swept 10000000 into the vault at nonce 27 " * 3,
+        actor="staff:operations-on-call",
+        created_at=timezone.now(),
+    )
     Order.objects.filter(pk=order.pk).update(settlement={"dstAmount": "9920000", "feeBps": 80})
 
     page = browser_page

@@ -19,10 +19,17 @@ def order(api_client, tokens):
 
 def _deposit(order: Order, amount: int, n: int = 1) -> Deposit:
     deposit = Deposit.objects.create(
-        chain_id=order.src_chain, tx_hash="0x" + f"{n:064x}", log_index=0, block_number=100 + n,
-        block_hash="0x" + "b" * 64, from_address="0x" + "4" * 40, to_address=order.global_address,
-        token=order.src_token_address, amount=str(amount), owner=f"order:{order.pk}",
-    )  # fmt: skip
+        chain_id=order.src_chain,
+        tx_hash="0x" + f"{n:064x}",
+        log_index=0,
+        block_number=100 + n,
+        block_hash="0x" + "b" * 64,
+        from_address="0x" + "4" * 40,
+        to_address=order.global_address,
+        token=order.src_token_address,
+        amount=str(amount),
+        owner=f"order:{order.pk}",
+    )
     assert handle_deposit(deposit)
     return deposit
 
@@ -91,10 +98,18 @@ def test_an_orphaned_deposit_holds_the_order_until_it_is_seen_again(order):
 
 def test_a_deposit_of_an_unlisted_token_is_never_handed_to_its_order(order):
     deposit = Deposit.objects.create(
-        chain_id=order.src_chain, tx_hash="0x" + "f" * 64, log_index=0, block_number=5, block_hash="0x" + "b" * 64,
-        from_address="0x" + "4" * 40, to_address=order.global_address, token="0x" + "9" * 40, amount="5",
-        owner=f"order:{order.pk}", status=Deposit.Status.UNLISTED,
-    )  # fmt: skip
+        chain_id=order.src_chain,
+        tx_hash="0x" + "f" * 64,
+        log_index=0,
+        block_number=5,
+        block_hash="0x" + "b" * 64,
+        from_address="0x" + "4" * 40,
+        to_address=order.global_address,
+        token="0x" + "9" * 40,
+        amount="5",
+        owner=f"order:{order.pk}",
+        status=Deposit.Status.UNLISTED,
+    )
 
     assert handle_deposit(deposit) is False
     assert not order.deposit_txs.exists()

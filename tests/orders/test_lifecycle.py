@@ -117,8 +117,14 @@ def test_failure_after_deposit_refunds_and_expires_the_session(api_client, token
         event_type="payment.failed"
     ).exists()  # not until the money is back
 
-    RefundTx.objects.create(order=order, deposit=order.deposit_txs.get(), chain=8453, tx_hash="0x" + "2" * 64,
-                            amount=100_000_000, status="success")  # fmt: skip
+    RefundTx.objects.create(
+        order=order,
+        deposit=order.deposit_txs.get(),
+        chain=8453,
+        tx_hash="0x" + "2" * 64,
+        amount=100_000_000,
+        status="success",
+    )
     assert lifecycle.order_refunded(order=order, refund_tx_hash="0x" + "2" * 64)
     order.refresh_from_db()
     assert order.status == "refunded"

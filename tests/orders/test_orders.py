@@ -39,8 +39,16 @@ def test_every_order_type_is_created_in_the_contract_shape(api_client, tokens, o
     assert data["creatorAddress"] == CREATOR
     assert data["fee"]["type"] == "standard_fee"
     assert data["fee"]["serviceFeeBps"] == 80  # $100 of USDC
-    for key in ("filledAt", "receivedDepositAt", "errorDetails", "onrampMetadata", "oneClickBuyUrl",
-                "vendorBPaymentIntentId", "settlement", "partnerId"):  # fmt: skip
+    for key in (
+        "filledAt",
+        "receivedDepositAt",
+        "errorDetails",
+        "onrampMetadata",
+        "oneClickBuyUrl",
+        "vendorBPaymentIntentId",
+        "settlement",
+        "partnerId",
+    ):
         assert data[key] is None, key
     assert order.organization is None
 
@@ -310,9 +318,13 @@ def test_detail_lists_each_kind_of_transaction_in_two_queries(api_client, tokens
 
     big = 2**255 + 7  # uint256 amounts survive the UNION, exactly, on every backend
     DepositTx.objects.create(
-        order=order, chain=8453, from_address="0x" + "1" * 40, tx_hash="0x" + "a" * 64, amount=big,
+        order=order,
+        chain=8453,
+        from_address="0x" + "1" * 40,
+        tx_hash="0x" + "a" * 64,
+        amount=big,
         created_at=at + timedelta(seconds=2),
-    )  # fmt: skip
+    )
     DepositTx.objects.create(order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=5, created_at=at)
     DepositTx.objects.create(order=other, chain=8453, tx_hash="0x" + "c" * 64, amount=9, created_at=at)
     RelayTx.objects.create(order=order, chain=42161, tx_hash="0x" + "d" * 64, status="success", created_at=at)
@@ -329,13 +341,24 @@ def test_detail_lists_each_kind_of_transaction_in_two_queries(api_client, tokens
         ("a", str(big), "0x" + "1" * 40),
     ]
     assert data["relayTxs"] == [
-        {"orderId": str(order.id), "chain": 42161, "txHash": "0x" + "d" * 64, "status": "success",
-         "createdAt": millis},
-    ]  # fmt: skip
+        {
+            "orderId": str(order.id),
+            "chain": 42161,
+            "txHash": "0x" + "d" * 64,
+            "status": "success",
+            "createdAt": millis,
+        },
+    ]
     assert data["refundTxs"] == [
-        {"orderId": str(order.id), "chain": 8453, "txHash": "0x" + "e" * 64, "amount": str(big),
-         "status": "failure", "createdAt": millis},
-    ]  # fmt: skip
+        {
+            "orderId": str(order.id),
+            "chain": 8453,
+            "txHash": "0x" + "e" * 64,
+            "amount": str(big),
+            "status": "failure",
+            "createdAt": millis,
+        },
+    ]
 
 
 def test_without_an_onramp_adapter_orders_naming_one_are_refused(api_client, tokens, monkeypatch):
@@ -355,15 +378,25 @@ def test_without_an_onramp_adapter_orders_naming_one_are_refused(api_client, tok
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"metadata.srcToken.symbol": "DOGE"}, "metadata.srcToken: symbol is 'USDC' for this token, not 'DOGE'."),
+        (
+            {"metadata.srcToken.symbol": "DOGE"},
+            "metadata.srcToken: symbol is 'USDC' for this token, not 'DOGE'.",
+        ),
         ({"metadata.srcToken.decimals": 18}, "metadata.srcToken: decimals is 6 for this token, not 18."),
-        ({"metadata.dstToken.chainId": 8453}, "metadata.dstToken: chainId is 42161 for this token, not 8453."),
-        ({"srcTokenAddress": "0x" + "7" * 40},
-         f"srcTokenAddress: {'0x' + '7' * 40} is not a token this service knows on chain 8453."),
-        ({"recipientAddress": "0x" + "0" * 40},
-         "recipientAddress: Must not be the zero address: nothing sent there can be recovered."),
+        (
+            {"metadata.dstToken.chainId": 8453},
+            "metadata.dstToken: chainId is 42161 for this token, not 8453.",
+        ),
+        (
+            {"srcTokenAddress": "0x" + "7" * 40},
+            f"srcTokenAddress: {'0x' + '7' * 40} is not a token this service knows on chain 8453.",
+        ),
+        (
+            {"recipientAddress": "0x" + "0" * 40},
+            "recipientAddress: Must not be the zero address: nothing sent there can be recovered.",
+        ),
     ],
-)  # fmt: skip
+)
 def test_orders_are_bound_to_the_token_registry(api_client, tokens, overrides, message):
     body = order_body()
     for key, value in overrides.items():

@@ -45,8 +45,9 @@ def test_each_contract_types_readme_example_quotes_its_amount_and_executes(
     assert deployment_b["contracts"]["Tournament"] in README.read_text()  # the addresses of a fresh make run
     examples = readme_examples()[order_type]
     recipient = random_address()  # a player joins once: the test's own recipient, everything else as written
-    quote = api_client.post("/orders/quote", examples["/orders/quote"] | {"recipientAddress": recipient},
-                            format="json")  # fmt: skip
+    quote = api_client.post(
+        "/orders/quote", examples["/orders/quote"] | {"recipientAddress": recipient}, format="json"
+    )
     assert quote.status_code == 200, quote.content
     order_body = examples["/orders"] | {"recipientAddress": recipient}
     # The README's srcAmount is what its quote asks.

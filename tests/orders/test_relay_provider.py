@@ -38,10 +38,22 @@ def serve_quotes(httpserver, devnet, seen: list):
         body = request.get_json()
         seen.append(body)
         amount = int(body["amount"])
-        step = {"id": "deposit", "kind": "transaction", "requestId": REQUEST_ID,
-                "items": [{"status": "incomplete",
-                           "data": {"chainId": 31337, "to": token, "value": "0",
-                                    "data": encode_call("TestToken", "transfer", DEPOSITORY, amount)}}]}  # fmt: skip
+        step = {
+            "id": "deposit",
+            "kind": "transaction",
+            "requestId": REQUEST_ID,
+            "items": [
+                {
+                    "status": "incomplete",
+                    "data": {
+                        "chainId": 31337,
+                        "to": token,
+                        "value": "0",
+                        "data": encode_call("TestToken", "transfer", DEPOSITORY, amount),
+                    },
+                }
+            ],
+        }
         currency = {"amount": str(amount), "currency": {"decimals": 6}}
         details = {"currencyIn": currency, "currencyOut": currency}
         return Response(json.dumps({"steps": [step], "details": details}), content_type="application/json")
@@ -82,10 +94,15 @@ def test_the_vault_pays_the_relay_through_the_outbox_and_the_fill_is_recorded(
     sent = int(order.src_amount) - fee  # the vault keeps the service's fee
     assert erc20(a).functions.balanceOf(DEPOSITORY).call() == sent
     assert quotes[-1] | {"amount": None} == {
-        "user": settings.VAULT_ADDRESS, "recipient": body["recipientAddress"], "originChainId": 31337,
-        "destinationChainId": 31338, "originCurrency": body["srcTokenAddress"],
-        "destinationCurrency": body["dstTokenAddress"], "amount": None, "tradeType": "EXACT_INPUT",
-    }  # fmt: skip
+        "user": settings.VAULT_ADDRESS,
+        "recipient": body["recipientAddress"],
+        "originChainId": 31337,
+        "destinationChainId": 31338,
+        "originCurrency": body["srcTokenAddress"],
+        "destinationCurrency": body["dstTokenAddress"],
+        "amount": None,
+        "tradeType": "EXACT_INPUT",
+    }
     assert int(quotes[-1]["amount"]) == sent
     assert list(order.relay_txs.values_list("chain", "tx_hash", "status")) == [(31338, FILL_HASH, "success")]
     assert OutboxTx.objects.get(key=f"order:{order_id}:relay:0").status == "mined"
@@ -103,8 +120,13 @@ def test_a_relay_that_refunds_the_vault_refunds_the_payer(relay, devnets_registr
     drive(order_id, until=("refunding",))
     # The relay provider gave the vault its money back (here: a payer stands in for the provider).
     order = Order.objects.get(pk=order_id)
-    devnet_transfer(chain=a[0], token=order.src_token_address, to=settings.VAULT_ADDRESS,
-                    amount=int(order.src_amount), from_account=2)  # fmt: skip
+    devnet_transfer(
+        chain=a[0],
+        token=order.src_token_address,
+        to=settings.VAULT_ADDRESS,
+        amount=int(order.src_amount),
+        from_account=2,
+    )
 
     order = drive(order_id, until=("refunded",))
 

@@ -41,12 +41,17 @@ def raw_payment(a, order: Order, *, tip_gwei: int = 1) -> bytes:
     payer = Account.from_key(devnet_private_key(PAYER))
     signed = payer.sign_transaction(
         {
-            "type": 2, "chainId": a[0].chain_id, "nonce": w3.eth.get_transaction_count(payer.address),
-            "to": order.src_token_address, "value": 0, "gas": 100_000,
+            "type": 2,
+            "chainId": a[0].chain_id,
+            "nonce": w3.eth.get_transaction_count(payer.address),
+            "to": order.src_token_address,
+            "value": 0,
+            "gas": 100_000,
             "data": encode_call("TestToken", "transfer", order.global_address, int(order.src_amount)),
-            "maxFeePerGas": 50 * 10**9, "maxPriorityFeePerGas": tip_gwei * 10**9,
+            "maxFeePerGas": 50 * 10**9,
+            "maxPriorityFeePerGas": tip_gwei * 10**9,
         }
-    )  # fmt: skip
+    )
     return signed.raw_transaction
 
 
@@ -97,11 +102,14 @@ def test_a_payment_moved_to_another_block_by_a_reorg_is_one_deposit_never_refund
     assert again.blockNumber != first.block_number and again.logs[0].logIndex == 1
 
     run_until(
-        lambda: Deposit.objects.get(pk=first.pk).block_hash == again.blockHash.to_0x_hex()
-        and OutboxTx.objects.get(pk=sweep.pk).status == "mined"
-        and OutboxTx.objects.get(pk=sweep.pk).block_hash != sweep.block_hash,
-        order_id, what="the deposit moved and the sweep mined again",
-    )  # fmt: skip
+        lambda: (
+            Deposit.objects.get(pk=first.pk).block_hash == again.blockHash.to_0x_hex()
+            and OutboxTx.objects.get(pk=sweep.pk).status == "mined"
+            and OutboxTx.objects.get(pk=sweep.pk).block_hash != sweep.block_hash
+        ),
+        order_id,
+        what="the deposit moved and the sweep mined again",
+    )
 
     deposit = Deposit.objects.get(tx_hash=paid_hash)
     assert (
@@ -116,9 +124,11 @@ def test_a_payment_moved_to_another_block_by_a_reorg_is_one_deposit_never_refund
     after = balances(a, b, body["recipientAddress"])
     amount = int(order.src_amount)
     assert after == {
-        "payer": before["payer"] - amount, "vault": before["vault"] + amount,
-        "solver": before["solver"] - delivered, "recipient": before["recipient"] + delivered,
-    }  # fmt: skip
+        "payer": before["payer"] - amount,
+        "vault": before["vault"] + amount,
+        "solver": before["solver"] - delivered,
+        "recipient": before["recipient"] + delivered,
+    }
     # The sweep that left the chain was sent again as the same signed transaction, and staff were told.
     sweep.refresh_from_db()
     assert sweep.nonce is not None and sweep.tx_hash in sweep.hashes and len(sweep.hashes) == 1
@@ -150,9 +160,11 @@ def test_a_reverted_chain_flags_the_executed_order_and_later_orders_still_settle
     second = drive(second_id, timeout=90)
     w3.provider.make_request("anvil_mine", [settings.REORG_GRACE_BLOCKS + 2])
     run_until(
-        lambda: Incident.objects.filter(subject=f"order:{first_id}").count() == 2, first_id, second_id,
+        lambda: Incident.objects.filter(subject=f"order:{first_id}").count() == 2,
+        first_id,
+        second_id,
         what="the first order flagged twice",
-    )  # fmt: skip
+    )
 
     assert second.status == "executed"
     delivered_second = int(second.settlement["dstAmount"])
@@ -228,6 +240,8 @@ def test_fake_transfer_events_cost_the_vault_nothing(devnets, admin_client):
     delivered = int(order.settlement["dstAmount"])
     amount = int(order.src_amount)
     assert balances(a, b, body["recipientAddress"]) == {
-        "payer": before["payer"] - amount, "vault": before["vault"] + amount,
-        "solver": before["solver"] - delivered, "recipient": before["recipient"] + delivered,
-    }  # fmt: skip
+        "payer": before["payer"] - amount,
+        "vault": before["vault"] + amount,
+        "solver": before["solver"] - delivered,
+        "recipient": before["recipient"] + delivered,
+    }

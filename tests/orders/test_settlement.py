@@ -76,16 +76,25 @@ def test_every_order_type_is_delivered_on_devnet_b(devnets, admin_client, order_
     completed = events(order_id, "payment.completed")
     assert len(completed) == 1 and completed[0]["tx_hash"] == deposit_hash
     assert [c.to_status for c in order.status_changes.all()] == [
-        "quoting_after_deposit", "sending_token_from_vault", "relay",
-        *(["executing"] if order.execute_tx else []), "executed",
-    ]  # fmt: skip
+        "quoting_after_deposit",
+        "sending_token_from_vault",
+        "relay",
+        *(["executing"] if order.execute_tx else []),
+        "executed",
+    ]
 
 
 def test_a_call_that_reverts_is_refunded_to_the_payer(devnets, admin_client):
     a, b = devnets
     payer = w3_of(a).eth.accounts[PAYER]
-    order_id, _ = checkout(admin_client, a[1], b[1], "custom", to=b[1]["contracts"]["AlwaysReverts"],
-                           spenderAddress=b[1]["contracts"]["AlwaysReverts"])  # fmt: skip
+    order_id, _ = checkout(
+        admin_client,
+        a[1],
+        b[1],
+        "custom",
+        to=b[1]["contracts"]["AlwaysReverts"],
+        spenderAddress=b[1]["contracts"]["AlwaysReverts"],
+    )
     before = erc20(a).functions.balanceOf(payer).call()
     pay(order_id, a)
     assert erc20(a).functions.balanceOf(payer).call() < before
@@ -191,9 +200,9 @@ def test_two_orders_for_one_contract_take_turns_with_the_solvers_allowance(devne
     for order_id in ids:
         pay(order_id, a)
     deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and set(Order.objects.filter(pk__in=ids).values_list("status", flat=True)) - {
-        "executed", "refunded", "failure"
-    }:  # fmt: skip
+    while time.monotonic() < deadline and set(
+        Order.objects.filter(pk__in=ids).values_list("status", flat=True)
+    ) - {"executed", "refunded", "failure"}:
         scan_chain(31337)
         for order_id in ids:  # both move in every round, as two workers would
             settle_order(order_id)

@@ -19,8 +19,13 @@ def test_a_worker_settles_a_paid_order(devnets_registry, worker_env, start_worke
     queue = start_worker(**worker_env).queue
     order_id, _body = checkout(admin_client, a[1], b[1], "join_tournament")
     order = Order.objects.get(pk=order_id)
-    devnet_transfer(chain=a[0], token=order.src_token_address, to=order.global_address,
-                    amount=int(order.src_amount), from_account=1)  # fmt: skip
+    devnet_transfer(
+        chain=a[0],
+        token=order.src_token_address,
+        to=order.global_address,
+        amount=int(order.src_amount),
+        from_account=1,
+    )
 
     wait_for(
         lambda: scan_chain(31337) and Order.objects.get(pk=order_id).status != "scanning_deposit_transaction"
@@ -31,9 +36,10 @@ def test_a_worker_settles_a_paid_order(devnets_registry, worker_env, start_worke
     w3 = Web3(Web3.HTTPProvider(b[0].rpc_url))
     assert w3.eth.get_transaction_receipt(order.execute_tx["txHash"]).status == 1
     assert set(OutboxTx.objects.values_list("key", "status")) == {
-        (f"order:{order_id}:sweep", "mined"), (f"order:{order_id}:relay", "mined"),
+        (f"order:{order_id}:sweep", "mined"),
+        (f"order:{order_id}:relay", "mined"),
         (f"order:{order_id}:execute", "mined"),
-    }  # fmt: skip
+    }
 
 
 def test_a_worker_refunds_an_order_whose_call_reverts(
@@ -49,8 +55,13 @@ def test_a_worker_refunds_an_order_whose_call_reverts(
     w3 = Web3(Web3.HTTPProvider(a[0].rpc_url))
     usdc = w3.eth.contract(address=a[1]["contracts"]["dUSDC"], abi=artifact("TestToken")["abi"])
     before = usdc.functions.balanceOf(w3.eth.accounts[3]).call()
-    devnet_transfer(chain=a[0], token=order.src_token_address, to=order.global_address,
-                    amount=int(order.src_amount), from_account=3)  # fmt: skip
+    devnet_transfer(
+        chain=a[0],
+        token=order.src_token_address,
+        to=order.global_address,
+        amount=int(order.src_amount),
+        from_account=3,
+    )
 
     wait_for(
         lambda: scan_chain(31337) and Order.objects.get(pk=order_id).status != "scanning_deposit_transaction"

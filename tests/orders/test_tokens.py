@@ -28,8 +28,13 @@ def test_search_by_symbol_or_name_case_insensitive(api_client, tokens):
     assert [t["symbol"] for t in by_symbol] == ["USDC"]
     assert [t["symbol"] for t in by_name] == ["USDT"]
     assert by_symbol[0] == {
-        "chainId": 8453, "address": USDC_BASE, "symbol": "USDC", "name": "USD Coin", "decimals": 6, "metadata": {},
-    }  # fmt: skip
+        "chainId": 8453,
+        "address": USDC_BASE,
+        "symbol": "USDC",
+        "name": "USD Coin",
+        "decimals": 6,
+        "metadata": {},
+    }
 
 
 def test_search_by_exact_address_in_any_case(api_client, tokens):
@@ -65,12 +70,24 @@ def test_load_tokens_accepts_a_token_list_and_updates_in_place(tmp_path, tokens,
     doc = {
         "name": "extra",
         "tokens": [
-            {"chainId": 8453, "address": USDC_BASE.lower(), "symbol": "USDC", "name": "USDC (Base)", "decimals": 6,
-             "logoURI": "https://example.com/usdc.png"},
-            {"chainId": 8453, "address": "0x50c5725949A6F0c72E6C4a641F24049A917DB0Cb", "symbol": "DAI",
-             "name": "Dai Stablecoin", "decimals": 18, "extensions": {"usdPrice": "1"}},
+            {
+                "chainId": 8453,
+                "address": USDC_BASE.lower(),
+                "symbol": "USDC",
+                "name": "USDC (Base)",
+                "decimals": 6,
+                "logoURI": "https://example.com/usdc.png",
+            },
+            {
+                "chainId": 8453,
+                "address": "0x50c5725949A6F0c72E6C4a641F24049A917DB0Cb",
+                "symbol": "DAI",
+                "name": "Dai Stablecoin",
+                "decimals": 18,
+                "extensions": {"usdPrice": "1"},
+            },
         ],
-    }  # fmt: skip
+    }
     path = tmp_path / "list.json"
     path.write_text(json.dumps(doc))
 
@@ -84,9 +101,13 @@ def test_load_tokens_accepts_a_token_list_and_updates_in_place(tmp_path, tokens,
 
 @pytest.mark.parametrize(
     "content",
-    ["not json", json.dumps({"tokens": [{"chainId": 1, "address": "0x1", "symbol": "X", "name": "X", "decimals": 1}]}),
-     json.dumps({"tokens": [{"chainId": 1}]}), json.dumps({"name": "no tokens"})],
-)  # fmt: skip
+    [
+        "not json",
+        json.dumps({"tokens": [{"chainId": 1, "address": "0x1", "symbol": "X", "name": "X", "decimals": 1}]}),
+        json.dumps({"tokens": [{"chainId": 1}]}),
+        json.dumps({"name": "no tokens"}),
+    ],
+)
 def test_load_tokens_refuses_bad_files_and_writes_nothing(tmp_path, db, content):
     path = tmp_path / "bad.json"
     path.write_text(content)

@@ -120,13 +120,17 @@ def test_a_refund_is_never_paid_from_the_vaults_own_funds(devnets, admin_client)
     order = Order.objects.get(pk=order_id)
     w3 = w3_of(a)
     payer = w3.eth.accounts[5]
-    w3.eth.wait_for_transaction_receipt(w3.eth.send_transaction({"from": payer, "to": order.global_address,
-                                                                 "value": WEI}))  # fmt: skip
+    w3.eth.wait_for_transaction_receipt(
+        w3.eth.send_transaction({"from": payer, "to": order.global_address, "value": WEI})
+    )
     run_until(lambda: (scan_chain(31337), order.deposit_txs.exists())[1], what="the deposit")
     w3.provider.make_request("anvil_setBalance", [order.global_address, "0x0"])  # the coins are gone
 
-    run_until(lambda: Incident.objects.filter(kind=Incident.Kind.SWEEP_SHORT, subject=f"order:{order_id}").exists(),
-              order_id, what="the incident")  # fmt: skip
+    run_until(
+        lambda: Incident.objects.filter(kind=Incident.Kind.SWEEP_SHORT, subject=f"order:{order_id}").exists(),
+        order_id,
+        what="the incident",
+    )
     deposit = order.deposit_txs.get()
     assert not OutboxTx.objects.filter(key__startswith=f"order:{order_id}:refund").exists()
     assert not order.refund_txs.exists() and deposit.refund_reason == "wrong_token"

@@ -20,22 +20,50 @@ pytestmark = pytest.mark.django_db
 def _paid(organization, usd, when, *, link=None, chain_id=8453, token=USDC_BASE, status="completed"):
     """A transaction as the checkout leaves it: completed ones are added to the rollup, as `on_executed` does."""
     row = Transaction.objects.create(
-        organization=organization, order_id=uuid.uuid4(), payment_link=link, status=status, chain_id=chain_id,
-        token_address=token, to_address=RECIPIENT, amount=int(Decimal(usd) * 10**6), amount_usd=Decimal(usd),
-        source_chain_id=chain_id, source_token_address=token, source_amount=1, completed_at=when, created_at=when,
-    )  # fmt: skip
+        organization=organization,
+        order_id=uuid.uuid4(),
+        payment_link=link,
+        status=status,
+        chain_id=chain_id,
+        token_address=token,
+        to_address=RECIPIENT,
+        amount=int(Decimal(usd) * 10**6),
+        amount_usd=Decimal(usd),
+        source_chain_id=chain_id,
+        source_token_address=token,
+        source_amount=1,
+        completed_at=when,
+        created_at=when,
+    )
     if status == "completed":
-        revenue_record(organization_id=organization.pk, completed_at=when, payment_link_id=row.payment_link_id,
-                       chain_id=chain_id, token_address=token, amount_usd=Decimal(usd))  # fmt: skip
+        revenue_record(
+            organization_id=organization.pk,
+            completed_at=when,
+            payment_link_id=row.payment_link_id,
+            chain_id=chain_id,
+            token_address=token,
+            amount_usd=Decimal(usd),
+        )
     return row
 
 
 @pytest.fixture
 def shop(organization, tokens):
-    link = PaymentLink.objects.create(organization=organization, name="Poster", token_address=USDC_BASE,
-                                      chain_id=8453, recipient_address=RECIPIENT)  # fmt: skip
-    PaymentLink.objects.create(organization=organization, name="Old", token_address=USDC_BASE, chain_id=8453,
-                               recipient_address=RECIPIENT, is_active=False)  # fmt: skip
+    link = PaymentLink.objects.create(
+        organization=organization,
+        name="Poster",
+        token_address=USDC_BASE,
+        chain_id=8453,
+        recipient_address=RECIPIENT,
+    )
+    PaymentLink.objects.create(
+        organization=organization,
+        name="Old",
+        token_address=USDC_BASE,
+        chain_id=8453,
+        recipient_address=RECIPIENT,
+        is_active=False,
+    )
     now = timezone.now()
     midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
     _paid(organization, "10.00", midnight - timedelta(minutes=1), link=link)  # yesterday, 23:59 UTC
@@ -45,12 +73,19 @@ def shop(organization, tokens):
     _paid(organization, "7.00", now - timedelta(hours=1), status="failed")
     _paid(OrganizationFactory(slug="other"), "999.00", now)
     Customer.objects.create(organization=organization, wallet_address="0x" + "1" * 40, first_payment_at=now)
-    Customer.objects.create(organization=organization, wallet_address="0x" + "2" * 40,
-                            first_payment_at=now - timedelta(days=60))  # fmt: skip
+    Customer.objects.create(
+        organization=organization, wallet_address="0x" + "2" * 40, first_payment_at=now - timedelta(days=60)
+    )
     for status in ("completed", "completed", "expired", "open"):
-        PlatformCheckoutSession.objects.create(organization=organization, payment_link=link, status=status,
-                                               token_address=USDC_BASE, chain_id=8453, recipient_address=RECIPIENT,
-                                               expires_at=now + timedelta(hours=1))  # fmt: skip
+        PlatformCheckoutSession.objects.create(
+            organization=organization,
+            payment_link=link,
+            status=status,
+            token_address=USDC_BASE,
+            chain_id=8453,
+            recipient_address=RECIPIENT,
+            expires_at=now + timedelta(hours=1),
+        )
     return link, midnight
 
 
@@ -60,8 +95,12 @@ def test_the_overview_of_30_days(admin_client, organization, shop, django_assert
         analytics_overview(organization=organization, period="30d")
     body = admin_client.get("/api/v1/analytics/overview").json()
     assert (body["object"], body["period"]) == ("analytics_overview", "30d")
-    assert body["revenue"] == {"period_usd": "35.50", "period_transactions": 3, "all_time_usd": "135.50",
-                               "all_time_transactions": 4}  # fmt: skip
+    assert body["revenue"] == {
+        "period_usd": "35.50",
+        "period_transactions": 3,
+        "all_time_usd": "135.50",
+        "all_time_transactions": 4,
+    }
     assert body["customers"] == {"total": 2, "new_in_period": 1}
     assert body["payment_links"] == {"total": 2, "active": 1}
     assert body["conversion_rate"] == 0.5
@@ -73,7 +112,9 @@ def test_the_overview_of_30_days(admin_client, organization, shop, django_assert
         {"id": link.id, "name": "Poster", "revenue_usd": "15.50", "transactions": 2}
     ]
     assert [(t["symbol"], t["chain_id"], t["revenue_usd"]) for t in body["top_tokens"]] == [
-        ("USDC", 42161, "20.00"), ("USDC", 8453, "15.50")]  # fmt: skip
+        ("USDC", 42161, "20.00"),
+        ("USDC", 8453, "15.50"),
+    ]
     assert [(c["name"], c["transactions"]) for c in body["top_chains"]] == [("Arbitrum One", 1), ("Base", 2)]
 
 
@@ -83,24 +124,34 @@ def test_periods_and_their_errors(admin_client, shop):
     everything = admin_client.get("/api/v1/analytics/overview?period=all").json()
     assert everything["revenue"]["period_usd"] == everything["revenue"]["all_time_usd"] == "135.50"
     assert everything["customers"]["new_in_period"] == 2
-    assert min(row["date"] for row in everything["daily"]) >= (
-        datetime.now(UTC) - timedelta(days=90)).date().isoformat()  # fmt: skip
+    assert (
+        min(row["date"] for row in everything["daily"])
+        >= (datetime.now(UTC) - timedelta(days=90)).date().isoformat()
+    )
     bad = admin_client.get("/api/v1/analytics/overview?period=1y")
     assert bad.status_code == 400 and bad.json()["error"]["param"] == "period"
 
 
 def test_an_organization_without_payments(admin_client):
     body = admin_client.get("/api/v1/analytics/overview").json()
-    assert body["revenue"] == {"period_usd": "0.00", "period_transactions": 0, "all_time_usd": "0.00",
-                               "all_time_transactions": 0}  # fmt: skip
+    assert body["revenue"] == {
+        "period_usd": "0.00",
+        "period_transactions": 0,
+        "all_time_usd": "0.00",
+        "all_time_transactions": 0,
+    }
     assert (body["daily"], body["top_tokens"], body["conversion_rate"]) == ([], [], 0.0)
 
 
 def test_a_period_counts_from_its_exact_start_inside_the_first_day(organization):
     now = datetime(2026, 3, 20, 15, 0, tzinfo=UTC)
     start = now - timedelta(days=7)  # 13 March, 15:00 UTC: that day is only partly in the period
-    for usd, when in (("1.00", start - timedelta(minutes=1)), ("2.00", start + timedelta(minutes=1)),
-                      ("4.00", start + timedelta(days=1)), ("8.00", now - timedelta(minutes=5))):  # fmt: skip
+    for usd, when in (
+        ("1.00", start - timedelta(minutes=1)),
+        ("2.00", start + timedelta(minutes=1)),
+        ("4.00", start + timedelta(days=1)),
+        ("8.00", now - timedelta(minutes=5)),
+    ):
         _paid(organization, usd, when)
     body = analytics_overview(organization=organization, period="7d", now=now)
     assert body["revenue"]["period_usd"] == "14.00" and body["revenue"]["period_transactions"] == 3

@@ -12,8 +12,14 @@ from tests.orders.conftest import RECIPIENT, USDC_ARB, USDC_BASE
 
 pytestmark = pytest.mark.django_db
 
-PRODUCT = {"name": "Mug", "amount": "15000000", "token_address": USDC_BASE, "chain_id": 8453,
-           "recipient_address": RECIPIENT, "metadata": {"sku": "MUG-1"}}  # fmt: skip
+PRODUCT = {
+    "name": "Mug",
+    "amount": "15000000",
+    "token_address": USDC_BASE,
+    "chain_id": 8453,
+    "recipient_address": RECIPIENT,
+    "metadata": {"sku": "MUG-1"},
+}
 
 
 @pytest.fixture
@@ -64,10 +70,14 @@ def test_a_bad_product_is_refused_with_its_param(admin_client, tokens, fields, p
 
 def test_list_filters_by_type_and_search(admin_client, tokens):
     admin_client.post("/api/v1/products", PRODUCT, format="json")
-    admin_client.post("/api/v1/products", {**PRODUCT, "name": "Tip jar", "amount": None, "product_type": "variable"},
-                      format="json")  # fmt: skip
+    admin_client.post(
+        "/api/v1/products",
+        {**PRODUCT, "name": "Tip jar", "amount": None, "product_type": "variable"},
+        format="json",
+    )
     assert [p["name"] for p in admin_client.get("/api/v1/products?product_type=variable").json()["data"]] == [
-        "Tip jar"]  # fmt: skip
+        "Tip jar"
+    ]
     assert [p["name"] for p in admin_client.get("/api/v1/products?search=MUG").json()["data"]] == ["Mug"]
     assert admin_client.get("/api/v1/products?product_type=rental").json()["error"]["param"] == "product_type"
 
@@ -77,14 +87,21 @@ def test_generate_link_makes_a_payment_link_from_the_product(admin_client, produ
     assert response.status_code == 201, response.content
     link = response.json()
     assert (link["object"], link["name"], link["amount"], link["product_id"]) == (
-        "payment_link", "Mug", "15000000", product["id"])  # fmt: skip
+        "payment_link",
+        "Mug",
+        "15000000",
+        product["id"],
+    )
     assert (link["token_address"], link["chain_id"], link["recipient_address"]) == (
         USDC_BASE,
         8453,
         RECIPIENT,
     )
-    custom = admin_client.post(f"/api/v1/products/{product['id']}/generate-link", {"name": "Mug (sale)",
-                               "amount": "9000000"}, format="json").json()  # fmt: skip
+    custom = admin_client.post(
+        f"/api/v1/products/{product['id']}/generate-link",
+        {"name": "Mug (sale)", "amount": "9000000"},
+        format="json",
+    ).json()
     assert (custom["name"], custom["amount"]) == ("Mug (sale)", "9000000")
     admin_client.delete(f"/api/v1/products/{product['id']}")
     refused = admin_client.post(f"/api/v1/products/{product['id']}/generate-link", {}, format="json")
@@ -98,10 +115,24 @@ def test_generate_link_makes_a_payment_link_from_the_product(admin_client, produ
 def test_another_organizations_product_is_not_found(product):
     other = client_for(make_api_key(OrganizationFactory(slug="globex"), permissions=["admin"])[1])
     for method, path in (("get", ""), ("patch", ""), ("delete", ""), ("post", "/generate-link")):
-        assert getattr(other, method)(f"/api/v1/products/{product['id']}{path}", {"name": "x"},
-                                      format="json").status_code == 404  # fmt: skip
-    link = other.post("/api/v1/payment-links", {"name": "x", "amount": "1", "token_address": USDC_BASE,
-                      "chain_id": 8453, "recipient_address": RECIPIENT, "product_id": product["id"]}, format="json")  # fmt: skip
+        assert (
+            getattr(other, method)(
+                f"/api/v1/products/{product['id']}{path}", {"name": "x"}, format="json"
+            ).status_code
+            == 404
+        )
+    link = other.post(
+        "/api/v1/payment-links",
+        {
+            "name": "x",
+            "amount": "1",
+            "token_address": USDC_BASE,
+            "chain_id": 8453,
+            "recipient_address": RECIPIENT,
+            "product_id": product["id"],
+        },
+        format="json",
+    )
     assert link.status_code == 400 and link.json()["error"]["param"] == "product_id"
 
 
@@ -111,10 +142,17 @@ def test_organization_settings_and_their_defaults(admin_client, organization, to
     missing = admin_client.post("/api/v1/payment-links", {"name": "No target", "amount": "1"}, format="json")
     assert missing.status_code == 400 and missing.json()["error"]["param"] == "token_address"
 
-    updated = admin_client.patch("/api/v1/organization", {
-        "name": "Acme Inc.", "website_url": "https://acme.example", "default_chain_id": 8453,
-        "default_token_address": USDC_BASE, "default_recipient_address": RECIPIENT,
-    }, format="json")  # fmt: skip
+    updated = admin_client.patch(
+        "/api/v1/organization",
+        {
+            "name": "Acme Inc.",
+            "website_url": "https://acme.example",
+            "default_chain_id": 8453,
+            "default_token_address": USDC_BASE,
+            "default_recipient_address": RECIPIENT,
+        },
+        format="json",
+    )
     assert updated.status_code == 200, updated.content
     assert (updated.json()["name"], updated.json()["default_token_address"]) == ("Acme Inc.", USDC_BASE)
     link = admin_client.post(

@@ -20,15 +20,31 @@ WALLET = "0xAbCdEf0000000000000000000000000000000001"
 
 
 def _transaction(organization, **fields):
-    values = {"organization": organization, "order_id": fields.pop("order_id", None) or __import__("uuid").uuid4(),
-              "chain_id": 8453, "to_address": "0x" + "1" * 40, "token_address": "0x" + "2" * 40, "amount": 5,
-              "source_chain_id": 8453, "source_token_address": "0x" + "2" * 40, "source_amount": 6}  # fmt: skip
+    values = {
+        "organization": organization,
+        "order_id": fields.pop("order_id", None) or __import__("uuid").uuid4(),
+        "chain_id": 8453,
+        "to_address": "0x" + "1" * 40,
+        "token_address": "0x" + "2" * 40,
+        "amount": 5,
+        "source_chain_id": 8453,
+        "source_token_address": "0x" + "2" * 40,
+        "source_amount": 6,
+    }
     return Transaction.objects.create(**values | fields)
 
 
 def test_customers_are_created_found_by_wallet_name_or_email_and_encrypted(admin_client):
-    response = admin_client.post("/api/v1/customers", {"wallet_address": WALLET, "name": "Ada Lovelace",
-                                 "email": "ada@example.com", "metadata": {"tier": "gold"}}, format="json")  # fmt: skip
+    response = admin_client.post(
+        "/api/v1/customers",
+        {
+            "wallet_address": WALLET,
+            "name": "Ada Lovelace",
+            "email": "ada@example.com",
+            "metadata": {"tier": "gold"},
+        },
+        format="json",
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["object"], body["wallet_address"], body["name"]) == (
@@ -51,8 +67,9 @@ def test_customers_are_created_found_by_wallet_name_or_email_and_encrypted(admin
 
 
 def test_update_keeps_the_wallet_and_delete_erases_personal_data(admin_client, organization):
-    customer = admin_client.post("/api/v1/customers", {"wallet_address": WALLET, "email": "a@b.co"},
-                                 format="json").json()  # fmt: skip
+    customer = admin_client.post(
+        "/api/v1/customers", {"wallet_address": WALLET, "email": "a@b.co"}, format="json"
+    ).json()
     path = f"/api/v1/customers/{customer['id']}"
     moved = admin_client.patch(path, {"wallet_address": "0x" + "9" * 40}, format="json")
     assert moved.status_code == 400 and moved.json()["error"]["param"] == "wallet_address"
@@ -69,15 +86,20 @@ def test_another_organizations_customer_is_not_found(admin_client):
     customer = admin_client.post("/api/v1/customers", {"wallet_address": WALLET}, format="json").json()
     other = client_for(make_api_key(OrganizationFactory(slug="globex"), permissions=["admin"])[1])
     for method in ("get", "patch", "delete"):
-        assert getattr(other, method)(f"/api/v1/customers/{customer['id']}", {"name": "x"},
-                                      format="json").status_code == 404  # fmt: skip
+        assert (
+            getattr(other, method)(
+                f"/api/v1/customers/{customer['id']}", {"name": "x"}, format="json"
+            ).status_code
+            == 404
+        )
     assert json.loads(b"".join(other.get("/api/v1/customers/export?format=json").streaming_content)) == []
 
 
 def test_customer_export_streams_csv_and_json(admin_client):
     for index in range(3):
-        admin_client.post("/api/v1/customers", {"wallet_address": f"0x{index:040x}", "name": f"N{index}"},
-                          format="json")  # fmt: skip
+        admin_client.post(
+            "/api/v1/customers", {"wallet_address": f"0x{index:040x}", "name": f"N{index}"}, format="json"
+        )
     response = admin_client.get("/api/v1/customers/export?format=csv")
     assert response.streaming and response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
@@ -103,11 +125,15 @@ def test_transactions_filter_stats_and_export(admin_client, organization):
         assert response.status_code == 400 and response.json()["error"]["param"] == param
     stats = admin_client.get("/api/v1/transactions/stats").json()
     assert stats == {
-        "object": "transaction_stats", "total_transactions": 3, "completed_transactions": 1,
-        "failed_transactions": 1, "pending_transactions": 1, "total_volume_usd": "12.50",
+        "object": "transaction_stats",
+        "total_transactions": 3,
+        "completed_transactions": 1,
+        "failed_transactions": 1,
+        "pending_transactions": 1,
+        "total_volume_usd": "12.50",
         "last_24h": {"transactions": 3, "completed": 1, "volume_usd": "12.50"},
         "status_breakdown": {"pending": 1, "confirming": 0, "completed": 1, "failed": 1},
-    }  # fmt: skip
+    }
     exported = admin_client.get("/api/v1/transactions/export?format=csv&status=failed")
     rows = list(csv.DictReader(io.StringIO(b"".join(exported.streaming_content).decode())))
     assert [row["status"] for row in rows] == ["failed"] and rows[0]["chain_id"] == "10"

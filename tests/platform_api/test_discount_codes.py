@@ -64,12 +64,20 @@ def test_writes_need_admin_and_validate_needs_read(organization):
     reader = client_for(make_api_key(organization, permissions=["read"])[1])
     response = reader.post("/api/v1/discount-codes/validate", {"code": "X", "amount": "100"}, format="json")
     assert response.status_code == 200 and response.json() == {
-        "object": "discount_validation", "valid": False, "reason": "Invalid discount code"}  # fmt: skip
+        "object": "discount_validation",
+        "valid": False,
+        "reason": "Invalid discount code",
+    }
 
 
 def test_validate_gives_every_reason_and_never_uses_a_code(admin_client, organization, tokens):
-    link = PaymentLink.objects.create(organization=organization, name="L", token_address=USDC_BASE, chain_id=8453,
-                                      recipient_address=RECIPIENT)  # fmt: skip
+    link = PaymentLink.objects.create(
+        organization=organization,
+        name="L",
+        token_address=USDC_BASE,
+        chain_id=8453,
+        recipient_address=RECIPIENT,
+    )
     made = lambda **f: DiscountCode.objects.create(organization=organization, type="fixed", value=500, **f)  # noqa: E731
     made(code="OFF")
     made(code="OLD", expires_at=timezone.now() - timedelta(seconds=1))
@@ -84,7 +92,11 @@ def test_validate_gives_every_reason_and_never_uses_a_code(admin_client, organiz
 
     ok = validate("off")
     assert (ok["valid"], ok["discount_amount"], ok["final_amount"], ok["discount_code"]["code"]) == (
-        True, "500", "500", "OFF")  # fmt: skip
+        True,
+        "500",
+        "500",
+        "OFF",
+    )
     assert validate("OLD")["reason"] == "Discount code has expired"
     assert validate("PAUSED")["reason"] == "Discount code is not active"
     assert validate("GONE")["reason"] == "Code has reached maximum number of uses"
@@ -105,8 +117,11 @@ def test_list_update_delete_and_batch(admin_client):
     assert [c["code"] for c in admin_client.get("/api/v1/discount-codes?active=false").json()["data"]] == [
         "SPRING10"
     ]
-    batch = admin_client.post("/api/v1/discount-codes/batch", {"codes": ["a1", "A1", "b 2", "c3"], "type": "fixed",
-                              "value": "250"}, format="json").json()  # fmt: skip
+    batch = admin_client.post(
+        "/api/v1/discount-codes/batch",
+        {"codes": ["a1", "A1", "b 2", "c3"], "type": "fixed", "value": "250"},
+        format="json",
+    ).json()
     assert batch["object"] == "batch_result"
     assert [c["code"] for c in batch["created"]] == ["A1", "C3"]
     assert [e["code"] for e in batch["errors"]] == ["A1", "b 2"]
@@ -129,9 +144,16 @@ def test_twenty_payers_at_once_never_use_a_code_past_max_uses(organization, toke
     def payer():
         try:
             barrier.wait()
-            session = sessions.platform_session_create(organization=organization, data={
-                "token_address": USDC_BASE, "chain_id": 8453, "recipient_address": RECIPIENT, "amount": 10_000,
-                "discount_code": "five"})  # fmt: skip
+            session = sessions.platform_session_create(
+                organization=organization,
+                data={
+                    "token_address": USDC_BASE,
+                    "chain_id": 8453,
+                    "recipient_address": RECIPIENT,
+                    "amount": 10_000,
+                    "discount_code": "five",
+                },
+            )
             applied.append(session.id)
         except InvalidRequest as exc:  # anything else (a deadlock, a bug) fails the thread, and the count
             refused.append(f"{exc.field}: {exc}")
@@ -146,8 +168,10 @@ def test_twenty_payers_at_once_never_use_a_code_past_max_uses(organization, toke
     assert len(applied) == 5 and len(refused) == 15
     assert set(refused) == {"discount_code: Code has reached maximum number of uses"}
 
-    completions = [threading.Thread(target=lambda: (discount_redeem(code.id), close_old_connections()))
-                   for _ in range(20)]  # fmt: skip
+    completions = [
+        threading.Thread(target=lambda: (discount_redeem(code.id), close_old_connections()))
+        for _ in range(20)
+    ]
     for thread in completions:
         thread.start()
     for thread in completions:

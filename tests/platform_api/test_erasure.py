@@ -24,23 +24,49 @@ WALLET = "0x" + "4" * 40
 
 def test_erasing_a_customer_removes_their_personal_data_everywhere(admin_client, organization, tokens):
     admin_client.post("/api/v1/webhooks", {"url": "http://127.0.0.1:9/hooks", "events": ["*"]}, format="json")
-    admin_client.patch("/api/v1/notifications", {"email_enabled": True, "email_address": "owner@shop.example",
-                       "enabled_events": ["payment.completed", "checkout.completed"]}, format="json")  # fmt: skip
-    link = admin_client.post("/api/v1/payment-links", {
-        "name": "Poster", "amount": "4000000", "token_address": USDC_BASE, "chain_id": 8453,
-        "recipient_address": RECIPIENT, "collect_shipping_address": True,
-        "form_schema": {"fields": [{"id": "email", "type": "email", "label": "Email", "required": True}]},
-    }, format="json").json()  # fmt: skip
-    paid = Client().post(f"/pay/{link['short_code']}", {
-        "pay_with": f"8453:{USDC_BASE}", "field_email": EMAIL, "ship_line1": STREET, "ship_city": "London",
-    })  # fmt: skip
+    admin_client.patch(
+        "/api/v1/notifications",
+        {
+            "email_enabled": True,
+            "email_address": "owner@shop.example",
+            "enabled_events": ["payment.completed", "checkout.completed"],
+        },
+        format="json",
+    )
+    link = admin_client.post(
+        "/api/v1/payment-links",
+        {
+            "name": "Poster",
+            "amount": "4000000",
+            "token_address": USDC_BASE,
+            "chain_id": 8453,
+            "recipient_address": RECIPIENT,
+            "collect_shipping_address": True,
+            "form_schema": {"fields": [{"id": "email", "type": "email", "label": "Email", "required": True}]},
+        },
+        format="json",
+    ).json()
+    paid = Client().post(
+        f"/pay/{link['short_code']}",
+        {
+            "pay_with": f"8453:{USDC_BASE}",
+            "field_email": EMAIL,
+            "ship_line1": STREET,
+            "ship_city": "London",
+        },
+    )
     assert paid.status_code == 302, paid.content.decode()
     session = PlatformCheckoutSession.objects.get()
     order = Order.objects.get(session_order__session=session)
-    order_record_deposit(order=order, chain=8453, tx_hash="0x" + "a" * 64, amount=int(order.src_amount),
-                         from_address=WALLET)  # fmt: skip
-    order_transition(order, from_statuses=["quoting_after_deposit"], to_status="relay",
-                     settlement={"dstAmount": order.payload["expectedDstAmount"]})  # fmt: skip
+    order_record_deposit(
+        order=order, chain=8453, tx_hash="0x" + "a" * 64, amount=int(order.src_amount), from_address=WALLET
+    )
+    order_transition(
+        order,
+        from_statuses=["quoting_after_deposit"],
+        to_status="relay",
+        settlement={"dstAmount": order.payload["expectedDstAmount"]},
+    )
     assert order_mark_executed(order=order, actual_dst_amount=order.payload["expectedDstAmount"])
     transaction = Transaction.objects.get()
     customer = admin_client.get("/api/v1/customers").json()["data"][0]

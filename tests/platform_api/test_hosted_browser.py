@@ -53,15 +53,27 @@ def test_a_payer_pays_a_link_in_the_browser_and_is_redirected(
 ):
     (_, a), (_, b) = devnets_registry
     page = browser_page
-    link = admin_client.post("/api/v1/payment-links", {
-        "name": "Devnet poster", "description": "A2, printed on demand.", "token_address": b["contracts"]["dUSDC"],
-        "chain_id": b["chain_id"], "recipient_address": random_address(), "amount": "4000000",
-        "theme_color": "#ffd84d", "form_schema": {"fields": [{"id": "email", "type": "email", "label": "Email",
-                                                               "required": True}]},
-        "items": [{"name": "Poster", "amount": "4000000"}],
-    }, format="json").json()  # fmt: skip
-    assert admin_client.patch("/api/v1/organization", {"redirect_domains": [urlsplit(live_server.url).hostname]},
-                              format="json").status_code == 200  # fmt: skip
+    link = admin_client.post(
+        "/api/v1/payment-links",
+        {
+            "name": "Devnet poster",
+            "description": "A2, printed on demand.",
+            "token_address": b["contracts"]["dUSDC"],
+            "chain_id": b["chain_id"],
+            "recipient_address": random_address(),
+            "amount": "4000000",
+            "theme_color": "#ffd84d",
+            "form_schema": {"fields": [{"id": "email", "type": "email", "label": "Email", "required": True}]},
+            "items": [{"name": "Poster", "amount": "4000000"}],
+        },
+        format="json",
+    ).json()
+    assert (
+        admin_client.patch(
+            "/api/v1/organization", {"redirect_domains": [urlsplit(live_server.url).hostname]}, format="json"
+        ).status_code
+        == 200
+    )
     done_url = f"{live_server.url}/admin/login/?session={{SESSION_ID}}"
     page.goto(f"{live_server.url}/pay/{link['short_code']}?success_url={done_url}&utm_source=browser")
     assert page.get_by_role("heading", name="Devnet poster").is_visible()
@@ -107,12 +119,22 @@ def test_a_widget_in_an_iframe_counts_its_view_and_opens_the_checkout_in_a_tab(
     _, (_, b) = devnets_registry
     page = browser_page
     settings.PUBLIC_BASE_URL = live_server.url
-    widget = admin_client.post("/api/v1/widgets", {
-        "name": "Buy me a coffee", "widget_type": "checkout", "description": "Thanks for reading.",
-        "config": {"recipient_address": random_address(), "destination_token": b["contracts"]["dUSDC"],
-                   "destination_chain_id": b["chain_id"], "amount": "3000000"},
-        "theme": {"primary_color": "#0b6e4f", "border_radius": 4, "dark_mode": True},
-    }, format="json").json()  # fmt: skip
+    widget = admin_client.post(
+        "/api/v1/widgets",
+        {
+            "name": "Buy me a coffee",
+            "widget_type": "checkout",
+            "description": "Thanks for reading.",
+            "config": {
+                "recipient_address": random_address(),
+                "destination_token": b["contracts"]["dUSDC"],
+                "destination_chain_id": b["chain_id"],
+                "amount": "3000000",
+            },
+            "theme": {"primary_color": "#0b6e4f", "border_radius": 4, "dark_mode": True},
+        },
+        format="json",
+    ).json()
     # The merchant's own page (another origin: about:blank) embeds the widget.
     page.set_content(
         f'<h1>A blog post</h1><iframe title="Pay" src="{widget["url"]}" width="360" height="300">'

@@ -195,9 +195,21 @@ def test_an_order_of_the_hosted_checkout_describes_both_tokens_as_the_contract_a
     order = Order.objects.get(session_order__session__payment_link_id=link["id"])
     metadata = Client().get(f"/orders/{order.pk}").json()["data"]["order"]["metadata"]
     assert metadata["checkoutSessionId"] == order.session_order.session_id
-    assert (metadata["srcToken"]["chainId"], metadata["srcToken"]["address"], metadata["srcToken"]["symbol"]) == (
-        a["chain_id"], a["contracts"]["dUSDC"], "dUSDC",
-    )  # fmt: skip
-    assert (metadata["dstToken"]["chainId"], metadata["dstToken"]["address"], metadata["dstToken"]["decimals"]) == (
-        b["chain_id"], b["contracts"]["dUSDC"], 6,
-    )  # fmt: skip
+    assert (
+        metadata["srcToken"]["chainId"],
+        metadata["srcToken"]["address"],
+        metadata["srcToken"]["symbol"],
+    ) == (
+        a["chain_id"],
+        a["contracts"]["dUSDC"],
+        "dUSDC",
+    )
+    assert (
+        metadata["dstToken"]["chainId"],
+        metadata["dstToken"]["address"],
+        metadata["dstToken"]["decimals"],
+    ) == (
+        b["chain_id"],
+        b["contracts"]["dUSDC"],
+        6,
+    )

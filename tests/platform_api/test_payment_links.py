@@ -13,8 +13,13 @@ from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
 
-LINK = {"name": "Sticker pack", "token_address": USDC_BASE, "chain_id": 8453, "recipient_address": RECIPIENT,
-        "amount": "5000000"}  # fmt: skip
+LINK = {
+    "name": "Sticker pack",
+    "token_address": USDC_BASE,
+    "chain_id": 8453,
+    "recipient_address": RECIPIENT,
+    "amount": "5000000",
+}
 
 
 def create(client, **fields):
@@ -60,21 +65,34 @@ def test_create_answers_the_link_with_its_items_url_and_short_code(admin_client,
         ({"amount": "12.5"}, "amount", "invalid_field_value"),
         ({"min_amount": "100"}, "min_amount", "invalid_field_value"),  # a fixed price has no bounds
         ({"amount": None, "min_amount": "10", "max_amount": "5"}, "max_amount", "invalid_field_value"),
-        ({"amount": None, "min_amount": "10", "suggested_amount": "5"}, "suggested_amount", "invalid_field_value"),
+        (
+            {"amount": None, "min_amount": "10", "suggested_amount": "5"},
+            "suggested_amount",
+            "invalid_field_value",
+        ),
         ({"theme_color": "red"}, "theme_color", "invalid_field_value"),
         ({"max_uses": 0}, "max_uses", "invalid_field_value"),
         ({"expires_at": 1000}, "expires_at", "invalid_field_value"),
-        ({"form_schema": {"fields": [{"id": "a", "type": "color", "label": "A"}]}}, "form_schema.fields[0].type",
-         "invalid_field_value"),
-        ({"form_schema": {"fields": [{"id": "s", "type": "select", "label": "S"}]}},
-         "form_schema.fields[0].options", "invalid_field_value"),
-        ({"shipping_options": [{"id": "std", "name": "Standard", "amount": "x"}]}, "shipping_options[0].amount",
-         "invalid_field_value"),
+        (
+            {"form_schema": {"fields": [{"id": "a", "type": "color", "label": "A"}]}},
+            "form_schema.fields[0].type",
+            "invalid_field_value",
+        ),
+        (
+            {"form_schema": {"fields": [{"id": "s", "type": "select", "label": "S"}]}},
+            "form_schema.fields[0].options",
+            "invalid_field_value",
+        ),
+        (
+            {"shipping_options": [{"id": "std", "name": "Standard", "amount": "x"}]},
+            "shipping_options[0].amount",
+            "invalid_field_value",
+        ),
         ({"items": [{"name": "A"}]}, "items[0].amount", "missing_required_field"),
         ({"product_id": "prod_nope"}, "product_id", "invalid_field_value"),
         ({"fee_on_top": "yes"}, "fee_on_top", "invalid_field_value"),
     ],
-)  # fmt: skip
+)
 def test_a_bad_field_is_refused_with_its_param_and_nothing_is_written(
     admin_client, tokens, fields, param, code
 ):
@@ -146,9 +164,10 @@ def test_another_organizations_link_is_not_found(link, other_client):
 
 def test_update_changes_fields_and_a_fixed_price_clears_the_bounds(admin_client, link):
     variable = admin_client.patch(
-        f"/api/v1/payment-links/{link['id']}", {"amount": None, "min_amount": "1000", "max_amount": "9000"},
+        f"/api/v1/payment-links/{link['id']}",
+        {"amount": None, "min_amount": "1000", "max_amount": "9000"},
         format="json",
-    ).json()  # fmt: skip
+    ).json()
     assert (variable["amount"], variable["min_amount"], variable["max_amount"]) == (None, "1000", "9000")
     fixed = admin_client.patch(f"/api/v1/payment-links/{link['id']}", {"amount": "7"}, format="json").json()
     assert (fixed["amount"], fixed["min_amount"], fixed["max_amount"]) == ("7", None, None)
@@ -195,8 +214,9 @@ def test_duplicate_copies_fields_and_items_with_overrides(admin_client, link):
     assert body["name"] == "Copy of Sticker pack" and body["id"] != link["id"]
     assert body["short_code"] != link["short_code"] and body["amount"] == "5000000"
     assert [i["name"] for i in body["items"]] == ["Sticker"]
-    renamed = admin_client.post(f"/api/v1/payment-links/{link['id']}/duplicate", {"name": "Big pack",
-                                "amount": "9"}, format="json").json()  # fmt: skip
+    renamed = admin_client.post(
+        f"/api/v1/payment-links/{link['id']}/duplicate", {"name": "Big pack", "amount": "9"}, format="json"
+    ).json()
     assert (renamed["name"], renamed["amount"]) == ("Big pack", "9")
     assert AuditEvent.objects.filter(event_type="payment_link.created").count() == 3
 
@@ -217,11 +237,13 @@ def test_items_are_added_listed_and_deleted(admin_client, link, other_client):
 
 
 def test_a_session_of_a_fixed_price_link_refuses_another_amount(admin_client, link):
-    response = admin_client.post("/api/v1/checkout-sessions", {"payment_link_id": link["id"], "amount": "1"},
-                                 format="json")  # fmt: skip
+    response = admin_client.post(
+        "/api/v1/checkout-sessions", {"payment_link_id": link["id"], "amount": "1"}, format="json"
+    )
     assert response.status_code == 400 and response.json()["error"]["param"] == "amount"
-    same = admin_client.post("/api/v1/checkout-sessions", {"payment_link_id": link["id"], "amount": "5000000"},
-                             format="json")  # fmt: skip
+    same = admin_client.post(
+        "/api/v1/checkout-sessions", {"payment_link_id": link["id"], "amount": "5000000"}, format="json"
+    )
     assert same.status_code == 201 and same.json()["amount"] == "5000000"
     assert PlatformCheckoutSession.objects.count() == 1
 
@@ -261,9 +283,10 @@ def test_an_update_with_items_replaces_the_links_items(admin_client, link):
         ("Mug", "7000000", 1)
     ]
     both = admin_client.patch(
-        url, {"description": "New", "items": [{"name": "Cap", "amount": "1"}, {"name": "Pin", "amount": "2"}]},
+        url,
+        {"description": "New", "items": [{"name": "Cap", "amount": "1"}, {"name": "Pin", "amount": "2"}]},
         format="json",
-    )  # fmt: skip
+    )
     assert both.status_code == 200
     assert [item["name"] for item in admin_client.get(url).json()["items"]] == ["Cap", "Pin"]
     assert admin_client.get(url).json()["description"] == "New"

@@ -27,17 +27,25 @@ def create(client, **fields):
 
 def test_a_session_for_an_amount_carries_what_was_sent(admin_client, tokens, settings):
     response = create(
-        admin_client, client_reference_id="cart-1", metadata={"sku": "A"}, customer_email="a@example.com",
-        customer_name="Ada", success_url="https://shop.example/ok?cs={SESSION_ID}", expires_in=600,
+        admin_client,
+        client_reference_id="cart-1",
+        metadata={"sku": "A"},
+        customer_email="a@example.com",
+        customer_name="Ada",
+        success_url="https://shop.example/ok?cs={SESSION_ID}",
+        expires_in=600,
         utm_source="mail",
-    )  # fmt: skip
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["object"] == "checkout_session" and body["id"].startswith("cs_")
     assert body["url"] == f"{settings.PUBLIC_BASE_URL}/pay/s/{body['id']}"
     assert (body["status"], body["amount"], body["payment_link_id"]) == ("open", "2500000", None)
-    assert (body["client_reference_id"], body["metadata"], body["customer_email"]) == ("cart-1", {"sku": "A"},
-                                                                                        "a@example.com")  # fmt: skip
+    assert (body["client_reference_id"], body["metadata"], body["customer_email"]) == (
+        "cart-1",
+        {"sku": "A"},
+        "a@example.com",
+    )
     assert 590_000 <= body["expires_at"] - body["created_at"] <= 600_000
     stored = PlatformCheckoutSession.objects.get()
     raw = PlatformCheckoutSession.objects.filter(pk=stored.pk).values_list("customer_email", flat=True)
@@ -135,14 +143,20 @@ def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin
     order = payments.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
     )
-    lifecycle.order_record_deposit(order=order, chain=8453, tx_hash="0x" + "a" * 64, amount=int(order.src_amount),
-                                  from_address="0x" + "4" * 40)  # fmt: skip
+    lifecycle.order_record_deposit(
+        order=order,
+        chain=8453,
+        tx_hash="0x" + "a" * 64,
+        amount=int(order.src_amount),
+        from_address="0x" + "4" * 40,
+    )
     session.refresh_from_db()
     assert session.status == "processing"
     assert Transaction.objects.get(order_id=order.pk).status == "confirming"
     lifecycle.order_fail(order=Order.objects.get(pk=order.pk), error="SLIPPAGE: test")
-    RefundTx.objects.create(order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=order.src_amount,
-                            status="success")  # as the refund's outbox transaction records it  # fmt: skip
+    RefundTx.objects.create(
+        order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=order.src_amount, status="success"
+    )  # as the refund's outbox transaction records it
     lifecycle.order_refunded(order=Order.objects.get(pk=order.pk), refund_tx_hash="0x" + "b" * 64)
     session.refresh_from_db()
     assert session.status == "failed"
@@ -158,12 +172,16 @@ def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin
 
 
 def test_a_discount_code_lowers_the_amount_and_holds_one_use(admin_client, organization, tokens):
-    code = DiscountCode.objects.create(organization=organization, code="TEN", type="percentage", value=10,
-                                       max_uses=1)  # fmt: skip
+    code = DiscountCode.objects.create(
+        organization=organization, code="TEN", type="percentage", value=10, max_uses=1
+    )
     first = create(admin_client, discount_code="ten")
     assert first.status_code == 201, first.content
     assert (first.json()["amount"], first.json()["discount_amount"], first.json()["discount_code"]) == (
-        "2250000", "250000", "TEN")  # fmt: skip
+        "2250000",
+        "250000",
+        "TEN",
+    )
     code.refresh_from_db()
     assert (code.reserved_uses, code.current_uses) == (1, 0)
     refused = create(admin_client, discount_code="TEN")
@@ -178,19 +196,33 @@ def test_a_discount_code_lowers_the_amount_and_holds_one_use(admin_client, organ
 def test_the_payers_choices_price_the_session_once_however_often_they_change(
     admin_client, organization, tokens
 ):
-    link = admin_client.post("/api/v1/payment-links", {
-        **{k: AMOUNT[k] for k in ("token_address", "chain_id", "recipient_address")}, "name": "Mug", "amount": "1000",
-        "shipping_options": [{"id": "std", "name": "Standard", "amount": "100"},
-                             {"id": "fast", "name": "Express", "amount": "300"}],
-    }, format="json").json()  # fmt: skip
+    link = admin_client.post(
+        "/api/v1/payment-links",
+        {
+            **{k: AMOUNT[k] for k in ("token_address", "chain_id", "recipient_address")},
+            "name": "Mug",
+            "amount": "1000",
+            "shipping_options": [
+                {"id": "std", "name": "Standard", "amount": "100"},
+                {"id": "fast", "name": "Express", "amount": "300"},
+            ],
+        },
+        format="json",
+    ).json()
     DiscountCode.objects.create(organization=organization, code="HALF", type="percentage", value=50)
     created = admin_client.post("/api/v1/checkout-sessions", {"payment_link_id": link["id"]}, format="json")
     session = PlatformCheckoutSession.objects.get(pk=created.json()["id"])
     options = {option["id"]: option for option in link["shipping_options"]}
 
     def choose(option, code=""):
-        return sessions.session_prepare(session=session, amount=None, discount_code=code, form_data={},
-                                        shipping_option=options[option], shipping_address=None)  # fmt: skip
+        return sessions.session_prepare(
+            session=session,
+            amount=None,
+            discount_code=code,
+            form_data={},
+            shipping_option=options[option],
+            shipping_address=None,
+        )
 
     assert int(choose("std").amount) == 1100
     assert int(choose("fast").amount) == 1300
@@ -210,10 +242,15 @@ def test_a_discount_the_merchant_applied_survives_the_payers_submit(admin_client
     the payer's submit the session and its order asked for the full 4 and the code's use was never counted."""
     from django.test import Client
 
-    link = admin_client.post("/api/v1/payment-links", {
-        **{k: AMOUNT[k] for k in ("token_address", "chain_id", "recipient_address")}, "name": "Poster",
-        "amount": "4000000",
-    }, format="json").json()  # fmt: skip
+    link = admin_client.post(
+        "/api/v1/payment-links",
+        {
+            **{k: AMOUNT[k] for k in ("token_address", "chain_id", "recipient_address")},
+            "name": "Poster",
+            "amount": "4000000",
+        },
+        format="json",
+    ).json()
     code = DiscountCode.objects.create(
         organization=organization, code="SPRING10", type="percentage", value=10
     )
@@ -232,7 +269,10 @@ def test_a_discount_the_merchant_applied_survives_the_payers_submit(admin_client
     assert submitted.status_code == 302, submitted.content.decode()
     session = PlatformCheckoutSession.objects.get(pk=created["id"])
     assert (int(session.amount), int(session.discount_amount), session.discount_code_id) == (
-        3_600_000, 400_000, code.pk)  # fmt: skip
+        3_600_000,
+        400_000,
+        code.pk,
+    )
     order = Order.objects.get(session_order__session=session)
     fee = int(order.fee["finalFeeBps"])
     assert int(order.payload["expectedDstAmount"]) == 3_600_000 - 3_600_000 * fee // 10_000
@@ -247,14 +287,21 @@ def test_a_payers_url_cannot_choose_where_the_merchants_payers_are_sent(admin_cl
     there after paying, and the cancel link too. Only the merchant's hosts are honoured from the URL."""
     from django.test import Client
 
-    link = admin_client.post("/api/v1/payment-links", {
-        **{k: AMOUNT[k] for k in ("token_address", "chain_id", "recipient_address")}, "name": "Poster",
-        "amount": "4000000", "return_url": "https://pay-return.example/done",
-    }, format="json").json()  # fmt: skip
+    link = admin_client.post(
+        "/api/v1/payment-links",
+        {
+            **{k: AMOUNT[k] for k in ("token_address", "chain_id", "recipient_address")},
+            "name": "Poster",
+            "amount": "4000000",
+            "return_url": "https://pay-return.example/done",
+        },
+        format="json",
+    ).json()
     updated = admin_client.patch(
-        "/api/v1/organization", {"redirect_domains": ["Shop.Example", "shop.example"],
-                                 "website_url": "https://www.brand.example"}, format="json",
-    )  # fmt: skip
+        "/api/v1/organization",
+        {"redirect_domains": ["Shop.Example", "shop.example"], "website_url": "https://www.brand.example"},
+        format="json",
+    )
     assert updated.status_code == 200 and updated.json()["redirect_domains"] == ["shop.example"]
     payer = Client()
 

@@ -178,10 +178,17 @@ def _deposit(payment, amount, *, token=None, n=1):
     from chains.watcher import handle_deposit
 
     deposit = Deposit.objects.create(
-        chain_id=payment.chain_id, tx_hash="0x" + f"{n:064x}", log_index=0, block_number=100 + n,
-        block_hash="0x" + "b" * 64, from_address="0x" + "4" * 40, to_address=payment.deposit_address,
-        token=token or payment.token_address, amount=str(amount), owner=f"quick_payment:{payment.id}",
-    )  # fmt: skip
+        chain_id=payment.chain_id,
+        tx_hash="0x" + f"{n:064x}",
+        log_index=0,
+        block_number=100 + n,
+        block_hash="0x" + "b" * 64,
+        from_address="0x" + "4" * 40,
+        to_address=payment.deposit_address,
+        token=token or payment.token_address,
+        amount=str(amount),
+        owner=f"quick_payment:{payment.id}",
+    )
     assert handle_deposit(deposit)
     payment.refresh_from_db()
     return deposit
@@ -224,15 +231,28 @@ def test_an_organizations_payment_tells_its_webhooks_once(api_client, organizati
     event = WebhookEvent.objects.get()
     assert (event.organization, event.event_type) == (organization, "payment.completed")
     assert event.data == {
-        "id": payment.id, "payment_link_id": None, "order_id": None, "amount": "2500000",
-        "token_address": VALID["token_address"], "chain_id": 8453, "sender_address": "0x" + "4" * 40,
-        "recipient_address": VALID["recipient_address"], "tx_hash": paying.tx_hash, "status": "completed",
-        "form_data": {}, "discount_code": None,
+        "id": payment.id,
+        "payment_link_id": None,
+        "order_id": None,
+        "amount": "2500000",
+        "token_address": VALID["token_address"],
+        "chain_id": 8453,
+        "sender_address": "0x" + "4" * 40,
+        "recipient_address": VALID["recipient_address"],
+        "tx_hash": paying.tx_hash,
+        "status": "completed",
+        "form_data": {},
+        "discount_code": None,
         "created_at": int(payment.created_at.timestamp() * 1000),
         "completed_at": int(payment.paid_at.timestamp() * 1000),
-        "checkoutSession": {"id": None, "clientReferenceId": None, "metadata": {}, "customerEmail": None,
-                            "customerName": None},
-    }  # fmt: skip
+        "checkoutSession": {
+            "id": None,
+            "clientReferenceId": None,
+            "metadata": {},
+            "customerEmail": None,
+            "customerName": None,
+        },
+    }
     assert payment.amount_received == "2500000"
     assert event.deliveries.count() == 1
 

@@ -32,8 +32,12 @@ def token(devnet, symbol):
 
 
 def create(api_client, devnet, recipient, amount="2500000"):
-    body = {"amount": amount, "token_address": devnet[1]["contracts"]["dUSDC"], "chain_id": 31337,
-            "recipient_address": recipient}  # fmt: skip
+    body = {
+        "amount": amount,
+        "token_address": devnet[1]["contracts"]["dUSDC"],
+        "chain_id": 31337,
+        "recipient_address": recipient,
+    }
     response = api_client.post("/api/v1/quick-pay", body, format="json")
     assert response.status_code == 201, response.content
     return QuickPayment.objects.get(pk=response.json()["id"])
@@ -60,12 +64,27 @@ def test_the_recipient_gets_the_amount_and_the_rest_goes_back(api_client, devnet
     payment = create(api_client, devnet_a, recipient)
     before = {n: usdc.functions.balanceOf(accounts[n]).call() for n in (1, 2)}
     weth_before = weth.functions.balanceOf(accounts[3]).call()
-    devnet_transfer(chain=devnet_a[0], token=payment.token_address, to=payment.deposit_address, amount=1_000_000,
-                    from_account=1)  # fmt: skip
-    devnet_transfer(chain=devnet_a[0], token=payment.token_address, to=payment.deposit_address, amount=2_000_000,
-                    from_account=2)  # fmt: skip
-    devnet_transfer(chain=devnet_a[0], token=devnet_a[1]["contracts"]["dWETH"], to=payment.deposit_address,
-                    amount=10**18, from_account=3)  # fmt: skip
+    devnet_transfer(
+        chain=devnet_a[0],
+        token=payment.token_address,
+        to=payment.deposit_address,
+        amount=1_000_000,
+        from_account=1,
+    )
+    devnet_transfer(
+        chain=devnet_a[0],
+        token=payment.token_address,
+        to=payment.deposit_address,
+        amount=2_000_000,
+        from_account=2,
+    )
+    devnet_transfer(
+        chain=devnet_a[0],
+        token=devnet_a[1]["contracts"]["dWETH"],
+        to=payment.deposit_address,
+        amount=10**18,
+        from_account=3,
+    )
 
     deposits = lambda: {d.deposit.from_address: d.pk for d in payment.deposits.select_related("deposit")}  # noqa: E731
     deadline = time.monotonic() + 30
@@ -96,8 +115,13 @@ def test_what_an_expired_payment_received_goes_back(api_client, devnet_a):
     recipient = random_address()
     payment = create(api_client, devnet_a, recipient)
     before = usdc.functions.balanceOf(payer).call()
-    devnet_transfer(chain=devnet_a[0], token=payment.token_address, to=payment.deposit_address, amount=1_000_000,
-                    from_account=4)  # fmt: skip
+    devnet_transfer(
+        chain=devnet_a[0],
+        token=payment.token_address,
+        to=payment.deposit_address,
+        amount=1_000_000,
+        from_account=4,
+    )
     deadline = time.monotonic() + 30
     while not payment.deposits.exists() and time.monotonic() < deadline:
         scan_chain(31337)

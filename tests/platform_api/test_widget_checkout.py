@@ -15,11 +15,20 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_a_payment_started_from_a_widget_counts_as_its_completion(devnets_registry, admin_client):
     (_, a), (chain_b, b) = devnets_registry
     recipient = random_address()
-    widget = admin_client.post("/api/v1/widgets", {
-        "name": "Donate 5", "widget_type": "checkout",
-        "config": {"recipient_address": recipient, "destination_token": b["contracts"]["dUSDC"],
-                   "destination_chain_id": b["chain_id"], "amount": "5000000"},
-    }, format="json").json()  # fmt: skip
+    widget = admin_client.post(
+        "/api/v1/widgets",
+        {
+            "name": "Donate 5",
+            "widget_type": "checkout",
+            "config": {
+                "recipient_address": recipient,
+                "destination_token": b["contracts"]["dUSDC"],
+                "destination_chain_id": b["chain_id"],
+                "amount": "5000000",
+            },
+        },
+        format="json",
+    ).json()
     payer = Client()
     assert "5 dUSDC" in payer.get(f"/widgets/{widget['short_code']}").content.decode()
     started = payer.post(f"/widgets/{widget['short_code']}")

@@ -18,13 +18,20 @@ pytestmark = pytest.mark.django_db
 
 NFT = "0x2222222222222222222222222222222222222222"
 CONFIGS = {
-    "checkout": {"recipient_address": RECIPIENT, "destination_token": USDC_BASE, "destination_chain_id": 8453,
-                 "amount": "25000000"},
+    "checkout": {
+        "recipient_address": RECIPIENT,
+        "destination_token": USDC_BASE,
+        "destination_chain_id": 8453,
+        "amount": "25000000",
+    },
     "swap": {"src_token": USDC_BASE, "src_chain_id": 8453, "dst_token": USDC_ARB, "dst_chain_id": 42161},
     "nft": {"collection_address": NFT, "chain_id": 8453, "token_id": "42"},
-    "deposit": {"recipient_address": RECIPIENT, "accepted_tokens": [USDC_BASE, USDC_ARB],
-                "accepted_chains": [8453, 42161]},
-}  # fmt: skip
+    "deposit": {
+        "recipient_address": RECIPIENT,
+        "accepted_tokens": [USDC_BASE, USDC_ARB],
+        "accepted_chains": [8453, 42161],
+    },
+}
 
 
 def _create(client, widget_type="checkout", **fields):
@@ -54,28 +61,57 @@ def test_a_checkout_widget_without_an_amount_lets_the_payer_choose(admin_client,
 @pytest.mark.parametrize(
     ("widget_type", "config", "param", "code"),
     [
-        ("checkout", {**CONFIGS["checkout"], "recipient_address": "0x12"}, "config.recipient_address",
-         "invalid_address"),
-        ("checkout", {**CONFIGS["checkout"], "destination_chain_id": 999}, "config.destination_chain_id",
-         "invalid_field_value"),
-        ("checkout", {**CONFIGS["checkout"], "destination_token": USDC_ARB}, "config.destination_token",
-         "invalid_field_value"),  # not a registry token on that chain
+        (
+            "checkout",
+            {**CONFIGS["checkout"], "recipient_address": "0x12"},
+            "config.recipient_address",
+            "invalid_address",
+        ),
+        (
+            "checkout",
+            {**CONFIGS["checkout"], "destination_chain_id": 999},
+            "config.destination_chain_id",
+            "invalid_field_value",
+        ),
+        (
+            "checkout",
+            {**CONFIGS["checkout"], "destination_token": USDC_ARB},
+            "config.destination_token",
+            "invalid_field_value",
+        ),  # not a registry token on that chain
         ("checkout", {**CONFIGS["checkout"], "amount": "0"}, "config.amount", "invalid_field_value"),
         ("checkout", {**CONFIGS["checkout"], "colour": "red"}, "config.colour", "invalid_field_value"),
         ("checkout", {"recipient_address": RECIPIENT}, "config.destination_token", "missing_required_field"),
-        ("swap", {**CONFIGS["swap"], "dst_token": USDC_BASE, "dst_chain_id": 8453}, "config.dst_token",
-         "invalid_field_value"),
+        (
+            "swap",
+            {**CONFIGS["swap"], "dst_token": USDC_BASE, "dst_chain_id": 8453},
+            "config.dst_token",
+            "invalid_field_value",
+        ),
         ("swap", CONFIGS["checkout"], "config.src_token", "missing_required_field"),  # another type's keys
         ("nft", {**CONFIGS["nft"], "token_id": "-1"}, "config.token_id", "invalid_field_value"),
-        ("deposit", {**CONFIGS["deposit"], "accepted_tokens": []}, "config.accepted_tokens", "invalid_field_value"),
-        ("deposit", {**CONFIGS["deposit"], "accepted_tokens": [NFT]}, "config.accepted_tokens",
-         "invalid_field_value"),  # no accepted token is in the registry on an accepted chain
-        ("deposit", {**CONFIGS["deposit"], "accepted_chains": ["8453"]}, "config.accepted_chains[0]",
-         "invalid_field_value"),
+        (
+            "deposit",
+            {**CONFIGS["deposit"], "accepted_tokens": []},
+            "config.accepted_tokens",
+            "invalid_field_value",
+        ),
+        (
+            "deposit",
+            {**CONFIGS["deposit"], "accepted_tokens": [NFT]},
+            "config.accepted_tokens",
+            "invalid_field_value",
+        ),  # no accepted token is in the registry on an accepted chain
+        (
+            "deposit",
+            {**CONFIGS["deposit"], "accepted_chains": ["8453"]},
+            "config.accepted_chains[0]",
+            "invalid_field_value",
+        ),
         ("kiosk", CONFIGS["checkout"], "widget_type", "invalid_field_value"),
         ("checkout", "{}", "config", "invalid_field_value"),  # an object, never a string
     ],
-)  # fmt: skip
+)
 def test_a_bad_config_is_refused_with_its_param(admin_client, tokens, widget_type, config, param, code):
     response = admin_client.post(
         "/api/v1/widgets", {"name": "W", "widget_type": widget_type, "config": config}, format="json"
@@ -155,8 +191,9 @@ def test_a_read_key_reads_and_cannot_write(tokens, organization, admin_client):
     widget = _create(admin_client)
     reader = client_for(make_api_key(organization, permissions=["read"])[1])
     assert reader.get(f"/api/v1/widgets/{widget['id']}").status_code == 200
-    denied = reader.post("/api/v1/widgets", {"name": "W", "widget_type": "nft", "config": CONFIGS["nft"]},
-                         format="json")  # fmt: skip
+    denied = reader.post(
+        "/api/v1/widgets", {"name": "W", "widget_type": "nft", "config": CONFIGS["nft"]}, format="json"
+    )
     assert denied.status_code == 403 and Widget.objects.count() == 1
 
 
@@ -164,8 +201,14 @@ def test_stats_count_views_interactions_and_completions_by_utc_day(admin_client,
     widget = _create(admin_client)
     today = timezone.now().replace(hour=0, minute=30)  # 00:30 UTC: the same UTC day as noon
     yesterday = today - timedelta(days=1)
-    rows = [("view", today, ""), ("view", today.replace(hour=12), ""), ("interaction", today, "cs_1"),
-            ("completion", today, "cs_1"), ("view", yesterday, ""), ("view", today - timedelta(days=40), "")]  # fmt: skip
+    rows = [
+        ("view", today, ""),
+        ("view", today.replace(hour=12), ""),
+        ("interaction", today, "cs_1"),
+        ("completion", today, "cs_1"),
+        ("view", yesterday, ""),
+        ("view", today - timedelta(days=40), ""),
+    ]
     for kind, at, session in rows:
         WidgetEvent.objects.create(widget_id=widget["id"], kind=kind, session_id=session, created_at=at)
     stats = admin_client.get(f"/api/v1/widgets/{widget['id']}/stats?days=30").json()
@@ -205,7 +248,11 @@ def test_a_checkout_widget_starts_a_session_for_its_recipient(admin_client, toke
     session = PlatformCheckoutSession.objects.get()
     assert started.status_code == 302 and started["Location"] == f"/pay/s/{session.id}"
     assert (session.widget_id, session.recipient_address, session.token_address, session.chain_id) == (
-        widget["id"], RECIPIENT, USDC_BASE, 8453)  # fmt: skip
+        widget["id"],
+        RECIPIENT,
+        USDC_BASE,
+        8453,
+    )
     assert session.amount == 25_000_000 and session.payment_link_id is None
     assert admin_client.get(f"/api/v1/checkout-sessions/{session.id}").json()["widget_id"] == widget["id"]
     assert WidgetEvent.objects.filter(

@@ -97,8 +97,11 @@ def test_retries_follow_the_configured_delays_then_fail(organization, endpoint, 
     assert (delivery.status, delivery.attempts, delivery.next_attempt_at) == ("failed", 4, None)
     assert len(receiver.log) == 4
     assert list(WebhookAttempt.objects.filter(delivery=delivery).values_list("number", "response_code")) == [
-        (1, 500), (2, 500), (3, 500), (4, 500),
-    ]  # fmt: skip
+        (1, 500),
+        (2, 500),
+        (3, 500),
+        (4, 500),
+    ]
     endpoint[0].refresh_from_db()
     assert (endpoint[0].failure_count, endpoint[0].consecutive_failures) == (1, 1)
 

@@ -155,8 +155,12 @@ def test_a_failure_in_a_batch_stops_it_and_is_scheduled_for_its_retry(organizati
 
     rows = {d.pk: d for d in WebhookDelivery.objects.all()}
     assert [(rows[d.pk].status, rows[d.pk].attempts) for d in deliveries] == [
-        ("success", 1), ("success", 1), ("pending", 1), ("pending", 0), ("pending", 0),
-    ]  # fmt: skip
+        ("success", 1),
+        ("success", 1),
+        ("pending", 1),
+        ("pending", 0),
+        ("pending", 0),
+    ]
     retried = rows[deliveries[2].pk]
     assert retried.next_attempt_at > timezone.now() + timedelta(seconds=30)  # the first retry delay
     assert retried.last_error == "HTTP 503"

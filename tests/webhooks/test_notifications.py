@@ -21,10 +21,18 @@ from webhooks.models import NotificationEmail
 from webhooks.tasks import sweep_due_notifications
 
 pytestmark = pytest.mark.django_db
-PAID = {"object": "transaction", "id": "txn_1", "status": "completed", "amount": "12500000", "chain_id": 8453,
-        "token_address": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "tx_hash": "0x" + "ab" * 32,
-        "from_address": "0x" + "7" * 40, "payment_link_id": "pl_1",
-        "checkoutSession": {"id": "cs_1", "clientReferenceId": "cart-9"}}  # fmt: skip
+PAID = {
+    "object": "transaction",
+    "id": "txn_1",
+    "status": "completed",
+    "amount": "12500000",
+    "chain_id": 8453,
+    "token_address": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+    "tx_hash": "0x" + "ab" * 32,
+    "from_address": "0x" + "7" * 40,
+    "payment_link_id": "pl_1",
+    "checkoutSession": {"id": "cs_1", "clientReferenceId": "cart-9"},
+}
 
 
 class Inbox:
@@ -54,9 +62,12 @@ def smtp():
 
 @pytest.fixture
 def enabled(organization):
-    return NotificationSettings.objects.create(organization=organization, email_enabled=True,
-                                               email_address="owner@acme.example",
-                                               enabled_events=["payment.completed", "payment.failed"])  # fmt: skip
+    return NotificationSettings.objects.create(
+        organization=organization,
+        email_enabled=True,
+        email_address="owner@acme.example",
+        enabled_events=["payment.completed", "payment.failed"],
+    )
 
 
 def test_settings_are_read_and_updated_by_admin_keys_only(admin_client, organization):
@@ -67,8 +78,15 @@ def test_settings_are_read_and_updated_by_admin_keys_only(admin_client, organiza
         [],
     )
     assert got["id"].startswith("ns_")
-    updated = admin_client.patch("/api/v1/notifications", {"email_enabled": True, "email_address": "o@acme.example",
-                                 "enabled_events": ["payment.failed", "payment.completed"]}, format="json")  # fmt: skip
+    updated = admin_client.patch(
+        "/api/v1/notifications",
+        {
+            "email_enabled": True,
+            "email_address": "o@acme.example",
+            "enabled_events": ["payment.failed", "payment.completed"],
+        },
+        format="json",
+    )
     assert updated.status_code == 200
     assert updated.json()["enabled_events"] == ["payment.completed", "payment.failed"]
     assert AuditEvent.objects.filter(event_type="notification.updated").count() == 1
@@ -115,8 +133,14 @@ def test_an_smtp_failure_is_retried_then_sent(organization, enabled, settings, t
     port = _free_port()  # nothing listens yet
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", port, 5
-    email = notifications.queue(organization=organization, event=None, event_type="payment.completed",
-                                to="owner@acme.example", subject="S", body="B")  # fmt: skip
+    email = notifications.queue(
+        organization=organization,
+        event=None,
+        event_type="payment.completed",
+        to="owner@acme.example",
+        subject="S",
+        body="B",
+    )
     assert notifications.send(email.id) == "retry"
     email.refresh_from_db()
     assert (email.status, email.attempts) == ("pending", 1) and "ConnectionRefused" in email.last_error
@@ -140,8 +164,9 @@ def test_attempts_past_the_retries_fail_the_email(organization, settings):
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", _free_port(), 5
     settings.NOTIFICATION_RETRY_DELAYS = [0]
-    email = notifications.queue(organization=organization, event=None, event_type="test", to="o@acme.example",
-                                subject="S", body="B")  # fmt: skip
+    email = notifications.queue(
+        organization=organization, event=None, event_type="test", to="o@acme.example", subject="S", body="B"
+    )
     assert notifications.send(email.id) == "retry"
     assert notifications.send(email.id) == "failed"
     email.refresh_from_db()
@@ -152,8 +177,11 @@ def test_attempts_past_the_retries_fail_the_email(organization, settings):
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_emails_the_merchant_through_smtp(organization, enabled, smtp, start_worker, tokens):
     port, inbox = smtp
-    start_worker(EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend", EMAIL_HOST="127.0.0.1",
-                 EMAIL_PORT=str(port))  # fmt: skip
+    start_worker(
+        EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
+        EMAIL_HOST="127.0.0.1",
+        EMAIL_PORT=str(port),
+    )
     with transaction.atomic():
         emit_event(organization=organization, event_type="payment.completed", data=PAID)
     wait_for(lambda: inbox.messages, timeout=60)

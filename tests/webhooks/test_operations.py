@@ -20,11 +20,24 @@ def failed(organization):
     other, _ = make_endpoint(OrganizationFactory(slug="other"), "https://hooks.example.com/b")
     old = timezone.now() - timedelta(days=2)
     rows = [
-        WebhookDelivery.objects.create(endpoint=endpoint, event_type="payment.completed", body="{}", status="failed", attempts=4),
-        WebhookDelivery.objects.create(endpoint=endpoint, event_type="payment.completed", body="{}", status="failed", attempts=4, created_at=old),
-        WebhookDelivery.objects.create(endpoint=other, event_type="payment.completed", body="{}", status="failed", attempts=4),
-        WebhookDelivery.objects.create(endpoint=endpoint, event_type="payment.completed", body="{}", status="success", attempts=1),
-    ]  # fmt: skip
+        WebhookDelivery.objects.create(
+            endpoint=endpoint, event_type="payment.completed", body="{}", status="failed", attempts=4
+        ),
+        WebhookDelivery.objects.create(
+            endpoint=endpoint,
+            event_type="payment.completed",
+            body="{}",
+            status="failed",
+            attempts=4,
+            created_at=old,
+        ),
+        WebhookDelivery.objects.create(
+            endpoint=other, event_type="payment.completed", body="{}", status="failed", attempts=4
+        ),
+        WebhookDelivery.objects.create(
+            endpoint=endpoint, event_type="payment.completed", body="{}", status="success", attempts=1
+        ),
+    ]
     return endpoint, rows
 
 
@@ -61,8 +74,12 @@ def test_admin_pages_and_actions(admin_user, failed):
     WebhookAttempt.objects.create(delivery=rows[0], number=1, response_code=500, error="HTTP 500")
     staff = Client()
     staff.force_login(admin_user)
-    for url in ("/admin/webhooks/webhookendpoint/", "/admin/webhooks/webhookdelivery/?status__exact=failed",
-                f"/admin/webhooks/webhookdelivery/{quote(rows[0].pk)}/change/", "/admin/webhooks/webhookevent/"):  # fmt: skip
+    for url in (
+        "/admin/webhooks/webhookendpoint/",
+        "/admin/webhooks/webhookdelivery/?status__exact=failed",
+        f"/admin/webhooks/webhookdelivery/{quote(rows[0].pk)}/change/",
+        "/admin/webhooks/webhookevent/",
+    ):
         assert staff.get(url).status_code == 200, url
     # The admin escapes "_" in ids: an unescaped "del_3B..." would name another (missing) delivery.
     assert (

@@ -40,10 +40,16 @@ def _api_order(admin_client) -> dict:
 
 
 def _link_payment(admin_client) -> dict:
-    body = {"amount": "2500000", "token_address": USDC_BASE, "chain_id": 8453,
-            "recipient_address": "0x" + "1" * 40, "client_reference_id": "cart-9"}  # fmt: skip
-    session = PlatformCheckoutSession.objects.get(pk=admin_client.post("/api/v1/checkout-sessions", body,
-                                                                        format="json").json()["id"])  # fmt: skip
+    body = {
+        "amount": "2500000",
+        "token_address": USDC_BASE,
+        "chain_id": 8453,
+        "recipient_address": "0x" + "1" * 40,
+        "client_reference_id": "cart-9",
+    }
+    session = PlatformCheckoutSession.objects.get(
+        pk=admin_client.post("/api/v1/checkout-sessions", body, format="json").json()["id"]
+    )
     order = payments.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
     )
@@ -64,10 +70,17 @@ def _quick_payment(admin_client) -> dict:
         pk=admin_client.post("/api/v1/quick-pay", body, format="json").json()["id"]
     )
     deposit = Deposit.objects.create(
-        chain_id=8453, tx_hash="0x" + "c" * 64, log_index=0, block_number=101, block_hash="0x" + "d" * 64,
-        from_address=PAYER, to_address=payment.deposit_address, token=USDC_BASE, amount="2500000",
+        chain_id=8453,
+        tx_hash="0x" + "c" * 64,
+        log_index=0,
+        block_number=101,
+        block_hash="0x" + "d" * 64,
+        from_address=PAYER,
+        to_address=payment.deposit_address,
+        token=USDC_BASE,
+        amount="2500000",
         owner=f"quick_payment:{payment.id}",
-    )  # fmt: skip
+    )
     assert handle_deposit(deposit)
     return WebhookEvent.objects.filter(event_type="payment.completed").order_by("-created_at", "-pk")[0].data
 
@@ -83,9 +96,22 @@ def _shape(data: dict) -> dict:
 def test_every_kind_of_payment_is_told_in_the_same_shape(admin_client):
     api, link, quick = _api_order(admin_client), _link_payment(admin_client), _quick_payment(admin_client)
 
-    contract = {"id", "payment_link_id", "amount", "token_address", "chain_id", "sender_address",
-                "recipient_address", "tx_hash", "status", "form_data", "discount_code", "created_at",
-                "completed_at", "checkoutSession"}  # fmt: skip
+    contract = {
+        "id",
+        "payment_link_id",
+        "amount",
+        "token_address",
+        "chain_id",
+        "sender_address",
+        "recipient_address",
+        "tx_hash",
+        "status",
+        "form_data",
+        "discount_code",
+        "created_at",
+        "completed_at",
+        "checkoutSession",
+    }
     assert contract <= set(api) and set(api) == set(link) == set(quick)
     assert (
         set(api["checkoutSession"])

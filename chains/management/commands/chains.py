@@ -58,8 +58,9 @@ def _chain_arg(value: str) -> Chain:
 
 def _table(rows: list[list[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-                     for row in rows)  # fmt: skip
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    )
 
 
 class Command(BaseCommand):
@@ -108,14 +109,23 @@ class Command(BaseCommand):
         if ChainRow.objects.filter(pk=int(chain_id)).exists():
             raise CommandError(f"chain {chain_id} is already in the registry: edit it in the admin")
         entry = {
-            "chain_id": int(chain_id), "name": o["name"], "native_symbol": o["native_symbol"],
-            "native_decimals": o["native_decimals"], "rpc_urls": o["rpc_url"], "confirmations": o["confirmations"],
-            "poll_interval_seconds": o["poll_interval"], "explorer_url": o["explorer_url"],
-            "factory_address": o["factory_address"], "max_lag_blocks": o["max_lag_blocks"],
-            "max_fee_per_gas_gwei": o["max_fee_per_gas_gwei"], "vault_gas_threshold": o["vault_gas_threshold"],
-            "solver_gas_threshold": o["solver_gas_threshold"], "traces": o["traces"], "devnet": o["devnet"],
+            "chain_id": int(chain_id),
+            "name": o["name"],
+            "native_symbol": o["native_symbol"],
+            "native_decimals": o["native_decimals"],
+            "rpc_urls": o["rpc_url"],
+            "confirmations": o["confirmations"],
+            "poll_interval_seconds": o["poll_interval"],
+            "explorer_url": o["explorer_url"],
+            "factory_address": o["factory_address"],
+            "max_lag_blocks": o["max_lag_blocks"],
+            "max_fee_per_gas_gwei": o["max_fee_per_gas_gwei"],
+            "vault_gas_threshold": o["vault_gas_threshold"],
+            "solver_gas_threshold": o["solver_gas_threshold"],
+            "traces": o["traces"],
+            "devnet": o["devnet"],
             "takes_payments": not o["no_payments"],
-        }  # fmt: skip
+        }
         if o["factory_address"] and not is_address(o["factory_address"]):
             raise CommandError(f"--factory-address {o['factory_address']!r} is not an address")
         try:
@@ -134,32 +144,57 @@ class Command(BaseCommand):
             w3 = Web3(Web3.HTTPProvider(chain.rpc_urls[0], request_kwargs={"timeout": 10}))
             state = factory_code_state(w3, chain.factory_address)
             if state != "ours":
-                raise CommandError(f"{chain.factory_address} on chain {chain.chain_id}: code {state}, not the "
-                                   "DepositFactory artifact's")  # fmt: skip
+                raise CommandError(
+                    f"{chain.factory_address} on chain {chain.chain_id}: code {state}, not the "
+                    "DepositFactory artifact's"
+                )
         ChainRow.objects.create(
-            chain_id=chain.chain_id, name=chain.name, native_symbol=chain.native_symbol,
-            native_decimals=chain.native_decimals, rpc_urls=list(chain.rpc_urls), confirmations=chain.confirmations,
-            poll_interval_seconds=chain.poll_interval_seconds, explorer_url=chain.explorer_url,
-            factory_address=chain.factory_address, takes_payments=chain.takes_payments, devnet=chain.devnet,
-            max_fee_per_gas_gwei=chain.max_fee_per_gas_gwei, max_lag_blocks=chain.max_lag_blocks,
-            traces=chain.traces, vault_gas_threshold=chain.vault_gas_threshold,
-            solver_gas_threshold=chain.solver_gas_threshold, source=ChainRow.Source.STAFF,
-        )  # fmt: skip
+            chain_id=chain.chain_id,
+            name=chain.name,
+            native_symbol=chain.native_symbol,
+            native_decimals=chain.native_decimals,
+            rpc_urls=list(chain.rpc_urls),
+            confirmations=chain.confirmations,
+            poll_interval_seconds=chain.poll_interval_seconds,
+            explorer_url=chain.explorer_url,
+            factory_address=chain.factory_address,
+            takes_payments=chain.takes_payments,
+            devnet=chain.devnet,
+            max_fee_per_gas_gwei=chain.max_fee_per_gas_gwei,
+            max_lag_blocks=chain.max_lag_blocks,
+            traces=chain.traces,
+            vault_gas_threshold=chain.vault_gas_threshold,
+            solver_gas_threshold=chain.solver_gas_threshold,
+            source=ChainRow.Source.STAFF,
+        )
         registry_forget()
-        self.stdout.write(f"Added {chain.name} ({chain.chain_id}) with {len(chain.rpc_urls)} RPC URL(s)"
-                          + ("" if chain.factory_address else "; deploy its factory: "
-                             f"manage.py chains deploy-factory {chain.chain_id}"))  # fmt: skip
+        self.stdout.write(
+            f"Added {chain.name} ({chain.chain_id}) with {len(chain.rpc_urls)} RPC URL(s)"
+            + (
+                ""
+                if chain.factory_address
+                else f"; deploy its factory: manage.py chains deploy-factory {chain.chain_id}"
+            )
+        )
 
     # --- list ------------------------------------------------------------------------------------
 
     def do_list(self, **o) -> None:
         rows = [["CHAIN", "NAME", "PAYMENTS", "DEVNET", "CONF", "POLL", "FACTORY", "RPC NODES", "SOURCE"]]
         for chain in chains():
-            rows.append([
-                str(chain.chain_id), chain.name, "yes" if chain.accepts_payments else "no",
-                "yes" if chain.devnet else "no", str(chain.confirmations), f"{chain.poll_interval_seconds:g}s",
-                chain.factory_address or "-", ", ".join(node_label(u) for u in chain.rpc_urls) or "-", chain.source,
-            ])  # fmt: skip
+            rows.append(
+                [
+                    str(chain.chain_id),
+                    chain.name,
+                    "yes" if chain.accepts_payments else "no",
+                    "yes" if chain.devnet else "no",
+                    str(chain.confirmations),
+                    f"{chain.poll_interval_seconds:g}s",
+                    chain.factory_address or "-",
+                    ", ".join(node_label(u) for u in chain.rpc_urls) or "-",
+                    chain.source,
+                ]
+            )
         self.stdout.write(_table(rows))
 
     # --- check -----------------------------------------------------------------------------------
@@ -168,34 +203,57 @@ class Command(BaseCommand):
         selected = [_chain_arg(value) for value in chain_id] or [
             c for c in chains() if c.rpc_urls or c.accepts_payments
         ]
-        rows = [["CHAIN", "NODE", "REACHABLE", "CHAIN ID", "HEAD", "LAG", "FACTORY", "VAULT GAS", "SOLVER GAS",
-                 "WATCHER LAG", "STATUS"]]  # fmt: skip
+        rows = [
+            [
+                "CHAIN",
+                "NODE",
+                "REACHABLE",
+                "CHAIN ID",
+                "HEAD",
+                "LAG",
+                "FACTORY",
+                "VAULT GAS",
+                "SOLVER GAS",
+                "WATCHER LAG",
+                "STATUS",
+            ]
+        ]
         unhealthy = []
         for chain in selected:
             health = chain_health(chain)
             first = True
             for report in health.nodes or [None]:
-                lag = ("-" if report is None or report.head is None or health.best_head is None
-                       else str(health.best_head - report.head))  # fmt: skip
+                lag = (
+                    "-"
+                    if report is None or report.head is None or health.best_head is None
+                    else str(health.best_head - report.head)
+                )
                 status = "ok" if health.healthy else "; ".join(health.problems)
                 if health.healthy and health.low:
                     status = "ok; low gas: " + ", ".join(health.low)
                 if not chain.accepts_payments:
                     status = f"({status}; takes no payments)"
-                rows.append([
-                    f"{chain.chain_id} {chain.name}" if first else "",
-                    report.label if report else "-",
-                    ("yes" if report.reachable else f"no ({report.error})") if report else "-",
-                    ("-" if report is None or report.chain_id is None
-                     else "ok" if report.chain_id == chain.chain_id else f"WRONG ({report.chain_id})"),
-                    str(report.head) if report and report.head is not None else "-",
-                    lag,
-                    health.factory if first else "",
-                    self._gas(health, chain, "vault") if first else "",
-                    self._gas(health, chain, "solver") if first else "",
-                    (str(health.watcher_lag) if health.watcher_lag is not None else "-") if first else "",
-                    status if first else "",
-                ])  # fmt: skip
+                rows.append(
+                    [
+                        f"{chain.chain_id} {chain.name}" if first else "",
+                        report.label if report else "-",
+                        ("yes" if report.reachable else f"no ({report.error})") if report else "-",
+                        (
+                            "-"
+                            if report is None or report.chain_id is None
+                            else "ok"
+                            if report.chain_id == chain.chain_id
+                            else f"WRONG ({report.chain_id})"
+                        ),
+                        str(report.head) if report and report.head is not None else "-",
+                        lag,
+                        health.factory if first else "",
+                        self._gas(health, chain, "vault") if first else "",
+                        self._gas(health, chain, "solver") if first else "",
+                        (str(health.watcher_lag) if health.watcher_lag is not None else "-") if first else "",
+                        status if first else "",
+                    ]
+                )
                 first = False
             if chain.accepts_payments and not health.healthy:
                 unhealthy.append(chain)
@@ -236,15 +294,21 @@ class Command(BaseCommand):
             if owner.lower() != signer_address("vault").lower():
                 raise CommandError(f"the factory at {address} is owned by {owner}, not the vault")
             changed = factory_record(chain.chain_id, address)
-            self.stdout.write(f"{chain.name}: the deposit factory is at {address}"
-                              + (" (recorded now)" if changed else " (already recorded; nothing sent)"))  # fmt: skip
+            self.stdout.write(
+                f"{chain.name}: the deposit factory is at {address}"
+                + (" (recorded now)" if changed else " (already recorded; nothing sent)")
+            )
             return
         if not w3.eth.get_code(DETERMINISTIC_DEPLOYER):
-            raise CommandError(f"{chain.name} has no deterministic deployment proxy at {DETERMINISTIC_DEPLOYER}: "
-                               "deploy it first with its presigned transaction")  # fmt: skip
+            raise CommandError(
+                f"{chain.name} has no deterministic deployment proxy at {DETERMINISTIC_DEPLOYER}: "
+                "deploy it first with its presigned transaction"
+            )
         tx = factory_deploy_submit(chain)
-        self.stdout.write(f"{chain.name}: deploying the deposit factory at {address} (outbox {tx.key}), "
-                          "signed by the deployer in the signing worker…")  # fmt: skip
+        self.stdout.write(
+            f"{chain.name}: deploying the deposit factory at {address} (outbox {tx.key}), "
+            "signed by the deployer in the signing worker…"
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             tx.refresh_from_db()
@@ -252,8 +316,10 @@ class Command(BaseCommand):
                 break
             time.sleep(0.5)
         if tx.in_flight:
-            raise CommandError(f"the deployment is still {tx.status} after {timeout:g}s: are the workers running? "
-                               "Run this again later: it sends nothing twice")  # fmt: skip
+            raise CommandError(
+                f"the deployment is still {tx.status} after {timeout:g}s: are the workers running? "
+                "Run this again later: it sends nothing twice"
+            )
         if tx.status != OutboxTx.Status.MINED:
             raise CommandError(f"the deployment failed: {tx.error}")
         if factory_code_state(w3, address) != "ours":
@@ -271,8 +337,10 @@ class Command(BaseCommand):
             return
         row.takes_payments, row.source = takes, ChainRow.Source.STAFF
         row.save(update_fields=["takes_payments", "source"])
-        self.stdout.write(f"{chain.name} {'takes payments again' if takes else 'takes no new payments'}"
-                          + ("" if takes else "; what is in flight there still settles"))  # fmt: skip
+        self.stdout.write(
+            f"{chain.name} {'takes payments again' if takes else 'takes no new payments'}"
+            + ("" if takes else "; what is in flight there still settles")
+        )
 
     def do_disable(self, *, chain_id: str, **o) -> None:
         self._toggle(chain_id, False)
