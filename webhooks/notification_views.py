@@ -6,10 +6,7 @@ In `webhooks` beside the deliveries: an enabled event emails the merchant from
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
-from django.utils import timezone
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -18,11 +15,11 @@ from core.fields import EpochMillisField, StrictBooleanField
 from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
-from platform_api.models import NotificationSettings, Organization, Permission
-from platform_api.signals import record_write
+from platform_api.models import NotificationSettings, Permission
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER
 from webhooks import notifications
 from webhooks.events import EVENT_TYPES
+from webhooks.services import notification_settings_get, notification_settings_update
 
 
 class NotificationSettingsSerializer(serializers.Serializer):
@@ -45,53 +42,39 @@ class NotificationSettingsSerializer(serializers.Serializer):
 class NotificationUpdateSerializer(serializers.Serializer):
     email_enabled = StrictBooleanField(required=False)
     email_address = serializers.EmailField(max_length=254, required=False, allow_blank=True, allow_null=True)
-    enabled_events = serializers.ListField(child=serializers.ChoiceField(choices=EVENT_TYPES), required=False,
-                                           max_length=len(EVENT_TYPES))  # fmt: skip
-
-
-def notification_settings_get(organization: Organization) -> NotificationSettings:
-    """The organization's settings; created (all off) the first time they are asked for."""
-    settings_row, _ = NotificationSettings.objects.get_or_create(organization=organization)
-    return settings_row
-
-
-@transaction.atomic
-def notification_settings_update(*, ctx: RequestContext, organization: Organization, data: dict[str, Any]):
-    if not data:
-        raise PlatformError.no_updates()
-    row = NotificationSettings.objects.select_for_update().get(pk=notification_settings_get(organization).pk)
-    if "email_address" in data:
-        row.email_address = data["email_address"] or ""
-    if "enabled_events" in data:
-        row.enabled_events = sorted(set(data["enabled_events"]), key=EVENT_TYPES.index)
-    if "email_enabled" in data:
-        row.email_enabled = data["email_enabled"]
-    if row.email_enabled and not row.email_address:
-        raise PlatformError.invalid_field("email_address", "'email_address' is needed to enable email.")
-    row.updated_at = timezone.now()
-    row.save()
-    record_write(ctx=ctx, event_type="notification.updated", resource_type="notification", resource_id=row.id,
-                 status_code=200)  # fmt: skip
-    return row
+    enabled_events = serializers.ListField(
+        child=serializers.ChoiceField(choices=EVENT_TYPES), required=False, max_length=len(EVENT_TYPES)
+    )
 
 
 class NotificationSettingsView(PlatformAPIView):
     permissions_by_method = {"PATCH": Permission.ADMIN}
 
-    @extend_schema(operation_id="notifications_retrieve", tags=["Notifications"],
-                   responses={200: NotificationSettingsSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="notifications_retrieve",
+        tags=["Notifications"],
+        responses={200: NotificationSettingsSerializer, **ERRORS},
+    )
     def get(self, request):
         return Response(
             NotificationSettingsSerializer(notification_settings_get(request.auth.organization)).data
         )
 
-    @extend_schema(operation_id="notifications_update", tags=["Notifications"], request=NotificationUpdateSerializer,
-                   parameters=[IDEMPOTENCY_HEADER], responses={200: NotificationSettingsSerializer, **ERRORS})  # fmt: skip
+    @extend_schema(
+        operation_id="notifications_update",
+        tags=["Notifications"],
+        request=NotificationUpdateSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={200: NotificationSettingsSerializer, **ERRORS},
+    )
     def patch(self, request):
         serializer = NotificationUpdateSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        row = notification_settings_update(ctx=RequestContext.from_request(request),
-                                           organization=request.auth.organization, data=serializer.validated_data)  # fmt: skip
+        row = notification_settings_update(
+            ctx=RequestContext.from_request(request),
+            organization=request.auth.organization,
+            data=serializer.validated_data,
+        )
         return Response(NotificationSettingsSerializer(row).data)
 
 
@@ -99,13 +82,25 @@ class NotificationTestEmailView(PlatformAPIView):
     permissions_by_method = {"POST": Permission.ADMIN}
 
     @extend_schema(
-        operation_id="notifications_test_email", tags=["Notifications"], request=None, parameters=[IDEMPOTENCY_HEADER],
-        responses={202: inline_serializer("NotificationTestEmail", {
-            "object": serializers.CharField(), "action": serializers.CharField(), "id": serializers.CharField(),
-            "email_address": serializers.CharField(), "status": serializers.CharField(),
-        }), **ERRORS},
+        operation_id="notifications_test_email",
+        tags=["Notifications"],
+        request=None,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={
+            202: inline_serializer(
+                "NotificationTestEmail",
+                {
+                    "object": serializers.CharField(),
+                    "action": serializers.CharField(),
+                    "id": serializers.CharField(),
+                    "email_address": serializers.CharField(),
+                    "status": serializers.CharField(),
+                },
+            ),
+            **ERRORS,
+        },
         description="Queues a test email to `email_address`; a worker sends it (and retries an SMTP failure).",
-    )  # fmt: skip
+    )
     def post(self, request):
         request.data  # noqa: B018 - a malformed body is refused like on any endpoint, though none is needed
         row = NotificationSettings.objects.filter(organization=request.auth.organization).first()
@@ -115,8 +110,20 @@ class NotificationTestEmailView(PlatformAPIView):
             )
         with transaction.atomic():
             email = notifications.queue(
-                organization=request.auth.organization, event=None, event_type="test", to=row.email_address,
-                subject="Test notification", body="This is a test of your payment notifications. It worked.",
-            )  # fmt: skip
-        return Response({"object": "action", "action": "test_email", "id": email.id,
-                         "email_address": row.email_address, "status": "queued"}, status=202)  # fmt: skip
+                organization=request.auth.organization,
+                event=None,
+                event_type="test",
+                to=row.email_address,
+                subject="Test notification",
+                body="This is a test of your payment notifications. It worked.",
+            )
+        return Response(
+            {
+                "object": "action",
+                "action": "test_email",
+                "id": email.id,
+                "email_address": row.email_address,
+                "status": "queued",
+            },
+            status=202,
+        )

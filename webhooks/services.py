@@ -11,18 +11,23 @@ from django.utils import timezone
 
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
+from platform_api.models import NotificationSettings, Organization
 from platform_api.signals import record_write
 from webhooks.crypto import decrypt_secret, encrypt_secret, new_endpoint_secret
 from webhooks.delivery import AttemptResult, attempt_delivery
-from webhooks.events import TEST_EVENT, delivery_body
+from webhooks.events import EVENT_TYPES, TEST_EVENT, delivery_body
 from webhooks.models import NotificationEmail, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 # What a payer told about themselves, wherever an event's data carries it (the transaction, the session block,
 # `checkout.completed`'s extras, `checkout.expired`'s session): erasure replaces each with this.
 PERSONAL_FIELDS: dict[str, Any] = {
-    "form_data": {}, "shipping_address": None, "customer_email": None, "customer_name": None,
-    "customerEmail": None, "customerName": None,
-}  # fmt: skip
+    "form_data": {},
+    "shipping_address": None,
+    "customer_email": None,
+    "customer_name": None,
+    "customerEmail": None,
+    "customerName": None,
+}
 ERASED_EMAIL_BODY = (
     "This notification named a customer whose personal data was erased at the merchant's request."
 )
@@ -231,3 +236,37 @@ def webhook_events_erase_personal_data(*, organization, session_ids: list[str]) 
             delivery.save(update_fields=["body"])
     NotificationEmail.objects.filter(event__in=events).update(body=ERASED_EMAIL_BODY)
     return len(events)
+
+
+# --- notification settings (what the organization is emailed about) -----------------------
+
+
+def notification_settings_get(organization: Organization) -> NotificationSettings:
+    """The organization's settings; created (all off) the first time they are asked for."""
+    settings_row, _ = NotificationSettings.objects.get_or_create(organization=organization)
+    return settings_row
+
+
+@transaction.atomic
+def notification_settings_update(*, ctx: RequestContext, organization: Organization, data: dict[str, Any]):
+    if not data:
+        raise PlatformError.no_updates()
+    row = NotificationSettings.objects.select_for_update().get(pk=notification_settings_get(organization).pk)
+    if "email_address" in data:
+        row.email_address = data["email_address"] or ""
+    if "enabled_events" in data:
+        row.enabled_events = sorted(set(data["enabled_events"]), key=EVENT_TYPES.index)
+    if "email_enabled" in data:
+        row.email_enabled = data["email_enabled"]
+    if row.email_enabled and not row.email_address:
+        raise PlatformError.invalid_field("email_address", "'email_address' is needed to enable email.")
+    row.updated_at = timezone.now()
+    row.save()
+    record_write(
+        ctx=ctx,
+        event_type="notification.updated",
+        resource_type="notification",
+        resource_id=row.id,
+        status_code=200,
+    )
+    return row
