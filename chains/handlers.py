@@ -80,3 +80,23 @@ def outbox_finished(tx: OutboxTx) -> None:
         logger.warning("Outbox %s finished %s: no handler for kind %r", tx.key, tx.status, kind)
         return
     handler(tx)
+
+
+# --- what a payment asks for, for the devnet wallet (`manage.py pay_order`) --------------------------
+
+PaymentDue = tuple[int, str, str, int]  # (chain id, token, deposit address, amount in base units)
+_payables: dict[str, Callable[[str], PaymentDue | None]] = {}
+
+
+def payable(kind: str) -> Callable[[Callable[[str], PaymentDue | None]], Callable[[str], PaymentDue | None]]:
+    """Register how to find what one payment of owner `kind` asks for, by its id (None: no such payment)."""
+    return _register(_payables, kind, "the payable lookup")
+
+
+def payment_due(identifier: str) -> PaymentDue | None:
+    """What the payment `identifier` (an order's id, a quick payment's...) asks for, from whichever owner
+    kind knows it."""
+    for lookup in _payables.values():
+        if (due := lookup(identifier)) is not None:
+            return due
+    return None

@@ -26,4 +26,5 @@ def _resume_lost_work(sender, **_):
 
     consumed = set(sender.app.amqp.queues.consume_from or sender.app.amqp.queues)
     if settings.CELERY_TASK_DEFAULT_QUEUE in consumed:
-        sender.app.send_task("orders.tasks.resume_settlements", queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+        for task in ("orders.tasks.resume_settlements", "quickpay.tasks.resume_quick_payments"):
+            sender.app.send_task(task, queue=settings.CELERY_TASK_DEFAULT_QUEUE)

@@ -87,6 +87,7 @@ INSTALLED_APPS = [
     "platform_api",
     "audit",
     "orders",
+    "quickpay",
     "webhooks",
     "checkout",
     "onramp",

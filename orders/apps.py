@@ -6,8 +6,8 @@ class OrdersConfig(AppConfig):
     verbose_name = "Orders"
 
     def ready(self) -> None:
-        # What the chains app hands up (chains.handlers): deposits to order and quick-payment addresses, and
-        # the outcomes of their outbox transactions; registered where they are handled.
+        # What the chains app hands up (chains.handlers): deposits to orders' addresses and the outcomes of
+        # their outbox transactions; registered where they are handled.
         from orders import deposits, receivers, settlement  # noqa: F401
 
         receivers.connect()  # the order interface's own orders: their sessions and payment webhooks

@@ -61,8 +61,6 @@ from orders.relays import (
     get_relay_provider,
     order_price,
 )
-from platform_api.services import enqueue_quick_payment_settlement
-from platform_api.settlement import quick_payment_settle, quick_payments_settling
 
 logger = logging.getLogger(__name__)
 
@@ -477,12 +475,6 @@ def order_tx_finished(tx: OutboxTx) -> None:
     enqueue_settlement(order_id)
 
 
-@outbox_handler("quickpay")
-def quick_payment_tx_finished(tx: OutboxTx) -> None:
-    """One of a quick payment's transactions was mined or failed; settle it on."""
-    enqueue_quick_payment_settlement(tx.key.split(":")[1])
-
-
 def orders_stuck(*, now=None):
     """Orders in a settlement state that have not moved for SETTLEMENT_STUCK_SECONDS."""
     now = now or timezone.now()
@@ -525,8 +517,7 @@ def relays_poll(*, limit: int = 500) -> int:
 
 
 def settle_in_flight(*, limit: int = 1000) -> int:
-    """Drive every order in a settlement state, whatever its age, and every quick payment still settling;
-    how many were driven. A worker runs this when it starts, so that what a killed worker was doing goes on
+    """Drive every order in a settlement state, whatever its age; how many were driven. A worker runs this when it starts, so that what a killed worker was doing goes on
     within seconds. Each is safe to drive again (business keys, conditional transitions)."""
     orders = list(
         Order.objects.filter(status__in=SETTLING)
@@ -535,9 +526,6 @@ def settle_in_flight(*, limit: int = 1000) -> int:
     )
     for order_id in orders:
         settle_order(order_id)
-    payments = quick_payments_settling(limit=limit)
-    for payment_id in payments:
-        quick_payment_settle(payment_id)
-    if orders or payments:
-        logger.info("Resumed %s order(s) and %s quick payment(s) in flight", len(orders), len(payments))
-    return len(orders) + len(payments)
+    if orders:
+        logger.info("Resumed %s order(s) in flight", len(orders))
+    return len(orders)

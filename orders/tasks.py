@@ -34,5 +34,5 @@ def poll_relays() -> int:
 
 @shared_task
 def resume_settlements() -> int:
-    """Every order and quick payment whose settlement is in flight, driven once (a worker just started)."""
+    """Every order whose settlement is in flight, driven once (a worker just started)."""
     return settlement.settle_in_flight()

@@ -14,7 +14,6 @@ from platform_api.models import (
     Permission,
     PlatformCheckoutSession,
     Product,
-    QuickPayment,
     Transaction,
     Widget,
 )
@@ -136,32 +135,6 @@ class ApiKeyAdmin(admin.ModelAdmin):
             api_key_revoke(api_key=api_key, ctx=RequestContext.for_staff(request, api_key.organization))
             revoked += 1
         self.message_user(request, f"Revoked {revoked} API key(s).", messages.SUCCESS)
-
-
-@admin.register(QuickPayment)
-class QuickPaymentAdmin(admin.ModelAdmin):
-    list_display = (
-        "id",
-        "status",
-        "organization",
-        "chain_id",
-        "token_address",
-        "amount",
-        "amount_received",
-        "deposit_address",
-        "expires_at",
-        "paid_at",
-    )
-    list_filter = ("status", "chain_id")
-    list_select_related = ("organization",)
-    search_fields = ("=id", "=deposit_address", "=recipient_address", "=tx_hash")
-    readonly_fields = [f.name for f in QuickPayment._meta.fields]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
 
 # --- merchant resources: read-mostly views for staff (the merchant changes them through the API) ---------

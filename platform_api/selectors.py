@@ -1,11 +1,11 @@
-"""Reads of platform core resources, scoped to one organization (a quick payment: to whoever has its id)."""
+"""Reads of platform core resources, scoped to one organization."""
 
 from __future__ import annotations
 
 from django.db.models import QuerySet
 
 from platform_api.errors import PlatformError
-from platform_api.models import ApiKey, Organization, QuickPayment
+from platform_api.models import ApiKey, Organization
 
 
 def scoped_get(queryset: QuerySet, *, organization: Organization, resource_type: str, resource_id: str):
@@ -24,11 +24,3 @@ def api_key_get(*, organization: Organization, key_id: str) -> ApiKey:
     return scoped_get(
         ApiKey.objects.all(), organization=organization, resource_type="api_key", resource_id=key_id
     )
-
-
-def quick_payment_get(*, payment_id: str) -> QuickPayment:
-    """A quick payment by its id, for anyone who has the id (it is the capability: ~142 random bits)."""
-    payment = QuickPayment.objects.filter(pk=payment_id).first()
-    if payment is None:
-        raise PlatformError.not_found("quick_payment", payment_id)
-    return payment

@@ -9,8 +9,6 @@ register_converters()
 urlpatterns = [
     path("api-keys", views.ApiKeyCollectionView.as_view(), name="api-keys"),
     path("api-keys/<public_id:key_id>", views.ApiKeyDetailView.as_view(), name="api-key-detail"),
-    path("quick-pay", views.QuickPayView.as_view(), name="quick-pay"),
-    path("quick-pay/<public_id:payment_id>", views.QuickPaymentDetailView.as_view(), name="quick-pay-detail"),
     path("payment-links", merchant.PaymentLinkCollectionView.as_view(), name="payment-links"),
     path("payment-links/<public_id:link_id>", merchant.PaymentLinkDetailView.as_view(), name="payment-link"),
     path("payment-links/<public_id:link_id>/duplicate", merchant.PaymentLinkDuplicateView.as_view()),

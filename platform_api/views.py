@@ -1,4 +1,4 @@
-"""Platform core endpoints: API keys and quick pay. Views parse, call a service, render."""
+"""Platform core endpoints: API keys. Views parse, call a service, render."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from core import openapi
 from platform_api import selectors, services
-from platform_api.api import PlatformAPIView, PublicPlatformAPIView
+from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError, platform_error_response
 from platform_api.models import Permission
@@ -22,8 +22,6 @@ from platform_api.serializers import (
     ApiKeyRevokedSerializer,
     ApiKeySerializer,
     ErrorSerializer,
-    QuickPayCreateSerializer,
-    QuickPaymentSerializer,
 )
 
 ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 409, 429, 500)}
@@ -91,56 +89,6 @@ class ApiKeyDetailView(PlatformAPIView):
         api_key = selectors.api_key_get(organization=request.auth.organization, key_id=key_id)
         services.api_key_revoke(api_key=api_key, ctx=RequestContext.from_request(request))
         return Response({"object": "api_key_revoked", "id": api_key.id, "revoked": True})
-
-
-class QuickPayView(PublicPlatformAPIView):
-    @extend_schema(
-        operation_id="quick_pay_create",
-        tags=["Quick pay"],
-        request=QuickPayCreateSerializer,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={
-            201: QuickPaymentSerializer,
-            400: ErrorSerializer,
-            401: ErrorSerializer,
-            403: ErrorSerializer,
-            409: ErrorSerializer,
-            429: ErrorSerializer,
-        },
-        description=(
-            "Create a one-shot payment in a registry token on a chain that takes payments. No key is needed "
-            "(rate limited to 5 requests a minute per IP). Sent with a key (`write`), the payment belongs to "
-            "the key's organization, whose webhooks receive `payment.completed` when it is paid."
-        ),
-    )
-    def post(self, request):
-        serializer = QuickPayCreateSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        organization = request.auth.organization if request.auth is not None else None
-        payment = services.quick_payment_create(organization=organization, **serializer.validated_data)
-        return Response(QuickPaymentSerializer(payment).data, status=status.HTTP_201_CREATED)
-
-
-class QuickPaymentDetailView(PublicPlatformAPIView):
-    public_rate_limit_setting = "QUICK_PAY_READ_RATE_LIMIT_PER_MINUTE"
-
-    @extend_schema(
-        operation_id="quick_pay_get",
-        tags=["Quick pay"],
-        responses={
-            200: QuickPaymentSerializer,
-            401: ErrorSerializer,
-            404: ErrorSerializer,
-            429: ErrorSerializer,
-        },
-        description=(
-            "A quick payment's status: `awaiting_payment` (with `amount_received` so far), `paid` or `expired`. "
-            "Its id is the capability: no key is needed."
-        ),
-    )
-    def get(self, request, payment_id: str):
-        payment = selectors.quick_payment_get(payment_id=payment_id)
-        return Response(QuickPaymentSerializer(payment).data)
 
 
 @csrf_exempt  # an API path, not a form: no CSRF token is ever sent (else an HTML 403 for POST/DELETE)

@@ -4,7 +4,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from platform_api.models import QuickPayment
+from quickpay.models import QuickPayment
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("tokens")]
 

@@ -13,9 +13,9 @@ from platform_api.models import (
     PaymentLink,
     PlatformCheckoutSession,
     Product,
-    QuickPayment,
     Widget,
 )
+from quickpay.models import QuickPayment
 from tests.orders.conftest import RECIPIENT, USDC_ARB, USDC_BASE, order_body
 
 pytestmark = pytest.mark.django_db

@@ -235,3 +235,48 @@ def test_the_session_to_order_link_moves_to_the_checkout_without_losing_a_row():
     assert {(o.owner, o.fixed_price) for o in NewOrder.objects.filter(pk__in=linked)} == {("checkout", True)}
     mine = NewOrder.objects.get(pk=own)
     assert (mine.owner, mine.fixed_price) == ("", False)
+
+
+def test_quick_payments_move_to_their_app_with_every_row():
+    """Issue 25: QuickPayment and QuickPaymentDeposit change app, not table: rows and links stay."""
+    old = migrate(
+        [("quickpay", None), ("platform_api", "0016_encrypt_personal_data"), ("chains", "0009_signer_gas")]
+    )
+    try:
+        Payment = old.get_model("platform_api", "QuickPayment")
+        payment = Payment.objects.create(
+            id="qp_1",
+            amount=2_500_000,
+            amount_received="2500000",
+            token_address="0x" + "1" * 40,
+            chain_id=8453,
+            recipient_address="0x" + "2" * 40,
+            deposit_address="0x" + "3" * 40,
+            status="paid",
+            expires_at="2026-01-01T00:00:00Z",
+        )
+        deposit = old.get_model("chains", "Deposit").objects.create(
+            chain_id=8453,
+            tx_hash="0x" + "a" * 64,
+            log_index=0,
+            block_number=1,
+            block_hash="0x" + "b" * 64,
+            from_address="0x" + "4" * 40,
+            to_address=payment.deposit_address,
+            token="0x" + "1" * 40,
+            amount="2500000",
+            owner="quick_payment:qp_1",
+        )
+        old.get_model("platform_api", "QuickPaymentDeposit").objects.create(
+            payment=payment, deposit=deposit, counted=2_500_000, refund=0
+        )
+    finally:
+        migrate(latest())
+
+    from quickpay.models import QuickPayment
+
+    moved = QuickPayment.objects.get(pk="qp_1")
+    assert (moved.status, moved.amount, moved.amount_received) == ("paid", 2_500_000, "2500000")
+    assert [(int(d.counted), d.deposit.tx_hash) for d in moved.deposits.all()] == [
+        (2_500_000, "0x" + "a" * 64)
+    ]

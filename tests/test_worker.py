@@ -7,8 +7,8 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from audit.tasks import purge_expired_audit_events
-from platform_api.models import QuickPayment
-from platform_api.tasks import expire_quick_payments
+from quickpay.models import QuickPayment
+from quickpay.tasks import expire_quick_payments
 from tests.conftest import wait_for
 from tests.factories import AuditEventFactory
 

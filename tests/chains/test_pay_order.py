@@ -86,7 +86,7 @@ def test_pays_a_quick_payment_too(api_client, devnet_registry, capsys):
     assert w3.eth.get_transaction_receipt(capsys.readouterr().out.strip()).status == 1
     token = w3.eth.contract(address=body["token_address"], abi=artifact("TestToken")["abi"])
     assert token.functions.balanceOf(created["deposit_address"]).call() == 2_500_000
-    with pytest.raises(CommandError, match="No quick payment"):
+    with pytest.raises(CommandError, match="No order or quick payment qp_nope"):
         call_command("pay_order", "qp_nope")
 
 

@@ -186,7 +186,7 @@ def test_one_scan_per_chain_at_a_time(api_client, devnet_registry):
 
 
 def test_a_quick_payment_is_paid_by_real_transfers(api_client, devnet_registry):
-    from platform_api.models import QuickPayment
+    from quickpay.models import QuickPayment
 
     chain, deployment = devnet_registry
     body = {

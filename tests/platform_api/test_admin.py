@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
         "/admin/platform_api/organization/",
         "/admin/platform_api/apikey/",
         "/admin/platform_api/apikey/add/",
-        "/admin/platform_api/quickpayment/",
+        "/admin/quickpay/quickpayment/",
         "/admin/audit/auditevent/",
         "/admin/audit/auditevent/?event_type=api_key.created",
     ],

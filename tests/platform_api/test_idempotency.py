@@ -6,7 +6,8 @@ from django.utils import timezone
 from audit.models import AuditEvent
 from platform_api import serializers as platform_serializers
 from platform_api.idempotency import request_digest
-from platform_api.models import ApiKey, IdempotencyRecord, QuickPayment
+from platform_api.models import ApiKey, IdempotencyRecord
+from quickpay.models import QuickPayment
 from tests.conftest import client_for
 from tests.factories import OrganizationFactory, make_api_key
 

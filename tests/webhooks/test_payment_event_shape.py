@@ -6,7 +6,8 @@ import pytest
 from checkout import payments
 from orders import lifecycle
 from orders.models import Order
-from platform_api.models import PlatformCheckoutSession, QuickPayment
+from platform_api.models import PlatformCheckoutSession
+from quickpay.models import QuickPayment
 from tests.orders.conftest import order_body
 from webhooks.models import WebhookEvent
 

@@ -12,9 +12,9 @@ from chains.models import OutboxTx
 from chains.outbox import outbox_poll
 from chains.wallet import devnet_transfer
 from chains.watcher import scan_chain
-from platform_api.models import QuickPayment
-from platform_api.services import quick_payments_expire
-from platform_api.settlement import quick_payment_settle
+from quickpay.models import QuickPayment
+from quickpay.services import quick_payments_expire
+from quickpay.settlement import quick_payment_settle
 from tests.orders.devnet_checkout import random_address
 
 pytestmark = pytest.mark.django_db

@@ -23,8 +23,8 @@ from django.utils import timezone
 from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
-from platform_api.models import QuickPayment, QuickPaymentDeposit
-from platform_api.services import QUICK_PAYMENT_OWNER
+from quickpay.models import QuickPayment, QuickPaymentDeposit
+from quickpay.services import QUICK_PAYMENT_OWNER
 
 logger = logging.getLogger(__name__)
 MINED = OutboxTx.Status.MINED

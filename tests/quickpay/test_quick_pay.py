@@ -6,9 +6,9 @@ from django.utils import timezone
 from chains.evm import is_address
 from chains.models import WatchedAddress
 from chains.registry import deposit_address
-from platform_api.models import QuickPayment
-from platform_api.services import quick_payments_expire
-from platform_api.tasks import expire_quick_payments
+from quickpay.models import QuickPayment
+from quickpay.services import quick_payments_expire
+from quickpay.tasks import expire_quick_payments
 from tests.factories import make_api_key
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("tokens")]
@@ -287,7 +287,7 @@ def test_a_deposit_withdrawn_by_a_reorg_stops_counting_while_the_payment_awaits_
 def test_a_deposit_withdrawn_after_the_payment_was_paid_holds_it_for_staff(api_client):
     from chains.models import Deposit, Incident
     from chains.watcher import handle_deposit
-    from platform_api.settlement import quick_payment_settle
+    from quickpay.settlement import quick_payment_settle
 
     payment = QuickPayment.objects.get(pk=_post(api_client, VALID).json()["id"])
     paid = _deposit(payment, 2_500_000, n=1)

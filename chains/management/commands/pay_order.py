@@ -1,14 +1,14 @@
-"""The development wallet for one order (or quick payment): a real transfer on its devnet to its deposit address."""
+"""The development wallet for one order (or quick payment): a real transfer on its devnet to its deposit address.
 
-import uuid
+What a payment asks for comes from the app that owns it (`chains.handlers.payable`).
+"""
 
 from django.core.management.base import BaseCommand, CommandError
 
 from chains.devnet import DevnetError
+from chains.handlers import payment_due
 from chains.registry import chain_get
 from chains.wallet import devnet_transfer
-from orders.models import Order
-from platform_api.models import QuickPayment
 
 
 class Command(BaseCommand):
@@ -43,13 +43,7 @@ class Command(BaseCommand):
     @staticmethod
     def _payment(payment_id: str) -> tuple[int, str, str, int]:
         """(chain id, token, deposit address, amount) of an order or a quick payment."""
-        if payment_id.startswith("qp_"):
-            quick = QuickPayment.objects.filter(pk=payment_id).first()
-            if quick is None:
-                raise CommandError(f"No quick payment {payment_id}.")
-            return quick.chain_id, quick.token_address, quick.deposit_address, int(quick.amount)
-        try:
-            order = Order.objects.get(pk=uuid.UUID(payment_id))
-        except (ValueError, Order.DoesNotExist):
-            raise CommandError(f"No order {payment_id}.") from None
-        return order.src_chain, order.src_token_address, order.global_address, int(order.src_amount)
+        due = payment_due(payment_id)
+        if due is None:
+            raise CommandError(f"No order or quick payment {payment_id}.")
+        return due

@@ -1,0 +1,70 @@
+"""What the chains hand the quick payments: their deposits (confirmed, or withdrawn by a reorg) and their outbox
+transactions' outcomes. Registered with `chains.handlers` when the app is ready."""
+
+from __future__ import annotations
+
+from chains.handlers import PaymentDue, deposit_handler, outbox_handler, payable
+from chains.models import Deposit, OutboxTx
+from quickpay.models import QuickPayment
+from quickpay.services import (
+    QUICK_PAYMENT_OWNER,
+    enqueue_quick_payment_settlement,
+    quick_payment_record_deposit,
+    quick_payment_withdraw_deposit,
+)
+from webhooks.events import Payment, emit_event, payment_completed_data
+
+
+@deposit_handler(QUICK_PAYMENT_OWNER)
+def quick_payment_deposit_changed(deposit: Deposit) -> None:
+    """Called in the transaction that records the deposit, or withdraws it (or retries either); idempotent."""
+    identifier = deposit.owner.partition(":")[2]
+    if deposit.status == Deposit.Status.WITHDRAWN:
+        quick_payment_withdraw_deposit(payment_id=identifier, deposit_id=deposit.pk)
+        enqueue_quick_payment_settlement(identifier)
+    else:
+        _quick_payment_deposit(deposit, identifier)
+
+
+def _quick_payment_deposit(deposit: Deposit, payment_id: str) -> None:
+    paid = quick_payment_record_deposit(
+        payment_id=payment_id,
+        token=deposit.token,
+        amount=int(deposit.amount),
+        from_address=deposit.from_address,
+        tx_hash=deposit.tx_hash,
+        deposit_id=deposit.pk,
+    )
+    enqueue_quick_payment_settlement(payment_id)  # the payout, or what goes back
+    if paid is None:
+        return
+    data = payment_completed_data(
+        Payment(
+            id=paid.id,
+            amount=int(paid.amount),
+            token_address=paid.token_address,
+            chain_id=paid.chain_id,
+            sender_address=paid.payer_address or None,
+            recipient_address=paid.recipient_address,
+            tx_hash=paid.tx_hash or None,
+            status="completed",
+            created_at=paid.created_at,
+            completed_at=paid.paid_at,
+        )
+    )
+    emit_event(organization=paid.organization, event_type="payment.completed", data=data)  # anonymous: nobody
+
+
+@outbox_handler("quickpay")
+def quick_payment_tx_finished(tx: OutboxTx) -> None:
+    """One of a quick payment's transactions was mined or failed; settle it on."""
+    enqueue_quick_payment_settlement(tx.key.split(":")[1])
+
+
+@payable(QUICK_PAYMENT_OWNER)
+def quick_payment_due(identifier: str) -> PaymentDue | None:
+    """What a quick payment asks its payer for (the devnet wallet pays it)."""
+    payment = QuickPayment.objects.filter(pk=identifier).first()
+    if payment is None:
+        return None
+    return payment.chain_id, payment.token_address, payment.deposit_address, int(payment.amount)

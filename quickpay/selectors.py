@@ -1,0 +1,14 @@
+"""Reads of quick payments: by id, for whoever has it."""
+
+from __future__ import annotations
+
+from platform_api.errors import PlatformError
+from quickpay.models import QuickPayment
+
+
+def quick_payment_get(*, payment_id: str) -> QuickPayment:
+    """A quick payment by its id, for anyone who has the id (it is the capability: ~142 random bits)."""
+    payment = QuickPayment.objects.filter(pk=payment_id).first()
+    if payment is None:
+        raise PlatformError.not_found("quick_payment", payment_id)
+    return payment
