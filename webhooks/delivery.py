@@ -17,9 +17,6 @@ pool, so a slow receiver holds a few threads, never the whole worker.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import logging
 import time
 from dataclasses import dataclass
@@ -27,14 +24,14 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
-from django.core.mail import send_mail
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from core import safehttp
-from webhooks.crypto import decrypt_secret, sign
+from webhooks import notifications
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from webhooks.signing import delivery_headers
 
 logger = logging.getLogger(__name__)
 Status = WebhookDelivery.Status
@@ -58,58 +55,6 @@ class _Claim:
     number: int
     started_at: datetime
     manual: bool
-
-
-# Signing ----------------------------------------------------------------------
-
-
-def signing_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
-    """The current secret, then the one it replaced while that one still signs (24 h after a rotation)."""
-    secrets = [decrypt_secret(endpoint.secret_encrypted)]
-    if (
-        endpoint.previous_secret_encrypted
-        and endpoint.previous_secret_expires_at is not None
-        and endpoint.previous_secret_expires_at > now
-    ):
-        secrets.append(decrypt_secret(endpoint.previous_secret_encrypted))
-    return secrets
-
-
-def standard_signature(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
-    """Standard Webhooks `v1,` signature: base64 HMAC-SHA256 of `id.timestamp.body`.
-
-    The key is the base64-decoded part of the secret after `whsec_`, as the
-    `standardwebhooks` libraries derive it.
-    """
-    key = base64.b64decode(secret.removeprefix("whsec_"))
-    digest = hmac.new(key, f"{message_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
-    return "v1," + base64.b64encode(digest).decode()
-
-
-def delivery_headers(delivery: WebhookDelivery, endpoint: WebhookEndpoint, now: datetime) -> dict[str, str]:
-    body = delivery.body.encode()
-    secrets = signing_secrets(endpoint, now)
-    unix = int(now.timestamp())
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": "checkout-service-webhooks/1",
-        "X-Service-Signature": sign(body, secrets[0]),
-        "X-Service-Webhook-Id": endpoint.id,
-        "X-Service-Delivery-Id": delivery.id,
-        "X-Service-Event": delivery.event_type,
-        "X-Service-Timestamp": delivery.created_at.isoformat().replace("+00:00", "Z"),
-        "webhook-id": delivery.id,
-        "webhook-timestamp": str(unix),
-        "webhook-signature": " ".join(standard_signature(s, delivery.id, unix, body) for s in secrets),
-    }
-    if len(secrets) > 1:
-        headers["X-Service-Signature-Previous"] = sign(body, secrets[1])
-    if delivery.is_test:
-        headers["X-Service-Test"] = "true"
-    return headers
-
-
-# Claim, send, record -------------------------------------------------------------
 
 
 def _max_attempts() -> int:
@@ -554,11 +499,12 @@ def _maybe_disable(endpoint_id: str) -> None:
         updated_at=timezone.now(),
     )
     if disabled:
-        endpoint = WebhookEndpoint.objects.select_related("organization").get(pk=endpoint_id)
-        transaction.on_commit(lambda: _notify_disabled(endpoint))
+        _notify_disabled(WebhookEndpoint.objects.select_related("organization").get(pk=endpoint_id))
 
 
 def _notify_disabled(endpoint: WebhookEndpoint) -> None:
+    """Tell the organization's contact address, through the notification outbox (sent by a worker, retried
+    like every notification email), in the transaction that disabled the endpoint."""
     recipient = endpoint.organization.contact_email
     if not recipient:
         logger.warning(
@@ -567,16 +513,18 @@ def _notify_disabled(endpoint: WebhookEndpoint) -> None:
             endpoint.organization_id,
         )
         return
-    send_mail(
+    notifications.queue(
+        organization=endpoint.organization,
+        event=None,
+        event_type="webhook.disabled",
+        to=recipient,
         subject=f"Webhook endpoint {endpoint.id} was disabled",
-        message=(
+        body=(
             f"Deliveries to {endpoint.url} failed {settings.WEBHOOK_AUTO_DISABLE_AFTER} times in a row, so the "
             f"endpoint {endpoint.id} has been disabled and receives nothing until it is re-enabled "
             f"(PATCH /api/v1/webhooks/{endpoint.id} with is_active true). Failed deliveries can be retried "
             "from the delivery history."
         ),
-        from_email=None,
-        recipient_list=[recipient],
     )
 
 

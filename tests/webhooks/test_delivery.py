@@ -183,14 +183,35 @@ def test_ten_failed_deliveries_disable_the_endpoint_and_email_once(
     assert "10 consecutive" in endpoint[0].disabled_reason
 
 
-def test_disable_notice_is_emailed_to_the_contact_address(
-    organization, endpoint, receiver, settings, django_capture_on_commit_callbacks
+def test_disable_notice_goes_through_the_notification_outbox_and_is_retried(
+    organization, endpoint, receiver, settings, monkeypatch
 ):
+    """The notice is a notification email written with the disabling: a mail server that fails once delays it,
+    it does not lose it (it was sent outside any retry before)."""
+    from webhooks import notifications
+    from webhooks.models import NotificationEmail
+
     settings.WEBHOOK_RETRY_DELAYS = []
+    settings.NOTIFICATION_RETRY_DELAYS = [0]
     receiver.expect_request("/hook").respond_with_response(Response("down", status=503))
-    with django_capture_on_commit_callbacks(execute=True):
-        for _ in range(12):
-            attempt_delivery(_delivery(organization).id) if WebhookEndpoint.objects.get().is_active else None
+    for _ in range(12):
+        attempt_delivery(_delivery(organization).id) if WebhookEndpoint.objects.get().is_active else None
+
+    email = NotificationEmail.objects.get()
+    assert (email.to_address, email.event_type, email.status) == (
+        organization.contact_email,
+        "webhook.disabled",
+        "pending",
+    )
+    assert endpoint[0].id in email.subject and len(mail.outbox) == 0
+
+    real_send_mail = notifications.send_mail
+    monkeypatch.setattr(
+        notifications, "send_mail", lambda *a, **k: (_ for _ in ()).throw(OSError("smtp down"))
+    )
+    assert notifications.send(email.id) == "retry"
+    monkeypatch.setattr(notifications, "send_mail", real_send_mail)
+    assert notifications.send(email.id) == "sent"
 
     assert len(mail.outbox) == 1
     assert mail.outbox[0].to == [organization.contact_email]
