@@ -455,23 +455,14 @@ MAX_PAYMENT_USD = env_int("MAX_PAYMENT_USD", 10**12)
 ORDER_LIST_MAX_LIMIT = 100
 TOKEN_LIST_FILE = BASE_DIR / "chains" / "data" / "tokens.json"
 
-# Fees, feeVersion 1 (docs/decisions.md). Tiers: (USD upper bound, bps) in ascending order.
-FEE_TIERS_USD = [(10, 120), (500, 80), (5_000, 60), (50_000, 40)]
-FEE_TOP_TIER_BPS = 28
-# The discount token (B3 on Base) and the share of the fee it waives: (tokens held, bps of the fee).
+# The fee schedule, the discount tiers and points are business rules of the orders app (orders/fees.py).
+# What a deployment chooses stays here: the discount token (B3 on Base) and the card service fee.
 DISCOUNT_TOKEN_CHAIN_ID = env_int("DISCOUNT_TOKEN_CHAIN_ID", 8453)
 DISCOUNT_TOKEN_ADDRESS = os.environ.get(
     "DISCOUNT_TOKEN_ADDRESS", "0xB3B32F9f8827D4634fE7d973Fa1034Ec9fdDB3B3"
 )
-DISCOUNT_TOKEN_DECIMALS = 18
-WHALE_DISCOUNT_TIERS = [(100_000, 5_000), (500_000, 7_500), (1_000_000, 10_000)]
-# Card payments through vendorB: 5.4% + $0.30 by the vendor, plus the service's fixed fee.
-CARD_VENDOR_FEE_BPS = 540
-CARD_VENDOR_FEE_USD = "0.30"
+# The service's fixed fee on card payments through vendorB, in USD (the vendor's own is in orders/fees.py).
 CARD_SERVICE_FEE_USD = os.environ.get("CARD_SERVICE_FEE_USD", "0.00")
-# Points: one per whole USD of order value, multiplied for discount-token holders.
-POINTS_PER_USD = 1
-POINTS_MULTIPLIER_TIERS = [(100_000, 2), (1_000_000, 3)]
 
 # External providers. "offline" prices from the token registry and reads balances as 0;
 # "relay" / "rpc" call the real services.

@@ -24,20 +24,34 @@ BPS = 10_000
 FEE_VERSION = 1
 USDC_DECIMALS = 6
 
+# The fee schedule of feeVersion 1 (docs/decisions.md, "Quotes, fees and points"): (USD upper bound, bps), in
+# ascending order; above the last bound, the top tier.
+FEE_TIERS_USD = [(10, 120), (500, 80), (5_000, 60), (50_000, 40)]
+FEE_TOP_TIER_BPS = 28
+# The share of the fee the discount token waives for its holders: (tokens held, bps of the fee).
+DISCOUNT_TOKEN_DECIMALS = 18
+WHALE_DISCOUNT_TIERS = [(100_000, 5_000), (500_000, 7_500), (1_000_000, 10_000)]
+# Card payments through vendorB: 5.4 % + $0.30 to the vendor (plus the service's CARD_SERVICE_FEE_USD setting).
+CARD_VENDOR_FEE_BPS = 540
+CARD_VENDOR_FEE_USD = "0.30"
+# Points: one per whole USD of order value, multiplied for discount-token holders: (tokens held, multiplier).
+POINTS_PER_USD = 1
+POINTS_MULTIPLIER_TIERS = [(100_000, 2), (1_000_000, 3)]
+
 
 def service_fee_bps(usd_value: Decimal) -> int:
     """Base fee for an order worth `usd_value`: the first tier whose bound it is under."""
-    for bound, bps in settings.FEE_TIERS_USD:
+    for bound, bps in FEE_TIERS_USD:
         if usd_value < Decimal(bound):
             return bps
-    return settings.FEE_TOP_TIER_BPS
+    return FEE_TOP_TIER_BPS
 
 
 def whale_discount_bps(balance: int) -> int:
     """Share of the base fee waived (in bps of it) for the recipient's discount-token balance (smallest unit)."""
-    unit = 10**settings.DISCOUNT_TOKEN_DECIMALS
+    unit = 10**DISCOUNT_TOKEN_DECIMALS
     discount = 0
-    for threshold_tokens, bps in settings.WHALE_DISCOUNT_TIERS:
+    for threshold_tokens, bps in WHALE_DISCOUNT_TIERS:
         if balance >= threshold_tokens * unit:
             discount = max(discount, bps)
     return discount
@@ -149,8 +163,8 @@ def card_fee(*, original_amount: int, usd_value: Decimal, recipient_balance: int
     `original_amount` is in USDC units (6 decimals).
     """
     standard = standard_fee(usd_value=usd_value, recipient_balance=recipient_balance)
-    vendor_bps = settings.CARD_VENDOR_FEE_BPS
-    vendor_usd = Decimal(settings.CARD_VENDOR_FEE_USD)
+    vendor_bps = CARD_VENDOR_FEE_BPS
+    vendor_usd = Decimal(CARD_VENDOR_FEE_USD)
     service_usd = Decimal(settings.CARD_SERVICE_FEE_USD)
     total_bps = vendor_bps + standard.final_fee_bps
     fixed_units = usd_to_usdc_units(vendor_usd + service_usd)
@@ -171,12 +185,12 @@ def points_for(*, usd_value: Decimal, recipient_balance: int) -> tuple[int, int]
 
     The multiplier is 1, or the highest whale tier's multiplier the recipient reaches.
     """
-    unit = 10**settings.DISCOUNT_TOKEN_DECIMALS
+    unit = 10**DISCOUNT_TOKEN_DECIMALS
     multiplier = 1
-    for threshold_tokens, tier_multiplier in settings.POINTS_MULTIPLIER_TIERS:
+    for threshold_tokens, tier_multiplier in POINTS_MULTIPLIER_TIERS:
         if recipient_balance >= threshold_tokens * unit:
             multiplier = max(multiplier, tier_multiplier)
-    base = int(max(usd_value, Decimal(0)) * settings.POINTS_PER_USD)
+    base = int(max(usd_value, Decimal(0)) * POINTS_PER_USD)
     return base * multiplier, multiplier
 
 

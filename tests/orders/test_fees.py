@@ -50,9 +50,9 @@ def test_whale_discount_tiers(tokens, discount):
     assert fees.whale_discount_bps(tokens * UNIT - 1 if tokens else 0) <= discount
 
 
-def test_tiers_come_from_settings(settings):
-    settings.FEE_TIERS_USD = [(100, 50)]
-    settings.FEE_TOP_TIER_BPS = 5
+def test_the_tiers_are_the_schedules(monkeypatch):
+    monkeypatch.setattr(fees, "FEE_TIERS_USD", [(100, 50)])
+    monkeypatch.setattr(fees, "FEE_TOP_TIER_BPS", 5)
     assert fees.service_fee_bps(Decimal(99)) == 50
     assert fees.service_fee_bps(Decimal(100)) == 5
 
