@@ -7,6 +7,7 @@ class CheckoutConfig(AppConfig):
     verbose_name = "Checkout"
 
     def ready(self) -> None:
-        from checkout import subscribers
+        from checkout import payloads, subscribers
 
         subscribers.connect()
+        payloads.register()

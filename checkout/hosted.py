@@ -34,13 +34,13 @@ from chains.registry import chain_get, chains
 from chains.tokens import token_get
 from chains.wallet import devnet_transfer
 from checkout import payments, sessions
+from checkout.models import LinkVisit, PaymentLink, PlatformCheckoutSession
 from core.errors import DomainError
 from core.geo import locate
 from core.http import client_ip, ip_digest
 from orders.models import Order
 from platform_api import ratelimit
-from platform_api.merchant_serializers import MetadataField, StrictUrlField
-from platform_api.models import LinkVisit, PaymentLink, PlatformCheckoutSession
+from platform_api.fields import MetadataField, StrictUrlField
 
 logger = logging.getLogger(__name__)
 ADDRESS_PARTS = ("line1", "line2", "city", "state", "zip", "country")

@@ -19,20 +19,22 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import Conflict, InvalidRequest
-from orders.lifecycle import WAITING, order_transition
-from orders.models import Order
-from platform_api.discounts import (
+from checkout.discounts import (
     DiscountRefused,
     discount_amount,
     discount_evaluate,
     discount_release,
     discount_reserve,
 )
-from platform_api.merchant_serializers import PlatformSessionSerializer
-from platform_api.merchant_services import check_amounts_worth, check_product, check_token
-from platform_api.models import Organization, PaymentLink, PlatformCheckoutSession, Widget, WidgetEvent
-from platform_api.widget_api import deposit_options, widget_event_record
+from checkout.models import PaymentLink, PlatformCheckoutSession, Widget, WidgetEvent
+from checkout.serializers import PlatformSessionSerializer
+from checkout.widget_api import deposit_options, widget_event_record
+from core.errors import Conflict, InvalidRequest
+from merchant.products import check_product
+from orders.lifecycle import WAITING, order_transition
+from orders.models import Order
+from platform_api.inputs import check_amounts_worth, check_token
+from platform_api.models import Organization
 from webhooks.events import emit_event
 
 logger = logging.getLogger(__name__)
@@ -262,9 +264,8 @@ def platform_sessions_expire_due(*, now=None, batch_size: int = 500) -> int:
             return expired
 
 
-def payment_link_deleted(sender, *, link_id: str, **_) -> None:
-    """`platform_api.signals.payment_link_deleted`: the link's open sessions expire (in the deletion's
-    transaction)."""
+def link_sessions_expire(*, link_id: str) -> None:
+    """A deleted link's open sessions expire with it (in the deletion's transaction)."""
     for session_id in Session.objects.filter(payment_link_id=link_id, status="open").values_list(
         "pk", flat=True
     ):

@@ -18,25 +18,25 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
-from checkout.models import SessionOrder
+from checkout.discounts import discount_redeem
+from checkout.models import PaymentLink, SessionOrder, Transaction, WidgetEvent
 from checkout.payments import OWNER
 from checkout.sessions import (
     Session,
-    payment_link_deleted,
     release_discount_hold,
     session_data,
 )
+from checkout.widget_api import widget_event_record
+from merchant.models import Customer
+from merchant.revenue import revenue_record
+from merchant.signals import customer_erased
 from orders import events
 from orders.fees import fee_amount, token_usd_value
 from orders.models import Order
-from platform_api.analytics import revenue_record
-from platform_api.discounts import discount_redeem
-from platform_api.models import Customer, PaymentLink, Transaction, WidgetEvent
-from platform_api.signals import payment_link_deleted as link_deleted_signal
-from platform_api.widget_api import widget_event_record
+from platform_api.signals import personal_data_erased
 from webhooks.events import Payment, emit_event, payment_completed_data, payment_failed_data
 
 
@@ -254,12 +254,24 @@ def on_refunded(event: events.Refunded) -> None:
     _payment_failed(event.order, error=event.error, refund_tx_hash=event.refund_tx_hash)
 
 
+def on_customer_erased(sender, *, customer: Customer, **_) -> None:
+    """`merchant.signals.customer_erased`: the email, name, form answers and shipping address of every
+    session and transaction of the customer (or of its wallet) go too; then the webhooks' copies."""
+    sessions = Session.objects.filter(organization_id=customer.organization_id).filter(
+        Q(customer=customer) | Q(payer_address__iexact=customer.wallet_address)
+    )
+    session_ids = list(sessions.values_list("pk", flat=True))
+    sessions.update(customer_email="", customer_name="", form_data={}, shipping_address=None)
+    Transaction.objects.filter(organization_id=customer.organization_id).filter(
+        Q(customer=customer) | Q(from_address__iexact=customer.wallet_address) | Q(session_id__in=session_ids)
+    ).update(form_data={}, shipping_address=None)
+    personal_data_erased.send(sender=Customer, organization=customer.organization, session_ids=session_ids)
+
+
 def connect() -> None:
     events.subscribe(events.Locking, on_locking, owner=OWNER)
     events.subscribe(events.DepositCounted, on_deposit_counted, owner=OWNER)
     events.subscribe(events.Executed, on_executed, owner=OWNER)
     events.subscribe(events.Failed, on_failed, owner=OWNER)
     events.subscribe(events.Refunded, on_refunded, owner=OWNER)
-    link_deleted_signal.connect(
-        payment_link_deleted, dispatch_uid="checkout.payment_link_deleted", weak=False
-    )
+    customer_erased.connect(on_customer_erased, dispatch_uid="checkout.customer_erased", weak=False)

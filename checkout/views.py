@@ -6,13 +6,11 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from checkout import sessions
+from checkout import selectors, sessions
+from checkout.serializers import PlatformSessionCreateSerializer, PlatformSessionSerializer
 from core import openapi
-from platform_api import merchant_selectors as selectors
-from platform_api.api import PlatformAPIView
-from platform_api.merchant_selectors import MAX_MILLIS
-from platform_api.merchant_serializers import PlatformSessionCreateSerializer, PlatformSessionSerializer
-from platform_api.merchant_views import list_of, render_list
+from platform_api.api import PlatformAPIView, list_of, render_list
+from platform_api.inputs import MAX_MILLIS
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 
 

@@ -32,12 +32,12 @@ from django.views.decorators.http import require_http_methods
 from chains.registry import chain_get
 from checkout import sessions
 from checkout.hosted import checkout_refused, display_token, format_units, luminance, parse_units
+from checkout.models import Widget, WidgetEvent
+from checkout.widget_api import deposit_options, widget_event_record
 from core.errors import DomainError, InvalidRequest
 from orders.providers import EXACT_INPUT
 from orders.quotes import quote_build
 from platform_api.errors import PlatformError
-from platform_api.models import Widget, WidgetEvent
-from platform_api.widget_api import deposit_options, widget_event_record
 
 logger = logging.getLogger(__name__)
 DEFAULT_COLOR = "#1f4fd1"

@@ -85,6 +85,7 @@ INSTALLED_APPS = [
     "csp",
     "chains",
     "platform_api",
+    "merchant",
     "audit",
     "orders",
     "quickpay",

@@ -9,6 +9,7 @@ from platform_api.views import platform_route_not_found
 # The platform interface: each app mounts its own resources under /api/v1/.
 platform = [
     path("", include("platform_api.urls")),
+    path("", include("merchant.urls")),
     path("", include("quickpay.urls")),
     path("", include("audit.urls")),
     path("", include("webhooks.urls")),

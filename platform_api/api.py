@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import transaction
+from drf_spectacular.utils import inline_serializer
+from rest_framework import serializers
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
@@ -20,6 +22,7 @@ from core.inputs import InputChecksMixin
 from platform_api import idempotency, ratelimit
 from platform_api.errors import PlatformError, platform_exception_handler
 from platform_api.models import Permission
+from platform_api.pagination import ListParams, list_envelope
 from platform_api.services import api_key_authenticate
 
 
@@ -218,3 +221,34 @@ class PublicPlatformAPIView(PlatformAPIView):
         if request.auth is not None:
             return super().idempotency_scope(request)
         return f"ip:{ip_digest(client_ip(request))}"
+
+
+def list_of(name: str, item) -> serializers.Serializer:
+    return inline_serializer(
+        name,
+        {
+            "object": serializers.CharField(default="list"),
+            "data": item,
+            "has_more": serializers.BooleanField(),
+            "total_count": serializers.IntegerField(),
+            "url": serializers.CharField(),
+        },
+    )
+
+
+def deleted(name: str) -> serializers.Serializer:
+    return inline_serializer(
+        name,
+        {
+            "object": serializers.CharField(),
+            "id": serializers.CharField(),
+            "deleted": serializers.BooleanField(),
+        },
+    )
+
+
+def render_list(request, queryset, serializer_class, sort_fields):
+    params = ListParams.from_query(request.query_params, sort_fields=sort_fields)
+    rows, total = params.apply(queryset)
+    data = serializer_class(rows, many=True).data
+    return Response(list_envelope(path=request.path, data=data, total=total, params=params))

@@ -32,7 +32,3 @@ def record_write(
 # kwargs: organization, session_ids. Sent in the transaction that erases a customer's personal data, so that
 # the apps above the platform erase what they keep of it too (webhooks: events, deliveries, emails).
 personal_data_erased = Signal()
-
-# kwargs: link_id. Sent in the transaction that deletes a payment link, so that the checkout expires the
-# link's open sessions with it.
-payment_link_deleted = Signal()

@@ -7,14 +7,9 @@ Each is a 400 naming the field, and nothing is written."""
 import pytest
 from django.test import Client
 
+from checkout.models import DiscountCode, PaymentLink, PlatformCheckoutSession, Widget
+from merchant.models import Product
 from orders.models import Order
-from platform_api.models import (
-    DiscountCode,
-    PaymentLink,
-    PlatformCheckoutSession,
-    Product,
-    Widget,
-)
 from quickpay.models import QuickPayment
 from tests.orders.conftest import RECIPIENT, USDC_ARB, USDC_BASE, order_body
 

@@ -100,8 +100,8 @@ def test_personal_data_is_encrypted_in_place_and_keeps_every_value():
     finally:
         migrate(latest())
 
+    from checkout.models import PlatformCheckoutSession, Transaction
     from orders.models import Order
-    from platform_api.models import PlatformCheckoutSession, Transaction
     from webhooks.models import NotificationEmail, WebhookDelivery, WebhookEvent
 
     session = PlatformCheckoutSession.objects.get(pk="cs_1")
@@ -280,3 +280,119 @@ def test_quick_payments_move_to_their_app_with_every_row():
     assert [(int(d.counted), d.deposit.tx_hash) for d in moved.deposits.all()] == [
         (2_500_000, "0x" + "a" * 64)
     ]
+
+
+def test_the_merchant_records_move_to_checkout_merchant_and_webhooks_with_every_row():
+    """Issue 25: eleven models change app, not table: every row, relation and encrypted value stays."""
+    old = migrate(
+        [
+            ("merchant", None),
+            ("checkout", "0001_initial"),
+            ("platform_api", "0017_quick_payments_move_to_quickpay"),
+            ("webhooks", "0005_encrypt_personal_data"),
+        ]
+    )
+    token, recipient, payer = "0x" + "1" * 40, "0x" + "2" * 40, "0x" + "3" * 40
+    try:
+
+        def model(name):
+            return old.get_model("platform_api", name)
+
+        org = model("Organization").objects.create(id="org_3", slug="mugs", name="Mugs")
+        product = model("Product").objects.create(
+            id="prod_1", organization=org, name="Mug", amount=5, token_address=token, chain_id=8453
+        )
+        link = model("PaymentLink").objects.create(
+            id="pl_1",
+            organization=org,
+            name="Mugs",
+            short_code="mugs0001",
+            token_address=token,
+            chain_id=8453,
+            recipient_address=recipient,
+            product_id=product.pk,
+        )
+        model("PaymentLinkItem").objects.create(id="pli_1", payment_link=link, name="Mug", amount=5)
+        code = model("DiscountCode").objects.create(
+            id="dc_1", organization=org, payment_link=link, code="TEN", type="percentage", value=10
+        )
+        customer = model("Customer").objects.create(
+            id="cust_1", organization=org, wallet_address=payer, email="ada@example.com"
+        )
+        widget = model("Widget").objects.create(
+            id="wgt_1", organization=org, name="Shop", widget_type="checkout", short_code="wgt00001"
+        )
+        session = model("PlatformCheckoutSession").objects.create(
+            id="cs_9",
+            organization=org,
+            payment_link=link,
+            discount_code=code,
+            customer=customer,
+            widget=widget,
+            token_address=token,
+            chain_id=8453,
+            recipient_address=recipient,
+            expires_at="2026-01-01T00:00:00Z",
+            customer_email="ada@example.com",
+        )
+        model("Transaction").objects.create(
+            id="txn_1",
+            organization=org,
+            session=session,
+            payment_link=link,
+            customer=customer,
+            chain_id=8453,
+            to_address=recipient,
+            token_address=token,
+            amount=5,
+            order_id=uuid.uuid4(),
+            source_chain_id=8453,
+            source_token_address=token,
+            source_amount=5,
+            form_data={"email": "ada@example.com"},
+        )
+        model("LinkVisit").objects.create(id="vis_1", payment_link=link)
+        model("WidgetEvent").objects.create(widget=widget, kind="view")
+        model("RevenueDay").objects.create(
+            organization=org, day="2026-01-01", chain_id=8453, token_address=token, transactions=1
+        )
+        model("NotificationSettings").objects.create(
+            id="ns_1", organization=org, email_enabled=True, email_address="ops@example.com"
+        )
+    finally:
+        migrate(latest())
+
+    from checkout.models import (
+        DiscountCode,
+        LinkVisit,
+        PaymentLink,
+        PlatformCheckoutSession,
+        Transaction,
+        Widget,
+        WidgetEvent,
+    )
+    from merchant.models import Customer, Product, RevenueDay
+    from webhooks.models import NotificationSettings
+
+    moved = PaymentLink.objects.get(pk="pl_1")
+    assert (moved.product_id, [i.pk for i in moved.items.all()]) == ("prod_1", ["pli_1"])
+    assert DiscountCode.objects.get().payment_link_id == "pl_1"
+    session = PlatformCheckoutSession.objects.get()
+    assert (session.payment_link_id, session.discount_code_id, session.customer_id, session.widget_id) == (
+        "pl_1",
+        "dc_1",
+        "cust_1",
+        "wgt_1",
+    )
+    assert session.customer_email == "ada@example.com"  # still decrypts
+    txn = Transaction.objects.get()
+    assert (txn.session_id, txn.customer_id, txn.form_data) == (
+        "cs_9",
+        "cust_1",
+        {"email": "ada@example.com"},
+    )
+    assert Customer.objects.get().email == "ada@example.com"
+    assert [c.pk for c in Customer.objects.get().transactions.all()] == ["txn_1"]
+    assert (Product.objects.get().name, RevenueDay.objects.get().transactions) == ("Mug", 1)
+    assert (LinkVisit.objects.count(), WidgetEvent.objects.get().widget_id) == (1, Widget.objects.get().pk)
+    assert NotificationSettings.objects.get().email_address == "ops@example.com"

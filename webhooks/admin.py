@@ -1,7 +1,15 @@
 from django.contrib import admin, messages
 
+from platform_api.admin import ReadOnlyAdmin
 from platform_api.context import RequestContext
-from webhooks.models import NotificationEmail, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from webhooks.models import (
+    NotificationEmail,
+    NotificationSettings,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+)
 from webhooks.services import webhook_deliveries_requeue_failed, webhook_endpoint_update
 
 
@@ -139,3 +147,11 @@ class NotificationEmailAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+
+@admin.register(NotificationSettings)
+class NotificationSettingsAdmin(ReadOnlyAdmin):
+    list_display = ("organization", "email_enabled", "email_address", "updated_at")
+    list_filter = ("email_enabled",)
+    search_fields = ("organization__slug", "email_address")
+    list_select_related = ("organization",)

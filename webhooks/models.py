@@ -197,3 +197,29 @@ class NotificationEmail(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} {self.event_type} {self.status}"
+
+
+def new_notification_settings_id() -> str:
+    return public_id("ns")
+
+
+class NotificationSettings(models.Model):
+    """Which events email the merchant, and where."""
+
+    id = models.CharField(
+        primary_key=True, max_length=32, default=new_notification_settings_id, editable=False
+    )
+    organization = models.OneToOneField(
+        "platform_api.Organization", on_delete=models.CASCADE, related_name="notification_settings"
+    )
+    email_enabled = models.BooleanField(default=False)
+    email_address = models.EmailField(blank=True)
+    enabled_events = models.JSONField(default=list, blank=True, help_text="Webhook event types.")
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "platform_api_notificationsettings"
+        verbose_name_plural = "notification settings"
+
+    def __str__(self) -> str:
+        return f"{self.organization_id}: {self.email_address or '-'}"

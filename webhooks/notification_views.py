@@ -15,10 +15,11 @@ from core.fields import EpochMillisField, StrictBooleanField
 from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
-from platform_api.models import NotificationSettings, Permission
+from platform_api.models import Permission
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER
 from webhooks import notifications
 from webhooks.events import EVENT_TYPES
+from webhooks.models import NotificationSettings
 from webhooks.services import notification_settings_get, notification_settings_update
 
 

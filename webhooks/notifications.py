@@ -22,8 +22,8 @@ from django.utils import timezone
 
 from chains.registry import chain_get
 from chains.tokens import token_get
-from platform_api.models import NotificationSettings, Organization
-from webhooks.models import NotificationEmail, WebhookEvent
+from platform_api.models import Organization
+from webhooks.models import NotificationEmail, NotificationSettings, WebhookEvent
 
 logger = logging.getLogger(__name__)
 LEASE = timedelta(seconds=120)  # an attempt in flight; a worker that dies frees it after this

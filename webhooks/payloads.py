@@ -3,15 +3,13 @@
 Representation only. `payment.completed` and `payment.failed` are built by
 `webhooks.events.payment_completed_data` / `payment_failed_data` (one shape
 for every kind of payment); `checkout.completed` and `checkout.expired` of a
-platform session by `checkout.services`.
+platform session by the checkout, which documents them here (`register_event_body`).
 """
 
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiCallback, extend_schema
 from rest_framework import serializers
-
-from platform_api.merchant_serializers import PlatformSessionSerializer
 
 
 class CheckoutSessionBlockSerializer(serializers.Serializer):
@@ -50,18 +48,6 @@ class PaymentFailedDataSerializer(PaymentEventDataSerializer):
     refund_tx_hash = serializers.CharField(allow_null=True, help_text="The refund, once sent.")
 
 
-class CheckoutCompletedDataSerializer(PaymentEventDataSerializer):
-    session = PlatformSessionSerializer()
-    shipping_address = serializers.DictField(allow_null=True)
-    shipping_option = serializers.DictField(allow_null=True)
-    discount_amount = serializers.CharField(allow_null=True)
-
-
-class CheckoutExpiredDataSerializer(PlatformSessionSerializer):
-    checkoutSession = CheckoutSessionBlockSerializer()
-    reason = serializers.CharField(help_text="timeout, expired_by_merchant or payment_link_deleted.")
-
-
 def _body(name: str, data: serializers.Serializer) -> serializers.Serializer:
     from drf_spectacular.utils import inline_serializer
 
@@ -79,12 +65,11 @@ def _body(name: str, data: serializers.Serializer) -> serializers.Serializer:
 EVENT_BODIES = {
     "payment.completed": _body("WebhookPaymentCompleted", PaymentEventDataSerializer()),
     "payment.failed": _body("WebhookPaymentFailed", PaymentFailedDataSerializer()),
-    "checkout.completed": _body("WebhookCheckoutCompleted", CheckoutCompletedDataSerializer()),
-    "checkout.expired": _body("WebhookCheckoutExpired", CheckoutExpiredDataSerializer()),
 }
 
-CALLBACKS = [
-    OpenApiCallback(
+
+def _callback(event_type: str, body: serializers.Serializer) -> OpenApiCallback:
+    return OpenApiCallback(
         event_type,
         "{$request.body#/url}",
         extend_schema(
@@ -95,5 +80,13 @@ CALLBACKS = [
             responses={200: None},
         ),
     )
-    for event_type, body in EVENT_BODIES.items()
-]
+
+
+CALLBACKS = [_callback(event_type, body) for event_type, body in EVENT_BODIES.items()]
+
+
+def register_event_body(event_type: str, name: str, data: serializers.Serializer) -> None:
+    """An app above this one documents the `data` of an event it sends (in its `AppConfig.ready`): the
+    schema's callbacks list is read when the schema is generated, after every app is ready."""
+    if all(callback.name != event_type for callback in CALLBACKS):
+        CALLBACKS.append(_callback(event_type, _body(name, data)))

@@ -11,12 +11,18 @@ from django.utils import timezone
 
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
-from platform_api.models import NotificationSettings, Organization
+from platform_api.models import Organization
 from platform_api.signals import record_write
 from webhooks.crypto import decrypt_secret, encrypt_secret, new_endpoint_secret
 from webhooks.delivery import AttemptResult, attempt_delivery
 from webhooks.events import EVENT_TYPES, TEST_EVENT, delivery_body
-from webhooks.models import NotificationEmail, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from webhooks.models import (
+    NotificationEmail,
+    NotificationSettings,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+)
 
 # What a payer told about themselves, wherever an event's data carries it (the transaction, the session block,
 # `checkout.completed`'s extras, `checkout.expired`'s session): erasure replaces each with this.

@@ -133,37 +133,4 @@ class RateLimitBucket(models.Model):
         indexes = [models.Index(fields=["expires_at"], name="ratelimit_bucket_expires")]
 
 
-from platform_api.models.merchant import (  # noqa: E402 - after Organization, which they reference
-    Customer,
-    DiscountCode,
-    LinkVisit,
-    NotificationSettings,
-    PaymentLink,
-    PaymentLinkItem,
-    PlatformCheckoutSession,
-    Product,
-    RevenueDay,
-    Transaction,
-    Widget,
-    WidgetEvent,
-)
-
-__all__ = [
-    "ApiKey",
-    "Customer",
-    "DiscountCode",
-    "IdempotencyRecord",
-    "LinkVisit",
-    "NotificationSettings",
-    "Organization",
-    "PaymentLink",
-    "PaymentLinkItem",
-    "Permission",
-    "PlatformCheckoutSession",
-    "Product",
-    "RateLimitBucket",
-    "RevenueDay",
-    "Transaction",
-    "Widget",
-    "WidgetEvent",
-]
+__all__ = ["ApiKey", "IdempotencyRecord", "Organization", "Permission", "RateLimitBucket"]

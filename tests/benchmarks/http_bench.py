@@ -127,7 +127,7 @@ def _seed_transactions(organization_id: str) -> None:
     """TRANSACTIONS payments over the last 400 days (four in five completed), for the analytics overview."""
     from django.db import connection
 
-    from platform_api.models import PaymentLink, Transaction
+    from checkout.models import PaymentLink, Transaction
     from tests.orders.conftest import RECIPIENT, USDC_ARB, USDC_BASE
 
     have = Transaction.objects.filter(organization_id=organization_id).count()
@@ -160,7 +160,7 @@ def _seed_transactions(organization_id: str) -> None:
             [organization_id, links, RECIPIENT, USDC_ARB, USDC_BASE, USDC_BASE, TRANSACTIONS - have],
         )
         cursor.execute(f"VACUUM ANALYZE {table}")
-    from platform_api.analytics import revenue_rebuild
+    from checkout.analytics import revenue_rebuild
 
     revenue_rebuild()  # rows written by SQL, not by completed checkouts: their rollup, as the command makes it
 
@@ -168,7 +168,7 @@ def _seed_transactions(organization_id: str) -> None:
 def _seed_checkout(client) -> dict[str, str]:
     """A payment link on Base, and a session of it whose payer chose USDC on Base (the deposit page)."""
     from checkout import payments
-    from platform_api.models import PlatformCheckoutSession
+    from checkout.models import PlatformCheckoutSession
     from tests.orders.conftest import RECIPIENT, USDC_BASE
 
     link = client.post(

@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 import pytest
 from django.conf import settings
 
+from checkout.models import PlatformCheckoutSession
 from orders.models import Order
-from platform_api.models import PlatformCheckoutSession
 from tests.orders.devnet_checkout import drive, random_address
 
 ARTIFACTS = Path(settings.BASE_DIR) / "var" / "artifacts" / "hosted"

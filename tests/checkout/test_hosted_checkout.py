@@ -8,9 +8,10 @@ import pytest
 from django.test import Client
 
 from chains.watcher import scan_chain
+from checkout.models import LinkVisit, PaymentLink, PlatformCheckoutSession, Transaction
+from merchant.models import Customer
 from orders.fees import fee_amount
 from orders.models import Order
-from platform_api.models import Customer, LinkVisit, PaymentLink, PlatformCheckoutSession, Transaction
 from tests.conftest import wait_for
 from tests.orders.devnet_checkout import PAYER, drive, erc20, pay, random_address, w3_of
 from webhooks.models import WebhookEvent

@@ -8,9 +8,9 @@ import pytest
 from django.utils import timezone
 
 from checkout import payments, sessions
+from checkout.models import DiscountCode, PlatformCheckoutSession, Transaction
 from checkout.tasks import expire_sessions as expire_checkout_sessions
 from orders.models import Order, RefundTx
-from platform_api.models import DiscountCode, PlatformCheckoutSession, Transaction
 from tests.conftest import client_for
 from tests.factories import OrganizationFactory, make_api_key
 from tests.orders.conftest import RECIPIENT, USDC_BASE

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from checkout.models import PlatformCheckoutSession, Transaction, WidgetEvent
 from orders.models import Order
-from platform_api.models import PlatformCheckoutSession, Transaction, WidgetEvent
 from tests.orders.devnet_checkout import drive, erc20, random_address
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -12,12 +12,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from platform_api.models import NotificationSettings
 from tests.conftest import client_for, wait_for
 from tests.factories import make_api_key
 from webhooks import notifications
 from webhooks.events import emit_event
-from webhooks.models import NotificationEmail
+from webhooks.models import NotificationEmail, NotificationSettings
 from webhooks.tasks import sweep_due_notifications
 
 pytestmark = pytest.mark.django_db

@@ -4,9 +4,9 @@ session, or a quick payment (issue 25). Each is driven through its own path to c
 import pytest
 
 from checkout import payments
+from checkout.models import PlatformCheckoutSession
 from orders import lifecycle
 from orders.models import Order
-from platform_api.models import PlatformCheckoutSession
 from quickpay.models import QuickPayment
 from tests.orders.conftest import order_body
 from webhooks.models import WebhookEvent

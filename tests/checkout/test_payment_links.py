@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from audit.models import AuditEvent
-from platform_api.models import PaymentLink, PaymentLinkItem, PlatformCheckoutSession
+from checkout.models import PaymentLink, PaymentLinkItem, PlatformCheckoutSession
 from tests.conftest import client_for
 from tests.factories import OrganizationFactory, make_api_key
 from tests.orders.conftest import RECIPIENT, USDC_ARB, USDC_BASE

@@ -1,19 +1,21 @@
-"""Payment links (with items, duplicate, sessions, stats, visitors) and transactions. Views parse, call, render."""
+"""Payment links (with items, duplicate, sessions, stats, visitors, a link made from a product) and the
+transactions that paid them (list, stats, export, a customer's). Views parse, call, render."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from typing import Any
+
+from django.db import transaction
+from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core import openapi
-from platform_api import merchant_selectors as selectors
-from platform_api import merchant_services as services
-from platform_api.api import PlatformAPIView
-from platform_api.context import RequestContext
-from platform_api.merchant_selectors import MAX_MILLIS
-from platform_api.merchant_serializers import (
+from checkout import links, selectors
+from checkout import links as services
+from checkout.models import PaymentLink, Transaction
+from checkout.selectors import MAX_DAYS
+from checkout.serializers import (
     LinkItemSerializer,
     PaymentLinkDetailSerializer,
     PaymentLinkItemSerializer,
@@ -23,45 +25,25 @@ from platform_api.merchant_serializers import (
     PlatformSessionSerializer,
     TransactionSerializer,
 )
-from platform_api.models import PaymentLink, Transaction
-from platform_api.pagination import ListParams, list_envelope, parse_positive_int
+from core import openapi
+from merchant.customers import customer_get
+from merchant.exports import EXPORT_PARAMETERS, export_format, stream_export
+from merchant.models import Product
+from merchant.products import product_get
+from platform_api.api import PlatformAPIView, deleted, list_of, render_list
+from platform_api.context import RequestContext
+from platform_api.errors import PlatformError
+from platform_api.inputs import MAX_MILLIS
+from platform_api.pagination import parse_positive_int
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 
 LINK_SORTS = ("created_at", "updated_at", "name", "current_uses")
+
+
 TRANSACTION_SORTS = ("created_at", "updated_at", "completed_at")
+
+
 SESSION_SORTS = ("created_at", "updated_at", "expires_at")
-MAX_DAYS = 365
-
-
-def list_of(name: str, item) -> serializers.Serializer:
-    return inline_serializer(
-        name,
-        {
-            "object": serializers.CharField(default="list"),
-            "data": item,
-            "has_more": serializers.BooleanField(),
-            "total_count": serializers.IntegerField(),
-            "url": serializers.CharField(),
-        },
-    )
-
-
-def deleted(name: str) -> serializers.Serializer:
-    return inline_serializer(
-        name,
-        {
-            "object": serializers.CharField(),
-            "id": serializers.CharField(),
-            "deleted": serializers.BooleanField(),
-        },
-    )
-
-
-def render_list(request, queryset, serializer_class, sort_fields):
-    params = ListParams.from_query(request.query_params, sort_fields=sort_fields)
-    rows, total = params.apply(queryset)
-    data = serializer_class(rows, many=True).data
-    return Response(list_envelope(path=request.path, data=data, total=total, params=params))
 
 
 class PaymentLinkViewMixin:
@@ -391,3 +373,95 @@ class TransactionStatsView(PlatformAPIView):
     )
     def get(self, request):
         return Response(selectors.transaction_stats(organization=request.auth.organization))
+
+
+@transaction.atomic
+def product_generate_link(*, ctx: RequestContext, product: Product, overrides: dict[str, Any]):
+    """A payment link with the product's name, price, token, chain, recipient, image, form and shipping."""
+    if not product.is_active:
+        raise PlatformError.invalid_transition(f"product {product.id} is archived; it makes no new links.")
+    data = {
+        name: getattr(product, name)
+        for name in (
+            "name",
+            "description",
+            "amount",
+            "token_address",
+            "chain_id",
+            "recipient_address",
+            "image_url",
+        )
+    }
+    data |= {
+        "product_id": product.id,
+        "form_schema": product.form_schema,
+        "shipping_options": product.shipping_options,
+    }
+    serializer = PaymentLinkWriteSerializer(data={**_as_input(data), **overrides})
+    serializer.is_valid(raise_exception=True)
+    return links.payment_link_create(
+        ctx=ctx, organization=product.organization, data=serializer.validated_data
+    )
+
+
+class ProductGenerateLinkView(PlatformAPIView):
+    @extend_schema(
+        operation_id="products_generate_link",
+        tags=["Products"],
+        request=PaymentLinkWriteSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: PaymentLinkDetailSerializer, **ERRORS},
+        description="A payment link from the product; any link field in the body overrides the product's.",
+    )
+    def post(self, request, product_id: str):
+        product = product_get(request, product_id)
+        overrides = request.data if isinstance(request.data, dict) else {}
+        link = product_generate_link(
+            ctx=RequestContext.from_request(request), product=product, overrides=overrides
+        )
+        return Response(PaymentLinkDetailSerializer(link).data, status=status.HTTP_201_CREATED)
+
+
+class CustomerTransactionsView(PlatformAPIView):
+    @extend_schema(
+        operation_id="customers_transactions",
+        tags=["Customers"],
+        parameters=LIST_PARAMETERS,
+        responses={200: list_of("CustomerTransactionList", TransactionSerializer(many=True)), **ERRORS},
+    )
+    def get(self, request, customer_id: str):
+        customer = customer_get(request, customer_id)
+        return render_list(request, customer.transactions.all(), TransactionSerializer, TRANSACTION_SORTS)
+
+
+class TransactionExportView(PlatformAPIView):
+    @extend_schema(
+        operation_id="transactions_export",
+        tags=["Transactions"],
+        parameters=EXPORT_PARAMETERS,
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/json"): TransactionSerializer(many=True),
+            **ERRORS,
+        },
+        description="At most 50,000 transactions (the list's filters apply), newest first, streamed.",
+    )
+    def get(self, request):
+        fmt = export_format(request)
+        rows = selectors.transaction_list(organization=request.auth.organization, query=request.query_params)
+        rows = rows.order_by("-created_at", "-pk")[:TRANSACTION_EXPORT_LIMIT]
+        data = (TransactionSerializer(t).data for t in rows.iterator(chunk_size=1000))
+        return stream_export(data, fmt=fmt, filename="transactions")
+
+
+TRANSACTION_EXPORT_LIMIT = 50_000
+
+
+def _as_input(data: dict[str, Any]) -> dict[str, Any]:
+    """Stored values as the link's API takes them (amounts as strings, no empty optional fields)."""
+    result = {key: value for key, value in data.items() if value not in (None, "")}
+    if "amount" in result:
+        result["amount"] = str(result["amount"])
+    if not (result.get("form_schema") or {}).get("fields"):
+        result.pop("form_schema", None)
+    return result

@@ -23,6 +23,8 @@ from rest_framework.response import Response
 from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
 from chains.models import Token
 from chains.tokens import tokens_by_chain_and_address
+from checkout.models import Transaction, Widget, WidgetEvent
+from checkout.selectors import MAX_DAYS, rate, sum_usd
 from core import openapi
 from core.fields import (
     EpochMillisField,
@@ -31,13 +33,11 @@ from core.fields import (
     StrictIntegerField,
     StrictSerializer,
 )
-from platform_api.api import PlatformAPIView
+from platform_api.api import PlatformAPIView, deleted, list_of, render_list
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError, error_from_validation
-from platform_api.merchant_selectors import parse_bool, rate, sum_usd
-from platform_api.merchant_services import check_amounts_worth, check_token
-from platform_api.merchant_views import MAX_DAYS, deleted, list_of, render_list
-from platform_api.models import Organization, Transaction, Widget, WidgetEvent
+from platform_api.inputs import check_amounts_worth, check_token, parse_bool
+from platform_api.models import Organization
 from platform_api.pagination import parse_positive_int
 from platform_api.selectors import scoped_get
 from platform_api.signals import record_write

@@ -17,8 +17,8 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, F, Q, Sum
+from django.db import connection, transaction
+from django.db.models import Count, Q, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -27,21 +27,20 @@ from rest_framework.response import Response
 
 from chains.registry import chain_get
 from chains.tokens import tokens_by_chain_and_address
+from checkout.models import PaymentLink, PlatformCheckoutSession, Transaction
+from checkout.selectors import sum_usd
+from merchant.models import Customer, RevenueDay
 from platform_api.api import PlatformAPIView
 from platform_api.errors import PlatformError
-from platform_api.merchant_selectors import sum_usd
-from platform_api.models import (
-    Customer,
-    Organization,
-    PaymentLink,
-    PlatformCheckoutSession,
-    RevenueDay,
-    Transaction,
-)
+from platform_api.models import Organization
 from platform_api.views import ERRORS
 
 PERIODS = {"7d": 7, "30d": 30, "90d": 90, "all": None}
+
+
 DAILY_DAYS = 90
+
+
 TOP = 5
 
 
@@ -53,33 +52,6 @@ GROUP = ("payment_link_id", "chain_id", "token_address")
 
 
 # --- the daily rollup -------------------------------------------------------------------------
-
-
-def revenue_record(
-    *,
-    organization_id: str,
-    completed_at: datetime,
-    payment_link_id: str | None,
-    chain_id: int,
-    token_address: str,
-    amount_usd: Decimal,
-) -> None:
-    """Add one completed payment to its day's rollup row; call it in the transaction that completes it."""
-    key = {
-        "organization_id": organization_id,
-        "day": completed_at.astimezone(UTC).date(),
-        "payment_link_id": payment_link_id or "",
-        "chain_id": chain_id,
-        "token_address": token_address,
-    }
-    add = {"transactions": F("transactions") + 1, "amount_usd": F("amount_usd") + amount_usd}
-    if RevenueDay.objects.filter(**key).update(**add):
-        return
-    try:
-        with transaction.atomic():
-            RevenueDay.objects.create(**key, transactions=1, amount_usd=amount_usd)
-    except IntegrityError:  # another payment of the same key created the row first
-        RevenueDay.objects.filter(**key).update(**add)
 
 
 @transaction.atomic

@@ -2,97 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
 from django.utils import timezone
 from rest_framework import serializers
 
 from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
 from core.fields import EpochMillisField, StrictBooleanField, StrictCharField, StrictIntegerField
+from merchant.serializers import MAX_SHIPPING_OPTIONS, FormSchemaSerializer, ShippingOptionSerializer
+from platform_api.fields import MetadataField, StrictUrlField, https_url_field
 
-FORM_FIELD_TYPES = ("text", "email", "phone", "select", "textarea", "number", "checkbox", "address")
-MAX_FORM_FIELDS = 30
-MAX_SHIPPING_OPTIONS = 20
 MAX_ITEMS = 100
-MAX_METADATA_KEYS = 50
-MAX_METADATA_KEY_LENGTH = 40
-MAX_METADATA_VALUE_LENGTH = 500
-_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-
-
-def https_url_field(**kwargs) -> serializers.URLField:
-    return serializers.URLField(max_length=2048, **kwargs)
-
-
-class StrictUrlField(serializers.URLField):
-    """An http(s) URL given as a string; `{SESSION_ID}` may appear in it as a template."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        checked = data.replace("{SESSION_ID}", "SESSION_ID")
-        super().to_internal_value(checked)
-        if not checked.lower().startswith(("https://", "http://")):
-            self.fail("invalid")
-        return data
-
-
-def check_metadata(value) -> dict:
-    if not isinstance(value, dict):
-        raise serializers.ValidationError("Must be a JSON object.")
-    if len(value) > MAX_METADATA_KEYS:
-        raise serializers.ValidationError(f"At most {MAX_METADATA_KEYS} keys.")
-    for key, item in value.items():
-        if len(key) > MAX_METADATA_KEY_LENGTH:
-            raise serializers.ValidationError(
-                f"Key '{key[:40]}...' is longer than {MAX_METADATA_KEY_LENGTH}."
-            )
-        if not isinstance(item, str) or len(item) > MAX_METADATA_VALUE_LENGTH:
-            raise serializers.ValidationError(
-                f"'{key}' must be a string of at most {MAX_METADATA_VALUE_LENGTH} characters."
-            )
-    return value
-
-
-class MetadataField(serializers.JSONField):
-    """String keys (at most 40 characters) to string values (at most 500), at most 50 keys."""
-
-    def to_internal_value(self, data):
-        return check_metadata(super().to_internal_value(data))
-
-
-class FormFieldSerializer(serializers.Serializer):
-    id = serializers.RegexField(_ID, error_messages={"invalid": "Letters, digits, '_' or '-', at most 40."})
-    type = serializers.ChoiceField(choices=FORM_FIELD_TYPES)
-    label = StrictCharField(max_length=100)
-    required = StrictBooleanField(required=False, default=False)
-    placeholder = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
-    options = serializers.ListField(
-        child=StrictCharField(max_length=100), required=False, max_length=50, default=list
-    )
-
-    def validate(self, attrs):
-        if attrs["type"] == "select" and not attrs["options"]:
-            raise serializers.ValidationError({"options": ["A select field needs options."]})
-        return attrs
-
-
-class FormSchemaSerializer(serializers.Serializer):
-    fields = FormFieldSerializer(many=True, max_length=MAX_FORM_FIELDS, required=False, default=list)
-
-    def validate_fields(self, value):
-        ids = [field["id"] for field in value]
-        if len(ids) != len(set(ids)):
-            raise serializers.ValidationError("Field ids must be unique.")
-        return value
-
-
-class ShippingOptionSerializer(serializers.Serializer):
-    id = serializers.RegexField(_ID, error_messages={"invalid": "Letters, digits, '_' or '-', at most 40."})
-    name = StrictCharField(max_length=100)
-    amount = TokenAmountField(allow_zero=True)
-    estimated_days = StrictIntegerField(required=False, allow_null=True, min_value=0, max_value=365)
-    description = StrictCharField(max_length=500, required=False, allow_blank=True, default="")
 
 
 class BrandingSerializer(serializers.Serializer):

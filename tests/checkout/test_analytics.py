@@ -9,8 +9,10 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from platform_api.analytics import analytics_overview, revenue_rebuild, revenue_record
-from platform_api.models import Customer, PaymentLink, PlatformCheckoutSession, RevenueDay, Transaction
+from checkout.analytics import analytics_overview, revenue_rebuild
+from checkout.models import PaymentLink, PlatformCheckoutSession, Transaction
+from merchant.models import Customer, RevenueDay
+from merchant.revenue import revenue_record
 from tests.factories import OrganizationFactory
 from tests.orders.conftest import RECIPIENT, USDC_ARB, USDC_BASE
 

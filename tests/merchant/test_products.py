@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from audit.models import AuditEvent
-from platform_api.models import Organization, PaymentLink, Product
+from checkout.models import PaymentLink
+from merchant.models import Product
+from platform_api.models import Organization
 from tests.conftest import client_for
 from tests.factories import OrganizationFactory, make_api_key
 from tests.orders.conftest import RECIPIENT, USDC_ARB, USDC_BASE

@@ -1,9 +1,8 @@
-"""Every write of the merchant's records: payment links and their items.
+"""Every write of payment links and their items.
 
 Each create, update and delete records its audit event in the same
-transaction. Deleting a link hides it from the API and stops its open
-checkouts through the `payment_link_deleted` signal (the checkout lives in
-an app above this one, which subscribes to it).
+transaction. Deleting a link hides it from the API and expires its open
+checkout sessions in the same transaction (`sessions.link_sessions_expire`).
 """
 
 from __future__ import annotations
@@ -13,14 +12,19 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from chains.tokens import check_amount_worth, token_get
-from core.errors import InvalidRequest
+from checkout.models import PaymentLink, PaymentLinkItem
+from checkout.sessions import link_sessions_expire
+from merchant.organization import fill_defaults
+from merchant.products import check_product
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
-from platform_api.models import Organization, PaymentLink, PaymentLinkItem, Product
-from platform_api.signals import payment_link_deleted, record_write
+from platform_api.inputs import check_amounts_worth, check_token, stored_values
+from platform_api.models import Organization
+from platform_api.signals import record_write
 
 AMOUNT_BOUNDS = ("min_amount", "max_amount", "suggested_amount")
+
+
 LINK_FIELDS = (
     "name",
     "description",
@@ -57,51 +61,6 @@ def _audit(
     )
 
 
-def check_token(chain_id: int, token_address: str, *, param: str = "token_address") -> None:
-    """A link or session is paid in a registry token: its decimals and price make the checkout's quote."""
-    if token_get(chain_id=chain_id, address=token_address) is None:
-        raise PlatformError.invalid_field(
-            param, f"'{param}': {token_address} is not a token of the registry on chain {chain_id}."
-        )
-
-
-def check_amounts_worth(chain_id: int, token_address: str, amounts: dict[str, int | None]) -> None:
-    """Each named amount of the token is worth at most MAX_PAYMENT_USD (chains.tokens.check_amount_worth)."""
-    for param, amount in amounts.items():
-        if amount is None:
-            continue
-        try:
-            check_amount_worth(chain_id=chain_id, address=token_address, amount=int(amount), field=param)
-        except InvalidRequest as exc:
-            raise PlatformError.invalid_field(param, f"'{param}' {exc.message}") from None
-
-
-def check_product(organization: Organization, product_id: str | None, param: str = "product_id") -> None:
-    """A link (or item, or session) may name one of the organization's products, archived or not."""
-    if product_id and not Product.objects.filter(organization=organization, pk=product_id).exists():
-        raise PlatformError.invalid_field(param, f"'{param}': no product {product_id}.")
-
-
-DEFAULTS = {
-    "token_address": "default_token_address",
-    "chain_id": "default_chain_id",
-    "recipient_address": "default_recipient_address",
-}
-
-
-def fill_defaults(organization: Organization, values: dict[str, Any]) -> dict[str, Any]:
-    """The organization's default token, chain and recipient where the request names none; else 400."""
-    for name, default in DEFAULTS.items():
-        if values.get(name) in (None, ""):
-            fallback = getattr(organization, default)
-            if fallback in (None, ""):
-                raise PlatformError.missing_field(
-                    name, f"The field '{name}' is required (the organization has no {default})."
-                )
-            values[name] = fallback
-    return values
-
-
 def check_link_amounts(values: dict[str, Any]) -> None:
     """A fixed `amount`, or a payer-chosen one within `min_amount` <= `suggested_amount` <= `max_amount`, none
     worth more than any payment."""
@@ -126,20 +85,6 @@ def check_link_amounts(values: dict[str, Any]) -> None:
         raise PlatformError.invalid_field(
             "suggested_amount", "'suggested_amount' must lie between 'min_amount' and 'max_amount'."
         )
-
-
-def stored_values(data: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
-    """The validated `fields` of a request as stored: plain dicts and lists, amounts in JSON as strings."""
-    values = {name: data[name] for name in fields if name in data}
-    if "form_schema" in values:
-        values["form_schema"] = {"fields": [dict(field) for field in values["form_schema"]["fields"]]}
-    if "shipping_options" in values:
-        values["shipping_options"] = [
-            {**dict(option), "amount": str(option["amount"])} for option in values["shipping_options"]
-        ]
-    if "branding" in values:
-        values["branding"] = dict(values["branding"])
-    return values
 
 
 def _link_values(data: dict[str, Any]) -> dict[str, Any]:
@@ -212,7 +157,7 @@ def payment_link_delete(*, ctx: RequestContext, link: PaymentLink) -> None:
     PaymentLink.objects.filter(pk=link.pk, deleted_at__isnull=True).update(
         deleted_at=now, is_active=False, updated_at=now
     )
-    payment_link_deleted.send(sender=PaymentLink, link_id=link.pk)
+    link_sessions_expire(link_id=link.pk)
     _audit(ctx, "payment_link.deleted", "payment_link", link.id, 200)
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from platform_api.models import Customer
+from merchant.models import Customer
 
 pytestmark = pytest.mark.django_db
 
@@ -40,17 +40,19 @@ def test_each_merchant_resource_has_a_searchable_admin_page(staff, admin_client,
         {"wallet_address": "0x" + "a" * 40, "name": "Ada Secret", "email": "ada@secret.example"},
         format="json",
     ).json()
-    for model, term in (
-        ("paymentlink", "Poster"),
-        ("product", "Mug"),
-        ("discountcode", "TEN"),
-        ("customer", "aaaa"),
-        ("platformcheckoutsession", "cs_"),
-        ("transaction", "txn_"),
+    for path, term in (
+        ("checkout/paymentlink", "Poster"),
+        ("merchant/product", "Mug"),
+        ("checkout/discountcode", "TEN"),
+        ("merchant/customer", "aaaa"),
+        ("checkout/platformcheckoutsession", "cs_"),
+        ("checkout/transaction", "txn_"),
+        ("checkout/widget", "w"),
+        ("webhooks/notificationsettings", "x"),
     ):
-        page = staff.get(f"/admin/platform_api/{model}/?q={term}")
-        assert page.status_code == 200, model
-    detail = staff.get(f"/admin/platform_api/customer/{customer['id']}/change/").content.decode()
+        page = staff.get(f"/admin/{path}/?q={term}")
+        assert page.status_code == 200, path
+    detail = staff.get(f"/admin/merchant/customer/{customer['id']}/change/").content.decode()
     assert "ada@secret.example" not in detail and "Ada Secret" not in detail
     assert Customer.objects.get().email == "ada@secret.example"
-    assert "Poster" in staff.get("/admin/platform_api/paymentlink/?q=Poster").content.decode()
+    assert "Poster" in staff.get("/admin/checkout/paymentlink/?q=Poster").content.decode()

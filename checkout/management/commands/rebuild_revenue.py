@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from platform_api.analytics import revenue_rebuild
+from checkout.analytics import revenue_rebuild
 from platform_api.models import Organization
 
 

@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from checkout import sessions
+from checkout.discounts import discount_redeem
+from checkout.models import DiscountCode, PaymentLink, PlatformCheckoutSession
 from core.errors import InvalidRequest
-from platform_api.discounts import discount_redeem
-from platform_api.models import DiscountCode, PaymentLink, PlatformCheckoutSession
 from tests.conftest import client_for
 from tests.factories import make_api_key
 from tests.orders.conftest import RECIPIENT, USDC_BASE

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from django.db.models import F, Q
 from django.utils import timezone
 
-from platform_api.models import DiscountCode, Organization
+from checkout.models import DiscountCode
+from platform_api.models import Organization
 
 INVALID = "Invalid discount code"
 INACTIVE = "Discount code is not active"

@@ -11,7 +11,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from platform_api.models import Customer, Transaction
+from checkout.models import Transaction
+from merchant.models import Customer
 from tests.conftest import client_for
 from tests.factories import OrganizationFactory, make_api_key
 

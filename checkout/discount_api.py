@@ -15,15 +15,15 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from chains.fields import TokenAmountField
+from checkout.discounts import DiscountRefused, discount_evaluate
+from checkout.models import DiscountCode, PaymentLink
 from core import openapi
 from core.fields import EpochMillisField, StrictBooleanField, StrictCharField, StrictIntegerField
-from platform_api.api import PlatformAPIView
+from platform_api.api import PlatformAPIView, deleted, list_of, render_list
 from platform_api.context import RequestContext
-from platform_api.discounts import DiscountRefused, discount_evaluate
 from platform_api.errors import PlatformError
-from platform_api.merchant_selectors import parse_bool
-from platform_api.merchant_views import deleted, list_of, render_list
-from platform_api.models import DiscountCode, Organization, PaymentLink, Permission
+from platform_api.inputs import parse_bool
+from platform_api.models import Organization, Permission
 from platform_api.selectors import scoped_get
 from platform_api.signals import record_write
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS

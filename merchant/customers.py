@@ -1,4 +1,4 @@
-"""Customers and the streamed exports (customers, transactions) of the platform interface.
+"""Customers of the platform interface, and their streamed export.
 
 A customer is a payer's wallet as the merchant knows it; a completed payment
 creates or updates it (checkout.subscribers). Name and email are encrypted at
@@ -8,16 +8,10 @@ its exact (case-insensitive) value through keyed digests.
 
 from __future__ import annotations
 
-import csv
-import itertools
-import json
-from collections.abc import Iterable, Iterator
-from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
-from django.http import StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema
 from rest_framework import serializers, status
@@ -27,19 +21,20 @@ from chains.fields import AddressField
 from core import openapi
 from core.crypto import blind_index
 from core.fields import EpochMillisField, StrictCharField
-from platform_api import merchant_selectors as selectors
-from platform_api.api import PlatformAPIView
+from merchant.exports import EXPORT_PARAMETERS, export_format, stream_export
+from merchant.models import Customer
+from merchant.signals import customer_erased
+from platform_api.api import PlatformAPIView, deleted, list_of, render_list
 from platform_api.errors import PlatformError
-from platform_api.merchant_serializers import MetadataField, TransactionSerializer
-from platform_api.merchant_views import TRANSACTION_SORTS, deleted, list_of, render_list
-from platform_api.models import Customer, Organization, PlatformCheckoutSession, Transaction
+from platform_api.fields import MetadataField
+from platform_api.models import Organization
 from platform_api.selectors import scoped_get
-from platform_api.signals import personal_data_erased
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 
 SORTS = ("created_at", "updated_at", "total_paid", "transaction_count")
+
+
 CUSTOMER_EXPORT_LIMIT = 10_000
-TRANSACTION_EXPORT_LIMIT = 50_000
 
 
 class CustomerWriteSerializer(serializers.Serializer):
@@ -88,7 +83,7 @@ def customer_list(*, organization: Organization, query) -> QuerySet[Customer]:
     return customers
 
 
-def _get(request, customer_id: str) -> Customer:
+def customer_get(request, customer_id: str) -> Customer:
     return scoped_get(
         Customer.objects.all(),
         organization=request.auth.organization,
@@ -134,74 +129,18 @@ def customer_erase(*, customer: Customer) -> None:
     """Erase the customer's personal data wherever the service keeps it; the wallet and the payments (amounts,
     hashes, dates) stay for the books.
 
-    The customer's name, email and metadata; the email, name, form answers and
-    shipping address of every checkout session and transaction of the
-    customer's wallet; and, through `personal_data_erased`, the same in the
-    webhook events, deliveries and notification emails about those sessions.
+    The customer's name, email and metadata here; through `customer_erased`, the
+    checkout erases the email, name, form answers and shipping address of every
+    session and transaction of the customer's wallet, and the webhooks the same
+    in the events, deliveries and notification emails about those sessions, all
+    in this transaction.
     """
     customer = Customer.objects.select_for_update().get(pk=customer.pk)
     customer.name = customer.email = ""
     customer.metadata = {}
     customer.erased_at = customer.updated_at = timezone.now()
     customer.save()
-    sessions = PlatformCheckoutSession.objects.filter(organization_id=customer.organization_id).filter(
-        Q(customer=customer) | Q(payer_address__iexact=customer.wallet_address)
-    )
-    session_ids = list(sessions.values_list("pk", flat=True))
-    sessions.update(customer_email="", customer_name="", form_data={}, shipping_address=None)
-    Transaction.objects.filter(organization_id=customer.organization_id).filter(
-        Q(customer=customer) | Q(from_address__iexact=customer.wallet_address) | Q(session_id__in=session_ids)
-    ).update(form_data={}, shipping_address=None)
-    personal_data_erased.send(sender=Customer, organization=customer.organization, session_ids=session_ids)
-
-
-def stream_export(rows: Iterable[dict[str, Any]], *, fmt: str, filename: str) -> StreamingHttpResponse:
-    """CSV (a header row, then one line per row) or a JSON array, written as the rows are read."""
-
-    class Echo:
-        def write(self, value: str) -> str:
-            return value
-
-    def as_csv(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[str]:
-        writer = csv.DictWriter(Echo(), fieldnames=list(first))
-        yield writer.writeheader()
-        for row in itertools.chain([first], rest):
-            yield writer.writerow(
-                {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in row.items()}
-            )
-
-    def as_json(rows_iter: Iterator[dict[str, Any]]) -> Iterator[str]:
-        yield "["
-        for index, row in enumerate(rows_iter):
-            yield ("," if index else "") + json.dumps(row, default=_json_default, separators=(",", ":"))
-        yield "]"
-
-    iterator = iter(rows)
-    if fmt == "csv":
-        first = next(iterator, None)
-        body: Iterator[str] = iter(()) if first is None else as_csv(first, iterator)
-        content_type = "text/csv; charset=utf-8"
-    else:
-        body, content_type = as_json(iterator), "application/json"
-    response = StreamingHttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
-    return response
-
-
-def _json_default(value):
-    if isinstance(value, Decimal):
-        return str(value)
-    raise TypeError(type(value))
-
-
-def _format(request) -> str:
-    fmt = request.query_params.get("format") or "csv"
-    if fmt not in ("csv", "json"):
-        raise PlatformError.invalid_field("format", "'format' must be 'csv' or 'json'.")
-    return fmt
-
-
-EXPORT_PARAMETERS = [OpenApiParameter("format", str, enum=["csv", "json"], description="Default csv.")]
+    customer_erased.send(sender=Customer, customer=customer)
 
 
 class CustomerCollectionView(PlatformAPIView):
@@ -238,7 +177,7 @@ class CustomerDetailView(PlatformAPIView):
         operation_id="customers_retrieve", tags=["Customers"], responses={200: CustomerSerializer, **ERRORS}
     )
     def get(self, request, customer_id: str):
-        return Response(CustomerSerializer(_get(request, customer_id)).data)
+        return Response(CustomerSerializer(customer_get(request, customer_id)).data)
 
     @extend_schema(
         operation_id="customers_update",
@@ -248,7 +187,7 @@ class CustomerDetailView(PlatformAPIView):
         responses={200: CustomerSerializer, **ERRORS},
     )
     def patch(self, request, customer_id: str):
-        customer = _get(request, customer_id)
+        customer = customer_get(request, customer_id)
         if isinstance(request.data, dict) and "wallet_address" in request.data:
             raise PlatformError.invalid_field("wallet_address", "'wallet_address' cannot change.")
         serializer = CustomerUpdateSerializer(data=request.data, partial=True)
@@ -264,21 +203,9 @@ class CustomerDetailView(PlatformAPIView):
         description="Erases the name, email and metadata; the wallet's payments stay.",
     )
     def delete(self, request, customer_id: str):
-        customer = _get(request, customer_id)
+        customer = customer_get(request, customer_id)
         customer_erase(customer=customer)
         return Response({"object": "customer", "id": customer.id, "deleted": True})
-
-
-class CustomerTransactionsView(PlatformAPIView):
-    @extend_schema(
-        operation_id="customers_transactions",
-        tags=["Customers"],
-        parameters=LIST_PARAMETERS,
-        responses={200: list_of("CustomerTransactionList", TransactionSerializer(many=True)), **ERRORS},
-    )
-    def get(self, request, customer_id: str):
-        customer = _get(request, customer_id)
-        return render_list(request, customer.transactions.all(), TransactionSerializer, TRANSACTION_SORTS)
 
 
 class CustomerExportView(PlatformAPIView):
@@ -294,27 +221,7 @@ class CustomerExportView(PlatformAPIView):
         description="At most 10,000 customers, newest first, streamed.",
     )
     def get(self, request):
-        fmt = _format(request)
+        fmt = export_format(request)
         rows = Customer.objects.filter(organization=request.auth.organization).order_by("-created_at", "-pk")
         data = (CustomerSerializer(c).data for c in rows[:CUSTOMER_EXPORT_LIMIT].iterator(chunk_size=500))
         return stream_export(data, fmt=fmt, filename="customers")
-
-
-class TransactionExportView(PlatformAPIView):
-    @extend_schema(
-        operation_id="transactions_export",
-        tags=["Transactions"],
-        parameters=EXPORT_PARAMETERS,
-        responses={
-            (200, "text/csv"): OpenApiTypes.STR,
-            (200, "application/json"): TransactionSerializer(many=True),
-            **ERRORS,
-        },
-        description="At most 50,000 transactions (the list's filters apply), newest first, streamed.",
-    )
-    def get(self, request):
-        fmt = _format(request)
-        rows = selectors.transaction_list(organization=request.auth.organization, query=request.query_params)
-        rows = rows.order_by("-created_at", "-pk")[:TRANSACTION_EXPORT_LIMIT]
-        data = (TransactionSerializer(t).data for t in rows.iterator(chunk_size=1000))
-        return stream_export(data, fmt=fmt, filename="transactions")

@@ -1,4 +1,4 @@
-"""Reads of the merchant's records, each scoped to one organization."""
+"""Reads of payment links, checkout sessions, link visits and transactions, each scoped to one organization."""
 
 from __future__ import annotations
 
@@ -10,15 +10,13 @@ from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
+from checkout.models import LinkVisit, PaymentLink, PlatformCheckoutSession, Transaction
 from platform_api.errors import PlatformError
-from platform_api.models import (
-    LinkVisit,
-    Organization,
-    PaymentLink,
-    PlatformCheckoutSession,
-    Transaction,
-)
+from platform_api.inputs import parse_bool, parse_millis
+from platform_api.models import Organization
 from platform_api.selectors import scoped_get
+
+MAX_DAYS = 365  # the longest window of a link's or widget's stats
 
 SESSION_STATUS_FILTERS = {
     "active": ("open", "processing"),
@@ -28,31 +26,6 @@ SESSION_STATUS_FILTERS = {
     "open": ("open",),
     "processing": ("processing",),
 }
-
-
-def parse_bool(query, name: str) -> bool | None:
-    raw = query.get(name)
-    if raw in (None, ""):
-        return None
-    if raw not in ("true", "false"):
-        raise PlatformError.invalid_field(name, f"'{name}' must be 'true' or 'false'.")
-    return raw == "true"
-
-
-MAX_MILLIS = 253402300799999  # 9999-12-31T23:59:59.999Z: the last instant a datetime holds
-
-
-def parse_millis(query, name: str):
-    raw = query.get(name)
-    if raw in (None, ""):
-        return None
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 15 and int(raw) <= MAX_MILLIS):
-        raise PlatformError.invalid_field(
-            name, f"'{name}' must be a timestamp in milliseconds since the epoch."
-        )
-    from datetime import UTC, datetime
-
-    return datetime.fromtimestamp(int(raw) / 1000, tz=UTC)
 
 
 def payment_link_list(*, organization: Organization, query) -> QuerySet[PaymentLink]:

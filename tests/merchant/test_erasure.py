@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from checkout.models import PlatformCheckoutSession, Transaction
 from orders.lifecycle import order_mark_executed, order_record_deposit, order_transition
 from orders.models import Order
-from platform_api.models import PlatformCheckoutSession, Transaction
 from tests.orders.conftest import RECIPIENT, USDC_BASE
 from tests.test_migrations import everything_stored
 from webhooks.models import NotificationEmail, WebhookDelivery, WebhookEvent

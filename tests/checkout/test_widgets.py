@@ -9,7 +9,7 @@ from django.test import Client
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from platform_api.models import PlatformCheckoutSession, Widget, WidgetEvent
+from checkout.models import PlatformCheckoutSession, Widget, WidgetEvent
 from tests.conftest import client_for
 from tests.factories import OrganizationFactory, make_api_key
 from tests.orders.conftest import RECIPIENT, USDC_ARB, USDC_BASE
@@ -301,7 +301,7 @@ def test_an_inactive_or_unknown_widget_is_unavailable_and_not_counted(admin_clie
 
 def test_widgets_in_the_admin(staff, admin_client, tokens):
     widget = _create(admin_client, name="Admin widget")
-    listing = staff.get("/admin/platform_api/widget/?widget_type__exact=checkout&q=Admin")
+    listing = staff.get("/admin/checkout/widget/?widget_type__exact=checkout&q=Admin")
     assert listing.status_code == 200 and "Admin widget" in listing.content.decode()
     assert f'href="/widgets/{widget["short_code"]}"' in listing.content.decode()
 

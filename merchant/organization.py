@@ -1,0 +1,168 @@
+"""The organization's settings as merchants edit them: name, defaults for new links, branding, redirect
+domains (`GET`/`PATCH /api/v1/organization`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from chains.fields import AddressField, SupportedChainIdField
+from core.fields import EpochMillisField, StrictCharField
+from platform_api.api import PlatformAPIView
+from platform_api.context import RequestContext
+from platform_api.errors import PlatformError
+from platform_api.fields import https_url_field
+from platform_api.inputs import check_token
+from platform_api.models import Organization, Permission
+from platform_api.signals import record_write
+from platform_api.views import ERRORS, IDEMPOTENCY_HEADER
+
+HOST_NAME = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}|localhost")
+
+
+class OrganizationSerializer(serializers.Serializer):
+    object = serializers.SerializerMethodField()
+    id = serializers.CharField()
+    slug = serializers.CharField(help_text="Read-only.")
+    name = serializers.CharField()
+    description = serializers.CharField()
+    logo_url = serializers.CharField()
+    website_url = serializers.CharField()
+    redirect_domains = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Hosts (and their subdomains) that `success_url` and `cancel_url` in a payment link's page "
+        "address may name; the website's host is allowed too. Any other is ignored.",
+    )
+    contact_email = serializers.CharField()
+    default_recipient_address = serializers.CharField(allow_null=True)
+    default_chain_id = serializers.IntegerField(allow_null=True)
+    default_token_address = serializers.CharField(allow_null=True)
+    created_at = EpochMillisField()
+    updated_at = EpochMillisField()
+
+    def get_object(self, _obj) -> str:
+        return "organization"
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        for name in ("default_recipient_address", "default_token_address"):
+            data[name] = data[name] or None
+        return data
+
+
+class OrganizationUpdateSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=200, required=False)
+    description = StrictCharField(max_length=500, required=False, allow_blank=True)
+    logo_url = https_url_field(required=False, allow_blank=True)
+    website_url = https_url_field(required=False, allow_blank=True)
+    redirect_domains = serializers.ListField(
+        child=StrictCharField(max_length=253),
+        required=False,
+        max_length=20,
+        help_text="Host names such as `shop.example` (subdomains included), at most 20.",
+    )
+    contact_email = serializers.EmailField(max_length=254, required=False, allow_blank=True)
+    default_recipient_address = AddressField(required=False, allow_null=True)
+    default_chain_id = SupportedChainIdField(required=False, allow_null=True)
+    default_token_address = AddressField(required=False, allow_null=True)
+
+    def validate_redirect_domains(self, value: list[str]) -> list[str]:
+        hosts = []
+        for host in value:
+            host = host.strip().lower().rstrip(".")
+            if not HOST_NAME.fullmatch(host):
+                raise serializers.ValidationError(f"{host!r} is not a host name (such as shop.example).")
+            if host not in hosts:
+                hosts.append(host)
+        return hosts
+
+
+# --- services -------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def organization_update(
+    *, ctx: RequestContext, organization: Organization, data: dict[str, Any]
+) -> Organization:
+    if not data:
+        raise PlatformError.no_updates()
+    organization = Organization.objects.select_for_update().get(pk=organization.pk)
+    for name, value in data.items():
+        setattr(organization, name, value if value is not None or name == "default_chain_id" else "")
+    chain, token = organization.default_chain_id, organization.default_token_address
+    if token and chain is None:
+        raise PlatformError.invalid_field(
+            "default_chain_id", "'default_chain_id': a default token needs its chain."
+        )
+    if token and chain is not None:
+        check_token(chain, token, param="default_token_address")
+    organization.updated_at = timezone.now()
+    organization.save()
+    record_write(
+        ctx=ctx,
+        event_type="organization.updated",
+        resource_type="organization",
+        resource_id=organization.id,
+        status_code=200,
+    )
+    return organization
+
+
+# --- views ------------------------------------------------------------------------------------------
+
+
+class OrganizationView(PlatformAPIView):
+    permissions_by_method = {"PATCH": Permission.ADMIN}
+
+    @extend_schema(
+        operation_id="organization_retrieve",
+        tags=["Organization"],
+        responses={200: OrganizationSerializer, **ERRORS},
+    )
+    def get(self, request):
+        return Response(OrganizationSerializer(request.auth.organization).data)
+
+    @extend_schema(
+        operation_id="organization_update",
+        tags=["Organization"],
+        request=OrganizationUpdateSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={200: OrganizationSerializer, **ERRORS},
+    )
+    def patch(self, request):
+        if isinstance(request.data, dict) and "slug" in request.data:
+            raise PlatformError.invalid_field("slug", "'slug' is read-only.")
+        serializer = OrganizationUpdateSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        organization = organization_update(
+            ctx=RequestContext.from_request(request),
+            organization=request.auth.organization,
+            data=serializer.validated_data,
+        )
+        return Response(OrganizationSerializer(organization).data)
+
+
+DEFAULTS = {
+    "token_address": "default_token_address",
+    "chain_id": "default_chain_id",
+    "recipient_address": "default_recipient_address",
+}
+
+
+def fill_defaults(organization: Organization, values: dict[str, Any]) -> dict[str, Any]:
+    """The organization's default token, chain and recipient where the request names none; else 400."""
+    for name, default in DEFAULTS.items():
+        if values.get(name) in (None, ""):
+            fallback = getattr(organization, default)
+            if fallback in (None, ""):
+                raise PlatformError.missing_field(
+                    name, f"The field '{name}' is required (the organization has no {default})."
+                )
+            values[name] = fallback
+    return values

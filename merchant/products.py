@@ -1,0 +1,254 @@
+"""Products: the merchant's catalogue, archived on delete; the checkout makes payment links of them
+(`POST /products/{id}/generate-link`) and checks the products its links name (`check_product`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
+from core import openapi
+from core.fields import EpochMillisField, StrictCharField
+from merchant.models import Product
+from merchant.organization import fill_defaults
+from merchant.serializers import FormSchemaSerializer, ShippingOptionSerializer
+from platform_api.api import PlatformAPIView, deleted, list_of, render_list
+from platform_api.context import RequestContext
+from platform_api.errors import PlatformError
+from platform_api.fields import MetadataField, https_url_field
+from platform_api.inputs import check_amounts_worth, check_token, parse_bool, stored_values
+from platform_api.models import Organization
+from platform_api.selectors import scoped_get
+from platform_api.signals import record_write
+from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
+
+PRODUCT_SORTS = ("created_at", "updated_at", "name")
+
+
+PRODUCT_FIELDS = (
+    "name",
+    "description",
+    "product_type",
+    "amount",
+    "token_address",
+    "chain_id",
+    "recipient_address",
+    "image_url",
+    "metadata",
+    "form_schema",
+    "shipping_options",
+)
+
+
+class ProductWriteSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=100)
+    amount = TokenAmountField(required=False, allow_null=True)
+    product_type = serializers.ChoiceField(choices=Product.Type.values, required=False)
+    token_address = AddressField(required=False)
+    chain_id = SupportedChainIdField(required=False)
+    recipient_address = AddressField(required=False)
+    description = StrictCharField(max_length=500, required=False, allow_blank=True)
+    image_url = https_url_field(required=False, allow_blank=True)
+    metadata = MetadataField(required=False)
+    form_schema = FormSchemaSerializer(required=False)
+    shipping_options = ShippingOptionSerializer(many=True, required=False, max_length=20)
+
+
+class ProductSerializer(serializers.Serializer):
+    object = serializers.SerializerMethodField()
+    id = serializers.CharField(help_text="Prefix `prod_`.")
+    name = serializers.CharField()
+    description = serializers.CharField()
+    product_type = serializers.CharField(help_text="one_time or variable.")
+    amount = TokenAmountField(allow_null=True)
+    token_address = serializers.CharField()
+    chain_id = serializers.IntegerField()
+    recipient_address = serializers.CharField()
+    image_url = serializers.CharField()
+    metadata = serializers.JSONField()
+    form_schema = serializers.JSONField()
+    shipping_options = serializers.JSONField()
+    is_active = serializers.BooleanField(help_text="False once archived.")
+    created_at = EpochMillisField()
+    updated_at = EpochMillisField()
+
+    def get_object(self, _obj) -> str:
+        return "product"
+
+
+def _product_values(data: dict[str, Any]) -> dict[str, Any]:
+    return stored_values(data, PRODUCT_FIELDS)
+
+
+def _check_product(values: dict[str, Any]) -> None:
+    if values.get("product_type", Product.Type.ONE_TIME) == Product.Type.VARIABLE:
+        if values.get("amount") is not None:
+            raise PlatformError.invalid_field(
+                "amount", "'amount': a variable product's price is the payer's."
+            )
+    elif values.get("amount") is None:
+        raise PlatformError.missing_field(
+            "amount", "The field 'amount' is required unless 'product_type' is variable."
+        )
+    check_token(values["chain_id"], values["token_address"])
+    check_amounts_worth(values["chain_id"], values["token_address"], {"amount": values.get("amount")})
+
+
+@transaction.atomic
+def product_create(*, ctx: RequestContext, organization: Organization, data: dict[str, Any]) -> Product:
+    values = fill_defaults(organization, _product_values(data))
+    _check_product(values)
+    product = Product.objects.create(organization=organization, **values)
+    record_write(
+        ctx=ctx,
+        event_type="product.created",
+        resource_type="product",
+        resource_id=product.id,
+        status_code=201,
+    )
+    return product
+
+
+@transaction.atomic
+def product_update(*, ctx: RequestContext, product: Product, data: dict[str, Any]) -> Product:
+    if not data:
+        raise PlatformError.no_updates()
+    product = Product.objects.select_for_update().get(pk=product.pk)
+    values = _product_values(data)
+    if values.get("product_type") == Product.Type.VARIABLE and "amount" not in values:
+        values["amount"] = None
+    _check_product({name: getattr(product, name) for name in PRODUCT_FIELDS} | values)
+    for name, value in values.items():
+        setattr(product, name, value)
+    product.updated_at = timezone.now()
+    product.save()
+    record_write(
+        ctx=ctx,
+        event_type="product.updated",
+        resource_type="product",
+        resource_id=product.id,
+        status_code=200,
+    )
+    return product
+
+
+@transaction.atomic
+def product_archive(*, ctx: RequestContext, product: Product) -> None:
+    """Hidden from the default list and from new links; links made from it keep working."""
+    Product.objects.filter(pk=product.pk).update(is_active=False, updated_at=timezone.now())
+    record_write(
+        ctx=ctx,
+        event_type="product.deleted",
+        resource_type="product",
+        resource_id=product.id,
+        status_code=200,
+    )
+
+
+def product_list(*, organization: Organization, query):
+    """Active products by default; `active=false` lists the archived ones."""
+    products = Product.objects.filter(
+        organization=organization, is_active=parse_bool(query, "active") is not False
+    )
+    if query.get("search"):
+        products = products.filter(name__icontains=query["search"].strip())
+    if query.get("product_type"):
+        if query["product_type"] not in Product.Type.values:
+            raise PlatformError.invalid_field("product_type", "'product_type' must be one_time or variable.")
+        products = products.filter(product_type=query["product_type"])
+    return products
+
+
+def product_get(request, product_id: str) -> Product:
+    return scoped_get(
+        Product.objects.all(),
+        organization=request.auth.organization,
+        resource_type="product",
+        resource_id=product_id,
+    )
+
+
+class ProductCollectionView(PlatformAPIView):
+    @extend_schema(
+        operation_id="products_list",
+        tags=["Products"],
+        parameters=[
+            *LIST_PARAMETERS,
+            OpenApiParameter("sort", str, enum=list(PRODUCT_SORTS)),
+            openapi.text("search", description="Part of the name."),
+            OpenApiParameter(
+                "active",
+                str,
+                enum=["true", "false"],
+                description="Default true: archived products only with false.",
+            ),
+            OpenApiParameter("product_type", str, enum=Product.Type.values),
+        ],
+        responses={200: list_of("ProductList", ProductSerializer(many=True)), **ERRORS},
+    )
+    def get(self, request):
+        products = product_list(organization=request.auth.organization, query=request.query_params)
+        return render_list(request, products, ProductSerializer, PRODUCT_SORTS)
+
+    @extend_schema(
+        operation_id="products_create",
+        tags=["Products"],
+        request=ProductWriteSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: ProductSerializer, **ERRORS},
+    )
+    def post(self, request):
+        serializer = ProductWriteSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        product = product_create(
+            ctx=RequestContext.from_request(request),
+            organization=request.auth.organization,
+            data=serializer.validated_data,
+        )
+        return Response(ProductSerializer(product).data, status=status.HTTP_201_CREATED)
+
+
+class ProductDetailView(PlatformAPIView):
+    @extend_schema(
+        operation_id="products_retrieve", tags=["Products"], responses={200: ProductSerializer, **ERRORS}
+    )
+    def get(self, request, product_id: str):
+        return Response(ProductSerializer(product_get(request, product_id)).data)
+
+    @extend_schema(
+        operation_id="products_update",
+        tags=["Products"],
+        request=ProductWriteSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={200: ProductSerializer, **ERRORS},
+    )
+    def patch(self, request, product_id: str):
+        product = product_get(request, product_id)
+        serializer = ProductWriteSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        product = product_update(
+            ctx=RequestContext.from_request(request), product=product, data=serializer.validated_data
+        )
+        return Response(ProductSerializer(product).data)
+
+    @extend_schema(
+        operation_id="products_delete",
+        tags=["Products"],
+        responses={200: deleted("ProductDeleted"), **ERRORS},
+        description="Archives the product: hidden from the default list; its links keep working.",
+    )
+    def delete(self, request, product_id: str):
+        product = product_get(request, product_id)
+        product_archive(ctx=RequestContext.from_request(request), product=product)
+        return Response({"object": "product", "id": product.id, "deleted": True})
+
+
+def check_product(organization: Organization, product_id: str | None, param: str = "product_id") -> None:
+    """A link (or item, or session) may name one of the organization's products, archived or not."""
+    if product_id and not Product.objects.filter(organization=organization, pk=product_id).exists():
+        raise PlatformError.invalid_field(param, f"'{param}': no product {product_id}.")
