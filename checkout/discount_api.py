@@ -18,11 +18,11 @@ from chains.fields import TokenAmountField
 from checkout.discounts import DiscountRefused, discount_evaluate
 from checkout.models import DiscountCode, PaymentLink
 from core import openapi
+from core.errors import NOTHING_TO_UPDATE, Conflict, DomainError, ErrorCode, InvalidRequest
 from core.fields import EpochMillisField, StrictBooleanField, StrictCharField, StrictIntegerField
 from platform_api.api import PlatformAPIView, deleted, list_of, render_list
 from platform_api.context import RequestContext
-from platform_api.errors import PlatformError
-from platform_api.inputs import parse_bool
+from platform_api.filters import BoolFilter, FilterSerializer, IdFilter, TextFilter
 from platform_api.models import Organization, Permission
 from platform_api.selectors import scoped_get
 from platform_api.signals import record_write
@@ -117,7 +117,7 @@ FIELDS = ("type", "value", "payment_link_id", "max_uses", "min_order_amount", "e
 
 def _check(values: dict[str, Any], organization: Organization) -> None:
     if values.get("type") == DiscountCode.Type.PERCENTAGE and values.get("value", 1) > 100:
-        raise PlatformError.invalid_field("value", "'value': a percentage is between 1 and 100.")
+        raise InvalidRequest("'value': a percentage is between 1 and 100.", field="value")
     link_id = values.get("payment_link_id")
     if (
         link_id
@@ -125,11 +125,11 @@ def _check(values: dict[str, Any], organization: Organization) -> None:
             organization=organization, pk=link_id, deleted_at__isnull=True
         ).exists()
     ):
-        raise PlatformError.invalid_field("payment_link_id", f"'payment_link_id': no payment link {link_id}.")
+        raise InvalidRequest(f"'payment_link_id': no payment link {link_id}.", field="payment_link_id")
 
 
-def _duplicate(code: str) -> PlatformError:
-    return PlatformError.duplicate("code", f"A discount code {code} already exists.")
+def _duplicate(code: str) -> Conflict:
+    return Conflict(f"A discount code {code} already exists.", field="code", code=ErrorCode.UNIQUE)
 
 
 def _audit(ctx: RequestContext, event: str, code_id: str, status_code: int) -> None:
@@ -155,15 +155,13 @@ def discount_code_create(
 
 def discount_code_update(*, ctx: RequestContext, code: DiscountCode, data: dict[str, Any]) -> DiscountCode:
     if not data:
-        raise PlatformError.no_updates()
+        raise InvalidRequest(NOTHING_TO_UPDATE, code=ErrorCode.NOTHING_TO_UPDATE)
     values = {name: data[name] for name in (*FIELDS, "is_active") if name in data}
     if "code" in data:
         values["code"] = data["code"].upper()
     _check({"type": code.type, "value": int(code.value)} | values, code.organization)
     if "max_uses" in values and values["max_uses"] is not None and values["max_uses"] < code.current_uses:
-        raise PlatformError.invalid_field(
-            "max_uses", f"'max_uses': {code.current_uses} uses are already counted."
-        )
+        raise InvalidRequest(f"'max_uses': {code.current_uses} uses are already counted.", field="max_uses")
     try:
         with transaction.atomic():
             DiscountCode.objects.filter(pk=code.pk).update(**values, updated_at=timezone.now())
@@ -181,15 +179,20 @@ def discount_code_delete(*, ctx: RequestContext, code: DiscountCode) -> None:
     _audit(ctx, "discount_code.deleted", code.id, 200)
 
 
-def discount_code_list(*, organization: Organization, query):
+def discount_code_list(
+    *,
+    organization: Organization,
+    payment_link_id: str | None = None,
+    active: bool | None = None,
+    search: str | None = None,
+):
     codes = DiscountCode.objects.filter(organization=organization, deleted_at__isnull=True)
-    if query.get("payment_link_id"):
-        codes = codes.filter(payment_link_id=query["payment_link_id"])
-    active = parse_bool(query, "active")
+    if payment_link_id:
+        codes = codes.filter(payment_link_id=payment_link_id)
     if active is not None:
         codes = codes.filter(is_active=active)
-    if query.get("search"):
-        codes = codes.filter(code__icontains=query["search"].strip())
+    if search:
+        codes = codes.filter(code__icontains=search)
     return codes
 
 
@@ -208,12 +211,18 @@ def discount_codes_batch(
             created.append(
                 discount_code_create(ctx=ctx, organization=organization, data={**shared, "code": raw})
             )
-        except PlatformError as exc:
+        except DomainError as exc:
             errors.append({"code": raw, "error": exc.message})
     return created, errors
 
 
 # --- views ------------------------------------------------------------------------------------
+
+
+class DiscountFilters(FilterSerializer):
+    payment_link_id = IdFilter()
+    active = BoolFilter()
+    search = TextFilter()
 
 
 def _get(request, code_id: str) -> DiscountCode:
@@ -241,7 +250,9 @@ class DiscountCollectionView(PlatformAPIView):
         responses={200: list_of("DiscountCodeList", DiscountSerializer(many=True)), **ERRORS},
     )
     def get(self, request):
-        codes = discount_code_list(organization=request.auth.organization, query=request.query_params)
+        codes = discount_code_list(
+            organization=request.auth.organization, **DiscountFilters.filters(request.query_params)
+        )
         return render_list(request, codes, DiscountSerializer, SORTS)
 
     @extend_schema(

@@ -34,6 +34,7 @@ from chains.registry import chain_get, chains
 from chains.tokens import token_get
 from chains.wallet import devnet_transfer
 from checkout import payments, sessions
+from checkout.inputs import SessionRequest
 from checkout.models import LinkVisit, PaymentLink, PlatformCheckoutSession
 from core.errors import DomainError
 from core.geo import locate
@@ -353,7 +354,8 @@ def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
     try:
         with transaction.atomic():  # a refused payment leaves no session (and holds no discount use)
             session = sessions.platform_session_create(
-                organization=link.organization, data={"payment_link_id": link.id, **params}
+                organization=link.organization,
+                ask=SessionRequest.from_wire({**params, "payment_link_id": link.id}),
             )
             _pay(request, session, values)
     except DomainError as exc:

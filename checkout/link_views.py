@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from checkout import links, selectors
 from checkout import links as services
 from checkout.models import PaymentLink, Transaction
-from checkout.selectors import MAX_DAYS
+from checkout.selectors import MAX_DAYS, SESSION_STATUS_FILTERS
 from checkout.serializers import (
     LinkItemSerializer,
     PaymentLinkDetailSerializer,
@@ -33,6 +33,15 @@ from merchant.products import product_get
 from platform_api.api import PlatformAPIView, deleted, list_of, render_list
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
+from platform_api.filters import (
+    BoolFilter,
+    ChoiceFilter,
+    CreatedWindowFilters,
+    FilterSerializer,
+    IdFilter,
+    TextFilter,
+    WholeNumberFilter,
+)
 from platform_api.inputs import MAX_MILLIS
 from platform_api.pagination import parse_positive_int
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
@@ -44,6 +53,22 @@ TRANSACTION_SORTS = ("created_at", "updated_at", "completed_at")
 
 
 SESSION_SORTS = ("created_at", "updated_at", "expires_at")
+
+
+class PaymentLinkFilters(FilterSerializer):
+    search = TextFilter()
+    active = BoolFilter()
+
+
+class SessionFilters(CreatedWindowFilters):
+    status = ChoiceFilter(SESSION_STATUS_FILTERS)
+
+
+class TransactionFilters(CreatedWindowFilters):
+    status = ChoiceFilter(Transaction.Status.values)
+    chain_id = WholeNumberFilter()
+    customer_id = IdFilter()
+    payment_link_id = IdFilter()
 
 
 class PaymentLinkViewMixin:
@@ -66,9 +91,8 @@ class PaymentLinkCollectionView(PaymentLinkViewMixin, PlatformAPIView):
         responses={200: list_of("PaymentLinkList", PaymentLinkSerializer(many=True)), **ERRORS},
     )
     def get(self, request):
-        links = selectors.payment_link_list(
-            organization=request.auth.organization, query=request.query_params
-        )
+        filters = PaymentLinkFilters.filters(request.query_params)
+        links = selectors.payment_link_list(organization=request.auth.organization, **filters)
         return render_list(request, links, PaymentLinkSerializer, LINK_SORTS)
 
     @extend_schema(
@@ -156,8 +180,9 @@ class PaymentLinkSessionsView(PaymentLinkViewMixin, PlatformAPIView):
     )
     def get(self, request, link_id: str):
         link = self.get_link(link_id)
+        filters = SessionFilters.filters(request.query_params)
         sessions = selectors.checkout_session_list(
-            organization=request.auth.organization, query=request.query_params, link=link
+            organization=request.auth.organization, link=link, **filters
         )
         return render_list(request, sessions, PlatformSessionSerializer, ("created_at",))
 
@@ -325,7 +350,8 @@ class TransactionCollectionView(PlatformAPIView):
         responses={200: list_of("TransactionList", TransactionSerializer(many=True)), **ERRORS},
     )
     def get(self, request):
-        rows = selectors.transaction_list(organization=request.auth.organization, query=request.query_params)
+        filters = TransactionFilters.filters(request.query_params)
+        rows = selectors.transaction_list(organization=request.auth.organization, **filters)
         return render_list(request, rows, TransactionSerializer, TRANSACTION_SORTS)
 
 
@@ -448,7 +474,8 @@ class TransactionExportView(PlatformAPIView):
     )
     def get(self, request):
         fmt = export_format(request)
-        rows = selectors.transaction_list(organization=request.auth.organization, query=request.query_params)
+        filters = TransactionFilters.filters(request.query_params)
+        rows = selectors.transaction_list(organization=request.auth.organization, **filters)
         rows = rows.order_by("-created_at", "-pk")[:TRANSACTION_EXPORT_LIMIT]
         data = (TransactionSerializer(t).data for t in rows.iterator(chunk_size=1000))
         return stream_export(data, fmt=fmt, filename="transactions")

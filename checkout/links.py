@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from checkout.models import PaymentLink, PaymentLinkItem
 from checkout.sessions import link_sessions_expire
+from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest, NotFound
 from merchant.organization import fill_defaults
 from merchant.products import check_product
 from platform_api.context import RequestContext
@@ -72,18 +73,19 @@ def check_link_amounts(values: dict[str, Any]) -> None:
     if values.get("amount") is not None:
         for name in AMOUNT_BOUNDS:
             if values.get(name) is not None:
-                raise PlatformError.invalid_field(
-                    name, f"'{name}' is for a payer-chosen amount; omit it (or 'amount') for a fixed price."
+                raise InvalidRequest(
+                    f"'{name}' is for a payer-chosen amount; omit it (or 'amount') for a fixed price.",
+                    field=name,
                 )
         return
     low, high, suggested = (values.get(name) for name in AMOUNT_BOUNDS)
     if low is not None and high is not None and low > high:
-        raise PlatformError.invalid_field("max_amount", "'max_amount' must not be below 'min_amount'.")
+        raise InvalidRequest("'max_amount' must not be below 'min_amount'.", field="max_amount")
     if suggested is not None and (
         (low is not None and suggested < low) or (high is not None and suggested > high)
     ):
-        raise PlatformError.invalid_field(
-            "suggested_amount", "'suggested_amount' must lie between 'min_amount' and 'max_amount'."
+        raise InvalidRequest(
+            "'suggested_amount' must lie between 'min_amount' and 'max_amount'.", field="suggested_amount"
         )
 
 
@@ -126,7 +128,7 @@ def payment_link_create(
 @transaction.atomic
 def payment_link_update(*, ctx: RequestContext, link: PaymentLink, data: dict[str, Any]) -> PaymentLink:
     if not data:
-        raise PlatformError.no_updates()
+        raise InvalidRequest(NOTHING_TO_UPDATE, code=ErrorCode.NOTHING_TO_UPDATE)
     values = _link_values(data)
     if "is_active" in data:
         values["is_active"] = data["is_active"]
@@ -208,6 +210,6 @@ def payment_link_item_add(*, ctx: RequestContext, link: PaymentLink, data: dict[
 @transaction.atomic
 def payment_link_item_delete(*, ctx: RequestContext, link: PaymentLink, item_id: str) -> None:
     if PaymentLinkItem.objects.filter(payment_link=link, pk=item_id).delete()[0] == 0:
-        raise PlatformError.not_found("payment_link_item", item_id)
+        raise NotFound(f"No payment_link_item with id '{item_id}'.")
     PaymentLink.objects.filter(pk=link.pk).update(updated_at=timezone.now())
     _audit(ctx, "payment_link.updated", "payment_link", link.id, 200)

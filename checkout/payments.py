@@ -18,7 +18,7 @@ from checkout.sessions import Session, check_link_payable
 from core.errors import Conflict, InvalidRequest
 from orders.creation import order_create
 from orders.fees import amount_before_fee_added, fee_amount, gross_for_net, standard_fee, token_usd_value
-from orders.inputs import OrderRequest
+from orders.inputs import EXACT_OUTPUT, OrderRequest, QuoteInput
 from orders.lifecycle import WAITING, order_transition
 from orders.models import Order
 from orders.quotes import quote_build
@@ -31,15 +31,16 @@ def _cost(session: Session, src_chain: int, src_token: str, amount: int) -> tupl
     """(what `amount` of the session's token costs in the payer's token before the fee, the recipient's
     discount-token balance), from the quote provider."""
     quote, _ = quote_build(
-        {
-            "type": ORDER_TYPE,
-            "amount": amount,
-            "srcChain": src_chain,
-            "dstChain": session.chain_id,
-            "srcTokenAddress": src_token,
-            "dstTokenAddress": session.token_address,
-            "recipientAddress": session.recipient_address,
-        }
+        QuoteInput(
+            type=ORDER_TYPE,
+            trade_type=EXACT_OUTPUT,
+            amount=amount,
+            src_chain=src_chain,
+            dst_chain=session.chain_id,
+            src_token_address=src_token,
+            dst_token_address=session.token_address,
+            recipient_address=session.recipient_address or None,
+        )
     )
     bps = int(quote["fee"].get("finalFeeBps") or 0)
     return amount_before_fee_added(int(quote["currencyIn"]["amount"]), bps), int(

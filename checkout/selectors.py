@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -11,8 +11,6 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from checkout.models import LinkVisit, PaymentLink, PlatformCheckoutSession, Transaction
-from platform_api.errors import PlatformError
-from platform_api.inputs import parse_bool, parse_millis
 from platform_api.models import Organization
 from platform_api.selectors import scoped_get
 
@@ -28,12 +26,12 @@ SESSION_STATUS_FILTERS = {
 }
 
 
-def payment_link_list(*, organization: Organization, query) -> QuerySet[PaymentLink]:
+def payment_link_list(
+    *, organization: Organization, search: str | None = None, active: bool | None = None
+) -> QuerySet[PaymentLink]:
     links = PaymentLink.objects.filter(organization=organization, deleted_at__isnull=True)
-    search = (query.get("search") or "").strip()
     if search:
         links = links.filter(Q(name__icontains=search) | Q(short_code__icontains=search))
-    active = parse_bool(query, "active")
     if active is not None:
         links = links.filter(is_active=active)
     return links
@@ -48,26 +46,29 @@ def payment_link_get(*, organization: Organization, link_id: str) -> PaymentLink
     )
 
 
-def checkout_session_list(*, organization: Organization, query, link: PaymentLink | None = None) -> QuerySet:
+def checkout_session_list(
+    *,
+    organization: Organization,
+    link: PaymentLink | None = None,
+    payment_link_id: str | None = None,
+    status: str | None = None,
+    created_from: datetime | None = None,
+    created_to: datetime | None = None,
+) -> QuerySet[PlatformCheckoutSession]:
+    """`status` is one of SESSION_STATUS_FILTERS (`active` is open or processing)."""
     sessions = PlatformCheckoutSession.objects.filter(organization=organization).select_related(
         "discount_code"
     )
     if link is not None:
         sessions = sessions.filter(payment_link=link)
-    elif query.get("payment_link_id"):
-        sessions = sessions.filter(payment_link_id=query["payment_link_id"])
-    status = query.get("status")
+    elif payment_link_id:
+        sessions = sessions.filter(payment_link_id=payment_link_id)
     if status:
-        if status not in SESSION_STATUS_FILTERS:
-            raise PlatformError.invalid_field(
-                "status", f"'status' must be one of: {', '.join(SESSION_STATUS_FILTERS)}."
-            )
         sessions = sessions.filter(status__in=SESSION_STATUS_FILTERS[status])
-    since, until = parse_millis(query, "from"), parse_millis(query, "to")
-    if since is not None:
-        sessions = sessions.filter(created_at__gte=since)
-    if until is not None:
-        sessions = sessions.filter(created_at__lte=until)
+    if created_from is not None:
+        sessions = sessions.filter(created_at__gte=created_from)
+    if created_to is not None:
+        sessions = sessions.filter(created_at__lte=created_to)
     return sessions
 
 
@@ -140,28 +141,29 @@ def payment_link_visitors(*, link: PaymentLink, days: int) -> QuerySet[LinkVisit
     return LinkVisit.objects.filter(payment_link=link, created_at__gte=timezone.now() - timedelta(days=days))
 
 
-def transaction_list(*, organization: Organization, query) -> QuerySet[Transaction]:
+def transaction_list(
+    *,
+    organization: Organization,
+    status: str | None = None,
+    chain_id: int | None = None,
+    customer_id: str | None = None,
+    payment_link_id: str | None = None,
+    created_from: datetime | None = None,
+    created_to: datetime | None = None,
+) -> QuerySet[Transaction]:
     transactions = Transaction.objects.filter(organization=organization)
-    status = query.get("status")
     if status:
-        if status not in Transaction.Status.values:
-            raise PlatformError.invalid_field(
-                "status", f"'status' must be one of: {', '.join(Transaction.Status.values)}."
-            )
         transactions = transactions.filter(status=status)
-    chain_id = query.get("chain_id")
-    if chain_id:
-        if not (chain_id.isascii() and chain_id.isdigit() and len(chain_id) <= 18):
-            raise PlatformError.invalid_field("chain_id", "'chain_id' must be a whole number.")
-        transactions = transactions.filter(chain_id=int(chain_id))
-    for name in ("customer_id", "payment_link_id"):
-        if query.get(name):
-            transactions = transactions.filter(**{name: query[name]})
-    since, until = parse_millis(query, "from"), parse_millis(query, "to")
-    if since is not None:
-        transactions = transactions.filter(created_at__gte=since)
-    if until is not None:
-        transactions = transactions.filter(created_at__lte=until)
+    if chain_id is not None:
+        transactions = transactions.filter(chain_id=chain_id)
+    if customer_id:
+        transactions = transactions.filter(customer_id=customer_id)
+    if payment_link_id:
+        transactions = transactions.filter(payment_link_id=payment_link_id)
+    if created_from is not None:
+        transactions = transactions.filter(created_at__gte=created_from)
+    if created_to is not None:
+        transactions = transactions.filter(created_at__lte=created_to)
     return transactions
 
 

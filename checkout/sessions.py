@@ -26,6 +26,7 @@ from checkout.discounts import (
     discount_release,
     discount_reserve,
 )
+from checkout.inputs import SessionRequest
 from checkout.models import PaymentLink, PlatformCheckoutSession, Widget, WidgetEvent
 from checkout.serializers import PlatformSessionSerializer
 from checkout.widget_api import deposit_options, widget_event_record
@@ -87,53 +88,52 @@ def check_amount_for_link(link: PaymentLink | None, amount: int | None, field: s
 
 @transaction.atomic
 def platform_session_create(
-    *, organization: Organization, data: dict[str, Any], widget: Widget | None = None
+    *, organization: Organization, ask: SessionRequest, widget: Widget | None = None
 ) -> Session:
     """A checkout for a payment link (its token, chain, recipient, price) or for an amount; `open`.
 
     A session started from a widget's page names it: its completion counts for the widget.
     """
     link = None
-    if data.get("payment_link_id"):
-        link = _link_for(organization, data["payment_link_id"])
+    if ask.payment_link_id:
+        link = _link_for(organization, ask.payment_link_id)
         check_link_payable(link)
-        target = {
-            "token_address": link.token_address,
-            "chain_id": link.chain_id,
-            "recipient_address": link.recipient_address,
-        }
-        amount = int(link.amount) if link.amount is not None else data.get("amount")
-        check_amount_for_link(link, data.get("amount"))  # an amount sent for a fixed price must be that price
+        token_address, chain_id, recipient_address = link.token_address, link.chain_id, link.recipient_address
+        amount = int(link.amount) if link.amount is not None else ask.amount
+        check_amount_for_link(link, ask.amount)  # an amount sent for a fixed price must be that price
     else:
-        target = {name: data[name] for name in ("token_address", "chain_id", "recipient_address")}
-        check_token(data["chain_id"], data["token_address"])
-        amount = data.get("amount")  # none: the payer enters it on the hosted page
-        check_amounts_worth(data["chain_id"], data["token_address"], {"amount": amount})
-    check_product(organization, data.get("product_id"))
+        if ask.token_address is None or ask.chain_id is None or ask.recipient_address is None:
+            raise InvalidRequest("A session names a payment link, or a token, chain and recipient.")
+        token_address, chain_id, recipient_address = ask.token_address, ask.chain_id, ask.recipient_address
+        check_token(chain_id, token_address)
+        amount = ask.amount  # none: the payer enters it on the hosted page
+        check_amounts_worth(chain_id, token_address, {"amount": amount})
+    check_product(organization, ask.product_id)
     now = timezone.now()
     session = Session.objects.create(
         organization=organization,
         payment_link=link,
         widget=widget,
-        product_id=data.get("product_id") or None,
+        product_id=ask.product_id,
         amount=amount,
-        **target,
-        success_url=data.get("success_url") or "",
-        cancel_url=data.get("cancel_url") or "",
-        client_reference_id=data.get("client_reference_id") or "",
-        metadata=data.get("metadata") or {},
-        customer_email=data.get("customer_email") or "",
-        customer_name=data.get("customer_name") or "",
-        utm_source=data.get("utm_source") or "",
-        utm_medium=data.get("utm_medium") or "",
-        utm_campaign=data.get("utm_campaign") or "",
+        token_address=token_address,
+        chain_id=chain_id,
+        recipient_address=recipient_address,
+        success_url=ask.success_url,
+        cancel_url=ask.cancel_url,
+        client_reference_id=ask.client_reference_id,
+        metadata=ask.metadata,
+        customer_email=ask.customer_email,
+        customer_name=ask.customer_name,
+        utm_source=ask.utm_source,
+        utm_medium=ask.utm_medium,
+        utm_campaign=ask.utm_campaign,
         created_at=now,
         updated_at=now,
-        expires_at=now
-        + timedelta(seconds=data.get("expires_in") or settings.CHECKOUT_SESSION_DEFAULT_TTL_SECONDS),
+        expires_at=now + timedelta(seconds=ask.expires_in or settings.CHECKOUT_SESSION_DEFAULT_TTL_SECONDS),
     )
-    if data.get("discount_code") and amount is not None:
-        _apply_discount(session, data["discount_code"], amount)
+    if ask.discount_code and amount is not None:
+        _apply_discount(session, ask.discount_code, amount)
     return session
 
 
@@ -155,12 +155,12 @@ def widget_session_create(*, widget: Widget, deposit: str = "") -> Session:
         amount = None  # the payer enters it on the checkout page
     session = platform_session_create(
         organization=widget.organization,
-        data={
-            "token_address": token,
-            "chain_id": chain_id,
-            "amount": amount,
-            "recipient_address": config["recipient_address"],
-        },
+        ask=SessionRequest(
+            token_address=token,
+            chain_id=chain_id,
+            amount=amount,
+            recipient_address=config["recipient_address"],
+        ),
         widget=widget,
     )
     widget_event_record(widget.id, WidgetEvent.Kind.INTERACTION, session.id)

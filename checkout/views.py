@@ -7,11 +7,18 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from checkout import selectors, sessions
+from checkout.inputs import SessionRequest
+from checkout.link_views import SessionFilters
 from checkout.serializers import PlatformSessionCreateSerializer, PlatformSessionSerializer
 from core import openapi
 from platform_api.api import PlatformAPIView, list_of, render_list
+from platform_api.filters import IdFilter
 from platform_api.inputs import MAX_MILLIS
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
+
+
+class PlatformSessionFilters(SessionFilters):
+    payment_link_id = IdFilter()
 
 
 class PlatformSessionCollectionView(PlatformAPIView):
@@ -34,9 +41,8 @@ class PlatformSessionCollectionView(PlatformAPIView):
         responses={200: list_of("CheckoutSessionList", PlatformSessionSerializer(many=True)), **ERRORS},
     )
     def get(self, request):
-        sessions = selectors.checkout_session_list(
-            organization=request.auth.organization, query=request.query_params
-        )
+        filters = PlatformSessionFilters.filters(request.query_params)
+        sessions = selectors.checkout_session_list(organization=request.auth.organization, **filters)
         return render_list(request, sessions, PlatformSessionSerializer, ("created_at",))
 
     @extend_schema(
@@ -52,7 +58,7 @@ class PlatformSessionCollectionView(PlatformAPIView):
         serializer = PlatformSessionCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         session = sessions.platform_session_create(
-            organization=request.auth.organization, data=serializer.validated_data
+            organization=request.auth.organization, ask=SessionRequest.from_wire(serializer.validated_data)
         )
         return Response(PlatformSessionSerializer(session).data, status=status.HTTP_201_CREATED)
 

@@ -26,6 +26,7 @@ from chains.tokens import tokens_by_chain_and_address
 from checkout.models import Transaction, Widget, WidgetEvent
 from checkout.selectors import MAX_DAYS, rate, sum_usd
 from core import openapi
+from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest
 from core.fields import (
     EpochMillisField,
     StrictBooleanField,
@@ -35,8 +36,9 @@ from core.fields import (
 )
 from platform_api.api import PlatformAPIView, deleted, list_of, render_list
 from platform_api.context import RequestContext
-from platform_api.errors import PlatformError, error_from_validation
-from platform_api.inputs import check_amounts_worth, check_token, parse_bool
+from platform_api.errors import error_from_validation
+from platform_api.filters import BoolFilter, ChoiceFilter, FilterSerializer, TextFilter
+from platform_api.inputs import check_amounts_worth, check_token
 from platform_api.models import Organization
 from platform_api.pagination import parse_positive_int
 from platform_api.selectors import scoped_get
@@ -160,18 +162,16 @@ def clean_config(widget_type: str, raw: Any) -> dict[str, Any]:
             config["dst_chain_id"],
             config["dst_token"].lower(),
         ):
-            raise PlatformError.invalid_field(
-                "config.dst_token", "'config.dst_token': a swap needs two tokens."
-            )
+            raise InvalidRequest("'config.dst_token': a swap needs two tokens.", field="config.dst_token")
     elif widget_type == Widget.Type.NFT:
         config["token_id"] = str(config["token_id"])
     else:
         config["accepted_tokens"] = list(dict.fromkeys(config["accepted_tokens"]))
         config["accepted_chains"] = list(dict.fromkeys(config["accepted_chains"]))
         if not deposit_options(config):
-            raise PlatformError.invalid_field(
-                "config.accepted_tokens",
+            raise InvalidRequest(
                 "'config.accepted_tokens': none of these tokens is in the registry on the accepted chains.",
+                field="config.accepted_tokens",
             )
     return config
 
@@ -200,7 +200,7 @@ def widget_create(*, ctx: RequestContext, organization: Organization, data: dict
 def widget_update(*, ctx: RequestContext, widget: Widget, data: dict[str, Any]) -> Widget:
     """Any create field; a new `widget_type` needs a `config` of that type (the old one is checked against it)."""
     if not data:
-        raise PlatformError.no_updates()
+        raise InvalidRequest(NOTHING_TO_UPDATE, code=ErrorCode.NOTHING_TO_UPDATE)
     widget = Widget.objects.select_for_update().get(pk=widget.pk)
     widget_type = data.get("widget_type", widget.widget_type)
     if "config" in data or "widget_type" in data:
@@ -244,18 +244,18 @@ def widget_delete(*, ctx: RequestContext, widget: Widget) -> None:
 # --- selectors ------------------------------------------------------------------------------
 
 
-def widget_list(*, organization: Organization, query):
+def widget_list(
+    *,
+    organization: Organization,
+    search: str | None = None,
+    widget_type: str | None = None,
+    active: bool | None = None,
+):
     widgets = Widget.objects.filter(organization=organization)
-    search = (query.get("search") or "").strip()
     if search:
         widgets = widgets.filter(Q(name__icontains=search) | Q(short_code__icontains=search))
-    if query.get("widget_type"):
-        if query["widget_type"] not in Widget.Type.values:
-            raise PlatformError.invalid_field(
-                "widget_type", f"'widget_type' must be one of {', '.join(Widget.Type.values)}."
-            )
-        widgets = widgets.filter(widget_type=query["widget_type"])
-    active = parse_bool(query, "active")
+    if widget_type:
+        widgets = widgets.filter(widget_type=widget_type)
     if active is not None:
         widgets = widgets.filter(is_active=active)
     return widgets
@@ -345,6 +345,12 @@ STATS = inline_serializer(
 )
 
 
+class WidgetFilters(FilterSerializer):
+    search = TextFilter()
+    widget_type = ChoiceFilter(Widget.Type.values, refusal=f"must be one of {', '.join(Widget.Type.values)}.")
+    active = BoolFilter()
+
+
 def _widget(request, widget_id: str) -> Widget:
     return scoped_get(
         Widget.objects.all(),
@@ -368,7 +374,9 @@ class WidgetCollectionView(PlatformAPIView):
         responses={200: list_of("WidgetList", WidgetSerializer(many=True)), **ERRORS},
     )
     def get(self, request):
-        widgets = widget_list(organization=request.auth.organization, query=request.query_params)
+        widgets = widget_list(
+            organization=request.auth.organization, **WidgetFilters.filters(request.query_params)
+        )
         return render_list(request, widgets, WidgetSerializer, WIDGET_SORTS)
 
     @extend_schema(

@@ -35,7 +35,7 @@ from checkout.hosted import checkout_refused, display_token, format_units, lumin
 from checkout.models import Widget, WidgetEvent
 from checkout.widget_api import deposit_options, widget_event_record
 from core.errors import DomainError, InvalidRequest
-from orders.providers import EXACT_INPUT
+from orders.inputs import EXACT_INPUT, QuoteInput
 from orders.quotes import quote_build
 from platform_api.errors import PlatformError
 
@@ -98,15 +98,15 @@ def _swap_quote(widget: Widget, text: str) -> dict[str, Any]:
         return {"error": "Enter an amount greater than zero."}
     try:
         quote, _ = quote_build(
-            {
-                "type": "swap",
-                "tradeType": EXACT_INPUT,
-                "amount": amount,
-                "srcChain": config["src_chain_id"],
-                "dstChain": config["dst_chain_id"],
-                "srcTokenAddress": config["src_token"],
-                "dstTokenAddress": config["dst_token"],
-            }
+            QuoteInput(
+                type="swap",
+                trade_type=EXACT_INPUT,
+                amount=amount,
+                src_chain=config["src_chain_id"],
+                dst_chain=config["dst_chain_id"],
+                src_token_address=config["src_token"],
+                dst_token_address=config["dst_token"],
+            )
         )
     except DomainError as exc:
         return {"error": exc.message}

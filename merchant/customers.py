@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from chains.fields import AddressField
 from core import openapi
 from core.crypto import blind_index
+from core.errors import NOTHING_TO_UPDATE, Conflict, ErrorCode, InvalidRequest
 from core.fields import EpochMillisField, StrictCharField
 from merchant.exports import EXPORT_PARAMETERS, export_format, stream_export
 from merchant.models import Customer
@@ -27,6 +28,7 @@ from merchant.signals import customer_erased
 from platform_api.api import PlatformAPIView, deleted, list_of, render_list
 from platform_api.errors import PlatformError
 from platform_api.fields import MetadataField
+from platform_api.filters import FilterSerializer, TextFilter
 from platform_api.models import Organization
 from platform_api.selectors import scoped_get
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
@@ -71,9 +73,9 @@ class CustomerSerializer(serializers.Serializer):
         return data
 
 
-def customer_list(*, organization: Organization, query) -> QuerySet[Customer]:
+def customer_list(*, organization: Organization, search: str | None = None) -> QuerySet[Customer]:
+    """`search` finds a wallet by part of its address, or a name or email by its exact value."""
     customers = Customer.objects.filter(organization=organization)
-    search = (query.get("search") or "").strip()
     if search:
         customers = customers.filter(
             Q(wallet_address__icontains=search.lower())
@@ -81,6 +83,10 @@ def customer_list(*, organization: Organization, query) -> QuerySet[Customer]:
             | Q(name_digest=blind_index(search, purpose="customer-name"))
         )
     return customers
+
+
+class CustomerFilters(FilterSerializer):
+    search = TextFilter()
 
 
 def customer_get(request, customer_id: str) -> Customer:
@@ -92,8 +98,10 @@ def customer_get(request, customer_id: str) -> Customer:
     )
 
 
-def _duplicate(wallet: str) -> PlatformError:
-    return PlatformError.duplicate("wallet_address", f"A customer with wallet {wallet} already exists.")
+def _duplicate(wallet: str) -> Conflict:
+    return Conflict(
+        f"A customer with wallet {wallet} already exists.", field="wallet_address", code=ErrorCode.UNIQUE
+    )
 
 
 def customer_create(*, organization: Organization, data: dict[str, Any]) -> Customer:
@@ -114,7 +122,7 @@ def customer_create(*, organization: Organization, data: dict[str, Any]) -> Cust
 @transaction.atomic
 def customer_update(*, customer: Customer, data: dict[str, Any]) -> Customer:
     if not data:
-        raise PlatformError.no_updates()
+        raise InvalidRequest(NOTHING_TO_UPDATE, code=ErrorCode.NOTHING_TO_UPDATE)
     customer = Customer.objects.select_for_update().get(pk=customer.pk)
     for name in ("name", "email", "metadata"):
         if name in data:
@@ -155,7 +163,9 @@ class CustomerCollectionView(PlatformAPIView):
         responses={200: list_of("CustomerList", CustomerSerializer(many=True)), **ERRORS},
     )
     def get(self, request):
-        customers = customer_list(organization=request.auth.organization, query=request.query_params)
+        customers = customer_list(
+            organization=request.auth.organization, **CustomerFilters.filters(request.query_params)
+        )
         return render_list(request, customers, CustomerSerializer, SORTS)
 
     @extend_schema(

@@ -13,6 +13,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from chains.fields import AddressField, SupportedChainIdField
+from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest
 from core.fields import EpochMillisField, StrictCharField
 from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
@@ -91,15 +92,13 @@ def organization_update(
     *, ctx: RequestContext, organization: Organization, data: dict[str, Any]
 ) -> Organization:
     if not data:
-        raise PlatformError.no_updates()
+        raise InvalidRequest(NOTHING_TO_UPDATE, code=ErrorCode.NOTHING_TO_UPDATE)
     organization = Organization.objects.select_for_update().get(pk=organization.pk)
     for name, value in data.items():
         setattr(organization, name, value if value is not None or name == "default_chain_id" else "")
     chain, token = organization.default_chain_id, organization.default_token_address
     if token and chain is None:
-        raise PlatformError.invalid_field(
-            "default_chain_id", "'default_chain_id': a default token needs its chain."
-        )
+        raise InvalidRequest("'default_chain_id': a default token needs its chain.", field="default_chain_id")
     if token and chain is not None:
         check_token(chain, token, param="default_token_address")
     organization.updated_at = timezone.now()
@@ -161,8 +160,10 @@ def fill_defaults(organization: Organization, values: dict[str, Any]) -> dict[st
         if values.get(name) in (None, ""):
             fallback = getattr(organization, default)
             if fallback in (None, ""):
-                raise PlatformError.missing_field(
-                    name, f"The field '{name}' is required (the organization has no {default})."
+                raise InvalidRequest(
+                    f"The field '{name}' is required (the organization has no {default}).",
+                    field=name,
+                    code=ErrorCode.REQUIRED,
                 )
             values[name] = fallback
     return values

@@ -13,15 +13,16 @@ from rest_framework.response import Response
 
 from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
 from core import openapi
+from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest
 from core.fields import EpochMillisField, StrictCharField
 from merchant.models import Product
 from merchant.organization import fill_defaults
 from merchant.serializers import FormSchemaSerializer, ShippingOptionSerializer
 from platform_api.api import PlatformAPIView, deleted, list_of, render_list
 from platform_api.context import RequestContext
-from platform_api.errors import PlatformError
 from platform_api.fields import MetadataField, https_url_field
-from platform_api.inputs import check_amounts_worth, check_token, parse_bool, stored_values
+from platform_api.filters import BoolFilter, ChoiceFilter, FilterSerializer, TextFilter
+from platform_api.inputs import check_amounts_worth, check_token, stored_values
 from platform_api.models import Organization
 from platform_api.selectors import scoped_get
 from platform_api.signals import record_write
@@ -88,12 +89,12 @@ def _product_values(data: dict[str, Any]) -> dict[str, Any]:
 def _check_product(values: dict[str, Any]) -> None:
     if values.get("product_type", Product.Type.ONE_TIME) == Product.Type.VARIABLE:
         if values.get("amount") is not None:
-            raise PlatformError.invalid_field(
-                "amount", "'amount': a variable product's price is the payer's."
-            )
+            raise InvalidRequest("'amount': a variable product's price is the payer's.", field="amount")
     elif values.get("amount") is None:
-        raise PlatformError.missing_field(
-            "amount", "The field 'amount' is required unless 'product_type' is variable."
+        raise InvalidRequest(
+            "The field 'amount' is required unless 'product_type' is variable.",
+            field="amount",
+            code=ErrorCode.REQUIRED,
         )
     check_token(values["chain_id"], values["token_address"])
     check_amounts_worth(values["chain_id"], values["token_address"], {"amount": values.get("amount")})
@@ -117,7 +118,7 @@ def product_create(*, ctx: RequestContext, organization: Organization, data: dic
 @transaction.atomic
 def product_update(*, ctx: RequestContext, product: Product, data: dict[str, Any]) -> Product:
     if not data:
-        raise PlatformError.no_updates()
+        raise InvalidRequest(NOTHING_TO_UPDATE, code=ErrorCode.NOTHING_TO_UPDATE)
     product = Product.objects.select_for_update().get(pk=product.pk)
     values = _product_values(data)
     if values.get("product_type") == Product.Type.VARIABLE and "amount" not in values:
@@ -150,18 +151,26 @@ def product_archive(*, ctx: RequestContext, product: Product) -> None:
     )
 
 
-def product_list(*, organization: Organization, query):
+def product_list(
+    *,
+    organization: Organization,
+    active: bool | None = None,
+    search: str | None = None,
+    product_type: str | None = None,
+):
     """Active products by default; `active=false` lists the archived ones."""
-    products = Product.objects.filter(
-        organization=organization, is_active=parse_bool(query, "active") is not False
-    )
-    if query.get("search"):
-        products = products.filter(name__icontains=query["search"].strip())
-    if query.get("product_type"):
-        if query["product_type"] not in Product.Type.values:
-            raise PlatformError.invalid_field("product_type", "'product_type' must be one_time or variable.")
-        products = products.filter(product_type=query["product_type"])
+    products = Product.objects.filter(organization=organization, is_active=active is not False)
+    if search:
+        products = products.filter(name__icontains=search)
+    if product_type:
+        products = products.filter(product_type=product_type)
     return products
+
+
+class ProductFilters(FilterSerializer):
+    active = BoolFilter()
+    search = TextFilter()
+    product_type = ChoiceFilter(Product.Type.values, refusal="must be one_time or variable.")
 
 
 def product_get(request, product_id: str) -> Product:
@@ -192,7 +201,9 @@ class ProductCollectionView(PlatformAPIView):
         responses={200: list_of("ProductList", ProductSerializer(many=True)), **ERRORS},
     )
     def get(self, request):
-        products = product_list(organization=request.auth.organization, query=request.query_params)
+        products = product_list(
+            organization=request.auth.organization, **ProductFilters.filters(request.query_params)
+        )
         return render_list(request, products, ProductSerializer, PRODUCT_SORTS)
 
     @extend_schema(
@@ -251,4 +262,4 @@ class ProductDetailView(PlatformAPIView):
 def check_product(organization: Organization, product_id: str | None, param: str = "product_id") -> None:
     """A link (or item, or session) may name one of the organization's products, archived or not."""
     if product_id and not Product.objects.filter(organization=organization, pk=product_id).exists():
-        raise PlatformError.invalid_field(param, f"'{param}': no product {product_id}.")
+        raise InvalidRequest(f"'{param}': no product {product_id}.", field=param)

@@ -49,3 +49,65 @@ class OrderRequest:
             onramp=data.get("onramp"),
             metadata=dict(data.get("metadata") or {}),
         )
+
+
+EXACT_INPUT = "EXACT_INPUT"  # the payer's amount is fixed; what arrives follows
+EXACT_OUTPUT = "EXACT_OUTPUT"  # what arrives is fixed; the payer's amount follows
+
+# The wire field that carries the fixed amount, per order type (named in a refusal).
+AMOUNT_FIELDS = {
+    "custom": "payload.amount",
+    "fund_tournament": "fundAmount",
+    "mint_nft": "price",
+    "join_tournament": "price",
+}
+
+
+@dataclass(frozen=True)
+class QuoteInput:
+    """What a quote prices: the payer's side (`src_*`), the recipient's (`dst_*`), which side is fixed
+    (`trade_type`) and by how much (`amount`, in base units of that side's token)."""
+
+    type: str
+    src_chain: int
+    dst_chain: int
+    src_token_address: str
+    dst_token_address: str
+    trade_type: str
+    amount: int
+    recipient_address: str | None = None
+    onramp_vendor: str | None = None
+
+    @property
+    def amount_field(self) -> str:
+        return AMOUNT_FIELDS.get(self.type, "amount")
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> QuoteInput:
+        """The order interface's validated quote body. A swap says which side is fixed;
+        `custom_exact_in` fixes what the payer sends; every other type fixes what must arrive (a price,
+        an entry fee, an x402 payment)."""
+        kind = data["type"]
+        if kind == "swap":
+            trade_type, amount = data["tradeType"], data["amount"]
+        elif kind == "custom_exact_in":
+            trade_type, amount = EXACT_INPUT, data["amount"]
+        elif kind in ("x402_swap", "duel"):
+            trade_type, amount = EXACT_OUTPUT, data["amount"]
+        elif kind == "custom":
+            trade_type, amount = EXACT_OUTPUT, data["payload"]["amount"]
+        elif kind == "fund_tournament":
+            trade_type, amount = EXACT_OUTPUT, data["fundAmount"]
+        else:  # mint_nft, join_tournament
+            trade_type, amount = EXACT_OUTPUT, data["price"]
+        return cls(
+            type=kind,
+            src_chain=data["srcChain"],
+            dst_chain=data["dstChain"],
+            src_token_address=data["srcTokenAddress"],
+            dst_token_address=data["dstTokenAddress"],
+            trade_type=trade_type,
+            amount=int(amount),
+            recipient_address=data.get("recipientAddress") or None,
+            onramp_vendor=data.get("onrampVendor"),
+        )

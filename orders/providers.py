@@ -19,11 +19,9 @@ from django.conf import settings
 from chains.models import Token
 from chains.tokens import token_get
 from core.http_client import build_session
+from orders.inputs import EXACT_INPUT
 
 logger = logging.getLogger(__name__)
-
-EXACT_INPUT = "EXACT_INPUT"
-EXACT_OUTPUT = "EXACT_OUTPUT"
 
 
 class ProviderUnavailable(Exception):

@@ -12,9 +12,8 @@ from chains.tokens import check_amount_worth
 from core.errors import InvalidRequest, UpstreamError
 from orders import fees
 from orders.fees import recipient_discount_balance
+from orders.inputs import EXACT_INPUT, EXACT_OUTPUT, QuoteInput
 from orders.providers import (
-    EXACT_INPUT,
-    EXACT_OUTPUT,
     ProviderUnavailable,
     QuoteRejected,
     QuoteRequest,
@@ -24,26 +23,6 @@ from orders.providers import (
 logger = logging.getLogger(__name__)
 
 CONTRACT_CALLS = {"custom", "custom_exact_in", "mint_nft", "join_tournament", "fund_tournament"}
-
-
-def trade_of(data: dict[str, Any]) -> tuple[str, int]:
-    """(tradeType, amount) a quote request stands for.
-
-    A swap says which; `custom_exact_in` fixes what the payer sends; every other
-    type fixes what must arrive (a price, an entry fee, an x402 payment).
-    """
-    kind = data["type"]
-    if kind == "swap":
-        return data["tradeType"], data["amount"]
-    if kind == "custom_exact_in":
-        return EXACT_INPUT, data["amount"]
-    if kind in ("x402_swap", "duel"):
-        return EXACT_OUTPUT, data["amount"]
-    if kind == "custom":
-        return EXACT_OUTPUT, data["payload"]["amount"]
-    if kind == "fund_tournament":
-        return EXACT_OUTPUT, data["fundAmount"]
-    return EXACT_OUTPUT, data["price"]  # mint_nft, join_tournament
 
 
 def _decimal(value: Any) -> Decimal:
@@ -93,26 +72,23 @@ def _cents(value: Decimal) -> str:
     return str(value.quantize(Decimal("0.01")) + 0)  # + 0: never "-0.00"
 
 
-def quote_build(data: dict[str, Any]) -> tuple[dict[str, Any], str]:
+def quote_build(ask: QuoteInput) -> tuple[dict[str, Any], str]:
     """The quote response and the name of the provider that priced it."""
-    trade_type, amount = trade_of(data)
-    side = ("srcChain", "srcTokenAddress") if trade_type == EXACT_INPUT else ("dstChain", "dstTokenAddress")
-    field = {
-        "custom": "payload.amount",
-        "fund_tournament": "fundAmount",
-        "mint_nft": "price",
-        "join_tournament": "price",
-    }.get(data["type"], "amount")
-    check_amount_worth(chain_id=data[side[0]], address=data[side[1]], amount=amount, field=field)
-    recipient = data.get("recipientAddress") or None
+    trade_type, amount, recipient = ask.trade_type, ask.amount, ask.recipient_address
+    chain, token = (
+        (ask.src_chain, ask.src_token_address)
+        if trade_type == EXACT_INPUT
+        else (ask.dst_chain, ask.dst_token_address)
+    )
+    check_amount_worth(chain_id=chain, address=token, amount=amount, field=ask.amount_field)
     provider = get_quote_provider()
     request = QuoteRequest(
         user=settings.RELAY_QUOTE_USER,
         recipient=recipient or settings.RELAY_QUOTE_USER,
-        origin_chain_id=data["srcChain"],
-        destination_chain_id=data["dstChain"],
-        origin_currency=data["srcTokenAddress"],
-        destination_currency=data["dstTokenAddress"],
+        origin_chain_id=ask.src_chain,
+        destination_chain_id=ask.dst_chain,
+        origin_currency=ask.src_token_address,
+        destination_currency=ask.dst_token_address,
         amount=amount,
         trade_type=trade_type,
     )
@@ -130,7 +106,7 @@ def quote_build(data: dict[str, Any]) -> tuple[dict[str, Any], str]:
     )
     points, multiplier = fees.points_for(usd_value=usd_value, recipient_balance=balance)
 
-    if data.get("onrampVendor") == "vendorB-web2":
+    if ask.onramp_vendor == "vendorB-web2":
         fee = fees.card_fee(
             original_amount=fees.usd_to_usdc_units(usd_value), usd_value=usd_value, recipient_balance=balance
         ).as_dict()
@@ -155,10 +131,10 @@ def quote_build(data: dict[str, Any]) -> tuple[dict[str, Any], str]:
             )
 
     details.update(_impact_and_rate(details["currencyIn"], details["currencyOut"]))
-    if data["type"] in CONTRACT_CALLS:
+    if ask.type in CONTRACT_CALLS:
         operation = "execute"
     else:
-        operation = "swap" if data["srcChain"] == data["dstChain"] else "bridge"
+        operation = "swap" if ask.src_chain == ask.dst_chain else "bridge"
     return (
         {
             "operation": operation,

@@ -33,9 +33,9 @@ from chains.outbox import outbox_submit, outbox_transfer
 from chains.registry import chain_get
 from core.http_client import build_session
 from orders.fees import fee_amount
+from orders.inputs import EXACT_INPUT
 from orders.models import Order, RelayTx, SolverAllowance
 from orders.providers import (
-    EXACT_INPUT,
     OfflineQuoteProvider,
     ProviderUnavailable,
     QuoteRejected,

@@ -15,7 +15,7 @@ from core.http import client_ip
 from orders import examples, selectors, sessions
 from orders.creation import order_create
 from orders.envelope import OrderAPIView, OrderError, ok, order_error_response
-from orders.inputs import OrderRequest
+from orders.inputs import OrderRequest, QuoteInput
 from orders.providers import token_shape
 from orders.quotes import quote_build
 from orders.representations import chain_data, order_data, order_detail_data, session_data
@@ -114,7 +114,7 @@ class OrderQuoteView(OrderAPIView):
     def post(self, request):
         serializer = quote_serializer_for(request.data)
         serializer.is_valid(raise_exception=True)
-        quote, provider = quote_build(serializer.validated_data)
+        quote, provider = quote_build(QuoteInput.from_wire(serializer.validated_data))
         return ok(quote, "Quote", headers={"X-Quote-Provider": provider})
 
 

@@ -173,15 +173,25 @@ def error_from_validation(exc: drf_exceptions.ValidationError) -> PlatformError:
 
 
 def from_domain_error(exc: domain.DomainError) -> PlatformError:
-    """A service's refusal in the platform's terms; a provider failure is a 503 the client may retry."""
-    if isinstance(exc, domain.NotFound):
+    """A service's refusal in the platform's terms, by its domain code; a provider failure is a 503 the
+    client may retry."""
+    code = domain.ErrorCode
+    if exc.code == code.NOT_FOUND:
         return PlatformError(
             status=404, type="not_found_error", code="resource_not_found", message=exc.message
         )
-    if isinstance(exc, domain.Conflict):
+    if exc.code == code.UNIQUE:
+        return PlatformError(
+            status=409, type=INVALID_REQUEST, code="duplicate_resource", message=exc.message, param=exc.field
+        )
+    if exc.code == code.INVALID_STATE:
         return PlatformError.invalid_transition(exc.message)
-    if isinstance(exc, domain.UpstreamError | domain.NotConfigured):
+    if exc.code in (code.UPSTREAM, code.NOT_CONFIGURED):
         return PlatformError(status=503, type="api_error", code="internal_error", message=exc.message)
+    if exc.code == code.NOTHING_TO_UPDATE:
+        return PlatformError.no_updates()
+    if exc.code == code.REQUIRED and exc.field:
+        return PlatformError.missing_field(exc.field, exc.message)
     message = exc.message
     if exc.field and not message.startswith(f"'{exc.field}'"):
         message = f"'{exc.field}': {message}"

@@ -1,44 +1,22 @@
-"""Checks of the platform's inputs that several resources share: query-string flags and times, and the
-registry tokens a resource is paid in (each raises the platform's error with `param` naming the field)."""
+"""Checks that several platform resources' services share: the registry tokens a resource is paid in and
+what its amounts are worth (each raises `core.errors.InvalidRequest` naming the field), and the stored
+values of a write."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from chains.tokens import check_amount_worth, token_get
 from core.errors import InvalidRequest
-from platform_api.errors import PlatformError
-
-
-def parse_bool(query, name: str) -> bool | None:
-    raw = query.get(name)
-    if raw in (None, ""):
-        return None
-    if raw not in ("true", "false"):
-        raise PlatformError.invalid_field(name, f"'{name}' must be 'true' or 'false'.")
-    return raw == "true"
-
 
 MAX_MILLIS = 253402300799999  # 9999-12-31T23:59:59.999Z: the last instant a datetime holds
-
-
-def parse_millis(query, name: str):
-    raw = query.get(name)
-    if raw in (None, ""):
-        return None
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 15 and int(raw) <= MAX_MILLIS):
-        raise PlatformError.invalid_field(
-            name, f"'{name}' must be a timestamp in milliseconds since the epoch."
-        )
-    return datetime.fromtimestamp(int(raw) / 1000, tz=UTC)
 
 
 def check_token(chain_id: int, token_address: str, *, param: str = "token_address") -> None:
     """A link or session is paid in a registry token: its decimals and price make the checkout's quote."""
     if token_get(chain_id=chain_id, address=token_address) is None:
-        raise PlatformError.invalid_field(
-            param, f"'{param}': {token_address} is not a token of the registry on chain {chain_id}."
+        raise InvalidRequest(
+            f"'{param}': {token_address} is not a token of the registry on chain {chain_id}.", field=param
         )
 
 
@@ -50,7 +28,7 @@ def check_amounts_worth(chain_id: int, token_address: str, amounts: dict[str, in
         try:
             check_amount_worth(chain_id=chain_id, address=token_address, amount=int(amount), field=param)
         except InvalidRequest as exc:
-            raise PlatformError.invalid_field(param, f"'{param}' {exc.message}") from None
+            raise InvalidRequest(f"'{param}' {exc.message}", field=param) from None
 
 
 def stored_values(data: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from platform_api.errors import PlatformError
+from core.errors import NotFound
 from platform_api.models import ApiKey, Organization
 
 
@@ -12,7 +12,7 @@ def scoped_get(queryset: QuerySet, *, organization: Organization, resource_type:
     """The organization's resource with this id; another tenant's is reported as not found."""
     obj = queryset.filter(organization=organization, pk=resource_id).first()
     if obj is None:
-        raise PlatformError.not_found(resource_type, resource_id)
+        raise NotFound(f"No {resource_type} with id '{resource_id}'.")
     return obj
 
 

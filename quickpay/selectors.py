@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from platform_api.errors import PlatformError
+from core.errors import NotFound
 from quickpay.models import QuickPayment
 
 
@@ -10,5 +10,5 @@ def quick_payment_get(*, payment_id: str) -> QuickPayment:
     """A quick payment by its id, for anyone who has the id (it is the capability: ~142 random bits)."""
     payment = QuickPayment.objects.filter(pk=payment_id).first()
     if payment is None:
-        raise PlatformError.not_found("quick_payment", payment_id)
+        raise NotFound(f"No quick_payment with id '{payment_id}'.")
     return payment

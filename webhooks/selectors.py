@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from platform_api.errors import PlatformError
+from core.errors import NotFound
 from platform_api.models import Organization
 from platform_api.selectors import scoped_get
 from webhooks.models import WebhookDelivery, WebhookEndpoint
@@ -30,5 +30,5 @@ def webhook_delivery_list(*, endpoint: WebhookEndpoint, limit: int) -> list[Webh
 def webhook_delivery_get(*, endpoint: WebhookEndpoint, delivery_id: str) -> WebhookDelivery:
     delivery = WebhookDelivery.objects.filter(endpoint=endpoint, pk=delivery_id).first()
     if delivery is None:
-        raise PlatformError.not_found("delivery", delivery_id)
+        raise NotFound(f"No delivery with id '{delivery_id}'.")
     return delivery

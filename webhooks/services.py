@@ -9,8 +9,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import NOTHING_TO_UPDATE, Conflict, ErrorCode, InvalidRequest, NotFound
 from platform_api.context import RequestContext
-from platform_api.errors import PlatformError
 from platform_api.models import Organization
 from platform_api.signals import record_write
 from webhooks.crypto import decrypt_secret, encrypt_secret, new_endpoint_secret
@@ -61,9 +61,8 @@ def webhook_endpoint_create(
         WebhookEndpoint.objects.filter(organization=organization).count()
         >= settings.WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION
     ):
-        raise PlatformError.invalid_field(
-            None,
-            f"An organization can have at most {settings.WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION} webhook endpoints.",
+        raise InvalidRequest(
+            f"An organization can have at most {settings.WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION} webhook endpoints."
         )
     secret = new_endpoint_secret()
     endpoint = WebhookEndpoint.objects.create(
@@ -92,7 +91,7 @@ def webhook_endpoint_update(
         k: v for k, v in {"url": url, "events": events, "is_active": is_active}.items() if v is not None
     }
     if not changes:
-        raise PlatformError.no_updates()
+        raise InvalidRequest(NOTHING_TO_UPDATE, code=ErrorCode.NOTHING_TO_UPDATE)
     endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
     resumed = is_active is True and not endpoint.is_active
     paused = is_active is False and endpoint.is_active
@@ -182,19 +181,17 @@ def webhook_endpoint_send_test(*, endpoint: WebhookEndpoint) -> AttemptResult:
     )
     result = attempt_delivery(delivery.id, synchronous=True)
     if result is None:  # only if the endpoint vanished mid-test
-        raise PlatformError.not_found("webhook", endpoint.id)
+        raise NotFound(f"No webhook with id '{endpoint.id}'.")
     return result
 
 
 def webhook_delivery_retry(*, delivery: WebhookDelivery) -> AttemptResult:
     """Retry a failed delivery once, now; the same body, signature and delivery id as before."""
     if delivery.status != WebhookDelivery.Status.FAILED:
-        raise PlatformError.invalid_transition(
-            f"Only a failed delivery can be retried; delivery {delivery.id} is {delivery.status}."
-        )
+        raise Conflict(f"Only a failed delivery can be retried; delivery {delivery.id} is {delivery.status}.")
     result = attempt_delivery(delivery.id, manual=True)
     if result is None:
-        raise PlatformError.invalid_transition(f"Delivery {delivery.id} is already being retried.")
+        raise Conflict(f"Delivery {delivery.id} is already being retried.")
     return result
 
 
@@ -256,7 +253,7 @@ def notification_settings_get(organization: Organization) -> NotificationSetting
 @transaction.atomic
 def notification_settings_update(*, ctx: RequestContext, organization: Organization, data: dict[str, Any]):
     if not data:
-        raise PlatformError.no_updates()
+        raise InvalidRequest(NOTHING_TO_UPDATE, code=ErrorCode.NOTHING_TO_UPDATE)
     row = NotificationSettings.objects.select_for_update().get(pk=notification_settings_get(organization).pk)
     if "email_address" in data:
         row.email_address = data["email_address"] or ""
@@ -265,7 +262,7 @@ def notification_settings_update(*, ctx: RequestContext, organization: Organizat
     if "email_enabled" in data:
         row.email_enabled = data["email_enabled"]
     if row.email_enabled and not row.email_address:
-        raise PlatformError.invalid_field("email_address", "'email_address' is needed to enable email.")
+        raise InvalidRequest("'email_address' is needed to enable email.", field="email_address")
     row.updated_at = timezone.now()
     row.save()
     record_write(

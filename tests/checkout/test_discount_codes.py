@@ -12,6 +12,7 @@ from django.utils import timezone
 from audit.models import AuditEvent
 from checkout import sessions
 from checkout.discounts import discount_redeem
+from checkout.inputs import SessionRequest
 from checkout.models import DiscountCode, PaymentLink, PlatformCheckoutSession
 from core.errors import InvalidRequest
 from tests.conftest import client_for
@@ -146,13 +147,13 @@ def test_twenty_payers_at_once_never_use_a_code_past_max_uses(organization, toke
             barrier.wait()
             session = sessions.platform_session_create(
                 organization=organization,
-                data={
-                    "token_address": USDC_BASE,
-                    "chain_id": 8453,
-                    "recipient_address": RECIPIENT,
-                    "amount": 10_000,
-                    "discount_code": "five",
-                },
+                ask=SessionRequest(
+                    token_address=USDC_BASE,
+                    chain_id=8453,
+                    recipient_address=RECIPIENT,
+                    amount=10_000,
+                    discount_code="five",
+                ),
             )
             applied.append(session.id)
         except InvalidRequest as exc:  # anything else (a deadlock, a bug) fails the thread, and the count
