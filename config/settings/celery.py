@@ -1,0 +1,93 @@
+"""Celery: the broker (Redis, or files under var/ when there is none), task routing, and beat's one
+schedule of every periodic task."""
+
+from __future__ import annotations
+
+import os
+
+from config.settings.chains import OUTBOX_POLL_SECONDS
+from config.settings.django import REDIS_URL
+from config.settings.env import VAR_DIR
+from config.settings.orders import RELAY_POLL_SECONDS
+from config.settings.webhooks import CELERY_WEBHOOK_QUEUE, WEBHOOK_SWEEP_INTERVAL_SECONDS
+
+# --- Celery -----------------------------------------------------------------
+
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
+if CELERY_BROKER_URL == "filesystem://":
+    # A broker that needs no server: messages are files under var/celery/, written atomically (config/brokers.py).
+    CELERY_BROKER_TRANSPORT = "config.brokers:AtomicFilesystemTransport"
+    _celery_dir = VAR_DIR / "celery" / "queue"
+    _celery_dir.mkdir(parents=True, exist_ok=True)
+    (VAR_DIR / "celery" / "control").mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_celery_dir),
+        "data_folder_out": str(_celery_dir),
+        # Broadcast exchanges (worker control) too, or kombu writes them to ./control.
+        "control_folder": str(VAR_DIR / "celery" / "control"),
+        "store_processed": False,
+        # How often an idle worker looks for a new message file (kombu's default, 1 s, is added to every hop
+        # of a settlement: deposit, sweep, relay, call).
+        "polling_interval": 0.1,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "audit-purge-expired-events": {
+        "task": "audit.tasks.purge_expired_audit_events",
+        "schedule": 3600.0,
+    },
+    "platform-purge-expired-idempotency-and-rate-limit-rows": {
+        "task": "platform_api.tasks.purge_expired_platform_rows",
+        "schedule": 600.0,
+    },
+    "platform-expire-quick-payments": {
+        "task": "platform_api.tasks.expire_quick_payments",
+        "schedule": 60.0,
+    },
+}
+CELERY_BEAT_SCHEDULE.update(
+    {
+        "chains-outbox-poll": {"task": "chains.tasks.outbox_poll", "schedule": OUTBOX_POLL_SECONDS},
+        "orders-settle-stuck": {"task": "orders.tasks.settle_stuck_orders", "schedule": 60.0},
+        # The relay provider's fills are asked for: it tells nothing by itself.
+        "orders-poll-relays": {"task": "orders.tasks.poll_relays", "schedule": RELAY_POLL_SECONDS},
+        "orders-expire-checkout-sessions": {
+            "task": "orders.tasks.expire_checkout_sessions",
+            "schedule": 60.0,
+        },
+        "checkout-expire-sessions": {"task": "checkout.tasks.expire_sessions", "schedule": 60.0},
+        "orders-expire-unpaid-orders": {"task": "orders.tasks.expire_unpaid_orders", "schedule": 60.0},
+        "chains-retry-deposit-handlers": {"task": "chains.tasks.retry_deposit_handlers", "schedule": 60.0},
+    }
+)
+# The chains are rows (chains.Chain, seeded from CHAINS): one dispatcher sends each chain's scan when its poll
+# interval has passed, so a chain added or edited at run time is scanned without restarting beat.
+WATCHER_DISPATCH_SECONDS = float(os.environ.get("WATCHER_DISPATCH_SECONDS", "1"))
+CELERY_BEAT_SCHEDULE["chains-scan-due"] = {
+    "task": "chains.tasks.scan_due_chains",
+    "schedule": WATCHER_DISPATCH_SECONDS,
+    "options": {"expires": WATCHER_DISPATCH_SECONDS * 5},
+}
+
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
+CELERY_TASK_ROUTES = {
+    "webhooks.tasks.deliver_webhook": {"queue": CELERY_WEBHOOK_QUEUE},
+    "webhooks.tasks.send_notification_email": {"queue": CELERY_WEBHOOK_QUEUE},
+}
+CELERY_BEAT_SCHEDULE["webhooks-sweep-due-deliveries"] = {
+    "task": "webhooks.tasks.sweep_due_deliveries",
+    "schedule": float(WEBHOOK_SWEEP_INTERVAL_SECONDS),
+}
+CELERY_BEAT_SCHEDULE["webhooks-sweep-due-notifications"] = {
+    "task": "webhooks.tasks.sweep_due_notifications",
+    "schedule": float(WEBHOOK_SWEEP_INTERVAL_SECONDS),
+}

@@ -1,0 +1,50 @@
+"""The order interface: order lifetimes and limits, the deployment's fee choices, the quote and relay
+providers, settlement and refunds."""
+
+from __future__ import annotations
+
+import os
+
+from config.settings.chains import DEVNET, VAULT_ADDRESS
+from config.settings.django import DEVELOPMENT
+from config.settings.env import BASE_DIR, env_int
+
+ORDER_LIFETIME_SECONDS = 15 * 60
+# Above any payment: an amount worth more than this at its token's reference price is refused where it is sent
+# (orders, quotes, links, products, sessions, widgets, quick pay), so that every figure derived from an amount
+# (fees, points, USD totals) stays within its column.
+MAX_PAYMENT_USD = env_int("MAX_PAYMENT_USD", 10**12)
+ORDER_LIST_MAX_LIMIT = 100
+TOKEN_LIST_FILE = BASE_DIR / "chains" / "data" / "tokens.json"
+
+# The fee schedule, the discount tiers and points are business rules of the orders app (orders/fees.py).
+# What a deployment chooses stays here: the discount token (B3 on Base) and the card service fee.
+DISCOUNT_TOKEN_CHAIN_ID = env_int("DISCOUNT_TOKEN_CHAIN_ID", 8453)
+DISCOUNT_TOKEN_ADDRESS = os.environ.get(
+    "DISCOUNT_TOKEN_ADDRESS", "0xB3B32F9f8827D4634fE7d973Fa1034Ec9fdDB3B3"
+)
+# The service's fixed fee on card payments through vendorB, in USD (the vendor's own is in orders/fees.py).
+CARD_SERVICE_FEE_USD = os.environ.get("CARD_SERVICE_FEE_USD", "0.00")
+
+# External providers. "offline" prices from the token registry and reads balances as 0;
+# "relay" / "rpc" call the real services.
+QUOTE_PROVIDER = os.environ.get("QUOTE_PROVIDER", "offline")
+RELAY_API_URL = os.environ.get("RELAY_API_URL", "https://api.relay.link")
+RELAY_API_KEY = os.environ.get("RELAY_API_KEY", "")
+# The address that sends the relay transaction: the service's vault.
+RELAY_QUOTE_USER = os.environ.get("RELAY_QUOTE_USER", VAULT_ADDRESS or "0x" + "0" * 40)
+# Who delivers on the destination chain (orders/relays.py): "devnet" (the solver, between devnets only)
+# or "relay" (the relay provider's HTTP API at RELAY_API_URL).
+RELAY_PROVIDER = os.environ.get("RELAY_PROVIDER", "devnet" if DEVELOPMENT else "relay")
+# Settlement re-prices what arrived; below the payer's expectedDstAmount less this tolerance it is refunded.
+SETTLEMENT_SLIPPAGE_BPS = env_int("SETTLEMENT_SLIPPAGE_BPS", 100)
+# How long a relay may take before the order is failed and refunded.
+RELAY_TIMEOUT_SECONDS = env_int("RELAY_TIMEOUT_SECONDS", 600)
+# How often orders waiting for the relay provider's fill ask it for their status.
+RELAY_POLL_SECONDS = float(os.environ.get("RELAY_POLL_SECONDS", "2" if DEVNET else "5"))
+QUOTE_SLIPPAGE_BPS = env_int("QUOTE_SLIPPAGE_BPS", 50)
+# Settlement (orders/settlement.py): a step that has made no progress for this long is listed as stuck.
+SETTLEMENT_STUCK_SECONDS = env_int("SETTLEMENT_STUCK_SECONDS", 300)
+# A refund that failed moved nothing: it is tried again after this long, this many times in all.
+REFUND_RETRY_SECONDS = env_int("REFUND_RETRY_SECONDS", 60)
+REFUND_MAX_ATTEMPTS = env_int("REFUND_MAX_ATTEMPTS", 5)
