@@ -11,7 +11,8 @@ from web3 import Web3
 
 from chains.devnet import deploy_contract
 from chains.models import ChainCursor, Deposit, Incident, WatchedAddress
-from chains.watcher import BALANCE_SEEN, scan_chain, watch_address
+from chains.native import BALANCE_SEEN
+from chains.watcher import scan_chain, watch_address
 from orders.models import Order
 from tests.chains.test_watcher import _scan_until
 from tests.devnets import devnet_order
