@@ -29,12 +29,16 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core import safehttp
-from webhooks import notifications
+from webhooks.health import endpoint_attempt_count, endpoint_successes_count
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.signing import delivery_headers
 
 logger = logging.getLogger(__name__)
+
+
 Status = WebhookDelivery.Status
+
+
 CUT_OFF = "cut off: the worker stopped before the attempt finished"
 
 
@@ -129,7 +133,9 @@ def _claim(delivery_id: str, *, manual: bool, synchronous: bool) -> _Claim | Non
                 last_error=CUT_OFF,
                 completed_at=now,
             )
-            _count(endpoint, delivery, status=Status.FAILED, manual=False, failed=True, now=now)
+            endpoint_attempt_count(
+                endpoint, delivery, status=Status.FAILED, manual=False, failed=True, now=now
+            )
             return None
         cap = 1 if endpoint.last_attempt_failed else settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT
         in_flight = (
@@ -249,6 +255,8 @@ _FINISHED_DELIVERY_FIELDS = [
     "last_error",
     "completed_at",
 ]
+
+
 _FINISHED_ATTEMPT_FIELDS = ["response_code", "response_time_ms", "error", "finished_at", "created_at"]
 
 
@@ -356,10 +364,12 @@ def _record(
         d for c, d, _, _, _ in finished if d.status == Status.SUCCESS and not (c.manual or d.is_test)
     ]
     if successes:
-        _count_successes(endpoint.pk, len(successes), now)
+        endpoint_successes_count(endpoint.pk, len(successes), now)
     for claim, delivery, _, _, _ in finished:
         if delivery not in successes:
-            _count(endpoint, delivery, status=delivery.status, manual=claim.manual, failed=True, now=now)
+            endpoint_attempt_count(
+                endpoint, delivery, status=delivery.status, manual=claim.manual, failed=True, now=now
+            )
     return outcomes, following
 
 
@@ -451,81 +461,6 @@ def _next_waiting(endpoint_id: str, now: datetime) -> str | None:
             next_attempt_at=now, waiting_for_slot=False
         )
     return waiting
-
-
-def _count_successes(endpoint_id: str, successes: int, now: datetime) -> None:
-    WebhookEndpoint.objects.filter(pk=endpoint_id).update(
-        success_count=F("success_count") + successes,
-        consecutive_failures=0,
-        last_attempt_failed=False,
-        last_triggered_at=now,
-    )
-
-
-def _count(
-    endpoint: WebhookEndpoint, delivery: WebhookDelivery, *, status: str, manual: bool, failed: bool, now
-) -> None:
-    """Endpoint counters, with F() so concurrent workers never lose an increment."""
-    endpoints = WebhookEndpoint.objects.filter(pk=endpoint.pk)
-    if delivery.is_test:
-        endpoints.update(last_triggered_at=now)
-        return
-    if status == Status.SUCCESS:
-        endpoints.update(
-            success_count=F("success_count") + 1,
-            consecutive_failures=0,
-            last_attempt_failed=False,
-            last_triggered_at=now,
-        )
-    elif status == Status.FAILED and not manual:
-        endpoints.update(
-            failure_count=F("failure_count") + 1,
-            consecutive_failures=F("consecutive_failures") + 1,
-            last_attempt_failed=True,
-            last_triggered_at=now,
-        )
-        _maybe_disable(endpoint.pk)
-    else:
-        endpoints.update(last_attempt_failed=failed, last_triggered_at=now)
-
-
-def _maybe_disable(endpoint_id: str) -> None:
-    threshold = settings.WEBHOOK_AUTO_DISABLE_AFTER
-    disabled = WebhookEndpoint.objects.filter(
-        pk=endpoint_id, is_active=True, consecutive_failures__gte=threshold
-    ).update(
-        is_active=False,
-        disabled_reason=f"{threshold} consecutive failed deliveries",
-        updated_at=timezone.now(),
-    )
-    if disabled:
-        _notify_disabled(WebhookEndpoint.objects.select_related("organization").get(pk=endpoint_id))
-
-
-def _notify_disabled(endpoint: WebhookEndpoint) -> None:
-    """Tell the organization's contact address, through the notification outbox (sent by a worker, retried
-    like every notification email), in the transaction that disabled the endpoint."""
-    recipient = endpoint.organization.contact_email
-    if not recipient:
-        logger.warning(
-            "Webhook endpoint %s disabled; organization %s has no contact email",
-            endpoint.id,
-            endpoint.organization_id,
-        )
-        return
-    notifications.queue(
-        organization=endpoint.organization,
-        event=None,
-        event_type="webhook.disabled",
-        to=recipient,
-        subject=f"Webhook endpoint {endpoint.id} was disabled",
-        body=(
-            f"Deliveries to {endpoint.url} failed {settings.WEBHOOK_AUTO_DISABLE_AFTER} times in a row, so the "
-            f"endpoint {endpoint.id} has been disabled and receives nothing until it is re-enabled "
-            f"(PATCH /api/v1/webhooks/{endpoint.id} with is_active true). Failed deliveries can be retried "
-            "from the delivery history."
-        ),
-    )
 
 
 def due_delivery_ids(*, limit: int = 500) -> list[str]:

@@ -1,0 +1,195 @@
+"""Money back: every refund an order owes, each under a business key that always stands for the same amount,
+paid from the vault to the deposit's sender (or to the order's refund address) once the deposit address was
+swept; a card payment is refunded by its vendor. `refund_deposits` is asked by settlement
+(orders/settlement.py) whatever the order's state."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from chains.incidents import incident_record
+from chains.models import Incident, OutboxTx
+from chains.outbox import outbox_transfer, swept_of
+from core.errors import DomainError
+from orders import lifecycle
+from orders.models import DepositTx, Order, RefundTx
+from orders.onramps import get_onramp_adapter
+from orders.sweeps import order_sweep
+
+logger = logging.getLogger("orders.settlement")  # refunds are settlement's news
+
+Status = Order.Status
+
+
+def _owed(order: Order) -> list[tuple[DepositTx, int, str]]:
+    """(deposit, amount, business key) of every refund the order owes now.
+
+    Each key always stands for the same amount: a deposit's flagged part
+    (refund_amount) under `refund:<deposit>`, and, once the order is refunding,
+    the rest of it under `refund:<deposit>:rest`. So a flagged refund in flight
+    when the order fails is never paid a second time.
+    """
+    refunding = order.status in (Status.REFUNDING, Status.REFUNDED)
+    owed = []
+    for deposit in order.deposit_txs.filter(Q(refund_amount__isnull=False) | Q(counted=True)):
+        flagged = int(deposit.refund_amount or 0)
+        if flagged:
+            owed.append((deposit, flagged, f"order:{order.pk}:refund:{deposit.pk}"))
+        rest = int(deposit.amount) - flagged
+        if refunding and rest > 0:
+            owed.append(
+                (deposit, rest, f"order:{order.pk}:refund:{deposit.pk}" + (":rest" if flagged else ""))
+            )
+    return owed
+
+
+def refund_target(order: Order, deposit: DepositTx) -> str:
+    """Where a deposit's refund goes: its sender; for a deposit seen by balance (a contract wallet's internal
+    payment, no sender known), the order's refundAddress, else the address staff entered; '' when none."""
+    return deposit.from_address or order.refund_address or deposit.refund_to or ""
+
+
+def _hold_unattributed(order: Order, deposit: DepositTx, amount: int) -> None:
+    """A refund with nowhere to go: held, listed in the admin ("unattributed deposits"), staff told once."""
+    incident_record(
+        kind=Incident.Kind.UNATTRIBUTED,
+        subject=f"order-deposit:{deposit.pk}",
+        chain_id=deposit.chain,
+        summary=f"order {order.pk}: {amount} of {deposit.token_address or order.src_token_address} must be refunded, "
+        "but its sender is unknown (a contract's internal payment) and the order named no refundAddress: "
+        "held until staff enter an address (admin, unattributed deposits)",
+        details={"order": str(order.pk), "deposit": deposit.pk, "amount": str(amount)},
+    )
+
+
+def _refund(order: Order, deposit: DepositTx, amount: int, key: str) -> OutboxTx:
+    """The latest attempt of one refund, asked for if none is under way.
+
+    A failed attempt moved nothing (it reverted, or would have and was never
+    sent: the vault short of funds a relay has not returned yet, say), so after
+    REFUND_RETRY_SECONDS it is tried again under the next attempt's key, at
+    most REFUND_MAX_ATTEMPTS times; then it waits for staff.
+    """
+    keys = [key, *(f"{key}:attempt{n}" for n in range(2, settings.REFUND_MAX_ATTEMPTS + 1))]
+    attempts = list(OutboxTx.objects.filter(key__in=keys).order_by("created_at"))  # the unique index
+    latest = attempts[-1] if attempts else None
+    if latest is not None:
+        retry_after = timezone.now() - timedelta(seconds=settings.REFUND_RETRY_SECONDS)
+        if latest.status != OutboxTx.Status.FAILED or len(attempts) >= settings.REFUND_MAX_ATTEMPTS:
+            return latest
+        if latest.finished_at and latest.finished_at > retry_after:
+            return latest
+        key = f"{key}:attempt{len(attempts) + 1}"
+    return outbox_transfer(
+        key=key,
+        chain_id=deposit.chain,
+        signer="vault",
+        amount=amount,
+        token=deposit.token_address or order.src_token_address,
+        to=refund_target(order, deposit),
+    )
+
+
+def _uncounted_swept(order: Order, deposit: DepositTx, sweep: OutboxTx) -> bool:
+    """Whether the order's sweeps moved into the vault at least every deposit of this deposit's token up to it
+    (by arrival): what a refund of it pays back must have arrived. If not (its transfer left the chain, or the
+    database outlived a devnet), staff are told and the order waits (a sweep_short incident holds it)."""
+    token = deposit.token_address or order.src_token_address
+    same = [
+        d
+        for d in order.deposit_txs.filter(
+            pk__lte=deposit.pk, withdrawn_at__isnull=True, deposit__isnull=False
+        )
+        if (d.token_address or order.src_token_address).lower() == token.lower()
+    ]
+    keys = [f"order:{order.pk}:sweep", *(f"order:{order.pk}:sweep:{d.pk}" for d in same)]
+    swept = [
+        swept_of(tx, token) for tx in OutboxTx.objects.filter(key__in=keys, status=OutboxTx.Status.MINED)
+    ]
+    if any(amount is None for amount in swept):
+        return True  # a sweep from before the receipts' logs were kept: nothing to compare with
+    total, owed = sum(amount or 0 for amount in swept), sum(int(d.amount) for d in same)
+    if total >= owed:
+        return True
+    incident_record(
+        kind=Incident.Kind.SWEEP_SHORT,
+        subject=f"order:{order.pk}",
+        chain_id=order.src_chain,
+        summary=f"order {order.pk}: its sweeps of {token} moved {total} of the {owed} its deposits brought; the "
+        f"refund of deposit {deposit.pk} is not paid out of the vault's own funds until staff resolve this",
+        details={"deposit": deposit.pk, "sweep": sweep.key, "swept": str(total), "deposits": str(owed)},
+    )
+    return False
+
+
+def refund_deposits(order: Order) -> list[RefundTx] | None:
+    """Send every refund the order owes; their RefundTx records once all succeeded, else None (not yet)."""
+    done: list[RefundTx] = []
+    for deposit, amount, key in _owed(order):
+        if lifecycle.is_card_deposit(deposit):
+            refund = _refund_card(order, deposit, amount)
+            if refund is None:
+                return None
+            done.append(refund)
+            continue
+        if not refund_target(order, deposit):
+            _hold_unattributed(order, deposit, amount)
+            return None
+        sweep = order_sweep(order, None if deposit.counted else deposit)
+        if sweep.status != OutboxTx.Status.MINED:
+            if sweep.status == OutboxTx.Status.FAILED:
+                logger.error("Order %s: the sweep %s failed, %s cannot be refunded", order.pk, sweep.key, key)
+            return None
+        if not deposit.counted and not _uncounted_swept(order, deposit, sweep):
+            return None  # the vault did not get it: nothing is paid out of its own funds
+        tx = _refund(order, deposit, amount, key)
+        if tx.in_flight:
+            return None
+        succeeded = tx.status == OutboxTx.Status.MINED
+        refund = None
+        if tx.tx_hash:  # an attempt that reached the chain, whatever its outcome, is shown
+            refund, _ = RefundTx.objects.get_or_create(
+                order=order,
+                deposit=deposit,
+                tx_hash=tx.tx_hash,
+                defaults={
+                    "chain": tx.chain_id,
+                    "amount": amount,
+                    "status": RefundTx.Status.SUCCESS if succeeded else RefundTx.Status.FAILURE,
+                },
+            )
+        if refund is None or not succeeded:
+            logger.error(
+                "Order %s: refund %s failed (%s); it is tried again later", order.pk, tx.key, tx.error
+            )
+            return None
+        done.append(refund)
+    return done
+
+
+def _refund_card(order: Order, deposit: DepositTx, amount: int) -> RefundTx | None:
+    """A card payment goes back to the card, through its vendor (idempotent per order there)."""
+    existing = order.refund_txs.filter(deposit=deposit, status=RefundTx.Status.SUCCESS).first()
+    if existing is not None:
+        return existing
+    try:
+        refund_id = get_onramp_adapter().refund_card(
+            payment_intent_id=deposit.tx_hash, order_id=str(order.pk)
+        )
+    except DomainError as exc:
+        logger.warning(
+            "Order %s: the card refund of %s failed, tried again later: %s", order.pk, deposit.tx_hash, exc
+        )
+        return None
+    refund, _ = RefundTx.objects.get_or_create(
+        order=order,
+        deposit=deposit,
+        tx_hash=refund_id,
+        defaults={"chain": deposit.chain, "amount": amount, "status": RefundTx.Status.SUCCESS},
+    )
+    return refund
