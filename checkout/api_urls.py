@@ -5,6 +5,7 @@ from django.urls import path
 
 from checkout import analytics, discount_api, views, widget_api
 from checkout import link_views as links
+from checkout import transaction_views as transactions
 from core.inputs import register_converters
 
 register_converters()
@@ -25,13 +26,15 @@ urlpatterns = [
     path("checkout-sessions", views.PlatformSessionCollectionView.as_view(), name="platform-sessions"),
     path("checkout-sessions/<public_id:session_id>", views.PlatformSessionDetailView.as_view()),
     path("checkout-sessions/<public_id:session_id>/expire", views.PlatformSessionExpireView.as_view()),
-    path("transactions", links.TransactionCollectionView.as_view(), name="transactions"),
-    path("transactions/stats", links.TransactionStatsView.as_view(), name="transaction-stats"),
-    path("transactions/export", links.TransactionExportView.as_view(), name="transaction-export"),
+    path("transactions", transactions.TransactionCollectionView.as_view(), name="transactions"),
+    path("transactions/stats", transactions.TransactionStatsView.as_view(), name="transaction-stats"),
+    path("transactions/export", transactions.TransactionExportView.as_view(), name="transaction-export"),
     path(
-        "transactions/<public_id:transaction_id>", links.TransactionDetailView.as_view(), name="transaction"
+        "transactions/<public_id:transaction_id>",
+        transactions.TransactionDetailView.as_view(),
+        name="transaction",
     ),
-    path("customers/<public_id:customer_id>/transactions", links.CustomerTransactionsView.as_view()),
+    path("customers/<public_id:customer_id>/transactions", transactions.CustomerTransactionsView.as_view()),
     path("discount-codes", discount_api.DiscountCollectionView.as_view(), name="discount-codes"),
     path("discount-codes/validate", discount_api.DiscountValidateView.as_view(), name="discount-validate"),
     path("discount-codes/batch", discount_api.DiscountBatchView.as_view(), name="discount-batch"),

@@ -3,17 +3,14 @@ transactions that paid them (list, stats, export, a customer's). Views parse, ca
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.db import transaction
-from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from checkout import links, selectors
 from checkout import links as services
-from checkout.models import PaymentLink, Transaction
+from checkout import selectors
+from checkout.models import PaymentLink
 from checkout.selectors import MAX_DAYS, SESSION_STATUS_FILTERS
 from checkout.serializers import (
     LinkItemSerializer,
@@ -23,33 +20,22 @@ from checkout.serializers import (
     PaymentLinkUpdateSerializer,
     PaymentLinkWriteSerializer,
     PlatformSessionSerializer,
-    TransactionSerializer,
 )
 from core import openapi
-from merchant.customers import customer_get
-from merchant.exports import EXPORT_PARAMETERS, export_format, stream_export
-from merchant.models import Product
 from merchant.products import product_get
 from platform_api.api import PlatformAPIView, deleted, list_of, render_list
 from platform_api.context import RequestContext
-from platform_api.errors import PlatformError
 from platform_api.filters import (
     BoolFilter,
     ChoiceFilter,
     CreatedWindowFilters,
     FilterSerializer,
-    IdFilter,
     TextFilter,
-    WholeNumberFilter,
 )
-from platform_api.inputs import MAX_MILLIS
 from platform_api.pagination import parse_positive_int
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 
 LINK_SORTS = ("created_at", "updated_at", "name", "current_uses")
-
-
-TRANSACTION_SORTS = ("created_at", "updated_at", "completed_at")
 
 
 SESSION_SORTS = ("created_at", "updated_at", "expires_at")
@@ -62,13 +48,6 @@ class PaymentLinkFilters(FilterSerializer):
 
 class SessionFilters(CreatedWindowFilters):
     status = ChoiceFilter(SESSION_STATUS_FILTERS)
-
-
-class TransactionFilters(CreatedWindowFilters):
-    status = ChoiceFilter(Transaction.Status.values)
-    chain_id = WholeNumberFilter()
-    customer_id = IdFilter()
-    payment_link_id = IdFilter()
 
 
 class PaymentLinkViewMixin:
@@ -327,109 +306,6 @@ class PaymentLinkItemDetailView(PaymentLinkViewMixin, PlatformAPIView):
         return Response({"object": "payment_link_item", "id": item_id, "deleted": True})
 
 
-class TransactionCollectionView(PlatformAPIView):
-    @extend_schema(
-        operation_id="transactions_list",
-        tags=["Transactions"],
-        parameters=[
-            *LIST_PARAMETERS,
-            OpenApiParameter("sort", str, enum=list(TRANSACTION_SORTS), description="Default created_at."),
-            OpenApiParameter("status", str, enum=["pending", "confirming", "completed", "failed"]),
-            openapi.integer(
-                "chain_id", minimum=1, maximum=10**18 - 1, description="Where the merchant is paid."
-            ),
-            openapi.text("customer_id", max_length=64),
-            openapi.text("payment_link_id", max_length=64),
-            openapi.integer(
-                "from", minimum=0, maximum=MAX_MILLIS, description="Created at or after (ms since the epoch)."
-            ),
-            openapi.integer(
-                "to", minimum=0, maximum=MAX_MILLIS, description="Created at or before (ms since the epoch)."
-            ),
-        ],
-        responses={200: list_of("TransactionList", TransactionSerializer(many=True)), **ERRORS},
-    )
-    def get(self, request):
-        filters = TransactionFilters.filters(request.query_params)
-        rows = selectors.transaction_list(organization=request.auth.organization, **filters)
-        return render_list(request, rows, TransactionSerializer, TRANSACTION_SORTS)
-
-
-class TransactionDetailView(PlatformAPIView):
-    @extend_schema(
-        operation_id="transactions_retrieve",
-        tags=["Transactions"],
-        responses={200: TransactionSerializer, **ERRORS},
-    )
-    def get(self, request, transaction_id: str):
-        row = selectors.transaction_get(organization=request.auth.organization, transaction_id=transaction_id)
-        return Response(TransactionSerializer(row).data)
-
-
-class TransactionStatsView(PlatformAPIView):
-    @extend_schema(
-        operation_id="transactions_stats",
-        tags=["Transactions"],
-        responses={
-            200: inline_serializer(
-                "TransactionStats",
-                {
-                    "object": serializers.CharField(),
-                    "total_transactions": serializers.IntegerField(),
-                    "completed_transactions": serializers.IntegerField(),
-                    "failed_transactions": serializers.IntegerField(),
-                    "pending_transactions": serializers.IntegerField(),
-                    "total_volume_usd": serializers.CharField(),
-                    "last_24h": inline_serializer(
-                        "TransactionStatsDay",
-                        {
-                            "transactions": serializers.IntegerField(),
-                            "completed": serializers.IntegerField(),
-                            "volume_usd": serializers.CharField(),
-                        },
-                    ),
-                    "status_breakdown": inline_serializer(
-                        "TransactionStatusBreakdown",
-                        {status: serializers.IntegerField() for status in Transaction.Status.values},
-                    ),
-                },
-            ),
-            **ERRORS,
-        },
-    )
-    def get(self, request):
-        return Response(selectors.transaction_stats(organization=request.auth.organization))
-
-
-@transaction.atomic
-def product_generate_link(*, ctx: RequestContext, product: Product, overrides: dict[str, Any]):
-    """A payment link with the product's name, price, token, chain, recipient, image, form and shipping."""
-    if not product.is_active:
-        raise PlatformError.invalid_transition(f"product {product.id} is archived; it makes no new links.")
-    data = {
-        name: getattr(product, name)
-        for name in (
-            "name",
-            "description",
-            "amount",
-            "token_address",
-            "chain_id",
-            "recipient_address",
-            "image_url",
-        )
-    }
-    data |= {
-        "product_id": product.id,
-        "form_schema": product.form_schema,
-        "shipping_options": product.shipping_options,
-    }
-    serializer = PaymentLinkWriteSerializer(data={**_as_input(data), **overrides})
-    serializer.is_valid(raise_exception=True)
-    return links.payment_link_create(
-        ctx=ctx, organization=product.organization, data=serializer.validated_data
-    )
-
-
 class ProductGenerateLinkView(PlatformAPIView):
     @extend_schema(
         operation_id="products_generate_link",
@@ -442,53 +318,7 @@ class ProductGenerateLinkView(PlatformAPIView):
     def post(self, request, product_id: str):
         product = product_get(request, product_id)
         overrides = request.data if isinstance(request.data, dict) else {}
-        link = product_generate_link(
+        link = services.product_generate_link(
             ctx=RequestContext.from_request(request), product=product, overrides=overrides
         )
         return Response(PaymentLinkDetailSerializer(link).data, status=status.HTTP_201_CREATED)
-
-
-class CustomerTransactionsView(PlatformAPIView):
-    @extend_schema(
-        operation_id="customers_transactions",
-        tags=["Customers"],
-        parameters=LIST_PARAMETERS,
-        responses={200: list_of("CustomerTransactionList", TransactionSerializer(many=True)), **ERRORS},
-    )
-    def get(self, request, customer_id: str):
-        customer = customer_get(request, customer_id)
-        return render_list(request, customer.transactions.all(), TransactionSerializer, TRANSACTION_SORTS)
-
-
-class TransactionExportView(PlatformAPIView):
-    @extend_schema(
-        operation_id="transactions_export",
-        tags=["Transactions"],
-        parameters=EXPORT_PARAMETERS,
-        responses={
-            (200, "text/csv"): OpenApiTypes.STR,
-            (200, "application/json"): TransactionSerializer(many=True),
-            **ERRORS,
-        },
-        description="At most 50,000 transactions (the list's filters apply), newest first, streamed.",
-    )
-    def get(self, request):
-        fmt = export_format(request)
-        filters = TransactionFilters.filters(request.query_params)
-        rows = selectors.transaction_list(organization=request.auth.organization, **filters)
-        rows = rows.order_by("-created_at", "-pk")[:TRANSACTION_EXPORT_LIMIT]
-        data = (TransactionSerializer(t).data for t in rows.iterator(chunk_size=1000))
-        return stream_export(data, fmt=fmt, filename="transactions")
-
-
-TRANSACTION_EXPORT_LIMIT = 50_000
-
-
-def _as_input(data: dict[str, Any]) -> dict[str, Any]:
-    """Stored values as the link's API takes them (amounts as strings, no empty optional fields)."""
-    result = {key: value for key, value in data.items() if value not in (None, "")}
-    if "amount" in result:
-        result["amount"] = str(result["amount"])
-    if not (result.get("form_schema") or {}).get("fields"):
-        result.pop("form_schema", None)
-    return result

@@ -13,8 +13,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from checkout.models import PaymentLink, PaymentLinkItem
+from checkout.serializers import PaymentLinkWriteSerializer
 from checkout.sessions import link_sessions_expire
 from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest, NotFound
+from merchant.models import Product
 from merchant.organization import fill_defaults
 from merchant.products import check_product
 from platform_api.context import RequestContext
@@ -213,3 +215,40 @@ def payment_link_item_delete(*, ctx: RequestContext, link: PaymentLink, item_id:
         raise NotFound(f"No payment_link_item with id '{item_id}'.")
     PaymentLink.objects.filter(pk=link.pk).update(updated_at=timezone.now())
     _audit(ctx, "payment_link.updated", "payment_link", link.id, 200)
+
+
+@transaction.atomic
+def product_generate_link(*, ctx: RequestContext, product: Product, overrides: dict[str, Any]):
+    """A payment link with the product's name, price, token, chain, recipient, image, form and shipping."""
+    if not product.is_active:
+        raise PlatformError.invalid_transition(f"product {product.id} is archived; it makes no new links.")
+    data = {
+        name: getattr(product, name)
+        for name in (
+            "name",
+            "description",
+            "amount",
+            "token_address",
+            "chain_id",
+            "recipient_address",
+            "image_url",
+        )
+    }
+    data |= {
+        "product_id": product.id,
+        "form_schema": product.form_schema,
+        "shipping_options": product.shipping_options,
+    }
+    serializer = PaymentLinkWriteSerializer(data={**_as_input(data), **overrides})
+    serializer.is_valid(raise_exception=True)
+    return payment_link_create(ctx=ctx, organization=product.organization, data=serializer.validated_data)
+
+
+def _as_input(data: dict[str, Any]) -> dict[str, Any]:
+    """Stored values as the link's API takes them (amounts as strings, no empty optional fields)."""
+    result = {key: value for key, value in data.items() if value not in (None, "")}
+    if "amount" in result:
+        result["amount"] = str(result["amount"])
+    if not (result.get("form_schema") or {}).get("fields"):
+        result.pop("form_schema", None)
+    return result
