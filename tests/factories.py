@@ -1,13 +1,75 @@
-"""factory_boy factories. API keys go through the service so digests are real."""
+"""factory_boy factories, one per model (proxies and the tenant-free bookkeeping rows aside), grouped by app.
+
+Each builds a valid row with what its model needs and nothing else, so that a test states only what matters
+to it: `PaymentLinkFactory(amount=4_000_000)`, `OrderFactory(status="executed")`. Relations are built by
+SubFactory; the organization of a nested row follows its parent's (`PaymentLinkItemFactory` uses its link's).
+API keys go through the service so that their digests are real; a webhook endpoint's secret is encrypted as
+the service stores it.
+"""
 
 from __future__ import annotations
+
+import uuid
+from datetime import timedelta
 
 import factory
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from platform_api.models import Organization
+from chains.models import Chain, ChainCursor, Deposit, Incident, OutboxTx, SenderNonce, Token, WatchedAddress
+from checkout.models import (
+    DiscountCode,
+    LinkVisit,
+    PaymentLink,
+    PaymentLinkItem,
+    PlatformCheckoutSession,
+    SessionOrder,
+    Transaction,
+    Widget,
+    WidgetEvent,
+)
+from merchant.models import Customer, Product, RevenueDay
+from onramp.models import VendorBEvent
+from orders.models import (
+    CheckoutSession,
+    DepositTx,
+    Order,
+    OrderStatusChange,
+    RefundTx,
+    RelayTx,
+    SolverAllowance,
+)
+from platform_api.models import ApiKey, IdempotencyRecord, Organization, RateLimitBucket
 from platform_api.services import api_key_create
+from quickpay.models import QuickPayment, QuickPaymentDeposit
+from webhooks.crypto import encrypt_secret
+from webhooks.models import (
+    NotificationEmail,
+    NotificationSettings,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+)
+
+BASE = 8453
+USDC_BASE = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"  # in the shipped token list
+RECIPIENT = "0x" + "2" * 40
+
+
+def address(n: int) -> str:
+    return f"0x{n:040x}"
+
+
+def tx_hash(n: int) -> str:
+    return f"0x{n:064x}"
+
+
+def later(**delta):
+    return factory.LazyFunction(lambda: timezone.now() + timedelta(**delta))
+
+
+# --- platform_api: the tenant kernel ------------------------------------------------------------
 
 
 class OrganizationFactory(factory.django.DjangoModelFactory):
@@ -30,6 +92,41 @@ def make_api_key(organization=None, *, permissions=("admin",), name="test key", 
     )
 
 
+class ApiKeyFactory(factory.django.DjangoModelFactory):
+    """Made by the service (`make_api_key` also gives the raw key)."""
+
+    class Meta:
+        model = ApiKey
+
+    organization = factory.SubFactory(OrganizationFactory)
+    name = "test key"
+    permissions = ("admin",)
+
+    @classmethod
+    def _create(cls, model_class, *, organization, name, permissions, **kwargs):
+        api_key, _ = make_api_key(organization, permissions=permissions, name=name, **kwargs)
+        return api_key
+
+
+class IdempotencyRecordFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = IdempotencyRecord
+
+    scope = factory.Sequence(lambda n: f"org_{n}")
+    key = factory.Sequence(lambda n: f"key-{n}")
+    method = "POST"
+    path = "/api/v1/payment-links"
+    request_digest = "0" * 64
+    response_status = 201
+
+
+class RateLimitBucketFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RateLimitBucket
+
+    bucket = factory.Sequence(lambda n: f"bucket-{n}")
+
+
 class AuditEventFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = AuditEvent
@@ -43,3 +140,395 @@ class AuditEventFactory(factory.django.DjangoModelFactory):
     request_path = "/api/v1/api-keys"
     status_code = 201
     created_at = factory.LazyFunction(timezone.now)
+
+
+# --- chains -------------------------------------------------------------------------------------
+
+
+class ChainFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Chain
+        django_get_or_create = ("chain_id",)
+
+    chain_id = factory.Sequence(lambda n: 900_000 + n)
+    name = factory.LazyAttribute(lambda c: f"Chain {c.chain_id}")
+    native_symbol = "ETH"
+
+
+class ChainCursorFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ChainCursor
+        django_get_or_create = ("chain_id",)
+
+    chain_id = BASE
+
+
+class TokenFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Token
+
+    chain_id = BASE
+    address = factory.Sequence(lambda n: address(0xA0000 + n))
+    symbol = factory.Sequence(lambda n: f"TK{n}")
+    name = factory.LazyAttribute(lambda t: f"Token {t.symbol}")
+    decimals = 6
+
+
+class WatchedAddressFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = WatchedAddress
+
+    chain_id = BASE
+    address = factory.Sequence(lambda n: address(0xB0000 + n))
+    owner = factory.Sequence(lambda n: f"order:{uuid.UUID(int=n)}")
+    watch_until = later(hours=1)
+
+
+class DepositFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Deposit
+
+    chain_id = BASE
+    tx_hash = factory.Sequence(lambda n: tx_hash(0xC0000 + n))
+    log_index = 0
+    block_number = factory.Sequence(lambda n: 100 + n)
+    block_hash = factory.Sequence(lambda n: tx_hash(0xD0000 + n))
+    from_address = address(0x3)
+    to_address = factory.Sequence(lambda n: address(0xB0000 + n))
+    token = USDC_BASE
+    amount = 1_000_000
+    owner = factory.Sequence(lambda n: f"order:{uuid.UUID(int=n)}")
+
+
+class SenderNonceFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = SenderNonce
+
+    chain_id = BASE
+    address = factory.Sequence(lambda n: address(0xE0000 + n))
+    next_nonce = 0
+
+
+class OutboxTxFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = OutboxTx
+
+    key = factory.Sequence(lambda n: f"test:{n}:transfer")
+    chain_id = BASE
+    signer = "vault"
+    sender = address(0xF39F)
+    to = RECIPIENT
+
+
+class IncidentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Incident
+
+    kind = Incident.Kind.DEPOSIT_REORGED
+    subject = factory.Sequence(lambda n: f"deposit:{n}")
+    summary = "A counted deposit's block left the chain."
+
+
+# --- merchant -----------------------------------------------------------------------------------
+
+
+class ProductFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Product
+
+    organization = factory.SubFactory(OrganizationFactory)
+    name = factory.Sequence(lambda n: f"Product {n}")
+    amount = 4_000_000
+    token_address = USDC_BASE
+    chain_id = BASE
+    recipient_address = RECIPIENT
+
+
+class CustomerFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Customer
+
+    organization = factory.SubFactory(OrganizationFactory)
+    wallet_address = factory.Sequence(lambda n: address(0x1000 + n).lower())
+
+
+class RevenueDayFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RevenueDay
+
+    organization = factory.SubFactory(OrganizationFactory)
+    day = factory.LazyFunction(lambda: timezone.now().date())
+    chain_id = BASE
+    token_address = USDC_BASE
+
+
+# --- orders -------------------------------------------------------------------------------------
+
+
+class CheckoutSessionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = CheckoutSession
+
+    expires_at = later(minutes=30)
+
+
+class OrderFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Order
+
+    type = Order.Type.X402_SWAP
+    recipient_address = RECIPIENT
+    global_address = factory.Sequence(lambda n: address(0x2000 + n))
+    src_chain = BASE
+    dst_chain = BASE
+    src_token_address = USDC_BASE
+    dst_token_address = USDC_BASE
+    src_amount = 1_000_000
+    expired_at = later(minutes=15)
+
+
+class DepositTxFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = DepositTx
+
+    order = factory.SubFactory(OrderFactory)
+    chain = factory.SelfAttribute("order.src_chain")
+    tx_hash = factory.Sequence(lambda n: tx_hash(0x3000 + n))
+    amount = factory.SelfAttribute("order.src_amount")
+
+
+class RelayTxFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RelayTx
+
+    order = factory.SubFactory(OrderFactory)
+    chain = factory.SelfAttribute("order.dst_chain")
+    tx_hash = factory.Sequence(lambda n: tx_hash(0x4000 + n))
+
+
+class RefundTxFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RefundTx
+
+    order = factory.SubFactory(OrderFactory)
+    chain = factory.SelfAttribute("order.src_chain")
+    tx_hash = factory.Sequence(lambda n: tx_hash(0x5000 + n))
+    amount = factory.SelfAttribute("order.src_amount")
+    status = RefundTx.Status.SUCCESS
+
+
+class OrderStatusChangeFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = OrderStatusChange
+
+    order = factory.SubFactory(OrderFactory)
+    from_status = "scanning_deposit_transaction"
+    to_status = "quoting_after_deposit"
+
+
+class SolverAllowanceFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = SolverAllowance
+
+    chain_id = BASE
+    token = USDC_BASE
+    spender = factory.Sequence(lambda n: address(0x6000 + n))
+
+
+# --- quickpay -----------------------------------------------------------------------------------
+
+
+class QuickPaymentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = QuickPayment
+
+    organization = factory.SubFactory(OrganizationFactory)
+    amount = 2_500_000
+    token_address = USDC_BASE
+    chain_id = BASE
+    recipient_address = RECIPIENT
+    deposit_address = factory.Sequence(lambda n: address(0x7000 + n))
+    expires_at = later(minutes=15)
+
+
+class QuickPaymentDepositFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = QuickPaymentDeposit
+
+    payment = factory.SubFactory(QuickPaymentFactory)
+    deposit = factory.SubFactory(
+        DepositFactory,
+        to_address=factory.SelfAttribute("..payment.deposit_address"),
+        owner=factory.LazyAttribute(lambda d: f"quick_payment:{d.factory_parent.payment.pk}"),
+    )
+    counted = factory.SelfAttribute("payment.amount")
+
+
+# --- webhooks -----------------------------------------------------------------------------------
+
+
+class WebhookEndpointFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = WebhookEndpoint
+
+    organization = factory.SubFactory(OrganizationFactory)
+    url = factory.Sequence(lambda n: f"https://hooks{n}.example/receive")
+    secret_encrypted = factory.LazyFunction(lambda: encrypt_secret("whsec_" + "s" * 32))
+
+
+class WebhookEventFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = WebhookEvent
+
+    organization = factory.SubFactory(OrganizationFactory)
+    event_type = "payment.completed"
+
+
+class WebhookDeliveryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = WebhookDelivery
+
+    endpoint = factory.SubFactory(WebhookEndpointFactory)
+    event_type = "payment.completed"
+
+
+class WebhookAttemptFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = WebhookAttempt
+
+    delivery = factory.SubFactory(WebhookDeliveryFactory)
+    number = 1
+
+
+class NotificationEmailFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = NotificationEmail
+
+    organization = factory.SubFactory(OrganizationFactory)
+    event_type = "payment.completed"
+    subject = "Payment received"
+    to_address = factory.LazyAttribute(lambda e: e.organization.contact_email)
+
+
+class NotificationSettingsFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = NotificationSettings
+        django_get_or_create = ("organization",)
+
+    organization = factory.SubFactory(OrganizationFactory)
+
+
+# --- checkout -----------------------------------------------------------------------------------
+
+
+class PaymentLinkFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = PaymentLink
+
+    organization = factory.SubFactory(OrganizationFactory)
+    name = factory.Sequence(lambda n: f"Link {n}")
+    amount = 4_000_000
+    token_address = USDC_BASE
+    chain_id = BASE
+    recipient_address = RECIPIENT
+
+
+class PaymentLinkItemFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = PaymentLinkItem
+
+    payment_link = factory.SubFactory(PaymentLinkFactory)
+    name = factory.Sequence(lambda n: f"Item {n}")
+    amount = 1_000_000
+
+
+class DiscountCodeFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = DiscountCode
+
+    organization = factory.SubFactory(OrganizationFactory)
+    code = factory.Sequence(lambda n: f"SAVE{n}")
+    type = DiscountCode.Type.PERCENTAGE
+    value = 10
+
+
+class WidgetFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Widget
+
+    organization = factory.SubFactory(OrganizationFactory)
+    name = factory.Sequence(lambda n: f"Widget {n}")
+    widget_type = Widget.Type.CHECKOUT
+    config = factory.LazyFunction(
+        lambda: {"destination_chain_id": BASE, "destination_token": USDC_BASE, "recipient_address": RECIPIENT}
+    )
+
+
+class WidgetEventFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = WidgetEvent
+
+    widget = factory.SubFactory(WidgetFactory)
+    kind = WidgetEvent.Kind.VIEW
+
+
+class PlatformCheckoutSessionFactory(factory.django.DjangoModelFactory):
+    """A session for an amount; `payment_link=` makes it a link's (its organization, token and price)."""
+
+    class Meta:
+        model = PlatformCheckoutSession
+
+    organization = factory.LazyAttribute(
+        lambda s: s.payment_link.organization if s.payment_link else OrganizationFactory()
+    )
+    payment_link = None
+    token_address = USDC_BASE
+    chain_id = BASE
+    recipient_address = RECIPIENT
+    amount = 4_000_000
+    expires_at = later(minutes=30)
+
+
+class SessionOrderFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = SessionOrder
+
+    session = factory.SubFactory(PlatformCheckoutSessionFactory)
+    order = factory.SubFactory(OrderFactory, owner="checkout", fixed_price=True)
+
+
+class TransactionFactory(factory.django.DjangoModelFactory):
+    """A payment record; give `session=` / `payment_link=` when the test is about them."""
+
+    class Meta:
+        model = Transaction
+
+    organization = factory.SubFactory(OrganizationFactory)
+    session = None
+    payment_link = None
+    order_id = factory.LazyFunction(uuid.uuid4)
+    chain_id = BASE
+    to_address = RECIPIENT
+    token_address = USDC_BASE
+    amount = 4_000_000
+    source_chain_id = factory.SelfAttribute("chain_id")
+    source_token_address = factory.SelfAttribute("token_address")
+    source_amount = factory.SelfAttribute("amount")
+
+
+class LinkVisitFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = LinkVisit
+
+    payment_link = factory.SubFactory(PaymentLinkFactory)
+
+
+# --- onramp -------------------------------------------------------------------------------------
+
+
+class VendorBEventFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = VendorBEvent
+
+    event_id = factory.Sequence(lambda n: f"evt_{n:024d}")
+    type = "payment_intent.succeeded"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -10,30 +9,30 @@ import pytest
 from django.utils import timezone
 
 from checkout.analytics import analytics_overview, revenue_rebuild
-from checkout.models import PaymentLink, PlatformCheckoutSession, Transaction
-from merchant.models import Customer, RevenueDay
+from merchant.models import RevenueDay
 from merchant.revenue import revenue_record
-from tests.factories import OrganizationFactory
-from tests.orders.conftest import RECIPIENT, USDC_ARB, USDC_BASE
+from tests.factories import (
+    CustomerFactory,
+    OrganizationFactory,
+    PaymentLinkFactory,
+    PlatformCheckoutSessionFactory,
+    TransactionFactory,
+)
+from tests.orders.conftest import USDC_ARB, USDC_BASE
 
 pytestmark = pytest.mark.django_db
 
 
 def _paid(organization, usd, when, *, link=None, chain_id=8453, token=USDC_BASE, status="completed"):
     """A transaction as the checkout leaves it: completed ones are added to the rollup, as `on_executed` does."""
-    row = Transaction.objects.create(
+    row = TransactionFactory(
         organization=organization,
-        order_id=uuid.uuid4(),
         payment_link=link,
         status=status,
         chain_id=chain_id,
         token_address=token,
-        to_address=RECIPIENT,
         amount=int(Decimal(usd) * 10**6),
         amount_usd=Decimal(usd),
-        source_chain_id=chain_id,
-        source_token_address=token,
-        source_amount=1,
         completed_at=when,
         created_at=when,
     )
@@ -51,21 +50,8 @@ def _paid(organization, usd, when, *, link=None, chain_id=8453, token=USDC_BASE,
 
 @pytest.fixture
 def shop(organization, tokens):
-    link = PaymentLink.objects.create(
-        organization=organization,
-        name="Poster",
-        token_address=USDC_BASE,
-        chain_id=8453,
-        recipient_address=RECIPIENT,
-    )
-    PaymentLink.objects.create(
-        organization=organization,
-        name="Old",
-        token_address=USDC_BASE,
-        chain_id=8453,
-        recipient_address=RECIPIENT,
-        is_active=False,
-    )
+    link = PaymentLinkFactory(organization=organization, name="Poster")
+    PaymentLinkFactory(organization=organization, name="Old", is_active=False)
     now = timezone.now()
     midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
     _paid(organization, "10.00", midnight - timedelta(minutes=1), link=link)  # yesterday, 23:59 UTC
@@ -74,20 +60,10 @@ def shop(organization, tokens):
     _paid(organization, "100.00", now - timedelta(days=60))
     _paid(organization, "7.00", now - timedelta(hours=1), status="failed")
     _paid(OrganizationFactory(slug="other"), "999.00", now)
-    Customer.objects.create(organization=organization, wallet_address="0x" + "1" * 40, first_payment_at=now)
-    Customer.objects.create(
-        organization=organization, wallet_address="0x" + "2" * 40, first_payment_at=now - timedelta(days=60)
-    )
+    CustomerFactory(organization=organization, first_payment_at=now)
+    CustomerFactory(organization=organization, first_payment_at=now - timedelta(days=60))
     for status in ("completed", "completed", "expired", "open"):
-        PlatformCheckoutSession.objects.create(
-            organization=organization,
-            payment_link=link,
-            status=status,
-            token_address=USDC_BASE,
-            chain_id=8453,
-            recipient_address=RECIPIENT,
-            expires_at=now + timedelta(hours=1),
-        )
+        PlatformCheckoutSessionFactory(payment_link=link, status=status)
     return link, midnight
 
 

@@ -7,10 +7,10 @@ from django.utils import timezone
 from chains.registry import deposit_address
 from orders import onramps
 from orders.lifecycle import orders_expire_unpaid
-from orders.models import CheckoutSession, Order
+from orders.models import Order
 from orders.tasks import expire_unpaid_orders
 from tests.conftest import client_for
-from tests.factories import OrganizationFactory, make_api_key
+from tests.factories import CheckoutSessionFactory, OrganizationFactory, make_api_key
 from tests.orders.conftest import CREATOR, PAYLOADS, order_body
 from webhooks.models import WebhookEvent
 
@@ -145,7 +145,7 @@ def test_mint_nft_requires_nft_metadata(api_client, tokens):
 
 
 def test_order_for_a_session_links_it_and_a_second_order_is_409(api_client, tokens):
-    session = CheckoutSession.objects.create(expires_at=timezone.now() + timedelta(minutes=30))
+    session = CheckoutSessionFactory()
     first = _post(api_client, order_body(checkoutSessionId=str(session.pk)))
     second = _post(api_client, order_body(checkoutSessionId=str(session.pk)))
 
@@ -159,7 +159,7 @@ def test_order_for_a_session_links_it_and_a_second_order_is_409(api_client, toke
 
 @pytest.mark.parametrize("status", ["expired", "complete", "processing"])
 def test_order_for_a_session_that_is_not_open_is_400(api_client, tokens, status):
-    session = CheckoutSession.objects.create(status=status, expires_at=timezone.now() + timedelta(minutes=30))
+    session = CheckoutSessionFactory(status=status)
     response = _post(api_client, order_body(checkoutSessionId=str(session.pk)))
     assert response.status_code == 400
     assert not Order.objects.exists()
@@ -172,9 +172,7 @@ def test_order_for_an_unknown_session_is_400(api_client, tokens):
 
 
 def test_order_inherits_the_organization_of_its_session_or_key(api_client, tokens, organization):
-    session = CheckoutSession.objects.create(
-        organization=organization, expires_at=timezone.now() + timedelta(hours=1)
-    )
+    session = CheckoutSessionFactory(organization=organization)
     via_session = _post(api_client, order_body(checkoutSessionId=str(session.pk))).json()["data"]["id"]
     _, raw = make_api_key(organization, permissions=["write"])
     via_key = _post(client_for(raw), order_body()).json()["data"]["id"]
@@ -183,9 +181,7 @@ def test_order_inherits_the_organization_of_its_session_or_key(api_client, token
 
 
 def test_another_organizations_session_is_not_found(api_client, tokens, organization):
-    session = CheckoutSession.objects.create(
-        organization=OrganizationFactory(slug="rival"), expires_at=timezone.now() + timedelta(hours=1)
-    )
+    session = CheckoutSessionFactory(organization=OrganizationFactory(slug="rival"))
     _, raw = make_api_key(organization, permissions=["write"])
     response = _post(client_for(raw), order_body(checkoutSessionId=str(session.pk)))
     assert response.status_code == 400
@@ -288,9 +284,7 @@ def test_list_is_not_n_plus_one(api_client, tokens, django_assert_max_num_querie
 
 
 def test_unpaid_orders_expire_with_their_sessions(api_client, tokens, organization):
-    session = CheckoutSession.objects.create(
-        organization=organization, expires_at=timezone.now() + timedelta(hours=1)
-    )
+    session = CheckoutSessionFactory(organization=organization)
     order_id = _post(api_client, order_body(checkoutSessionId=str(session.pk))).json()["data"]["id"]
     fresh_id = _post(api_client, order_body()).json()["data"]["id"]
     Order.objects.filter(pk=order_id).update(expired_at=timezone.now() - timedelta(seconds=1))
