@@ -29,7 +29,7 @@ from checkout.discounts import (
 from checkout.inputs import SessionRequest
 from checkout.models import PaymentLink, PlatformCheckoutSession, Widget, WidgetEvent
 from checkout.serializers import PlatformSessionSerializer
-from checkout.widget_api import deposit_options, widget_event_record
+from checkout.widgets import deposit_options, widget_event_record
 from core.errors import Conflict, InvalidRequest
 from merchant.products import check_product
 from orders.lifecycle import WAITING, order_transition

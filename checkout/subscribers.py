@@ -29,7 +29,7 @@ from checkout.sessions import (
     release_discount_hold,
     session_data,
 )
-from checkout.widget_api import widget_event_record
+from checkout.widgets import widget_event_record
 from merchant.models import Customer
 from merchant.revenue import revenue_record
 from merchant.signals import customer_erased

@@ -33,7 +33,7 @@ from chains.registry import chain_get
 from checkout import sessions
 from checkout.hosted import checkout_refused, display_token, format_units, luminance, parse_units
 from checkout.models import Widget, WidgetEvent
-from checkout.widget_api import deposit_options, widget_event_record
+from checkout.widgets import deposit_options, widget_event_record
 from core.errors import DomainError, InvalidRequest
 from orders.inputs import EXACT_INPUT, QuoteInput
 from orders.quotes import quote_build
