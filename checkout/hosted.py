@@ -11,16 +11,11 @@ pay_order` does.
 from __future__ import annotations
 
 import logging
-import time
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache
 from typing import Any
 
-import segno
 from django.conf import settings
-from django.core.signals import setting_changed
 from django.db import transaction
-from django.dispatch import receiver
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -29,11 +24,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from rest_framework import serializers
 
 from chains.devnet import DevnetError
-from chains.models import Token
-from chains.registry import chain_get, chains
-from chains.tokens import token_get
+from chains.registry import chain_get
 from chains.wallet import devnet_transfer
 from checkout import payments, sessions
+from checkout.display import display_token, format_units, luminance, parse_units, payable_tokens, qr_svg
 from checkout.inputs import SessionRequest
 from checkout.models import LinkVisit, PaymentLink, PlatformCheckoutSession
 from core.errors import DomainError
@@ -44,8 +38,14 @@ from platform_api import ratelimit
 from platform_api.fields import MetadataField, StrictUrlField
 
 logger = logging.getLogger(__name__)
+
+
 ADDRESS_PARTS = ("line1", "line2", "city", "state", "zip", "country")
+
+
 TEXT_LIMIT = 500
+
+
 PAYER_ACCOUNT = 1  # the devnet wallet pays from anvil's account 1, as `pay_order` does by default
 
 
@@ -71,90 +71,6 @@ def url_params(query) -> dict[str, Any]:
     if params.is_valid():
         return dict(params.validated_data)
     return {name: value for name, value in raw.items() if name not in params.errors}
-
-
-def format_units(amount: int, decimals: int) -> str:
-    value = Decimal(amount).scaleb(-decimals)
-    text = format(value.normalize(), "f")
-    return text if "." not in text else text.rstrip("0").rstrip(".")
-
-
-def parse_units(text: str, decimals: int) -> int | None:
-    try:
-        value = Decimal(text.strip())
-    except (InvalidOperation, ValueError):
-        return None
-    if not value.is_finite() or value <= 0 or value.as_tuple().exponent < -decimals or len(text) > 40:  # type: ignore[operator]
-        return None
-    return int(value.scaleb(decimals))
-
-
-TOKEN_PICKER_TTL_SECONDS = 60  # a reloaded token list shows on the page within a minute
-_picker: dict[tuple[int, ...], tuple[float, list[dict[str, Any]]]] = {}
-
-
-def payable_tokens() -> list[dict[str, Any]]:
-    """Tokens of the registry on chains that take payments (a deposit factory), for the token picker.
-
-    Every page view shows the list, and the registry changes only when a token
-    list is loaded: each process keeps it for a minute.
-    """
-    takes = {chain.chain_id: chain for chain in chains() if chain.accepts_payments}
-    key = tuple(sorted(takes))
-    cached = _picker.get(key)
-    if cached is not None and cached[0] > time.monotonic():
-        return cached[1]
-    tokens = Token.objects.filter(chain_id__in=list(takes)).order_by("chain_id", "symbol")
-    options = [
-        {
-            "value": f"{t.chain_id}:{t.address}",
-            "label": f"{t.symbol} on {takes[t.chain_id].name}",
-            "chain_id": t.chain_id,
-            "address": t.address,
-        }
-        for t in tokens
-    ]
-    _picker.clear()
-    if options:  # an empty registry (before `load_tokens`) is not kept
-        _picker[key] = (time.monotonic() + TOKEN_PICKER_TTL_SECONDS, options)
-    return options
-
-
-@lru_cache(maxsize=4096)
-def qr_svg(address: str) -> str:
-    """The deposit address as an inline SVG QR code (the same address always draws the same code)."""
-    return segno.make(address, error="m").svg_inline(scale=5, dark="#111111", light="#ffffff")
-
-
-_tokens: dict[tuple[int, str], tuple[float, Token | None]] = {}
-
-
-def display_token(chain_id: int, address: str) -> Token | None:
-    """A registry token for display (symbol, decimals); each process keeps it for a minute, as the picker."""
-    key = (chain_id, address.lower())
-    cached = _tokens.get(key)
-    if cached is not None and cached[0] > time.monotonic():
-        return cached[1]
-    if len(_tokens) > 4096:
-        _tokens.clear()
-    token = token_get(chain_id=chain_id, address=address)
-    if token is not None:
-        _tokens[key] = (time.monotonic() + TOKEN_PICKER_TTL_SECONDS, token)
-    return token
-
-
-@receiver(setting_changed)
-def _forget_tokens(*, setting: str, **kwargs) -> None:
-    if setting == "CHAINS":
-        _picker.clear()
-        _tokens.clear()
-
-
-def luminance(color: str) -> float:
-    """WCAG relative luminance of `#rrggbb`: the button's text is dark on a light accent, so it stays readable."""
-    channels = [int(color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
-    r, g, b = ((c / 12.92) if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
 def _page_context(link: PaymentLink | None, session: PlatformCheckoutSession | None) -> dict[str, Any]:

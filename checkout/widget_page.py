@@ -31,7 +31,8 @@ from django.views.decorators.http import require_http_methods
 
 from chains.registry import chain_get
 from checkout import sessions
-from checkout.hosted import checkout_refused, display_token, format_units, luminance, parse_units
+from checkout.display import display_token, format_units, luminance, parse_units
+from checkout.hosted import checkout_refused
 from checkout.models import Widget, WidgetEvent
 from checkout.widgets import deposit_options, widget_event_record
 from core.errors import DomainError, InvalidRequest
