@@ -1,12 +1,10 @@
 """Sending deliveries: claim, POST the stored body, record the attempt, schedule or finish.
 
-The database is the truth. A claim is one short transaction that locks the
-endpoint row, checks the endpoint's in-flight cap, records the attempt as
-started (so a worker killed mid-attempt leaves `attempts` true) and pushes
-`next_attempt_at` to the end of the attempt's lease, which is longer than the
-attempt's total deadline: a live attempt is never handed to a second worker.
-If the worker dies, the lease lapses and the periodic sweep hands the delivery
-to another worker. The body is never rebuilt: every attempt sends the same
+The database is the truth. A claim (`webhooks.claims`) holds the delivery for
+the attempt's lease, longer than the attempt's total deadline, so a live
+attempt is never handed to a second worker; if the worker dies, the lease
+lapses and the periodic sweep hands the delivery to another worker. The
+endpoint's counts and its auto-disable are `webhooks.health`. The body is never rebuilt: every attempt sends the same
 stored bytes.
 
 Isolation: every attempt ends by its deadline (`core.safehttp`), an endpoint
@@ -25,10 +23,18 @@ from functools import partial
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Q
 from django.utils import timezone
 
 from core import safehttp
+from webhooks.claims import (
+    Claim,
+    delivery_claim,
+    next_for_slot,
+    next_waiting,
+    not_due_or_busy,
+    release,
+    start_attempts,
+)
 from webhooks.health import endpoint_attempt_count, endpoint_successes_count
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.signing import delivery_headers
@@ -37,9 +43,6 @@ logger = logging.getLogger(__name__)
 
 
 Status = WebhookDelivery.Status
-
-
-CUT_OFF = "cut off: the worker stopped before the attempt finished"
 
 
 @dataclass(frozen=True)
@@ -52,127 +55,6 @@ class AttemptResult:
     timed_out: bool = False
 
 
-@dataclass(frozen=True)
-class _Claim:
-    delivery: WebhookDelivery
-    endpoint: WebhookEndpoint
-    number: int
-    started_at: datetime
-    manual: bool
-
-
-def _max_attempts() -> int:
-    return 1 + len(settings.WEBHOOK_RETRY_DELAYS)
-
-
-def _not_due_or_busy(delivery_id: str, now: datetime) -> bool:
-    """True when a worker's delivery is not due, or every slot of its endpoint is taken: no lock, no write.
-
-    Most tasks that find nothing to do are duplicates of a delivery already
-    sent by a thread that kept its endpoint's slot (`deliver_and_continue`).
-    A due delivery of a busy endpoint is left as it is: each attempt counted
-    as in flight here ends after this count, and then either takes the
-    endpoint's oldest due delivery itself or hands its slot to it through the
-    broker (`_record`), so the delivery is not forgotten. The locked claim
-    re-checks everything.
-    """
-    row = (
-        WebhookDelivery.objects.filter(pk=delivery_id)
-        .values("endpoint_id", "status", "next_attempt_at", "is_test", "attempt_started_at")
-        .first()
-    )
-    if row is None or row["status"] != Status.PENDING or row["is_test"]:
-        return True
-    if row["next_attempt_at"] is None or row["next_attempt_at"] > now:
-        return True
-    if row["attempt_started_at"] is not None:
-        return False  # a lapsed lease: the locked claim records the cut-off attempt
-    in_flight = WebhookDelivery.objects.filter(
-        endpoint_id=row["endpoint_id"], attempt_started_at__isnull=False, next_attempt_at__gt=now
-    ).count()
-    return in_flight >= settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT
-
-
-@transaction.atomic
-def _claim(delivery_id: str, *, manual: bool, synchronous: bool) -> _Claim | None:
-    delivery = WebhookDelivery.objects.select_for_update().filter(pk=delivery_id).first()
-    if delivery is None:  # the endpoint was deleted, which cancels its deliveries
-        return None
-    # The endpoint row is the lock that makes the in-flight count exact across workers. Every
-    # transaction here locks deliveries before their endpoint (never the other way round), and
-    # FOR NO KEY UPDATE leaves new deliveries' foreign-key checks free to proceed.
-    endpoint = WebhookEndpoint.objects.select_for_update(no_key=True).filter(pk=delivery.endpoint_id).first()
-    if endpoint is None:
-        return None
-    now = timezone.now()
-    if manual:
-        if delivery.status != Status.FAILED:
-            return None
-    elif (
-        delivery.status != Status.PENDING
-        or delivery.next_attempt_at is None
-        or delivery.next_attempt_at > now
-        or (delivery.is_test and not synchronous)  # test pings belong to the request that sends them
-    ):
-        return None
-    if delivery.attempt_started_at is not None:  # an earlier attempt's lease lapsed: its worker died
-        WebhookAttempt.objects.filter(
-            delivery=delivery, number=delivery.attempts, finished_at__isnull=True
-        ).update(error=CUT_OFF)
-    deliveries = WebhookDelivery.objects.filter(pk=delivery.pk)
-    if not manual and not delivery.is_test:
-        if not endpoint.is_active:
-            # Paused: keep the delivery, send nothing; resuming the endpoint reschedules it.
-            deliveries.update(next_attempt_at=None, attempt_started_at=None)
-            return None
-        if delivery.attempts >= _max_attempts():  # the last attempt was cut off
-            deliveries.update(
-                status=Status.FAILED,
-                next_attempt_at=None,
-                attempt_started_at=None,
-                last_error=CUT_OFF,
-                completed_at=now,
-            )
-            endpoint_attempt_count(
-                endpoint, delivery, status=Status.FAILED, manual=False, failed=True, now=now
-            )
-            return None
-        cap = 1 if endpoint.last_attempt_failed else settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT
-        in_flight = (
-            WebhookDelivery.objects.filter(
-                endpoint=endpoint, attempt_started_at__isnull=False, next_attempt_at__gt=now
-            )
-            .exclude(pk=delivery.pk)
-            .count()
-        )
-        if in_flight >= cap:
-            # Busy: wait for a slot. The attempt that frees one hands this endpoint its next delivery.
-            deliveries.update(
-                next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_BUSY_RETRY_SECONDS),
-                waiting_for_slot=True,
-            )
-            return None
-    return _start_attempt(delivery, endpoint, now, manual=manual)
-
-
-def _start_attempt(
-    delivery: WebhookDelivery, endpoint: WebhookEndpoint, now: datetime, *, manual: bool
-) -> _Claim:
-    """Record the attempt as started and lease the delivery; the caller holds both rows' locks."""
-    number = delivery.attempts + 1
-    lease = now + timedelta(seconds=settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
-    WebhookDelivery.objects.filter(pk=delivery.pk).update(
-        status=Status.PENDING,
-        attempts=number,
-        attempt_started_at=now,
-        next_attempt_at=lease,
-        completed_at=None,
-        waiting_for_slot=False,
-    )
-    WebhookAttempt.objects.create(delivery=delivery, number=number, manual=manual, created_at=now)
-    return _Claim(delivery=delivery, endpoint=endpoint, number=number, started_at=now, manual=manual)
-
-
 def attempt_delivery(
     delivery_id: str, *, manual: bool = False, synchronous: bool = False
 ) -> AttemptResult | None:
@@ -181,7 +63,7 @@ def attempt_delivery(
     `synchronous` attempts run inside a web request (test pings, manual
     retries) and have the shorter WEBHOOK_SYNC_TIMEOUT_SECONDS deadline.
     """
-    claim = _claim(delivery_id, manual=manual, synchronous=synchronous or manual)
+    claim = delivery_claim(delivery_id, manual=manual, synchronous=synchronous or manual)
     if claim is None:
         return None
     deadline = (
@@ -205,14 +87,14 @@ def deliver_and_continue(delivery_id: str) -> int:
     due at once, and the slot is handed on through the broker. Returns the
     number of attempts made.
     """
-    if _not_due_or_busy(delivery_id, timezone.now()):
+    if not_due_or_busy(delivery_id, timezone.now()):
         return 0
-    claim = _claim(delivery_id, manual=False, synchronous=False)
+    claim = delivery_claim(delivery_id, manual=False, synchronous=False)
     batch = [claim] if claim is not None else []
     stop_at = time.monotonic() + settings.WEBHOOK_DRAIN_SECONDS
     attempts = 0
     while batch:
-        sent: list[tuple[_Claim, safehttp.PostResult, datetime]] = []
+        sent: list[tuple[Claim, safehttp.PostResult, datetime]] = []
         for index, current in enumerate(batch):
             if index and time.monotonic() >= stop_at:
                 break
@@ -226,7 +108,7 @@ def deliver_and_continue(delivery_id: str) -> int:
     return attempts
 
 
-def _send(claim: _Claim, deadline: float) -> safehttp.PostResult:
+def _send(claim: Claim, deadline: float) -> safehttp.PostResult:
     try:
         headers = delivery_headers(claim.delivery, claim.endpoint, timezone.now())
         return safehttp.post(
@@ -262,8 +144,8 @@ _FINISHED_ATTEMPT_FIELDS = ["response_code", "response_time_ms", "error", "finis
 
 @transaction.atomic
 def _record(
-    sent: list[tuple[_Claim, safehttp.PostResult, datetime]], unsent: list[_Claim], *, may_continue: bool
-) -> tuple[list[AttemptResult], list[_Claim]]:
+    sent: list[tuple[Claim, safehttp.PostResult, datetime]], unsent: list[Claim], *, may_continue: bool
+) -> tuple[list[AttemptResult], list[Claim]]:
     """Record what was sent and release what was not, in one transaction; returns the outcomes.
 
     With `may_continue`, when everything sent succeeded, the same transaction
@@ -279,7 +161,7 @@ def _record(
     locked = WebhookDelivery.objects.select_for_update().filter(pk__in=[c.delivery.pk for c in claims])
     rows = {delivery.pk: delivery for delivery in locked.order_by("pk")}
 
-    def held(claim: _Claim) -> WebhookDelivery | None:
+    def held(claim: Claim) -> WebhookDelivery | None:
         # Only an attempt that still holds its claim records it (a lapsed lease may have been taken
         # over); an endpoint deleted meanwhile took its deliveries.
         delivery = rows.get(claim.delivery.pk)
@@ -290,7 +172,7 @@ def _record(
     from webhooks.tasks import deliver_webhook
 
     outcomes: list[AttemptResult] = []
-    finished: list[tuple[_Claim, WebhookDelivery, safehttp.PostResult, datetime, str]] = []
+    finished: list[tuple[Claim, WebhookDelivery, safehttp.PostResult, datetime, str]] = []
     for claim, result, started in sent:
         delivery = held(claim)
         if delivery is None:
@@ -341,9 +223,9 @@ def _record(
         )
     released = [c for c in unsent if held(c) is not None]
     if released:
-        _release(released, now)
+        release(released, now)
 
-    following: list[_Claim] = []
+    following: list[Claim] = []
     all_succeeded = bool(finished) and all(o.succeeded for o in outcomes)
     if (
         may_continue
@@ -354,9 +236,9 @@ def _record(
         # Read afresh: a pause or a new URL applies to the next attempts.
         fresh = WebhookEndpoint.objects.filter(pk=endpoint.pk, is_active=True).first()
         if fresh is not None:
-            following = _start_attempts(_next_for_slot(fresh, now), fresh, now)
+            following = start_attempts(next_for_slot(fresh, now), fresh, now)
     if not following:
-        waiting = _next_waiting(endpoint.pk, now)
+        waiting = next_waiting(endpoint.pk, now)
         if waiting is not None:
             transaction.on_commit(lambda: deliver_webhook.delay(waiting))
     # Last: the counters' update takes the endpoint row's lock, held only until the commit.
@@ -390,77 +272,6 @@ def _update_rows(model, fields: list[str], keys: list[str], rows: list[list]) ->
     ]
     with connection.cursor() as cursor:
         cursor.executemany(sql, params)
-
-
-def _release(claims: list[_Claim], now: datetime) -> None:
-    """Claimed but not sent (the drain stopped): no attempt was made, and the delivery is due at once."""
-    started = Q()
-    for claim in claims:
-        started |= Q(delivery_id=claim.delivery.pk, number=claim.number)
-    WebhookAttempt.objects.filter(started).delete()
-    WebhookDelivery.objects.filter(pk__in=[c.delivery.pk for c in claims]).update(
-        attempts=F("attempts") - 1, attempt_started_at=None, next_attempt_at=now, waiting_for_slot=False
-    )
-
-
-def _start_attempts(
-    deliveries: list[WebhookDelivery], endpoint: WebhookEndpoint, now: datetime
-) -> list[_Claim]:
-    """Claim a batch for the draining thread: one lease covering the drain's time left, attempts started."""
-    if not deliveries:
-        return []
-    lease = now + timedelta(seconds=settings.WEBHOOK_DRAIN_SECONDS + settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
-    WebhookDelivery.objects.filter(pk__in=[d.pk for d in deliveries]).update(
-        status=Status.PENDING,
-        attempts=F("attempts") + 1,
-        attempt_started_at=now,
-        next_attempt_at=lease,
-        completed_at=None,
-        waiting_for_slot=False,
-    )
-    WebhookAttempt.objects.bulk_create(
-        [WebhookAttempt(delivery=d, number=d.attempts + 1, manual=False, created_at=now) for d in deliveries]
-    )
-    return [
-        _Claim(delivery=d, endpoint=endpoint, number=d.attempts + 1, started_at=now, manual=False)
-        for d in deliveries
-    ]
-
-
-def _next_for_slot(endpoint: WebhookEndpoint, now: datetime) -> list[WebhookDelivery]:
-    """The endpoint's oldest deliveries waiting for a slot or due now, locked; ones a claim holds are skipped."""
-    return list(
-        WebhookDelivery.objects.select_for_update(skip_locked=True)
-        .filter(endpoint=endpoint, status=Status.PENDING, is_test=False, attempt_started_at__isnull=True)
-        .filter(Q(waiting_for_slot=True) | Q(next_attempt_at__lte=now))
-        .order_by("created_at", "pk")[: settings.WEBHOOK_DRAIN_BATCH]
-    )
-
-
-def _next_waiting(endpoint_id: str, now: datetime) -> str | None:
-    """The endpoint's oldest delivery waiting for a slot or due now: the slot just freed is its turn.
-
-    Waiting deliveries were postponed by WEBHOOK_BUSY_RETRY_SECONDS; the one
-    chosen is made due at once, so that a busy endpoint's queue drains as
-    fast as its slots free, not at the postponement's pace. Retries waiting
-    for their delay are not waiting for a slot and are left alone.
-    """
-    waiting = (
-        WebhookDelivery.objects.filter(
-            endpoint_id=endpoint_id, status=Status.PENDING, is_test=False, attempt_started_at__isnull=True
-        )
-        .filter(Q(waiting_for_slot=True) | Q(next_attempt_at__lte=now))
-        # Postponed ones first: a due one not marked waiting still has its own task coming.
-        .order_by("-waiting_for_slot", "created_at", "pk")
-        .values_list("pk", flat=True)
-        .first()
-    )
-    if waiting is not None:
-        # Its turn is given: the next freed slot goes to the next one (its claim may postpone it again).
-        WebhookDelivery.objects.filter(pk=waiting, waiting_for_slot=True).update(
-            next_attempt_at=now, waiting_for_slot=False
-        )
-    return waiting
 
 
 def due_delivery_ids(*, limit: int = 500) -> list[str]:

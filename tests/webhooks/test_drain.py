@@ -65,7 +65,8 @@ def test_a_busy_endpoints_delivery_is_left_due_without_a_lock_or_a_write_and_a_f
     organization, receiver, settings, django_assert_max_num_queries
 ):
     from core.safehttp import PostResult
-    from webhooks.delivery import _Claim, _record
+    from webhooks.claims import Claim
+    from webhooks.delivery import _record
 
     settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT = 2
     endpoint, _ = make_endpoint(organization, receiver.url_for("/hook"))
@@ -87,7 +88,7 @@ def test_a_busy_endpoints_delivery_is_left_due_without_a_lock_or_a_write_and_a_f
 
     # The first in-flight attempt ends: its thread takes the waiting delivery with the slot it frees.
     first = WebhookDelivery.objects.get(pk=deliveries[0].pk)
-    claim = _Claim(delivery=first, endpoint=endpoint, number=1, started_at=now, manual=False)
+    claim = Claim(delivery=first, endpoint=endpoint, number=1, started_at=now, manual=False)
     outcomes, following = _record([(claim, PostResult(200, 3), now)], [], may_continue=True)
 
     assert [o.succeeded for o in outcomes] == [True]
