@@ -11,7 +11,7 @@ from checkout.models import (
     Transaction,
     Widget,
 )
-from platform_api.admin import ReadOnlyAdmin
+from core.admin import ReadOnlyModelAdmin
 
 
 class PaymentLinkItemInline(admin.TabularInline):
@@ -26,7 +26,7 @@ class PaymentLinkItemInline(admin.TabularInline):
 
 
 @admin.register(PaymentLink)
-class PaymentLinkAdmin(ReadOnlyAdmin):
+class PaymentLinkAdmin(ReadOnlyModelAdmin):
     list_display = (
         "name",
         "short_code",
@@ -46,7 +46,7 @@ class PaymentLinkAdmin(ReadOnlyAdmin):
 
 
 @admin.register(PlatformCheckoutSession)
-class PlatformCheckoutSessionAdmin(ReadOnlyAdmin):
+class PlatformCheckoutSessionAdmin(ReadOnlyModelAdmin):
     list_display = (
         "id",
         "organization",
@@ -65,7 +65,7 @@ class PlatformCheckoutSessionAdmin(ReadOnlyAdmin):
 
 
 @admin.register(DiscountCode)
-class DiscountCodeAdmin(ReadOnlyAdmin):
+class DiscountCodeAdmin(ReadOnlyModelAdmin):
     list_display = (
         "code",
         "organization",
@@ -83,7 +83,7 @@ class DiscountCodeAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Transaction)
-class TransactionAdmin(ReadOnlyAdmin):
+class TransactionAdmin(ReadOnlyModelAdmin):
     list_display = (
         "id",
         "organization",
@@ -102,7 +102,7 @@ class TransactionAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Widget)
-class WidgetAdmin(ReadOnlyAdmin):
+class WidgetAdmin(ReadOnlyModelAdmin):
     list_display = (
         "name",
         "organization",

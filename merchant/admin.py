@@ -2,12 +2,12 @@
 
 from django.contrib import admin
 
+from core.admin import ReadOnlyModelAdmin
 from merchant.models import Customer, Product
-from platform_api.admin import ReadOnlyAdmin
 
 
 @admin.register(Customer)
-class CustomerAdmin(ReadOnlyAdmin):
+class CustomerAdmin(ReadOnlyModelAdmin):
     list_display = (
         "wallet_address",
         "organization",
@@ -23,7 +23,7 @@ class CustomerAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Product)
-class ProductAdmin(ReadOnlyAdmin):
+class ProductAdmin(ReadOnlyModelAdmin):
     list_display = ("name", "organization", "product_type", "amount", "chain_id", "is_active", "created_at")
     list_filter = ("product_type", "is_active", "chain_id", "organization")
     search_fields = ("id", "name", "organization__slug")

@@ -71,6 +71,16 @@ def tx_link(chain_id: int, tx_hash: str):
     return short_hex(tx_hash, href=href)
 
 
+def json_cell(field: str, description: str | None = None):
+    """A read-only admin field showing a JSON column of the order, indented."""
+
+    @admin.display(description=description or field)
+    def cell(self, order: Order):
+        return pretty_json(getattr(order, field))
+
+    return cell
+
+
 class DepositTxInline(ReadOnlyInline):
     model = DepositTx
     fields = (
@@ -221,25 +231,11 @@ class OrderAdmin(admin.ModelAdmin):
             order.dst_chain, order.dst_token_address, (order.settlement or {}).get("dstAmount")
         )
 
-    @admin.display(description="fee")
-    def fee_shown(self, order: Order):
-        return pretty_json(order.fee)
-
-    @admin.display(description="settlement")
-    def settlement_shown(self, order: Order):
-        return pretty_json(order.settlement)
-
-    @admin.display(description="payload")
-    def payload_shown(self, order: Order):
-        return pretty_json(order.payload)
-
-    @admin.display(description="metadata")
-    def metadata_shown(self, order: Order):
-        return pretty_json(order.metadata)
-
-    @admin.display(description="onramp metadata")
-    def onramp_metadata_shown(self, order: Order):
-        return pretty_json(order.onramp_metadata)
+    fee_shown = json_cell("fee")
+    settlement_shown = json_cell("settlement")
+    payload_shown = json_cell("payload")
+    metadata_shown = json_cell("metadata")
+    onramp_metadata_shown = json_cell("onramp_metadata", "onramp metadata")
 
     @admin.display(description="outbox transactions")
     def outbox_transactions(self, order: Order):

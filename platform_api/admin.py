@@ -124,16 +124,3 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
 
 # --- merchant resources: read-mostly views for staff (the merchant changes them through the API) ---------
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Staff look; writes go through the API so that they are validated, audited and counted."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

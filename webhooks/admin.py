@@ -1,6 +1,6 @@
 from django.contrib import admin, messages
 
-from platform_api.admin import ReadOnlyAdmin
+from core.admin import ReadOnlyModelAdmin
 from platform_api.context import RequestContext
 from webhooks.models import (
     NotificationEmail,
@@ -150,7 +150,7 @@ class NotificationEmailAdmin(admin.ModelAdmin):
 
 
 @admin.register(NotificationSettings)
-class NotificationSettingsAdmin(ReadOnlyAdmin):
+class NotificationSettingsAdmin(ReadOnlyModelAdmin):
     list_display = ("organization", "email_enabled", "email_address", "updated_at")
     list_filter = ("email_enabled",)
     search_fields = ("organization__slug", "email_address")
