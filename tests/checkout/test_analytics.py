@@ -156,3 +156,16 @@ def test_the_rollup_is_rebuilt_from_the_transactions(organization, shop):
     )
     assert after == before
     assert analytics_overview(organization=organization, period="all")["revenue"]["all_time_usd"] == "135.50"
+
+
+def test_rebuild_revenue_rebuilds_one_organization_and_refuses_an_unknown_one(organization, shop, capsys):
+    from django.core.management import CommandError, call_command
+
+    RevenueDay.objects.filter(organization=organization).delete()
+
+    call_command("rebuild_revenue", "--org", organization.slug)
+
+    assert capsys.readouterr().out.strip() == "4 rollup rows written."
+    assert RevenueDay.objects.filter(organization=organization).count() == 4
+    with pytest.raises(CommandError, match="No organization 'nope'"):
+        call_command("rebuild_revenue", "--org", "nope")
