@@ -28,6 +28,7 @@ from checkout.models import (
     Widget,
     WidgetEvent,
 )
+from ledger.models import Account, Entry, Posting
 from merchant.models import Customer, Product, RevenueDay
 from onramp.models import VendorBEvent
 from orders.models import (
@@ -227,6 +228,40 @@ class IncidentFactory(factory.django.DjangoModelFactory):
     kind = Incident.Kind.DEPOSIT_REORGED
     subject = factory.Sequence(lambda n: f"deposit:{n}")
     summary = "A counted deposit's block left the chain."
+
+
+# --- ledger -------------------------------------------------------------------------------------
+
+
+class AccountFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Account
+        django_get_or_create = ("chain_id", "token", "kind", "ref")
+
+    chain_id = BASE
+    token = USDC_BASE.lower()
+    kind = Account.Kind.VAULT
+    ref = address(0xF39F)
+
+
+class PostingFactory(factory.django.DjangoModelFactory):
+    """A posting without its entries: the ledger's `post` writes balanced ones; this is for reading code."""
+
+    class Meta:
+        model = Posting
+
+    key = factory.Sequence(lambda n: f"test:{n}")
+    kind = "sweep"
+
+
+class EntryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Entry
+
+    posting = factory.SubFactory(PostingFactory)
+    account = factory.SubFactory(AccountFactory)
+    side = Entry.Side.DEBIT
+    amount = 1_000_000
 
 
 # --- merchant -----------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "csp",
     "chains",
     "platform_api",
+    "ledger",
     "merchant",
     "audit",
     "orders",

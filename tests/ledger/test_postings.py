@@ -1,0 +1,78 @@
+"""The ledger's one way in: balanced postings only, each business key once, and nothing ever edited."""
+
+import pytest
+
+from ledger.models import Account, AppendOnly, Entry, Posting
+from ledger.postings import Unbalanced, account_balance, credit, debit, post
+
+pytestmark = pytest.mark.django_db
+
+TOKEN = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+NATIVE = "0x" + "0" * 40
+FORWARDER, VAULT = "0x" + "a" * 40, "0x" + "b" * 40
+
+
+def sweep(amount, key="order:1:sweep"):
+    return post(
+        key=key,
+        kind="sweep",
+        legs=[
+            credit(8453, TOKEN, Account.Kind.DEPOSIT_ADDRESS, FORWARDER, amount),
+            debit(8453, TOKEN, Account.Kind.VAULT, VAULT, amount),
+        ],
+    )
+
+
+def test_a_balanced_posting_moves_value_between_accounts_exactly():
+    huge = 10**30 + 1  # beyond a float's 15 digits: exact on every backend
+    sweep(huge)
+
+    vault = Account.objects.get(kind=Account.Kind.VAULT)
+    forwarder = Account.objects.get(kind=Account.Kind.DEPOSIT_ADDRESS)
+    assert (account_balance(vault), account_balance(forwarder)) == (huge, -huge)
+    assert vault.token == TOKEN.lower() and vault.ref == VAULT
+
+
+def test_the_same_business_key_posts_once():
+    first = sweep(5)
+    again = sweep(5)
+
+    assert again.pk == first.pk
+    assert (Posting.objects.count(), Entry.objects.count()) == (1, 2)
+
+
+@pytest.mark.parametrize(
+    "legs",
+    [
+        [debit(8453, TOKEN, "vault", VAULT, 5), credit(8453, TOKEN, "deposit_address", FORWARDER, 4)],
+        # balanced in sum, not per token: the gas is in the native coin
+        [debit(8453, TOKEN, "vault", VAULT, 5), credit(8453, NATIVE, "gas", "", 5)],
+        # balanced per token, not per chain
+        [debit(8453, TOKEN, "vault", VAULT, 5), credit(1, TOKEN, "deposit_address", FORWARDER, 5)],
+        [debit(8453, TOKEN, "vault", VAULT, 0), credit(8453, TOKEN, "deposit_address", FORWARDER, 0)],
+        [debit(8453, TOKEN, "vault", VAULT, True), credit(8453, TOKEN, "deposit_address", FORWARDER, True)],
+        [debit(8453, TOKEN, "vault", VAULT, 5)],
+    ],
+)
+def test_an_unbalanced_posting_is_refused_and_writes_nothing(legs):
+    with pytest.raises(Unbalanced):
+        post(key="order:1:bad", kind="sweep", legs=legs)
+
+    assert (Posting.objects.count(), Entry.objects.count(), Account.objects.count()) == (0, 0, 0)
+
+
+def test_postings_are_never_edited_or_removed():
+    posting = sweep(5)
+    entry = posting.entries.first()
+
+    for change in (
+        lambda: posting.save(),
+        lambda: posting.delete(),
+        lambda: entry.save(),
+        lambda: entry.delete(),
+        lambda: Posting.objects.filter(pk=posting.pk).update(kind="refund"),
+        lambda: Entry.objects.all().delete(),
+    ):
+        with pytest.raises(AppendOnly):
+            change()
+    assert [e.amount for e in Posting.objects.get().entries.all()] == [5, 5]
