@@ -10,8 +10,9 @@ from rest_framework.response import Response
 
 from checkout import links as services
 from checkout import selectors
+from checkout.filters import PaymentLinkFilters, SessionFilters
 from checkout.models import PaymentLink
-from checkout.selectors import MAX_DAYS, SESSION_STATUS_FILTERS
+from checkout.selectors import MAX_DAYS
 from checkout.serializers import (
     LinkItemSerializer,
     PaymentLinkDetailSerializer,
@@ -25,13 +26,6 @@ from core import openapi
 from merchant.products import product_get
 from platform_api.api import PlatformAPIView, deleted, list_of, render_list
 from platform_api.context import RequestContext
-from platform_api.filters import (
-    BoolFilter,
-    ChoiceFilter,
-    CreatedWindowFilters,
-    FilterSerializer,
-    TextFilter,
-)
 from platform_api.pagination import parse_positive_int
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 
@@ -39,15 +33,6 @@ LINK_SORTS = ("created_at", "updated_at", "name", "current_uses")
 
 
 SESSION_SORTS = ("created_at", "updated_at", "expires_at")
-
-
-class PaymentLinkFilters(FilterSerializer):
-    search = TextFilter()
-    active = BoolFilter()
-
-
-class SessionFilters(CreatedWindowFilters):
-    status = ChoiceFilter(SESSION_STATUS_FILTERS)
 
 
 class PaymentLinkViewMixin:

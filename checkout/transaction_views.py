@@ -8,24 +8,17 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from checkout import selectors
+from checkout.filters import TransactionFilters
 from checkout.models import Transaction
 from checkout.serializers import TransactionSerializer
 from core import openapi
 from merchant.customers import customer_get
 from merchant.exports import EXPORT_PARAMETERS, export_format, stream_export
 from platform_api.api import PlatformAPIView, list_of, render_list
-from platform_api.filters import ChoiceFilter, CreatedWindowFilters, IdFilter, WholeNumberFilter
 from platform_api.inputs import MAX_MILLIS
 from platform_api.views import ERRORS, LIST_PARAMETERS
 
 TRANSACTION_SORTS = ("created_at", "updated_at", "completed_at")
-
-
-class TransactionFilters(CreatedWindowFilters):
-    status = ChoiceFilter(Transaction.Status.values)
-    chain_id = WholeNumberFilter()
-    customer_id = IdFilter()
-    payment_link_id = IdFilter()
 
 
 class TransactionCollectionView(PlatformAPIView):

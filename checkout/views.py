@@ -7,18 +7,13 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from checkout import selectors, sessions
+from checkout.filters import PlatformSessionFilters
 from checkout.inputs import SessionRequest
-from checkout.link_views import SessionFilters
 from checkout.serializers import PlatformSessionCreateSerializer, PlatformSessionSerializer
 from core import openapi
 from platform_api.api import PlatformAPIView, list_of, render_list
-from platform_api.filters import IdFilter
 from platform_api.inputs import MAX_MILLIS
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
-
-
-class PlatformSessionFilters(SessionFilters):
-    payment_link_id = IdFilter()
 
 
 class PlatformSessionCollectionView(PlatformAPIView):
