@@ -33,6 +33,8 @@ H = TypeVar("H", bound=Callable)
 
 _deposit_handlers: dict[str, DepositHandler] = {}
 _outbox_handlers: dict[str, OutboxHandler] = {}
+_deposit_observers: list[DepositHandler] = []
+_outbox_observers: list[OutboxHandler] = []
 
 
 def owner_kind(owner_or_key: str) -> str:
@@ -61,9 +63,34 @@ def outbox_handler(kind: str) -> Callable[[OutboxHandler], OutboxHandler]:
     return _register(_outbox_handlers, kind, "the outbox handler")
 
 
+def deposit_observer(observer: DepositHandler) -> DepositHandler:
+    """Register an observer of every deposit of any owner (the ledger): called before the owner's handler,
+    in the same transaction, each time a deposit is handed over (confirmed, or withdrawn)."""
+    if observer not in _deposit_observers:
+        _deposit_observers.append(observer)
+    return observer
+
+
+def outbox_observer(observer: OutboxHandler) -> OutboxHandler:
+    """Register an observer of every outbox transaction whose outcome on chain was recorded or changed: it
+    finished (mined or failed), its block left the chain, or a reorg moved it to another block. Called in the
+    transaction that records the change, before the key's handler; it reads the row as it is now."""
+    if observer not in _outbox_observers:
+        _outbox_observers.append(observer)
+    return observer
+
+
+def outbox_changed(tx: OutboxTx) -> None:
+    """Tell the observers that `tx`'s recorded outcome changed (a reorg); its handler is not asked again."""
+    for observer in _outbox_observers:
+        observer(tx)
+
+
 def deposit_changed(deposit: Deposit) -> None:
-    """Hand a deposit to its owner's handler. An owner nobody registered is logged: the deposit is recorded
-    and counted as handled, and staff find it by its owner."""
+    """Hand a deposit to its observers, then to its owner's handler. An owner nobody registered is logged:
+    the deposit is recorded and counted as handled, and staff find it by its owner."""
+    for observer in _deposit_observers:
+        observer(deposit)
     kind = owner_kind(deposit.owner)
     handler = _deposit_handlers.get(kind)
     if handler is None:
@@ -73,7 +100,8 @@ def deposit_changed(deposit: Deposit) -> None:
 
 
 def outbox_finished(tx: OutboxTx) -> None:
-    """Hand a finished outbox transaction to the handler of its key's kind."""
+    """Hand a finished outbox transaction to its observers, then to the handler of its key's kind."""
+    outbox_changed(tx)
     kind = owner_kind(tx.key)
     handler = _outbox_handlers.get(kind)
     if handler is None:

@@ -264,6 +264,9 @@ class OutboxTx(models.Model):
     block_number = models.BigIntegerField(null=True, blank=True)
     block_hash = models.CharField(max_length=66, blank=True)
     gas_used = models.BigIntegerField(null=True, blank=True)
+    effective_gas_price = Uint256Field(
+        null=True, blank=True, help_text="Wei per gas the sender paid (the receipt's effectiveGasPrice)."
+    )
     logs = models.JSONField(
         default=list, blank=True, help_text="The receipt's logs ({address, topics, data}): what it moved."
     )

@@ -52,6 +52,7 @@ class Account(models.Model):
         PAYER = "payer"  # ref: the payer's address (refunds)
         RECIPIENT = "recipient"  # ref: the recipient's address (deliveries)
         CARD = "card"  # a card vendor's settlement (vendorB)
+        OPERATOR = "operator"  # the operator's own funds: opening balances, top-ups, staff's adjustments
 
     chain_id = models.PositiveBigIntegerField()
     token = models.CharField(
@@ -79,6 +80,16 @@ class Posting(AppendOnlyModel):
         max_length=100, blank=True, db_index=True, help_text="Who it is for, as chains names it."
     )
     tx_hash = models.CharField(max_length=66, blank=True)
+    chain_id = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="The chain whose block carries the movement; empty off chain."
+    )
+    block_number = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="The block that carries it: `reconcile` at block N counts what is at or below N. Empty for "
+        "what the service decides off chain (a fee earned), which moves nothing between addresses.",
+    )
+    memo = models.CharField(max_length=500, blank=True, help_text="Why, for a correction or an adjustment.")
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
@@ -104,3 +115,34 @@ class Entry(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.side} {self.amount} {self.account}"
+
+
+class ReconcileRun(models.Model):
+    """One comparison of what the ledger says the service's addresses hold on a chain with what they hold at
+    one block (`manage.py reconcile`, hourly). Its rows are kept as printed."""
+
+    chain_id = models.PositiveBigIntegerField()
+    block_number = models.BigIntegerField(null=True, blank=True)
+    block_hash = models.CharField(max_length=66, blank=True)
+    rows = models.JSONField(
+        default=list, help_text="[{address, kind, token, expected, in_flight, actual, difference}]"
+    )
+    differences = models.PositiveIntegerField(default=0, help_text="Rows whose actual is not the expected.")
+    error = models.CharField(max_length=500, blank=True, help_text="Why the run could not compare.")
+    created_at = models.DateTimeField(default=timezone.now)
+    resolved_at = models.DateTimeField(
+        null=True, blank=True, help_text="When staff, or a later clean run, closed its difference."
+    )
+    resolved_by = models.CharField(max_length=150, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["chain_id", "-created_at"], name="ledger_reconcile_chain")]
+
+    def __str__(self) -> str:
+        state = "clean" if self.ok else f"{self.differences} difference(s)" if not self.error else "failed"
+        return f"chain {self.chain_id} at block {self.block_number}: {state}"
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences and not self.error

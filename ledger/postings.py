@@ -26,6 +26,10 @@ class Leg:
     side: str
     amount: int
 
+    @property
+    def account_key(self) -> tuple[int, str, str, str]:
+        return (self.chain_id, self.token, self.kind, self.ref)
+
 
 def debit(chain_id: int, token: str, kind: str, ref: str, amount: int) -> Leg:
     return Leg(chain_id, token.lower(), kind, ref.lower(), Entry.Side.DEBIT, amount)
@@ -48,20 +52,40 @@ def check_balanced(legs: list[Leg]) -> None:
         raise Unbalanced(f"Debits and credits differ: {off}.")
 
 
-def _account(leg: Leg) -> Account:
-    found = Account.objects.filter(chain_id=leg.chain_id, token=leg.token, kind=leg.kind, ref=leg.ref).first()
-    if found is not None:
-        return found
-    try:
-        with transaction.atomic():
-            return Account.objects.create(chain_id=leg.chain_id, token=leg.token, kind=leg.kind, ref=leg.ref)
-    except IntegrityError:  # another transaction opened it first
-        return Account.objects.get(chain_id=leg.chain_id, token=leg.token, kind=leg.kind, ref=leg.ref)
+def _accounts(legs: list[Leg]) -> dict[tuple, Account]:
+    """The legs' accounts, read in one query and opened where missing."""
+    wanted = {leg.account_key for leg in legs}
+    chains = {k[0] for k in wanted}
+    found = {
+        (a.chain_id, a.token, a.kind, a.ref): a
+        for a in Account.objects.filter(
+            chain_id__in=chains, token__in={k[1] for k in wanted}, ref__in={k[3] for k in wanted}
+        )
+    }
+    for account_key in wanted - found.keys():
+        chain_id, token, kind, ref = account_key
+        try:
+            with transaction.atomic():
+                found[account_key] = Account.objects.create(
+                    chain_id=chain_id, token=token, kind=kind, ref=ref
+                )
+        except IntegrityError:  # another transaction opened it first
+            found[account_key] = Account.objects.get(chain_id=chain_id, token=token, kind=kind, ref=ref)
+    return found
 
 
 @transaction.atomic
 def post(
-    *, key: str, kind: str, legs: list[Leg], order_id=None, owner: str = "", tx_hash: str = ""
+    *,
+    key: str,
+    kind: str,
+    legs: list[Leg],
+    order_id=None,
+    owner: str = "",
+    tx_hash: str = "",
+    chain_id: int | None = None,
+    block_number: int | None = None,
+    memo: str = "",
 ) -> Posting:
     """Record one movement under its business key, once: a second call with the key returns the first
     posting and writes nothing. An unbalanced posting raises `Unbalanced` before anything is written."""
@@ -72,14 +96,47 @@ def post(
     try:
         with transaction.atomic():
             posting = Posting.objects.create(
-                key=key, kind=kind, order_id=order_id, owner=owner, tx_hash=tx_hash
+                key=key,
+                kind=kind,
+                order_id=order_id,
+                owner=owner,
+                tx_hash=tx_hash,
+                chain_id=chain_id,
+                block_number=block_number,
+                memo=memo[:500],
             )
     except IntegrityError:  # the same step, posted by another worker meanwhile
         return Posting.objects.get(key=key)
+    accounts = _accounts(legs)
     Entry.objects.bulk_create(
-        Entry(posting=posting, account=_account(leg), side=leg.side, amount=leg.amount) for leg in legs
+        Entry(posting=posting, account=accounts[leg.account_key], side=leg.side, amount=leg.amount)
+        for leg in legs
     )
     return posting
+
+
+def reverse(original_key: str, *, key: str, kind: str, memo: str = "") -> Posting | None:
+    """A posting that undoes `original_key`'s (every entry on the other side), under its own key: how the
+    ledger corrects itself. None when there is nothing to undo."""
+    original = Posting.objects.filter(key=original_key).first()
+    if original is None:
+        return None
+    flip = {Entry.Side.DEBIT: Entry.Side.CREDIT, Entry.Side.CREDIT: Entry.Side.DEBIT}
+    legs = [
+        Leg(e.account.chain_id, e.account.token, e.account.kind, e.account.ref, flip[e.side], e.amount)
+        for e in original.entries.select_related("account")
+    ]
+    return post(
+        key=key,
+        kind=kind,
+        legs=legs,
+        order_id=original.order_id,
+        owner=original.owner,
+        tx_hash=original.tx_hash,
+        chain_id=original.chain_id,
+        block_number=original.block_number,
+        memo=memo or f"undoes {original_key}",
+    )
 
 
 def account_balance(account: Account) -> int:

@@ -13,6 +13,7 @@ from chains.models import ChainCursor, Incident, OutboxTx
 from chains.registry import chain_get
 from chains.tokens import token_get
 from core.admin import ReadOnlyModelAdmin, moment, pretty_json, short_hex
+from ledger.models import Entry
 from orders import lifecycle
 from orders.models import (
     CheckoutSession,
@@ -208,6 +209,7 @@ class OrderAdmin(admin.ModelAdmin):
         "metadata_shown",
         "onramp_metadata_shown",
         "outbox_transactions",
+        "postings",
     ]
     readonly_fields = fields
     actions = ["retry_settlement", "refund_now"]
@@ -254,6 +256,33 @@ class OrderAdmin(admin.ModelAdmin):
                         tx.error,
                     )
                     for tx in rows
+                ),
+            )
+            or "-"
+        )
+
+    @admin.display(description="ledger postings")
+    def postings(self, order: Order):
+        entries = (
+            Entry.objects.filter(posting__order_id=order.pk)
+            .select_related("posting", "account")
+            .order_by("posting_id", "pk")
+        )
+        return (
+            format_html_join(
+                "",
+                '<div><a href="{}">{}</a> {}: {} {} {} {}</div>',
+                (
+                    (
+                        reverse("admin:ledger_posting_change", args=[e.posting_id]),
+                        e.posting.kind,
+                        e.side,
+                        e.account.kind,
+                        short_hex(e.account.ref),
+                        amount_cell(e.account.chain_id, e.account.token, e.amount),
+                        f"on chain {e.account.chain_id}",
+                    )
+                    for e in entries
                 ),
             )
             or "-"

@@ -24,6 +24,7 @@ from django.utils import timezone
 from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx
 from orders import events
+from orders.accounting import card_payment_posted
 from orders.models import DepositTx, Order, OrderStatusChange
 
 logger = logging.getLogger(__name__)
@@ -218,7 +219,7 @@ def order_record_card_payment(*, payment_intent_id: str) -> Order | None:
     order = _lock(order)
     late = _late(order, Order.Status.WAITING_STRIPE_PAYMENT)
     amount = int(order.src_amount)
-    _, created = DepositTx.objects.get_or_create(
+    deposit, created = DepositTx.objects.get_or_create(
         order=order,
         chain=order.src_chain,
         tx_hash=payment_intent_id,
@@ -232,6 +233,8 @@ def order_record_card_payment(*, payment_intent_id: str) -> Order | None:
             "refund_amount": amount if late else None,
         },
     )
+    if created:
+        card_payment_posted(order, deposit)
     if created and not late:
         _paid(
             order, from_status=Order.Status.WAITING_STRIPE_PAYMENT, reason=f"card payment {payment_intent_id}"

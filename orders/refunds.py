@@ -17,6 +17,7 @@ from chains.models import Incident, OutboxTx
 from chains.outbox import outbox_transfer, swept_of
 from core.errors import DomainError
 from orders import lifecycle
+from orders.accounting import card_refund_posted
 from orders.models import DepositTx, Order, RefundTx
 from orders.onramps import get_onramp_adapter
 from orders.sweeps import order_sweep
@@ -186,10 +187,12 @@ def _refund_card(order: Order, deposit: DepositTx, amount: int) -> RefundTx | No
             "Order %s: the card refund of %s failed, tried again later: %s", order.pk, deposit.tx_hash, exc
         )
         return None
-    refund, _ = RefundTx.objects.get_or_create(
+    refund, created = RefundTx.objects.get_or_create(
         order=order,
         deposit=deposit,
         tx_hash=refund_id,
         defaults={"chain": deposit.chain, "amount": amount, "status": RefundTx.Status.SUCCESS},
     )
+    if created:
+        card_refund_posted(order, refund)
     return refund

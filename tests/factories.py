@@ -28,7 +28,7 @@ from checkout.models import (
     Widget,
     WidgetEvent,
 )
-from ledger.models import Account, Entry, Posting
+from ledger.models import Account, Entry, Posting, ReconcileRun
 from merchant.models import Customer, Product, RevenueDay
 from onramp.models import VendorBEvent
 from orders.models import (
@@ -262,6 +262,15 @@ class EntryFactory(factory.django.DjangoModelFactory):
     account = factory.SubFactory(AccountFactory)
     side = Entry.Side.DEBIT
     amount = 1_000_000
+
+
+class ReconcileRunFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ReconcileRun
+
+    chain_id = BASE
+    block_number = 1000
+    block_hash = "0x" + "ab" * 32
 
 
 # --- merchant -----------------------------------------------------------------------------------

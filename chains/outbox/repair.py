@@ -35,6 +35,7 @@ from django.utils import timezone
 from eth_utils import to_checksum_address
 
 from chains.client import block_hashes, web3_for
+from chains.handlers import outbox_changed
 from chains.incidents import incident_record
 from chains.models import ChainCursor, Incident, OutboxTx
 from chains.outbox.send import broadcast, outbox_send, receipt_logs, receipt_of
@@ -91,12 +92,16 @@ def recheck_finished(chain: Chain) -> None:
 def _moved(tx: OutboxTx, receipt) -> None:
     """Re-included in another block: the same transaction; staff are told if its outcome changed."""
     ok = receipt["status"] == 1
-    OutboxTx.objects.filter(pk=tx.pk, block_hash=tx.block_hash).update(
-        block_number=receipt["blockNumber"],
-        block_hash=_hex(receipt["blockHash"]),
-        logs=receipt_logs(receipt),
-        tx_hash=_hex(receipt["transactionHash"]),
-    )
+    with transaction.atomic():
+        if OutboxTx.objects.filter(pk=tx.pk, block_hash=tx.block_hash).update(
+            block_number=receipt["blockNumber"],
+            block_hash=_hex(receipt["blockHash"]),
+            gas_used=receipt["gasUsed"],
+            effective_gas_price=receipt.get("effectiveGasPrice"),
+            logs=receipt_logs(receipt),
+            tx_hash=_hex(receipt["transactionHash"]),
+        ):
+            outbox_changed(OutboxTx.objects.get(pk=tx.pk))
     logger.warning("Outbox %s is in block %s now (was %s)", tx.key, receipt["blockNumber"], tx.block_number)
     if ok != (tx.status == OutboxTx.Status.MINED):
         incident_record(
@@ -134,6 +139,7 @@ def left_chain(tx: OutboxTx, *, reason: str) -> None:
                     :500
                 ],
             )
+        outbox_changed(OutboxTx.objects.get(pk=tx.pk))
         incident_record(
             kind=Incident.Kind.TX_REORGED,
             subject=f"outbox:{tx.key}",

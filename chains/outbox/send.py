@@ -285,6 +285,7 @@ def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None) -> bool:
             "block_number": receipt["blockNumber"],
             "block_hash": _hex(receipt["blockHash"]),
             "gas_used": receipt["gasUsed"],
+            "effective_gas_price": receipt.get("effectiveGasPrice"),
             "logs": receipt_logs(receipt),
         }
     with transaction.atomic():

@@ -78,6 +78,15 @@ CELERY_BEAT_SCHEDULE["chains-scan-due"] = {
     "options": {"expires": WATCHER_DISPATCH_SECONDS * 5},
 }
 
+# The ledger against the chains (ledger/reconcile.py): a difference is logged at ERROR and shown to staff.
+RECONCILE_INTERVAL_SECONDS = float(os.environ.get("RECONCILE_INTERVAL_SECONDS", "3600"))
+if RECONCILE_INTERVAL_SECONDS > 0:
+    CELERY_BEAT_SCHEDULE["ledger-reconcile"] = {
+        "task": "ledger.tasks.reconcile_chains",
+        "schedule": RECONCILE_INTERVAL_SECONDS,
+        "options": {"expires": RECONCILE_INTERVAL_SECONDS},
+    }
+
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_ROUTES = {
     "webhooks.tasks.deliver_webhook": {"queue": CELERY_WEBHOOK_QUEUE},
