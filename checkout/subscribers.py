@@ -21,6 +21,7 @@ from typing import Any
 from django.db.models import F, Q
 from django.utils import timezone
 
+from checkout.balance import payment_recorded, refund_recorded
 from checkout.discounts import discount_redeem
 from checkout.models import PaymentLink, SessionOrder, Transaction, WidgetEvent
 from checkout.payments import OWNER
@@ -189,6 +190,8 @@ def on_executed(event: events.Executed) -> None:
         updated_at=now,
         customer=customer,
     ):
+        row.refresh_from_db()
+        payment_recorded(order, row)
         revenue_record(
             organization_id=row.organization_id,
             completed_at=now,
@@ -252,6 +255,7 @@ def on_failed(event: events.Failed) -> None:
 
 def on_refunded(event: events.Refunded) -> None:
     _payment_failed(event.order, error=event.error, refund_tx_hash=event.refund_tx_hash)
+    refund_recorded(event.order, _transaction_for(event.order, _locked_session(event.order)))
 
 
 def on_customer_erased(sender, *, customer: Customer, **_) -> None:

@@ -9,7 +9,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from core.admin import ReadOnlyModelAdmin, moment, short_hex
-from ledger.models import Account, Entry, Posting, ReconcileRun
+from ledger.models import Account, BalanceTransaction, Entry, Posting, ReconcileRun
 from ledger.postings import account_balance
 
 
@@ -154,3 +154,15 @@ class ReconcileRunAdmin(ReadOnlyModelAdmin):
             resolved_at=timezone.now(), resolved_by=request.user.get_username()
         )
         self.message_user(request, f"{done} run(s) marked resolved.", messages.SUCCESS)
+
+
+@admin.register(BalanceTransaction)
+class BalanceTransactionAdmin(ReadOnlyModelAdmin):
+    list_display = ("id", "organization_id", "type", "chain_id", "gross", "fee", "net", "source_id", "when")
+    list_filter = ("type", "chain_id", "created_at")
+    search_fields = ("=id", "=organization_id", "=source_id", "=transaction_id", "=session_id")
+    date_hierarchy = "created_at"
+
+    @admin.display(description="created", ordering="created_at")
+    def when(self, row: BalanceTransaction):
+        return moment(row.created_at)

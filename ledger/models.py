@@ -146,3 +146,56 @@ class ReconcileRun(models.Model):
     @property
     def ok(self) -> bool:
         return not self.differences and not self.error
+
+
+def new_balance_transaction_id() -> str:
+    import secrets
+
+    return f"btxn_{secrets.token_hex(12)}"
+
+
+class BalanceTransaction(AppendOnlyModel):
+    """A merchant's view of the ledger: one row per payment, refund or adjustment of an organization, with
+    gross, fee and net in base units of one token on one chain (Stripe's balance transactions). Written by
+    the app that owns the payment, in the transaction of the change, once per business key; never edited.
+
+    Amounts are stored unsigned; `sign` says which way the row moves the organization's balance (a refund
+    or a negative adjustment is -1)."""
+
+    class Type(models.TextChoices):
+        PAYMENT = "payment"  # a payment completed: gross bought on the merchant's chain, fee, net received
+        REFUND = "refund"  # money the service returned to a payer (a failed or expired payment, an extra)
+        ADJUSTMENT = "adjustment"  # a correction staff recorded for the organization
+
+    id = models.CharField(primary_key=True, max_length=40, default=new_balance_transaction_id, editable=False)
+    key = models.CharField(max_length=200, unique=True, help_text="The business key: one row per key.")
+    organization_id = models.CharField(max_length=64, help_text="The organization (platform_api) it is for.")
+    type = models.CharField(max_length=12, choices=Type.choices)
+    sign = models.SmallIntegerField(default=1, choices=[(1, "+"), (-1, "-")])
+    chain_id = models.PositiveBigIntegerField()
+    token_address = models.CharField(max_length=42)
+    gross = Uint256Field()
+    fee = Uint256Field(default=0)
+    net = Uint256Field(help_text="What the organization's balance moved by (with `sign`).")
+    source_id = models.CharField(
+        max_length=64, help_text="What it is about: a transaction (txn_), a quick payment (qp_)..."
+    )
+    order_id = models.UUIDField(null=True, blank=True)
+    payment_link_id = models.CharField(max_length=64, blank=True)
+    session_id = models.CharField(max_length=64, blank=True)
+    transaction_id = models.CharField(max_length=64, blank=True)
+    tx_hashes = models.JSONField(
+        default=list, help_text="[{role, chain_id, tx_hash}]: what to find on chain."
+    )
+    posting_keys = models.JSONField(default=list, help_text="The ledger postings it stems from.")
+    description = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["organization_id", "-created_at", "-id"], name="ledger_btxn_org_created"),
+            models.Index(fields=["organization_id", "source_id"], name="ledger_btxn_org_source"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.id}"

@@ -79,7 +79,7 @@ class Accounts:
     """Which account an address is on one chain: the vault, the solver, a deposit address, or, for anyone
     else, the counterparty the transaction's purpose names (a payer for refunds, a recipient otherwise)."""
 
-    def __init__(self, chain_id: int, addresses: Iterable[str]):
+    def __init__(self, chain_id: int, addresses: Iterable[str], *, watched=WatchedAddress):
         self.chain_id = chain_id
         self.roles = {
             a.lower(): kind
@@ -89,7 +89,7 @@ class Accounts:
         wanted = {a for a in addresses if a.lower() not in self.roles}
         self.deposit_addresses = {
             a.lower()
-            for a in WatchedAddress.objects.filter(
+            for a in watched.objects.filter(
                 chain_id=chain_id, address__in=[to_checksum_address(a) for a in wanted]
             ).values_list("address", flat=True)
         }
@@ -115,10 +115,16 @@ def outsider_of(key: str, signer: str) -> str:
 
 
 def outbox_legs(
-    tx: OutboxTx, *, succeeded: bool, logs: list[dict], gas_used: int | None, gas_price
+    tx: OutboxTx,
+    *,
+    succeeded: bool,
+    logs: list[dict],
+    gas_used: int | None,
+    gas_price,
+    watched=WatchedAddress,
 ) -> list[Leg]:
-    """The legs of what `tx` moved and burned, per its receipt (shared by the observer and `reconcile`, which
-    counts a transaction mined but not yet recorded)."""
+    """The legs of what `tx` moved and burned, per its receipt (shared by the observer, `reconcile`, which
+    counts a transaction mined but not yet recorded, and the backfill, with its historical `watched` model)."""
     moved, gas = receipt_movements(
         to=tx.to,
         sender=tx.sender,
@@ -128,7 +134,9 @@ def outbox_legs(
         gas_used=gas_used,
         gas_price=gas_price,
     )
-    accounts = Accounts(tx.chain_id, {a for m in moved for a in (m.source, m.target)} | {tx.sender})
+    accounts = Accounts(
+        tx.chain_id, {a for m in moved for a in (m.source, m.target)} | {tx.sender}, watched=watched
+    )
     outsider = outsider_of(tx.key, tx.signer)
     legs: list[Leg] = []
     for m in moved:
@@ -147,12 +155,12 @@ def outbox_legs(
     return legs
 
 
-def _outbox_owner(key: str) -> str:
+def outbox_owner(key: str) -> str:
     parts = key.split(":")
     return ":".join(parts[:2]) if len(parts) > 1 else key
 
 
-def _order_of(owner: str):
+def order_of(owner: str):
     import uuid
 
     kind, _, identifier = owner.partition(":")
@@ -184,12 +192,12 @@ def outbox_posted(tx: OutboxTx) -> None:
         gas_price=tx.effective_gas_price,
     )
     if legs:
-        owner = _outbox_owner(tx.key)
+        owner = outbox_owner(tx.key)
         post(
             key=current,
             kind=posting_kind(tx.key),
             legs=legs,
-            order_id=_order_of(owner),
+            order_id=order_of(owner),
             owner=owner,
             tx_hash=tx.tx_hash,
             chain_id=tx.chain_id,
@@ -223,7 +231,7 @@ def deposit_posted(deposit: Deposit) -> None:
         key=key,
         kind="deposit",
         legs=legs,
-        order_id=_order_of(deposit.owner),
+        order_id=order_of(deposit.owner),
         owner=deposit.owner,
         tx_hash=deposit.tx_hash,
         chain_id=deposit.chain_id,

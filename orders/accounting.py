@@ -6,7 +6,8 @@ deliveries, refunds and gas from the chains' own record):
 - `card:<payment intent>`: a card payment (vendorB) the vendor owes the service, from the payer's card;
   `card-refund:<refund>` gives it back.
 
-Posted in the transaction of the change, by the order's own code.
+Posted in the transaction of the change, by the order's own code; `backfill` posts the same for what was
+recorded before the ledger existed (a data migration, with its historical models).
 """
 
 from __future__ import annotations
@@ -14,70 +15,113 @@ from __future__ import annotations
 from django.conf import settings
 
 from ledger.models import Account
-from ledger.postings import credit, debit, post
+from ledger.postings import Leg, credit, debit, post
 from orders import events
 from orders.fees import fee_amount
-from orders.models import DepositTx, Order, RefundTx
 
 Kind = Account.Kind
 CARD_VENDOR = "vendor_b"
+CARD_PAYMENT_PREFIX = "pi_"  # a card deposit's "transaction" is its payment intent (orders.lifecycle)
 
 
-def order_fee(order: Order) -> int:
+def order_fee(order) -> int:
     """The fee the order earned, in base units of the token the payer paid."""
     received = int((order.settlement or {}).get("srcAmountReceived") or 0)
     return fee_amount(received, int((order.settlement or {}).get("feeBps") or 0))
 
 
-def _fee_earned(event: events.Executed) -> None:
-    order, vault = event.order, settings.VAULT_ADDRESS
-    fee = order_fee(order)
+def fee_legs(order) -> list[Leg]:
+    fee, vault = order_fee(order), settings.VAULT_ADDRESS
     if not fee or not vault:
-        return
+        return []
     token = order.src_token_address
-    post(
-        key=f"fee:{order.pk}",
-        kind="fee",
-        legs=[
-            credit(order.src_chain, token, Kind.VAULT, vault, fee),
-            debit(order.src_chain, token, Kind.FEES, vault, fee),
-        ],
-        order_id=order.pk,
-        owner=f"order:{order.pk}",
-    )
+    return [
+        credit(order.src_chain, token, Kind.VAULT, vault, fee),
+        debit(order.src_chain, token, Kind.FEES, vault, fee),
+    ]
 
 
-def card_payment_posted(order: Order, deposit: DepositTx) -> None:
+def card_legs(order, deposit) -> list[Leg]:
     """The card vendor charged the payer: it owes the service the order's price."""
-    amount = int(deposit.amount)
+    amount, token = int(deposit.amount), order.src_token_address
+    return [
+        credit(order.src_chain, token, Kind.PAYER, f"card:{deposit.tx_hash}", amount),
+        debit(order.src_chain, token, Kind.CARD, CARD_VENDOR, amount),
+    ]
+
+
+def card_refund_legs(order, refund, intent: str) -> list[Leg]:
+    """The card vendor gave a card payment back."""
+    amount, token = int(refund.amount), order.src_token_address
+    return [
+        credit(order.src_chain, token, Kind.CARD, CARD_VENDOR, amount),
+        debit(order.src_chain, token, Kind.PAYER, f"card:{intent}", amount),
+    ]
+
+
+def _fee_earned(event: events.Executed) -> None:
+    order = event.order
+    legs = fee_legs(order)
+    if legs:
+        post(key=f"fee:{order.pk}", kind="fee", legs=legs, order_id=order.pk, owner=f"order:{order.pk}")
+
+
+def card_payment_posted(order, deposit) -> None:
     post(
         key=f"card:{deposit.tx_hash}",
         kind="card",
-        legs=[
-            credit(order.src_chain, order.src_token_address, Kind.PAYER, f"card:{deposit.tx_hash}", amount),
-            debit(order.src_chain, order.src_token_address, Kind.CARD, CARD_VENDOR, amount),
-        ],
+        legs=card_legs(order, deposit),
         order_id=order.pk,
         owner=f"order:{order.pk}",
         tx_hash=deposit.tx_hash,
     )
 
 
-def card_refund_posted(order: Order, refund: RefundTx) -> None:
-    """The card vendor gave a card payment back."""
-    amount = int(refund.amount)
-    intent = refund.deposit.tx_hash if refund.deposit else ""
+def card_refund_posted(order, refund) -> None:
     post(
         key=f"card-refund:{refund.tx_hash}",
         kind="refund",
-        legs=[
-            credit(order.src_chain, order.src_token_address, Kind.CARD, CARD_VENDOR, amount),
-            debit(order.src_chain, order.src_token_address, Kind.PAYER, f"card:{intent}", amount),
-        ],
+        legs=card_refund_legs(order, refund, refund.deposit.tx_hash if refund.deposit else ""),
         order_id=order.pk,
         owner=f"order:{order.pk}",
         tx_hash=refund.tx_hash,
     )
+
+
+def backfill(apps, run) -> int:
+    """The fees of executed orders and the card payments and refunds recorded before the ledger, posted with
+    `run` (a `ledger.backfill.Backfill`) on the migration's historical models."""
+    Order = apps.get_model("orders", "Order")
+    DepositTx = apps.get_model("orders", "DepositTx")
+    RefundTx = apps.get_model("orders", "RefundTx")
+    done = 0
+    for order in Order.objects.filter(status="executed").iterator():
+        legs = fee_legs(order)
+        owner = f"order:{order.pk}"
+        done += run.post(key=f"fee:{order.pk}", kind="fee", legs=legs, order_id=order.pk, owner=owner)
+    cards = DepositTx.objects.filter(tx_hash__startswith=CARD_PAYMENT_PREFIX).select_related("order")
+    for deposit in cards.iterator():
+        order = deposit.order
+        done += run.post(
+            key=f"card:{deposit.tx_hash}",
+            kind="card",
+            legs=card_legs(order, deposit),
+            order_id=order.pk,
+            owner=f"order:{order.pk}",
+            tx_hash=deposit.tx_hash,
+        )
+    refunds = RefundTx.objects.filter(deposit__tx_hash__startswith=CARD_PAYMENT_PREFIX, status="success")
+    for refund in refunds.select_related("order", "deposit").iterator():
+        order = refund.order
+        done += run.post(
+            key=f"card-refund:{refund.tx_hash}",
+            kind="refund",
+            legs=card_refund_legs(order, refund, refund.deposit.tx_hash),
+            order_id=order.pk,
+            owner=f"order:{order.pk}",
+            tx_hash=refund.tx_hash,
+        )
+    return done
 
 
 def connect() -> None:

@@ -24,7 +24,7 @@ from django.utils import timezone
 from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx
 from orders import events
-from orders.accounting import card_payment_posted
+from orders.accounting import CARD_PAYMENT_PREFIX, card_payment_posted
 from orders.models import DepositTx, Order, OrderStatusChange
 
 logger = logging.getLogger(__name__)
@@ -40,7 +40,6 @@ WAITING = [Order.Status.SCANNING_DEPOSIT, Order.Status.WAITING_STRIPE_PAYMENT]  
 # How long after an order expires its deposit address is still watched, so that a late payment is
 # seen (and marked for refund) rather than lost.
 WATCH_AFTER_EXPIRY = timedelta(days=1)
-CARD_PAYMENT_PREFIX = "pi_"  # a card deposit's "transaction" is its payment intent
 
 
 @transaction.atomic

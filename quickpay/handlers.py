@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from chains.handlers import PaymentDue, deposit_handler, outbox_handler, payable
 from chains.models import Deposit, OutboxTx
+from ledger.balance import Type, balance_record, postings_of
+from ledger.models import Account, Entry
 from quickpay.models import QuickPayment
 from quickpay.services import (
     QUICK_PAYMENT_OWNER,
@@ -38,6 +40,8 @@ def _quick_payment_deposit(deposit: Deposit, payment_id: str) -> None:
     enqueue_quick_payment_settlement(payment_id)  # the payout, or what goes back
     if paid is None:
         return
+    if paid.organization_id:  # an anonymous quick payment has no balance to show
+        _payment_recorded(paid)
     data = payment_completed_data(
         Payment(
             id=paid.id,
@@ -55,10 +59,55 @@ def _quick_payment_deposit(deposit: Deposit, payment_id: str) -> None:
     emit_event(organization=paid.organization, event_type="payment.completed", data=data)  # anonymous: nobody
 
 
+def _payment_recorded(paid: QuickPayment) -> None:
+    balance_record(
+        key=f"payment:{paid.id}",
+        organization_id=paid.organization_id,
+        type=Type.PAYMENT,
+        chain_id=paid.chain_id,
+        token_address=paid.token_address,
+        gross=int(paid.amount),
+        source_id=paid.id,
+        tx_hashes=[("deposit", paid.chain_id, paid.tx_hash)],
+        posting_keys=postings_of(owner=f"{QUICK_PAYMENT_OWNER}:{paid.id}"),
+        description=f"quick payment {paid.id}",
+    )
+
+
 @outbox_handler("quickpay")
 def quick_payment_tx_finished(tx: OutboxTx) -> None:
-    """One of a quick payment's transactions was mined or failed; settle it on."""
-    enqueue_quick_payment_settlement(tx.key.split(":")[1])
+    """One of a quick payment's transactions was mined or failed; settle it on. A refund or a return mined
+    is a balance transaction of the payment's organization (what the ledger posted for it, to the payer)."""
+    payment_id = tx.key.split(":")[1]
+    enqueue_quick_payment_settlement(payment_id)
+    if tx.status == OutboxTx.Status.MINED and tx.key.split(":")[2:3] in (["refund"], ["return"]):
+        _refund_recorded(tx, payment_id)
+
+
+def _refund_recorded(tx: OutboxTx, payment_id: str) -> None:
+    payment = QuickPayment.objects.filter(pk=payment_id).first()
+    entry = (
+        Entry.objects.filter(posting__key=f"outbox:{tx.key}:{tx.block_hash}", side=Entry.Side.DEBIT)
+        .filter(account__kind=Account.Kind.PAYER)
+        .select_related("account")
+        .first()
+    )
+    if payment is None or entry is None or not payment.organization_id:
+        return
+    balance_record(
+        key=f"refund:{tx.key}",
+        organization_id=payment.organization_id,
+        type=Type.REFUND,
+        sign=-1,
+        chain_id=tx.chain_id,
+        token_address=entry.account.token,
+        gross=int(entry.amount),
+        net=0,
+        source_id=payment.id,
+        tx_hashes=[("refund", tx.chain_id, tx.tx_hash)],
+        posting_keys=[entry.posting.key],
+        description=f"returned to the payer of quick payment {payment.id}",
+    )
 
 
 @payable(QUICK_PAYMENT_OWNER)

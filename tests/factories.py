@@ -28,7 +28,7 @@ from checkout.models import (
     Widget,
     WidgetEvent,
 )
-from ledger.models import Account, Entry, Posting, ReconcileRun
+from ledger.models import Account, BalanceTransaction, Entry, Posting, ReconcileRun
 from merchant.models import Customer, Product, RevenueDay
 from onramp.models import VendorBEvent
 from orders.models import (
@@ -271,6 +271,21 @@ class ReconcileRunFactory(factory.django.DjangoModelFactory):
     chain_id = BASE
     block_number = 1000
     block_hash = "0x" + "ab" * 32
+
+
+class BalanceTransactionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = BalanceTransaction
+
+    key = factory.Sequence(lambda n: f"payment:txn_test{n}")
+    organization_id = "org_test"
+    type = BalanceTransaction.Type.PAYMENT
+    chain_id = BASE
+    token_address = USDC_BASE
+    gross = 4_000_000
+    fee = 48_000
+    net = 3_952_000
+    source_id = factory.Sequence(lambda n: f"txn_test{n}")
 
 
 # --- merchant -----------------------------------------------------------------------------------

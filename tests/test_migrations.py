@@ -396,3 +396,128 @@ def test_the_merchant_records_move_to_checkout_merchant_and_webhooks_with_every_
     assert (Product.objects.get().name, RevenueDay.objects.get().transactions) == ("Mug", 1)
     assert (LinkVisit.objects.count(), WidgetEvent.objects.get().widget_id) == (1, Widget.objects.get().pk)
     assert NotificationSettings.objects.get().email_address == "ops@example.com"
+
+
+def _word(address: str) -> str:
+    return "0x" + "00" * 12 + address[2:].lower()
+
+
+def test_the_ledger_is_backfilled_from_deposits_outbox_transactions_fees_and_card_payments(settings):
+    """Issue 26: what was recorded before the ledger is posted, balanced, once."""
+    from ledger.observed import TRANSFER_TOPIC
+
+    old = migrate(
+        [
+            ("ledger", "0002_chain_blocks_and_reconcile_runs"),
+            ("chains", "0010_outbox_gas_price"),
+            ("orders", "0014_remove_order_platform_session"),
+        ]
+    )
+    vault, usdc = settings.VAULT_ADDRESS, "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+    from eth_utils import to_checksum_address
+
+    forwarder = to_checksum_address("0x" + "d0" * 20)  # addresses are kept EIP-55 checksummed
+    payer, stranger = to_checksum_address("0x" + "aa" * 20), to_checksum_address("0x" + "bb" * 20)
+    try:
+        order = old.get_model("orders", "Order").objects.create(
+            type="x402_swap",
+            status="executed",
+            recipient_address="0x" + "11" * 20,
+            global_address=forwarder,
+            src_chain=8453,
+            dst_chain=8453,
+            src_token_address=usdc,
+            dst_token_address=usdc,
+            src_amount=10_000_000,
+            expired_at="2026-01-01T00:00:00Z",
+            settlement={"srcAmountReceived": "10000000", "feeBps": 80, "dstAmount": "9920000"},
+        )
+        old.get_model("chains", "WatchedAddress").objects.create(
+            chain_id=8453, address=forwarder, owner=f"order:{order.pk}", watch_until="2026-01-01T00:00:00Z"
+        )
+        deposit = old.get_model("chains", "Deposit")
+        common = {"chain_id": 8453, "to_address": forwarder, "token": usdc, "owner": f"order:{order.pk}"}
+        deposit.objects.create(
+            **common,
+            tx_hash="0x" + "01" * 32,
+            log_index=0,
+            block_number=100,
+            block_hash="0x" + "a1" * 32,
+            from_address=payer,
+            amount="10000000",
+            handled_at="2026-01-01T00:00:00Z",
+        )
+        deposit.objects.create(
+            **common,
+            tx_hash="0x" + "02" * 32,
+            log_index=0,
+            block_number=101,
+            block_hash="0x" + "a2" * 32,
+            from_address=payer,
+            amount="7",
+            status="withdrawn",
+            handled_at="2026-01-01T00:00:00Z",
+        )
+        old.get_model("chains", "OutboxTx").objects.create(
+            key=f"order:{order.pk}:sweep",
+            chain_id=8453,
+            signer="vault",
+            sender=vault,
+            to="0x" + "fa" * 20,
+            status="mined",
+            tx_hash="0x" + "03" * 32,
+            block_number=102,
+            block_hash="0x" + "a3" * 32,
+            gas_used=50_000,
+            effective_gas_price=2_000_000_000,
+            logs=[
+                {
+                    "address": usdc,
+                    "topics": [TRANSFER_TOPIC, _word(forwarder), _word(vault)],
+                    "data": hex(10_000_000),
+                },
+                {"address": usdc, "topics": [TRANSFER_TOPIC, _word(stranger), _word(payer)], "data": hex(5)},
+            ],
+        )
+        card = old.get_model("orders", "DepositTx").objects.create(
+            order=order, chain=8453, tx_hash="pi_card1", amount=3_000_000, token_address=usdc
+        )
+        old.get_model("orders", "RefundTx").objects.create(
+            order=order, deposit=card, chain=8453, tx_hash="re_1", amount=3_000_000, status="success"
+        )
+    finally:
+        migrate(latest())
+
+    from ledger.backfill import Backfill
+    from ledger.models import Entry, Posting
+    from orders.accounting import backfill
+
+    def balance(kind, ref, token=usdc):
+        signed = {"debit": 1, "credit": -1}
+        return sum(
+            signed[side] * amount
+            for side, amount in Entry.objects.filter(
+                account__kind=kind, account__ref=ref.lower(), account__token=token.lower()
+            ).values_list("side", "amount")
+        )
+
+    keys = set(Posting.objects.values_list("key", flat=True))
+    assert {k.split(":")[0] for k in keys} == {"deposit", "outbox", "fee", "card", "card-refund"}
+    assert balance("deposit_address", forwarder) == 0  # 10 USDC in, swept out; the withdrawn 7 undone
+    assert balance("vault", vault) == 10_000_000 - 80_000 and balance("fees", vault) == 80_000
+    assert balance("payer", payer) == -10_000_000  # the stranger's transfer is not the service's
+    assert balance("gas", vault, "0x" + "00" * 20) == 50_000 * 2_000_000_000
+    assert balance("card", "vendor_b") == 0
+    assert Posting.objects.get(key=f"outbox:order:{order.pk}:sweep:{'0x' + 'a3' * 32}").block_number == 102
+    for posting in Posting.objects.all():
+        sides = {"debit": 0, "credit": 0}
+        for side, amount in posting.entries.values_list("side", "amount"):
+            sides[side] += amount
+        assert sides["debit"] == sides["credit"] > 0
+
+    from django.apps import apps
+
+    entries = Entry.objects.count()
+    run = Backfill(apps)
+    run.deposits(apps.get_model("chains", "Deposit"))
+    assert backfill(apps, run) == 0 and Entry.objects.count() == entries  # run again: nothing twice

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -116,6 +117,23 @@ def test_a_link_paid_on_the_hosted_page_completes_its_session_transaction_and_cu
     assert api["status"] == "completed" and api["session_id"] == session.id
     stats = admin_client.get(f"/api/v1/payment-links/{link['id']}/stats").json()
     assert (stats["views"], stats["sessions"], stats["completions"]) == (1, 1, 1)
+
+    # The merchant's balance transaction: gross bought on Devnet B, the fee, the net that arrived.
+    rows = admin_client.get(f"/api/v1/balance-transactions?source_id={transaction.id}").json()["data"]
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row["type"], row["net"], row["net_formatted"]) == ("payment", "10000000", "10 dUSDC")
+    assert int(row["amount"]) - int(row["fee"]) == 10_000_000 and int(row["fee"]) >= 0
+    assert (row["transaction_id"], row["session_id"], row["payment_link_id"]) == (
+        transaction.id,
+        session.id,
+        link["id"],
+    )
+    roles = {(h["role"], h["chain_id"]) for h in row["tx_hashes"]}
+    assert {("deposit", 31337), ("delivery", 31338)} <= roles
+    assert transaction.tx_hash in {h["tx_hash"] for h in row["tx_hashes"]}
+    exported = admin_client.get(f"/api/v1/balance-transactions/export?format=json&source_id={transaction.id}")
+    assert [r["id"] for r in json.loads(b"".join(exported.streaming_content))] == [row["id"]]
 
 
 def test_a_partial_payment_asks_for_the_rest_on_the_same_address(devnets_registry, admin_client):

@@ -28,7 +28,10 @@ def deposit_posting(order):
     return post(
         key=f"deposit:{order.pk}",
         kind="deposit",
-        legs=[credit(8453, USDC_BASE, "payer", PAYER, 2_500_000), debit(8453, USDC_BASE, "deposit_address", DEPOSIT, 2_500_000)],
+        legs=[
+            credit(8453, USDC_BASE, "payer", PAYER, 2_500_000),
+            debit(8453, USDC_BASE, "deposit_address", DEPOSIT, 2_500_000),
+        ],
         order_id=order.pk,
         owner=f"order:{order.pk}",
         chain_id=8453,

@@ -56,12 +56,12 @@ def settle_until(payment_id, keys, timeout=60):
     pytest.fail(f"not mined: {set(keys) - mined}")
 
 
-def test_the_recipient_gets_the_amount_and_the_rest_goes_back(api_client, devnet_a):
+def test_the_recipient_gets_the_amount_and_the_rest_goes_back(admin_client, devnet_a):
     w3, usdc = token(devnet_a, "dUSDC")
     _, weth = token(devnet_a, "dWETH")
     accounts = w3.eth.accounts
     recipient = random_address()
-    payment = create(api_client, devnet_a, recipient)
+    payment = create(admin_client, devnet_a, recipient)  # a merchant's: its balance transactions show it
     before = {n: usdc.functions.balanceOf(accounts[n]).call() for n in (1, 2)}
     weth_before = weth.functions.balanceOf(accounts[3]).call()
     devnet_transfer(
@@ -103,6 +103,15 @@ def test_the_recipient_gets_the_amount_and_the_rest_goes_back(api_client, devnet
         usdc.functions.balanceOf(accounts[2]).call() == before[2] - 1_500_000
     )  # 0.5 beyond the amount came back
     assert weth.functions.balanceOf(accounts[3]).call() == weth_before  # another token came back
+    balance = {
+        (r["type"], r["token_address"].lower()): (r["amount"], r["net"])
+        for r in admin_client.get(f"/api/v1/balance-transactions?source_id={payment.id}").json()["data"]
+    }
+    assert balance == {
+        ("payment", payment.token_address.lower()): ("2500000", "2500000"),
+        ("refund", payment.token_address.lower()): ("-500000", "0"),
+        ("refund", devnet_a[1]["contracts"]["dWETH"].lower()): (str(-(10**18)), "0"),
+    }
     sent = dict(OutboxTx.objects.values_list("key", "tx_hash"))
     for _ in range(2):  # settling again asks for nothing new
         quick_payment_settle(payment.id)
