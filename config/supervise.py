@@ -124,6 +124,8 @@ def start_devnets(bin_dir: Path) -> dict[str, subprocess.Popen]:
         manage = [str(bin_dir / "python"), "manage.py"]
         subprocess.run([*manage, "devnet_deploy"], check=True)  # noqa: S603
         subprocess.run([*manage, "load_tokens", str(token_list_path())], check=True)  # noqa: S603
+        # The ledger opens at what the fresh devnets' vault and solver hold (reconcile is clean from here).
+        subprocess.run([*manage, "reconcile", "--open-devnets"], check=True)  # noqa: S603
     except (DevnetError, subprocess.CalledProcessError):
         stop(nodes)
         raise

@@ -209,8 +209,12 @@ def posting_kind(key: str) -> str:
     """The kind of an outbox transaction's posting, from its business key: sweep, delivery, execution,
     refund, payout, relay, deploy, nonce... (the word after the owner)."""
     parts = key.split(":")
-    word = parts[2] if len(parts) > 2 else parts[0]
-    return {"relay": "delivery", "execute": "execution", "return": "refund"}.get(word, word)
+    if parts[0] in ("nonce", "chains"):  # a nonce filler; the chains' own (deploy-factory)
+        word = "nonce" if parts[0] == "nonce" else parts[1].split("-")[0]
+    else:
+        word = parts[2] if len(parts) > 2 else parts[0]
+    word = {"relay": "delivery", "execute": "execution", "return": "refund"}.get(word, word)
+    return word[:40]
 
 
 def deposit_posted(deposit: Deposit) -> None:

@@ -76,3 +76,23 @@ def test_postings_are_never_edited_or_removed():
         with pytest.raises(AppendOnly):
             change()
     assert [e.amount for e in Posting.objects.get().entries.all()] == [5, 5]
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"),
+    [
+        ("order:5bd0f0c5-2d46-4414-8a1b-360f08118703:sweep", "sweep"),
+        ("order:5bd0f0c5-2d46-4414-8a1b-360f08118703:sweep:12", "sweep"),
+        ("order:5bd0f0c5-2d46-4414-8a1b-360f08118703:relay:0", "delivery"),
+        ("order:5bd0f0c5-2d46-4414-8a1b-360f08118703:execute", "execution"),
+        ("order:5bd0f0c5-2d46-4414-8a1b-360f08118703:refund:7:rest", "refund"),
+        ("quickpay:qp_1:return:9", "refund"),
+        ("quickpay:qp_1:payout", "payout"),
+        ("chains:deploy-factory:31337", "deploy"),
+        ("nonce:31337:0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266:5", "nonce"),
+    ],
+)
+def test_an_outbox_postings_kind_is_the_step_its_key_names(key, kind):
+    from ledger.observed import posting_kind
+
+    assert posting_kind(key) == kind

@@ -7,6 +7,11 @@ chain could not be compared, so it can gate a deploy or page someone.
 
 `--adopt REASON` records the differences of this run as adjustments from the operator's funds (opening
 balances, a top-up): only for a difference whose cause a person knows.
+
+`--open-devnets` (what `make run` does after deploying its devnets): on each devnet the ledger has no
+posting for yet, confirm the deployment's block, scan it, and adopt what the vault and the solver hold as
+opening balances. A devnet the ledger already knows is left alone (the database outlived it: `reconcile`
+will say where they differ).
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ import getpass
 import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from web3.types import RPCEndpoint
 
+from chains.client import web3_for
 from chains.models import Token
 from chains.registry import chain_get, chains
-from ledger.models import ReconcileRun
+from chains.watcher import scan_chain
+from ledger.models import Posting, ReconcileRun
 from ledger.reconcile import adopt, reconcile_chain
 
 
@@ -72,12 +80,19 @@ class Command(BaseCommand):
             "--at-block", type=int, help="This block (default: the watcher's confirmed block)."
         )
         parser.add_argument(
+            "--open-devnets",
+            action="store_true",
+            help="Adopt the opening balances of devnets the ledger has no posting for yet.",
+        )
+        parser.add_argument(
             "--adopt",
             metavar="REASON",
             help="Record this run's differences as adjustments from the operator's funds, for REASON.",
         )
 
     def handle(self, *args, **options):
+        if options["open_devnets"]:
+            return self.open_devnets()
         ids = [options["chain"]] if options["chain"] is not None else [c.chain_id for c in chains()]
         if options["chain"] is not None and chain_get(options["chain"]) is None:
             raise CommandError(f"chain {options['chain']} is not in the registry")
@@ -98,3 +113,18 @@ class Command(BaseCommand):
             failed = failed or not run.ok
         if failed:
             sys.exit(1)
+
+    def open_devnets(self) -> None:
+        for chain in chains():
+            if not chain.devnet:
+                continue
+            if Posting.objects.filter(chain_id=chain.chain_id).exists():
+                self.stdout.write(f"{chain.name}: the ledger already has postings here; left as it is")
+                continue
+            web3_for(chain).provider.make_request(RPCEndpoint("evm_mine"), [])  # confirm the deploy's block
+            scan_chain(chain.chain_id)
+            run = reconcile_chain(chain.chain_id, opening=True)
+            if run.error:
+                raise CommandError(f"{chain.name}: {run.error}")
+            keys = adopt(run, reason="opening balances of a new devnet", by="make run")
+            self.stdout.write(f"{chain.name}: opened at block {run.block_number} ({len(keys)} balances)")
