@@ -11,7 +11,6 @@ from django.core.management import call_command
 
 from chains.devnet import NATIVE
 from chains.wallet import devnet_transfer
-from chains.watcher import scan_chain
 from ledger.models import Entry, Posting, ReconcileRun
 from ledger.reconcile import adopt, reconcile_chain
 from tests.orders.devnet_checkout import checkout, drive, pay, random_address, service_round, w3_of
