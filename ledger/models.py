@@ -199,3 +199,20 @@ class BalanceTransaction(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.type} {self.id}"
+
+
+class ReconcileStart(models.Model):
+    """Where reconciliation of a devnet starts: a devnet restarted from block 0 is a new world, and the
+    postings of its previous life (at block numbers it will reach again) are not its balances. Never for a
+    real chain, whose history does not restart."""
+
+    chain_id = models.PositiveBigIntegerField()
+    after_posting_id = models.BigIntegerField(help_text="Only postings after this one are counted.")
+    reason = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["chain_id", "-after_posting_id"], name="ledger_reconcile_start")]
+
+    def __str__(self) -> str:
+        return f"chain {self.chain_id} after posting {self.after_posting_id}"

@@ -29,7 +29,7 @@ from chains.models import ChainCursor, Deposit, OutboxTx, Token
 from chains.outbox.send import IN_FLIGHT, receipt_logs, receipt_of
 from chains.registry import chain_get
 from chains.signers import signer_address
-from ledger.models import Account, Entry, ReconcileRun
+from ledger.models import Account, Entry, Posting, ReconcileRun, ReconcileStart
 from ledger.observed import HELD, outbox_legs
 from ledger.postings import Leg, credit, debit, post
 
@@ -63,12 +63,18 @@ class Row:
         }
 
 
+def counted_after(chain_id: int) -> int:
+    """The posting after which a (restarted) devnet's postings count; 0 for every real chain."""
+    start = ReconcileStart.objects.filter(chain_id=chain_id).order_by("-after_posting_id").first()
+    return start.after_posting_id if start is not None else 0
+
+
 def _balances_at(chain_id: int, block: int) -> dict[int, int]:
     """{account id: debits - credits} of the chain's held accounts, counting postings up to `block` (and those
     off chain, which move nothing between addresses)."""
-    entries = Entry.objects.filter(account__chain_id=chain_id, account__kind__in=HELD).filter(
-        Q(posting__block_number__lte=block) | Q(posting__block_number__isnull=True)
-    )
+    entries = Entry.objects.filter(
+        account__chain_id=chain_id, account__kind__in=HELD, posting_id__gt=counted_after(chain_id)
+    ).filter(Q(posting__block_number__lte=block) | Q(posting__block_number__isnull=True))
     totals: dict[int, int] = defaultdict(int)
     if connection.vendor == "postgresql":  # exact numeric sums in the database
         for row in entries.values("account_id", "side").annotate(total=Sum("amount")).order_by():
@@ -157,6 +163,7 @@ def _recent(row: Row, chain_id: int) -> list[dict]:
             account__ref=row.address,
             account__token=row.token,
             account__kind__in=HELD,
+            posting_id__gt=counted_after(chain_id),
         )
         .select_related("posting")
         .order_by("-posting_id")[:RECENT_POSTINGS]
@@ -287,3 +294,13 @@ def adopt(run: ReconcileRun, *, reason: str, by: str) -> list[str]:
     if keys:
         ReconcileRun.objects.filter(pk=run.pk).update(resolved_at=timezone.now(), resolved_by=by)
     return keys
+
+
+def restart_devnet(chain_id: int, *, reason: str) -> ReconcileStart | None:
+    """A devnet started again from block 0: reconciliation counts only what is posted from now on (its opening
+    balances, adopted next). None when the ledger holds nothing of it yet."""
+    last = Posting.objects.order_by("-pk").values_list("pk", flat=True).first()
+    counted = Entry.objects.filter(account__chain_id=chain_id, posting_id__gt=counted_after(chain_id))
+    if last is None or not counted.exists():
+        return None
+    return ReconcileStart.objects.create(chain_id=chain_id, after_posting_id=last, reason=reason)

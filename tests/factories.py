@@ -28,7 +28,7 @@ from checkout.models import (
     Widget,
     WidgetEvent,
 )
-from ledger.models import Account, BalanceTransaction, Entry, Posting, ReconcileRun
+from ledger.models import Account, BalanceTransaction, Entry, Posting, ReconcileRun, ReconcileStart
 from merchant.models import Customer, Product, RevenueDay
 from onramp.models import VendorBEvent
 from orders.models import (
@@ -271,6 +271,15 @@ class ReconcileRunFactory(factory.django.DjangoModelFactory):
     chain_id = BASE
     block_number = 1000
     block_hash = "0x" + "ab" * 32
+
+
+class ReconcileStartFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ReconcileStart
+
+    chain_id = 31337
+    after_posting_id = 0
+    reason = "the devnet started again from block 0"
 
 
 class BalanceTransactionFactory(factory.django.DjangoModelFactory):

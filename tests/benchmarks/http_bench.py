@@ -149,11 +149,11 @@ def _seed_transactions(organization_id: str) -> None:
         cursor.execute(
             f"INSERT INTO {table} (id, organization_id, order_id, payment_link_id, status, tx_hash, chain_id, "  # noqa: S608
             "from_address, to_address, token_address, amount, amount_usd, source_chain_id, source_token_address, "
-            "source_amount, fee_amount, form_data, metadata, created_at, updated_at, completed_at) "
+            "source_amount, fee_amount, refunded_amount, form_data, metadata, created_at, updated_at, completed_at) "
             "SELECT 'txn_b' || lpad(g::text, 8, '0') || substr(md5(random()::text), 1, 10), %s, gen_random_uuid(), "
             "(%s::text[])[1 + g %% 20], CASE WHEN g %% 5 = 0 THEN 'failed' ELSE 'completed' END, '', "
             "CASE WHEN g %% 3 = 0 THEN 42161 ELSE 8453 END, '', %s, CASE WHEN g %% 3 = 0 THEN %s ELSE %s END, "
-            "(g %% 500 + 1) * 1000000, (g %% 500 + 1)::numeric, 8453, %s, (g %% 500 + 1) * 1000000, 0, '{}', '{}', "
+            "(g %% 500 + 1) * 1000000, (g %% 500 + 1)::numeric, 8453, %s, (g %% 500 + 1) * 1000000, 0, 0, '{}', '{}', "
             "now() - (g * 345 || ' seconds')::interval, now() - (g * 345 || ' seconds')::interval, "
             "CASE WHEN g %% 5 = 0 THEN NULL ELSE now() - (g * 345 || ' seconds')::interval END "
             "FROM generate_series(1, %s) AS g",
@@ -409,10 +409,10 @@ def _use_chains(chains: list[dict]) -> None:
     """This process's registry from now on (the registry is cached; assigning the setting alone keeps the old)."""
     from django.conf import settings
 
-    from chains.registry import _registry
+    from chains.registry import chains_seed
 
     settings.CHAINS = chains
-    _registry.cache_clear()
+    chains_seed(chains, replace=True)  # the chains are rows: the worker and beat read the same ones
 
 
 def _watcher() -> dict[str, float] | None:
@@ -497,7 +497,7 @@ def _watcher() -> dict[str, float] | None:
         WatchedAddress.objects.filter(chain_id=31337).delete()
 
 
-def _settlement() -> dict[str, float] | None:
+def _settlement() -> dict | None:
     """Deposit to `executed` for SETTLE_ORDERS orders of every type, Devnet A to Devnet B, with the worker and
     beat as `make run` starts them: seconds from the payment's receipt to the order's `filledAt`."""
     import dataclasses
@@ -505,6 +505,8 @@ def _settlement() -> dict[str, float] | None:
 
     from django.utils import timezone
     from rest_framework.test import APIClient
+    from web3 import Web3
+    from web3.types import RPCEndpoint
 
     from chains.devnet import (
         ANVIL,
@@ -517,7 +519,10 @@ def _settlement() -> dict[str, float] | None:
     from chains.registry import Chain
     from chains.tokens import token_list_load
     from chains.wallet import devnet_transfer
+    from chains.watcher import scan_chain
     from config.supervise import commands
+    from ledger.management.commands.reconcile import render, token_symbols
+    from ledger.reconcile import adopt, reconcile_chain, restart_devnet
     from orders.models import Order
     from tests.orders.devnet_checkout import checkout
 
@@ -553,6 +558,13 @@ def _settlement() -> dict[str, float] | None:
         token_list_load(Path(listing.name))
         registry = json.dumps([dataclasses.asdict(chain) for chain in chains])
         _use_chains(json.loads(registry))
+        for chain in chains:  # the ledger opens at what the fresh devnets hold (as `make run` does)
+            restart_devnet(chain.chain_id, reason="make bench: new devnets")
+            Web3(Web3.HTTPProvider(chain.rpc_urls[0])).provider.make_request(RPCEndpoint("evm_mine"), [])
+            scan_chain(chain.chain_id)
+            adopt(
+                reconcile_chain(chain.chain_id, opening=True), reason="make bench: devnet funding", by="bench"
+            )
         schedule = Path(tempfile.mkdtemp()) / "beat-schedule"
         env = {**ENV, "CHAINS": registry, **devnet_signer_environment()}
         for name, command in commands(0, BIN).items():
@@ -590,7 +602,17 @@ def _settlement() -> dict[str, float] | None:
                 break
             time.sleep(0.5)
         took = sorted(o.filled_at.timestamp() - paid[str(o.pk)] for o in orders if o.status == "executed")
+        # The ledger against the busy devnets: a block past the last transaction, confirmed by beat's watcher.
+        for chain in chains:
+            Web3(Web3.HTTPProvider(chain.rpc_urls[0])).provider.make_request(RPCEndpoint("evm_mine"), [])
+        time.sleep(5)
+        started = time.perf_counter()
+        runs = [reconcile_chain(chain.chain_id) for chain in chains]
+        reconcile_ms = (time.perf_counter() - started) * 1000
+        symbols = token_symbols()
         return {
+            "reconcile": [line for run in runs for line in render(run, symbols)],
+            "reconcile_ms": reconcile_ms,
             "orders": len(paid),
             "executed": len(took),
             "median": statistics.median(took) if took else float("nan"),
@@ -703,6 +725,10 @@ def main() -> None:
             f"Devnet B, 1 s blocks) executed; from the payment's receipt to `filledAt`: median "
             f"{settlement['median']:.1f} s, worst {settlement['worst']:.1f} s."
         )
+        lines.append("")
+        lines.append(f"Reconciliation after it ({settlement['reconcile_ms']:.0f} ms for both devnets):")
+        lines.append("")
+        lines += ["    " + line for line in settlement["reconcile"]]
     table = "\n".join(lines)
     print(table)
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"

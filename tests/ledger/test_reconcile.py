@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from chains.devnet import NATIVE
 from chains.wallet import devnet_transfer
-from ledger.models import Entry, Posting, ReconcileRun
+from ledger.models import Entry, Posting, ReconcileRun, ReconcileStart
 from ledger.reconcile import adopt, reconcile_chain
 from tests.orders.devnet_checkout import checkout, drive, pay, random_address, service_round, w3_of
 
@@ -124,3 +124,16 @@ def test_a_clean_run_closes_the_open_difference_and_refuses_a_block_beyond_the_w
     )
     beyond = reconcile_chain(31337, at_block=clean.block_number + 1000)
     assert "beyond what the watcher confirmed" in beyond.error
+
+
+def test_a_devnet_opened_again_counts_only_its_new_life(devnets):
+    """`make run` starts its devnets from block 0 each time, on a database that may outlive them: opening them
+    again starts their reconciliation afresh, without the earlier postings (which would count twice)."""
+    first = Posting.objects.filter(kind="adjustment").count()
+
+    call_command("reconcile", "--open-devnets")
+
+    assert ReconcileStart.objects.filter(chain_id__in=(31337, 31338)).count() == 2
+    assert Posting.objects.filter(kind="adjustment").count() == 2 * first  # each balance opened again
+    for chain_id in (31337, 31338):
+        assert reconcile_chain(chain_id).ok

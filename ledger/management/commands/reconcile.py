@@ -8,10 +8,10 @@ chain could not be compared, so it can gate a deploy or page someone.
 `--adopt REASON` records the differences of this run as adjustments from the operator's funds (opening
 balances, a top-up): only for a difference whose cause a person knows.
 
-`--open-devnets` (what `make run` does after deploying its devnets): on each devnet the ledger has no
-posting for yet, confirm the deployment's block, scan it, and adopt what the vault and the solver hold as
-opening balances. A devnet the ledger already knows is left alone (the database outlived it: `reconcile`
-will say where they differ).
+`--open-devnets` (what `make run` does after deploying its devnets, which start from block 0 each time):
+for each devnet, count only what is posted from now on (`ReconcileStart`: the postings of its previous life
+are another world's), confirm the deployment's block, scan it, and adopt what the vault and the solver hold
+as opening balances. Never for a real chain.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from chains.client import web3_for
 from chains.models import Token
 from chains.registry import chain_get, chains
 from chains.watcher import scan_chain
-from ledger.models import Posting, ReconcileRun
-from ledger.reconcile import adopt, reconcile_chain
+from ledger.models import ReconcileRun
+from ledger.reconcile import adopt, reconcile_chain, restart_devnet
 
 
-def _symbols() -> dict[tuple[int, str], str]:
+def token_symbols() -> dict[tuple[int, str], str]:
     return {
         (chain, address.lower()): symbol
         for chain, address, symbol in Token.objects.values_list("chain_id", "address", "symbol")
@@ -82,7 +82,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--open-devnets",
             action="store_true",
-            help="Adopt the opening balances of devnets the ledger has no posting for yet.",
+            help="Start reconciling every devnet afresh at what it holds now (make run).",
         )
         parser.add_argument(
             "--adopt",
@@ -100,7 +100,7 @@ class Command(BaseCommand):
             raise CommandError("--at-block needs --chain and a block number")
         if options["adopt"] is not None and not options["adopt"].strip():
             raise CommandError("--adopt needs a reason")
-        symbols = _symbols()
+        symbols = token_symbols()
         failed = False
         for chain_id in ids:
             run = reconcile_chain(chain_id, options["at_block"])
@@ -118,9 +118,10 @@ class Command(BaseCommand):
         for chain in chains():
             if not chain.devnet:
                 continue
-            if Posting.objects.filter(chain_id=chain.chain_id).exists():
-                self.stdout.write(f"{chain.name}: the ledger already has postings here; left as it is")
-                continue
+            if restart_devnet(chain.chain_id, reason="the devnet started again from block 0") is not None:
+                self.stdout.write(
+                    f"{chain.name}: a new devnet; the ledger's earlier postings of it no longer count"
+                )
             web3_for(chain).provider.make_request(RPCEndpoint("evm_mine"), [])  # confirm the deploy's block
             scan_chain(chain.chain_id)
             run = reconcile_chain(chain.chain_id, opening=True)
