@@ -137,3 +137,14 @@ def test_a_devnet_opened_again_counts_only_its_new_life(devnets):
     assert Posting.objects.filter(kind="adjustment").count() == 2 * first  # each balance opened again
     for chain_id in (31337, 31338):
         assert reconcile_chain(chain_id).ok
+
+
+def test_the_hourly_task_reconciles_every_chain_with_a_node_and_skips_those_without(devnets, settings):
+    from chains.registry import chains
+    from ledger.tasks import reconcile_chains
+
+    settings.CHAINS = [*settings.CHAINS, {"chain_id": 8453, "name": "Base", "native_symbol": "ETH"}]
+    assert 8453 in {chain.chain_id for chain in chains()}  # in the registry, with no node to read
+
+    assert reconcile_chains() == {31337: 0, 31338: 0}
+    assert not ReconcileRun.objects.filter(chain_id=8453).exists()

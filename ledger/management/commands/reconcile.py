@@ -93,7 +93,12 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if options["open_devnets"]:
             return self.open_devnets()
-        ids = [options["chain"]] if options["chain"] is not None else [c.chain_id for c in chains()]
+        # Every chain the watcher reads (one with an RPC URL): where no node is known, the service holds nothing.
+        ids = (
+            [options["chain"]]
+            if options["chain"] is not None
+            else [c.chain_id for c in chains() if c.rpc_urls]
+        )
         if options["chain"] is not None and chain_get(options["chain"]) is None:
             raise CommandError(f"chain {options['chain']} is not in the registry")
         if options["at_block"] is not None and (options["chain"] is None or options["at_block"] < 0):
