@@ -136,7 +136,7 @@ class ReconcileRunAdmin(ReadOnlyModelAdmin):
                 (
                     "ledger-bad" if int(r["difference"]) else "",
                     r["kind"],
-                    r["address"],
+                    short_hex(r["address"]),
                     short_hex(r["token"]),
                     r["expected"],
                     r["in_flight"],
@@ -146,7 +146,7 @@ class ReconcileRunAdmin(ReadOnlyModelAdmin):
                 for r in run.rows
             ),
         )
-        return format_html("<table>{}{}</table>", head, body)
+        return format_html('<div class="ledger-table"><table>{}{}</table></div>', head, body)
 
     @admin.action(description="Mark resolved (the difference is explained and, where needed, adjusted)")
     def resolve(self, request, queryset):
