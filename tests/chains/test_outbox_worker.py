@@ -42,6 +42,18 @@ def test_a_killed_worker_never_pays_twice_nor_loses_the_payment(
     assert w3.eth.get_balance(recipient) == 12345  # paid once
     assert w3.eth.get_transaction_count(settings.VAULT_ADDRESS) == nonce_before + 1  # one transaction sent
     assert w3.eth.get_transaction_receipt(tx.tx_hash).status == 1
+    # The ledger holds the payment once, posted with the outcome it records: value to the recipient, and gas.
+    from ledger.models import Entry, Posting
+
+    posting = Posting.objects.get(key__startswith=f"outbox:test:{crash_at}:")
+    legs: dict[tuple[str, str], int] = {}
+    for e in posting.entries.select_related("account"):  # all in the native coin
+        legs[(e.account.kind, e.side)] = legs.get((e.account.kind, e.side), 0) + e.amount
+    assert legs[("recipient", "debit")] == 12345
+    assert legs[("vault", "credit")] == 12345 + legs[("gas", "debit")] and legs[("gas", "debit")] > 0
+    assert (
+        sum(e.amount if e.side == "debit" else -e.amount for e in Entry.objects.filter(posting=posting)) == 0
+    )
     if crash_at != "before_sign":
         assert tx.tx_hash == signed_hash and tx.hashes == [
             signed_hash

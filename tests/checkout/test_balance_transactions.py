@@ -144,3 +144,25 @@ def test_a_read_key_may_list_and_export(organization):
     assert lines[0]["tx_hashes"] == f"deposit:8453:{DEPOSIT} delivery:8453:{DELIVERY}"
     as_json = client.get("/api/v1/balance-transactions/export?format=json&type=refund")
     assert json.loads(b"".join(as_json.streaming_content)) == []
+
+
+def test_staff_record_an_adjustment_once_per_key_and_a_bad_one_writes_nothing(admin_client, organization):
+    from django.core.management import CommandError, call_command
+
+    from ledger.models import BalanceTransaction
+
+    args = ["--org", organization.slug, "--chain", "8453", "--token", USDC_BASE, "--reason", "fee refunded"]
+    for _ in range(2):
+        call_command("balance_adjust", *args, "--amount", "-48000", "--key", "ticket-7")
+    for bad in (["--amount", "0"], ["--amount", "1.5"], ["--amount", "5", "--token", "0x12"]):
+        with pytest.raises(CommandError):
+            call_command("balance_adjust", *args, *bad)
+
+    assert BalanceTransaction.objects.count() == 1
+    row = admin_client.get("/api/v1/balance-transactions?type=adjustment").json()["data"][0]
+    assert (row["amount"], row["fee"], row["net"], row["description"]) == (
+        "-48000",
+        "0",
+        "-48000",
+        "fee refunded",
+    )
