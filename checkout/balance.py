@@ -3,8 +3,9 @@
 - `payment` when a session's payment completed, in the token and on the chain the merchant is paid in:
   `gross` is what the payment bought there, `fee` the service's part of it, `net` what reached the
   merchant's address (the transaction's amount);
-- `refund` when a payment failed and what arrived went back to the payer: `gross` is what went back, in the
-  payer's token and chain; `net` is 0, since it never reached the merchant.
+- `refund` for each refund to a session's payer (a failed payment's deposit, the part beyond the price, a
+  late payment): `gross` is what went back, in the payer's token and chain; `net` is 0, since it never
+  reached the merchant.
 """
 
 from __future__ import annotations
@@ -52,23 +53,20 @@ def payment_recorded(order: Order, row: Transaction) -> None:
     )
 
 
-def refund_recorded(order: Order, row: Transaction) -> None:
-    refunds = list(order.refund_txs.filter(status=RefundTx.Status.SUCCESS).order_by("pk"))
-    returned = sum(int(refund.amount) for refund in refunds)
-    if not returned:
-        return
+def refund_recorded(order: Order, row: Transaction, refund: RefundTx) -> None:
+    """One refund to the payer of a session's order (a failed payment's deposit, an extra, a late one)."""
     balance_record(
-        key=f"refund:{order.pk}",
+        key=f"refund:{refund.pk}",
         organization_id=row.organization_id,
         type=Type.REFUND,
         sign=-1,
-        chain_id=order.src_chain,
-        token_address=order.src_token_address,
-        gross=returned,
+        chain_id=refund.chain,
+        token_address=(refund.deposit.token_address if refund.deposit else "") or order.src_token_address,
+        gross=int(refund.amount),
         net=0,
         source_id=row.id,
-        tx_hashes=[*_deposits(order), *(("refund", r.chain, r.tx_hash) for r in refunds)],
+        tx_hashes=[("refund", refund.chain, refund.tx_hash)],
         posting_keys=postings_of(order_id=order.pk),
-        description=f"refund of {row.id}",
+        description=f"returned to the payer of {row.id}",
         **_refs(row),
     )

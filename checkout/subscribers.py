@@ -255,7 +255,12 @@ def on_failed(event: events.Failed) -> None:
 
 def on_refunded(event: events.Refunded) -> None:
     _payment_failed(event.order, error=event.error, refund_tx_hash=event.refund_tx_hash)
-    refund_recorded(event.order, _transaction_for(event.order, _locked_session(event.order)))
+
+
+def on_refund_paid(event: events.RefundPaid) -> None:
+    """Money went back to the session's payer: a balance transaction of the merchant (net 0)."""
+    session = Session.objects.get(pk=_session_id(event.order))
+    refund_recorded(event.order, _transaction_for(event.order, session), event.refund)
 
 
 def on_customer_erased(sender, *, customer: Customer, **_) -> None:
@@ -278,4 +283,5 @@ def connect() -> None:
     events.subscribe(events.Executed, on_executed, owner=OWNER)
     events.subscribe(events.Failed, on_failed, owner=OWNER)
     events.subscribe(events.Refunded, on_refunded, owner=OWNER)
+    events.subscribe(events.RefundPaid, on_refund_paid, owner=OWNER)
     customer_erased.connect(on_customer_erased, dispatch_uid="checkout.customer_erased", weak=False)

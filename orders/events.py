@@ -80,6 +80,14 @@ class Expired(OrderEvent):
     session's owner did that.)"""
 
 
+@dataclass(frozen=True)
+class RefundPaid(OrderEvent):
+    """Money went back to a payer: one refund mined (or a card refund made), whatever the order's state (a
+    failed order's deposit, the surplus over a fixed price, a late or unlisted payment)."""
+
+    refund: Any  # orders.models.RefundTx
+
+
 E = TypeVar("E", bound=OrderEvent)
 _subscribers: list[tuple[type[OrderEvent], str | None, Callable[[Any], None]]] = []
 

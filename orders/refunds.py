@@ -9,6 +9,7 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -16,7 +17,7 @@ from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx
 from chains.outbox import outbox_transfer, swept_of
 from core.errors import DomainError
-from orders import lifecycle
+from orders import events, lifecycle
 from orders.accounting import card_refund_posted
 from orders.models import DepositTx, Order, RefundTx
 from orders.onramps import get_onramp_adapter
@@ -154,16 +155,19 @@ def refund_deposits(order: Order) -> list[RefundTx] | None:
         succeeded = tx.status == OutboxTx.Status.MINED
         refund = None
         if tx.tx_hash:  # an attempt that reached the chain, whatever its outcome, is shown
-            refund, _ = RefundTx.objects.get_or_create(
-                order=order,
-                deposit=deposit,
-                tx_hash=tx.tx_hash,
-                defaults={
-                    "chain": tx.chain_id,
-                    "amount": amount,
-                    "status": RefundTx.Status.SUCCESS if succeeded else RefundTx.Status.FAILURE,
-                },
-            )
+            with transaction.atomic():
+                refund, created = RefundTx.objects.get_or_create(
+                    order=order,
+                    deposit=deposit,
+                    tx_hash=tx.tx_hash,
+                    defaults={
+                        "chain": tx.chain_id,
+                        "amount": amount,
+                        "status": RefundTx.Status.SUCCESS if succeeded else RefundTx.Status.FAILURE,
+                    },
+                )
+                if created and succeeded:
+                    events.announce(events.RefundPaid(order, refund))
         if refund is None or not succeeded:
             logger.error(
                 "Order %s: refund %s failed (%s); it is tried again later", order.pk, tx.key, tx.error
@@ -195,4 +199,5 @@ def _refund_card(order: Order, deposit: DepositTx, amount: int) -> RefundTx | No
     )
     if created:
         card_refund_posted(order, refund)
+        events.announce(events.RefundPaid(order, refund))
     return refund

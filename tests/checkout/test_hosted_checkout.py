@@ -203,6 +203,18 @@ def test_paying_twice_the_price_of_a_link_sends_the_surplus_back_and_the_records
     ).json()
     assert (transaction["source_amount"], transaction["refunded_amount"]) == (str(2 * price), str(price))
     assert (transaction["status"], transaction["amount"]) == ("completed", str(delivered))
+    rows = admin_client.get(f"/api/v1/balance-transactions?source_id={transaction['id']}").json()["data"]
+    by_type = {row["type"]: row for row in rows}
+    assert set(by_type) == {"payment", "refund"} and len(rows) == 2
+    assert (by_type["payment"]["net"], by_type["payment"]["chain_id"]) == (str(delivered), 31338)
+    assert (by_type["refund"]["amount"], by_type["refund"]["net"], by_type["refund"]["chain_id"]) == (
+        str(-price),
+        "0",
+        31337,
+    )
+    assert by_type["refund"]["tx_hashes"] == [
+        {"role": "refund", "chain_id": 31337, "tx_hash": refund.tx_hash}
+    ]
 
 
 def test_an_order_of_the_hosted_checkout_describes_both_tokens_as_the_contract_asks(
