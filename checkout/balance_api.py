@@ -134,10 +134,14 @@ class BalanceTransactionSerializer(serializers.Serializer):
         list_serializer_class = BalanceTransactionListSerializer
 
     def _token(self, row: BalanceTransaction):
-        tokens = self.context.get("tokens")
-        if tokens is None:
-            tokens = self.context["tokens"] = tokens_by_chain_and_address([(row.chain_id, row.token_address)])
-        return tokens.get((row.chain_id, row.token_address.lower()))
+        """The row's token: from the page's (read once by the list), else read now and kept in the context
+        (the export serializes row by row with one context)."""
+        tokens = self.context.setdefault("tokens", {})
+        where = (row.chain_id, row.token_address.lower())
+        if where not in tokens:
+            tokens.update(tokens_by_chain_and_address([(row.chain_id, row.token_address)]))
+            tokens.setdefault(where, None)
+        return tokens[where]
 
     def get_object(self, _row) -> str:
         return "balance_transaction"

@@ -166,3 +166,16 @@ def test_staff_record_an_adjustment_once_per_key_and_a_bad_one_writes_nothing(ad
         "-48000",
         "fee refunded",
     )
+
+
+def test_the_export_formats_each_rows_own_token(admin_client, organization, tokens):
+    payment(organization, 1)
+    payment(organization, 2, chain_id=42161, token_address="0xaf88d065e77c8cC2239327C5EDb3A432268e5831")
+    payment(organization, 3, token_address="0x" + "12" * 20)  # not in the registry
+
+    exported = admin_client.get("/api/v1/balance-transactions/export?format=json")
+
+    formatted = {
+        row["source_id"]: row["net_formatted"] for row in json.loads(b"".join(exported.streaming_content))
+    }
+    assert formatted == {"txn_1": "3.952 USDC", "txn_2": "3.952 USDC", "txn_3": None}
