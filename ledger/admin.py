@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 from core.admin import ReadOnlyModelAdmin, moment, short_hex
 from ledger.models import Account, BalanceTransaction, Entry, Posting, ReconcileRun
@@ -125,7 +126,7 @@ class ReconcileRunAdmin(ReadOnlyModelAdmin):
 
     @admin.display(description="balances")
     def table(self, run: ReconcileRun):
-        head = format_html(
+        head = mark_safe(
             "<tr><th>account</th><th>address</th><th>token</th><th>expected</th><th>in flight</th>"
             "<th>actual</th><th>difference</th></tr>"
         )

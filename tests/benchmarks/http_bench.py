@@ -41,6 +41,8 @@ FANOUT_PRODUCERS = int(os.environ.get("BENCH_FANOUT_PRODUCERS", "4"))
 WATCHED = int(os.environ.get("BENCH_WATCHED_ADDRESSES", "1000"))
 SETTLE_ORDERS = int(os.environ.get("BENCH_SETTLE_ORDERS", "20"))
 TRANSACTIONS = int(os.environ.get("BENCH_TRANSACTIONS", "100000"))
+# Reconciliation of a chain whose ledger holds this many settled orders (seeded in bulk after the settlement run).
+RECONCILE_ORDERS = int(os.environ.get("BENCH_RECONCILE_ORDERS", "10000"))
 
 ENV = {
     **os.environ,
@@ -610,9 +612,11 @@ def _settlement() -> dict | None:
         runs = [reconcile_chain(chain.chain_id) for chain in chains]
         reconcile_ms = (time.perf_counter() - started) * 1000
         symbols = token_symbols()
+        at_scale = _reconcile_at_scale(chains[0].chain_id, deployments[0]["contracts"]["dUSDC"])
         return {
             "reconcile": [line for run in runs for line in render(run, symbols)],
             "reconcile_ms": reconcile_ms,
+            "at_scale": at_scale,
             "orders": len(paid),
             "executed": len(took),
             "median": statistics.median(took) if took else float("nan"),
@@ -623,6 +627,95 @@ def _settlement() -> dict | None:
             child.terminate()
         for child in children + nodes:
             child.wait(timeout=30)
+
+
+def _reconcile_at_scale(chain_id: int, token: str) -> dict:
+    """`reconcile_chain` on a chain whose ledger holds RECONCILE_ORDERS more settled orders, each as settlement
+    posts it (the deposit, its sweep into the vault, the fee, the delivery through the relay provider) and the
+    fee then withdrawn, so the vault's balance is what the chain holds. The postings are written in bulk (the
+    postings' shape, not `post`'s speed, is measured), at the block the watcher confirmed."""
+    import time as clock
+
+    from django.db import transaction
+
+    from chains.models import ChainCursor
+    from chains.signers import signer_address
+    from ledger.models import Account, Entry, Posting
+    from ledger.reconcile import reconcile_chain
+
+    Kind = Account.Kind
+    token = token.lower()
+    vault = signer_address("vault").lower()
+    block = ChainCursor.objects.get(pk=chain_id).scanned_to
+    seed = f"{int(clock.time())}"
+
+    def account(kind: str, ref: str) -> Account:
+        return Account.objects.get_or_create(chain_id=chain_id, token=token, kind=kind, ref=ref)[0]
+
+    shared = {
+        "vault": account(Kind.VAULT, vault),
+        "fees": account(Kind.FEES, vault),
+        "operator": account(Kind.OPERATOR, "bench"),
+        **{f"payer{n}": account(Kind.PAYER, f"0x{n + 1:040x}") for n in range(8)},
+        **{f"recipient{n}": account(Kind.RECIPIENT, f"0x{n + 0xB0:040x}") for n in range(8)},
+    }
+    started = time.perf_counter()
+    batch = 1000
+    for first in range(0, RECONCILE_ORDERS, batch):
+        numbers = range(first, min(first + batch, RECONCILE_ORDERS))
+        with transaction.atomic():
+            deposit_accounts = Account.objects.bulk_create(
+                Account(
+                    chain_id=chain_id,
+                    token=token,
+                    kind=Kind.DEPOSIT_ADDRESS,
+                    ref=f"0x{seed}{n:0{40 - len(seed)}x}",
+                )
+                for n in numbers
+            )
+            postings, legs = [], []
+            for n, deposit in zip(numbers, deposit_accounts, strict=True):
+                paid, fee = 1_000_000 + n, (1_000_000 + n) // 100
+                payer, recipient = shared[f"payer{n % 8}"], shared[f"recipient{n % 8}"]
+                for kind, moves in (
+                    ("deposit", [(deposit, payer, paid)]),
+                    ("sweep", [(shared["vault"], deposit, paid)]),
+                    ("fee", [(shared["fees"], shared["vault"], fee)]),
+                    ("delivery", [(recipient, shared["vault"], paid - fee)]),
+                    ("adjustment", [(shared["operator"], shared["fees"], fee)]),
+                ):
+                    postings.append(
+                        Posting(
+                            key=f"bench:{seed}:{n}:{kind}",
+                            kind=kind,
+                            chain_id=chain_id,
+                            block_number=None if kind == "fee" else block,
+                            memo="make bench: a settled order at scale" if kind == "adjustment" else "",
+                        )
+                    )
+                    legs.append(moves)
+            postings = Posting.objects.bulk_create(postings)
+            Entry.objects.bulk_create(
+                entry
+                for posting, moves in zip(postings, legs, strict=True)
+                for into, out_of, amount in moves
+                for entry in (
+                    Entry(posting=posting, account=into, side=Entry.Side.DEBIT, amount=amount),
+                    Entry(posting=posting, account=out_of, side=Entry.Side.CREDIT, amount=amount),
+                )
+            )
+    seeded_s = time.perf_counter() - started
+    started = time.perf_counter()
+    run = reconcile_chain(chain_id)
+    took = time.perf_counter() - started
+    return {
+        "orders": RECONCILE_ORDERS,
+        "postings": Posting.objects.filter(chain_id=chain_id).count(),
+        "entries": Entry.objects.filter(account__chain_id=chain_id).count(),
+        "seeded_s": seeded_s,
+        "ms": took * 1000,
+        "differences": run.differences if not run.error else run.error,
+    }
 
 
 def main() -> None:
@@ -729,6 +822,13 @@ def main() -> None:
         lines.append(f"Reconciliation after it ({settlement['reconcile_ms']:.0f} ms for both devnets):")
         lines.append("")
         lines += ["    " + line for line in settlement["reconcile"]]
+        scale = settlement["at_scale"]
+        lines.append("")
+        lines.append(
+            f"Reconciliation of Devnet A with {scale['orders']:,} more settled orders in its ledger "
+            f"({scale['postings']:,} postings, {scale['entries']:,} entries on the chain): {scale['ms']:.0f} ms, "
+            f"differences: {scale['differences']}."
+        )
     table = "\n".join(lines)
     print(table)
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
