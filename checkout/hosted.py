@@ -16,9 +16,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.http import parse_etags
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from rest_framework import serializers
@@ -30,6 +31,7 @@ from checkout import payments, sessions
 from checkout.display import display_token, format_units, luminance, parse_units, payable_tokens, qr_svg
 from checkout.inputs import SessionRequest
 from checkout.models import LinkVisit, PaymentLink, PlatformCheckoutSession
+from checkout.status_version import status_forget, status_version
 from core.errors import DomainError
 from core.geo import locate
 from core.http import client_ip, ip_digest
@@ -350,16 +352,30 @@ def _status_context(session: PlatformCheckoutSession, order: Order | None) -> di
     }
 
 
-@never_cache
 @require_GET
-def session_status(request: HttpRequest, session_id: str) -> JsonResponse:
-    """What the page polls: the session's and its order's status, what arrived, what remains, where to go."""
-    session = PlatformCheckoutSession.objects.filter(pk=session_id).first()
-    if session is None:
-        raise Http404("There is no checkout at this address.")
-    data = payments.session_status_data(session)
-    data["success_url"] = success_redirect(session) if session.status == "completed" else None
-    return JsonResponse(data)
+def session_status(request: HttpRequest, session_id: str) -> HttpResponse:
+    """What the page polls: the session's and its order's status, what arrived, what remains, where to go.
+
+    With a shared Redis, the answer carries the session's status version as its ETag, and a poll that names
+    the current one gets 304 without the database (checkout.status_version). The browser keeps the body
+    (`no-cache`: stored, always revalidated) and hands it to the page's script again.
+    """
+    version = status_version(session_id)
+    etag = f'"{version}"' if version else None
+    if etag is not None and etag in parse_etags(request.headers.get("If-None-Match", "")):
+        response: HttpResponse = HttpResponseNotModified()
+    else:
+        session = PlatformCheckoutSession.objects.filter(pk=session_id).first()
+        if session is None:
+            status_forget(session_id)
+            return JsonResponse({"error": "There is no checkout at this address."}, status=404)
+        data = payments.session_status_data(session)
+        data["success_url"] = success_redirect(session) if session.status == "completed" else None
+        response = JsonResponse(data)
+    if etag is not None:
+        response["ETag"] = etag
+    response["Cache-Control"] = "no-cache, private"
+    return response
 
 
 @require_POST

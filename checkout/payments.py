@@ -15,6 +15,7 @@ from django.utils import timezone
 from chains.tokens import token_get
 from checkout.models import SessionOrder
 from checkout.sessions import Session, check_link_payable
+from checkout.status_version import status_changed
 from core.errors import Conflict, InvalidRequest
 from orders.creation import order_create
 from orders.fees import amount_before_fee_added, fee_amount, gross_for_net, standard_fee, token_usd_value
@@ -128,6 +129,7 @@ def session_order_create(*, session: Session, src_chain: int, src_token: str, pa
             fixed_price=True,
         )
         SessionOrder.objects.create(session=session, order=order)
+        status_changed(session.pk)
         return order
 
 

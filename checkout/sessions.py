@@ -29,6 +29,7 @@ from checkout.discounts import (
 from checkout.inputs import SessionRequest
 from checkout.models import PaymentLink, PlatformCheckoutSession, Widget, WidgetEvent
 from checkout.serializers import PlatformSessionSerializer
+from checkout.status_version import status_changed
 from checkout.widgets import deposit_options, widget_event_record
 from core.errors import Conflict, InvalidRequest
 from merchant.products import check_product
@@ -230,6 +231,7 @@ def platform_session_expire(*, session_id: str, reason: str, strict: bool = Fals
             )
         return None
     Session.objects.filter(pk=session_id).update(status=Session.Status.EXPIRED, updated_at=timezone.now())
+    status_changed(session_id)
     for order in Order.objects.filter(session_order__session_id=session_id, status__in=WAITING):
         order_transition(
             order,

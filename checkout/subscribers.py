@@ -4,6 +4,7 @@ Subscribed to the checkout's own orders (`Order.owner == "checkout"`) in
 `CheckoutConfig.ready`, and run in the order's transaction:
 
     Locking         the session's row is locked before the order's (its expiry takes them in that order)
+    Changed         (and RefundPaid) the hosted page's cached status is replaced (checkout.status_version)
     DepositCounted  the session's transaction shows what arrived (`pending`); paid in full, it is
                     `confirming` and the session `processing`
     Executed        transaction `completed`, session `completed`, the customer updated, revenue recorded,
@@ -30,6 +31,7 @@ from checkout.sessions import (
     release_discount_hold,
     session_data,
 )
+from checkout.status_version import status_changed
 from checkout.widgets import widget_event_record
 from merchant.models import Customer
 from merchant.revenue import revenue_record
@@ -100,6 +102,11 @@ def transaction_payment(row: Transaction, session: Session) -> Payment:
         customer_email=session.customer_email,
         customer_name=session.customer_name,
     )
+
+
+def on_changed(event: events.Changed | events.RefundPaid) -> None:
+    """The hosted page's poll shows something new: its cached version goes once this commits."""
+    status_changed(_session_id(event.order))
 
 
 def on_locking(event: events.Locking) -> None:
@@ -284,4 +291,6 @@ def connect() -> None:
     events.subscribe(events.Failed, on_failed, owner=OWNER)
     events.subscribe(events.Refunded, on_refunded, owner=OWNER)
     events.subscribe(events.RefundPaid, on_refund_paid, owner=OWNER)
+    events.subscribe(events.Changed, on_changed, owner=OWNER)
+    events.subscribe(events.RefundPaid, on_changed, owner=OWNER)
     customer_erased.connect(on_customer_erased, dispatch_uid="checkout.customer_erased", weak=False)

@@ -48,6 +48,12 @@ class DepositCounted(OrderEvent):
 
 
 @dataclass(frozen=True)
+class Changed(OrderEvent):
+    """Something a payer watching the order sees changed: its status, or a deposit recorded or withdrawn.
+    Announced after each such change (with the event that names it, if any), for caches of what it shows."""
+
+
+@dataclass(frozen=True)
 class Paid(OrderEvent):
     """What arrived reached the order's price (deposits, or a card payment): it settles now."""
 

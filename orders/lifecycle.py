@@ -62,6 +62,8 @@ def order_transition(
         )
         logger.info("Order %s: %s -> %s (%s)", order.pk, current, to_status, reason or "-")
     order.refresh_from_db()
+    if changed:
+        events.announce(events.Changed(order))
     return bool(changed)
 
 
@@ -139,6 +141,8 @@ def order_record_deposit(
             "deposit_id": deposit_id,
         },
     )
+    if created:
+        events.announce(events.Changed(order))
     if not created or reason:
         return order
     total = sum(int(d.amount) for d in order.deposit_txs.filter(counted=True))
@@ -170,6 +174,7 @@ def order_withdraw_deposit(*, order: Order, deposit_id: int) -> Order:
     DepositTx.objects.filter(pk=deposit.pk).update(
         withdrawn_at=timezone.now(), counted=False, refund_amount=None
     )
+    events.announce(events.Changed(order))
     refund_asked = OutboxTx.objects.filter(key__startswith=f"order:{order.pk}:refund:{deposit.pk}").exists()
     moved_on = deposit.counted and order.status != Order.Status.SCANNING_DEPOSIT
     if not (refund_asked or moved_on):
@@ -234,6 +239,7 @@ def order_record_card_payment(*, payment_intent_id: str) -> Order | None:
     )
     if created:
         card_payment_posted(order, deposit)
+        events.announce(events.Changed(order))
     if created and not late:
         _paid(
             order, from_status=Order.Status.WAITING_STRIPE_PAYMENT, reason=f"card payment {payment_intent_id}"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+from django.http import Http404
+
 from orders.envelope import OrderError, order_error_response
 
 logger = logging.getLogger(__name__)
@@ -21,6 +23,8 @@ class OrderErrorMiddleware:
     def process_exception(self, request, exception):
         if request.path.startswith(NOT_ORDER_INTERFACE):
             return None
+        if isinstance(exception, Http404):  # a page or poll for something that is not there: not an error
+            return order_error_response(OrderError(str(exception) or "Not found.", 404))
         logger.exception("Unhandled error on %s %s", request.method, request.path, exc_info=exception)
         return order_error_response(
             OrderError("An unexpected error occurred. It has been logged; retry with backoff.", 500)

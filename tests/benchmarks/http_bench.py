@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import NoReturn
@@ -771,6 +772,16 @@ def main() -> None:
             ("GET /pay/s/{id}/status (the page's poll)", f"/pay/s/{seeded['session_id']}/status", {}, None),
         ):
             rows.append((name, _wrk(base + path, headers=headers, body=body)))
+        # The poll of a browser that holds the current answer: 304 from the session's version in Redis.
+        status_url = f"{base}/pay/s/{seeded['session_id']}/status"
+        with urllib.request.urlopen(status_url, timeout=10) as answer:  # noqa: S310 - our own server
+            etag = answer.headers["ETag"]
+        rows.append(
+            (
+                "GET /pay/s/{id}/status, unchanged (If-None-Match: 304 without the database)",
+                _wrk(status_url, headers={"If-None-Match": etag}),
+            )
+        )
         analytics = {
             period: _one_at_a_time(f"{base}/api/v1/analytics/overview?period={period}", auth)
             for period in ("30d", "all")

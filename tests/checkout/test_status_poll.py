@@ -1,0 +1,138 @@
+"""The hosted page's status poll: answered 304 from one Redis read while nothing it shows changed, and from
+the database again after every change, on its commit; without a Redis, always from the database."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+import redis
+from django.db import transaction
+from django.test import Client
+
+from checkout.sessions import platform_session_expire
+from checkout.status_version import status_version
+from orders.lifecycle import WAITING, order_fail, order_record_deposit, order_transition
+from orders.models import Order
+from tests.factories import SessionOrderFactory, tx_hash
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def shared_redis(settings):
+    """The suite's Redis (the local one in the embedded pass), as a deployment's shared one."""
+    url = settings.REDIS_URL or "redis://127.0.0.1:6379/15"
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=0.5).ping()
+    except redis.exceptions.ConnectionError:
+        pytest.skip(f"no Redis at {url}")
+    settings.REDIS_URL = url
+    return url
+
+
+def _poll(client: Client, session_id: str, etag: str | None = None):
+    headers = {"HTTP_IF_NONE_MATCH": etag} if etag else {}
+    return client.get(f"/pay/s/{session_id}/status", **headers)
+
+
+def test_an_unchanged_session_is_answered_304_without_the_database(shared_redis, django_assert_num_queries):
+    link = SessionOrderFactory()
+    client = Client()
+    first = _poll(client, link.session_id)
+    assert first.status_code == 200 and first.json()["order"]["status"] == Order.Status.SCANNING_DEPOSIT
+    assert first["Cache-Control"] == "no-cache, private"
+    etag = first["ETag"]
+    with django_assert_num_queries(0):
+        again = _poll(client, link.session_id, etag)
+    assert again.status_code == 304 and again["ETag"] == etag and again.content == b""
+    # Another client (no ETag, or a stale one) reads the same state from the database.
+    assert _poll(Client(), link.session_id, '"stale"').json() == first.json()
+
+
+def _transition(order):
+    order_transition(order, from_statuses=WAITING, to_status=Order.Status.EXPIRED, reason="test")
+
+
+def _deposit(order):
+    order_record_deposit(
+        order=order,
+        chain=order.src_chain,
+        tx_hash=tx_hash(7),
+        amount=int(order.src_amount) // 2,
+        from_address=None,
+    )
+
+
+def _failure(order):
+    order_fail(order=order, error="test")
+
+
+@pytest.mark.parametrize("change", [_transition, _deposit, _failure])
+def test_every_change_the_poll_shows_gives_a_new_answer_once_committed(
+    shared_redis, django_capture_on_commit_callbacks, change
+):
+    link = SessionOrderFactory()
+    client = Client()
+    before = _poll(client, link.session_id)
+    with django_capture_on_commit_callbacks(execute=False) as pending:
+        change(Order.objects.get(pk=link.order_id))
+    # Not committed yet: the version is the one before, so a poll cannot cache what might roll back.
+    assert _poll(client, link.session_id, before["ETag"]).status_code == 304
+    for callback in pending:
+        callback()
+    after = _poll(client, link.session_id, before["ETag"])
+    assert after.status_code == 200 and after["ETag"] != before["ETag"]
+    assert after.json() != before.json()
+
+
+def test_a_session_that_expires_gives_a_new_answer(shared_redis, django_capture_on_commit_callbacks):
+    link = SessionOrderFactory()
+    client = Client()
+    before = _poll(client, link.session_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        platform_session_expire(session_id=link.session_id, reason="test")
+    after = _poll(client, link.session_id, before["ETag"])
+    assert after.status_code == 200 and after.json()["session"]["status"] == "expired"
+
+
+def test_a_change_that_rolls_back_keeps_the_answer(shared_redis, django_capture_on_commit_callbacks):
+    link = SessionOrderFactory()
+    client = Client()
+    before = _poll(client, link.session_id)
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError), transaction.atomic():
+        _transition(Order.objects.get(pk=link.order_id))
+        raise RuntimeError("rolled back")
+    assert _poll(client, link.session_id, before["ETag"]).status_code == 304
+    assert Order.objects.get(pk=link.order_id).status == Order.Status.SCANNING_DEPOSIT
+
+
+def test_an_unknown_session_is_404_and_leaves_no_version(shared_redis):
+    missing = "cs_" + "0" * 24
+    response = _poll(Client(), missing)
+    assert response.status_code == 404 and response["Content-Type"] == "application/json"
+    assert redis.Redis.from_url(shared_redis).exists(f"checkout:status:{missing}") == 0
+
+
+def test_without_a_redis_every_poll_reads_the_database(settings, django_assert_num_queries):
+    settings.REDIS_URL = ""
+    link = SessionOrderFactory()
+    response = _poll(Client(), link.session_id)
+    assert response.status_code == 200 and not response.has_header("ETag")
+    assert status_version(link.session_id) is None
+
+
+def test_a_redis_that_is_down_only_costs_the_cache(settings):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    settings.REDIS_URL = f"redis://127.0.0.1:{port}/0"
+    link = SessionOrderFactory()
+    response = _poll(Client(), link.session_id, '"anything"')
+    assert response.status_code == 200 and not response.has_header("ETag")
+    assert response.json()["session"]["id"] == link.session_id
+
+
+def test_a_devnet_payment_for_an_unknown_session_is_a_404_not_an_error():
+    response = Client().post("/pay/s/cs_" + "1" * 24 + "/devnet-pay")
+    assert response.status_code == 404 and response.json()["statusCode"] == 404
