@@ -15,6 +15,7 @@ not recorded, so a client that keeps hammering is not locked out for longer.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -22,8 +23,12 @@ from functools import lru_cache
 
 from django.conf import settings
 from django.db import transaction
+from redis.exceptions import RedisError
 
+from core.shared_redis import shared_redis
 from platform_api.models import RateLimitBucket
+
+logger = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60
 
@@ -70,21 +75,20 @@ return {allowed, count, oldest[2] or ''}
 """
 
 
-@lru_cache(maxsize=1)
 def _redis_client():
-    import redis
+    client = shared_redis()
+    assert client is not None, "rate limits use Redis only with REDIS_URL"
+    return client
 
-    return redis.Redis.from_url(settings.REDIS_URL)
 
-
-@lru_cache(maxsize=1)
-def _redis_script():
+@lru_cache(maxsize=4)
+def _redis_script(url: str):
     return _redis_client().register_script(_SCRIPT)
 
 
 def _in_redis(bucket: str, limit: int, now: float, record: bool) -> tuple[bool, int, float | None]:
     member = f"{now:.6f}:{time.monotonic_ns()}"  # unique even for hits at the same instant
-    allowed, count, oldest = _redis_script()(
+    allowed, count, oldest = _redis_script(settings.REDIS_URL)(
         keys=[f"ratelimit:{bucket}"], args=[now, WINDOW_SECONDS, limit, "1" if record else "0", member]
     )
     return bool(allowed), int(count), float(oldest) if oldest else None
@@ -114,8 +118,12 @@ def _in_database(bucket: str, limit: int, now: float, record: bool) -> tuple[boo
 
 def _check(bucket: str, limit: int, now: float | None, *, record: bool) -> RateLimitResult:
     now = _clock() if now is None else now
-    backend = _in_redis if settings.REDIS_URL else _in_database
-    allowed, count, oldest = backend(bucket, limit, now, record)
+    try:
+        backend = _in_redis if settings.REDIS_URL else _in_database
+        allowed, count, oldest = backend(bucket, limit, now, record)
+    except RedisError as exc:  # the database keeps the limit while Redis is down (each counts apart)
+        logger.warning("Rate limits fall back to the database: Redis failed (%s)", exc)
+        allowed, count, oldest = _in_database(bucket, limit, now, record)
     full = count >= limit
     retry_after = max(1, math.ceil(oldest + WINDOW_SECONDS - now)) if full and oldest is not None else 0
     return RateLimitResult(allowed=allowed, count=count, limit=limit, retry_after=retry_after)

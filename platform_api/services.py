@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.ids import random_base62
+from platform_api import key_cache
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 from platform_api.models import ApiKey, Organization, Permission
@@ -71,6 +72,8 @@ def api_key_revoke(*, api_key: ApiKey, ctx: RequestContext | None = None) -> Api
     """Revoke a key for good; it stops authenticating at once. Revoking twice is a no-op."""
     now = timezone.now()
     revoked = ApiKey.objects.filter(pk=api_key.pk, is_active=True).update(is_active=False, revoked_at=now)
+    if revoked:
+        key_cache.forget(api_key)
     if revoked and ctx is not None:
         record_write(
             ctx=ctx,
@@ -93,9 +96,13 @@ def api_key_authenticate(*, raw_key: str | None) -> ApiKey:
     if not raw_key.startswith(API_KEY_PREFIX) or len(raw_key) > MAX_PRESENTED_KEY_LENGTH:
         raise invalid
     digest = api_key_digest(raw_key)
-    api_key = ApiKey.objects.select_related("organization").filter(key_digest=digest).first()
-    if api_key is None or not hmac.compare_digest(api_key.key_digest, digest):
-        raise invalid
+    api_key = key_cache.cached_key(digest)
+    if api_key is None:
+        api_key = ApiKey.objects.select_related("organization").filter(key_digest=digest).first()
+        if api_key is None or not hmac.compare_digest(api_key.key_digest, digest):
+            raise invalid
+        if api_key.is_active:
+            key_cache.remember(api_key)
     if not api_key.is_active:
         raise PlatformError.authentication("key_revoked", "This API key has been revoked.")
     now = timezone.now()
@@ -113,3 +120,4 @@ def _touch_last_used(api_key: ApiKey, now: datetime) -> None:
         return
     ApiKey.objects.filter(pk=api_key.pk, last_used_at=api_key.last_used_at).update(last_used_at=now)
     api_key.last_used_at = now
+    key_cache.refresh(api_key)  # its record says when it was last used

@@ -106,13 +106,14 @@ def _registry_from_settings_at_each_test(request, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _isolated_rate_limits():
-    """Rate-limit counters must not leak between tests (Redis keeps them across the run)."""
+    """Rate-limit counters and cached records must not leak between tests (Redis keeps them across the run)."""
     if settings.REDIS_URL:
         from platform_api.ratelimit import _redis_client
 
         client = _redis_client()
-        for key in client.scan_iter("ratelimit:*"):
-            client.delete(key)
+        for pattern in ("ratelimit:*", "apikey:*", "checkout:status:*"):  # and what Redis caches
+            for key in client.scan_iter(pattern):
+                client.delete(key)
     yield
 
 

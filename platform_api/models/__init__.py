@@ -52,6 +52,14 @@ class Organization(models.Model):
     def __str__(self) -> str:
         return self.slug
 
+    def refresh_from_db(self, using=None, fields=None, from_queryset=None):
+        # An organization known by its id alone (an API key's cached record, platform_api.key_cache) loads
+        # every field it lacks at the first read of one, in one query rather than one per field.
+        deferred = self.get_deferred_fields()
+        if fields is not None and deferred and set(fields) <= deferred:
+            fields = deferred
+        super().refresh_from_db(using=using, fields=fields, from_queryset=from_queryset)
+
 
 class Permission(models.TextChoices):
     READ = "read", "read"
