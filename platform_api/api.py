@@ -67,10 +67,14 @@ def authenticate_limiting_failures(request) -> None:
 
 
 class ApiKeyAuthentication(BaseAuthentication):
-    """`Authorization: Bearer <key>` (preferred) or `X-API-Key: <key>`; sets `request.auth` to the ApiKey."""
+    """`Authorization: Bearer <key>` (preferred) or `X-API-Key: <key>`; sets `request.auth` to the ApiKey.
+
+    A view that counts requests in the key's own bucket sets `request.counted_in`; the key's record and
+    that count then come from one Redis round trip (`api_key.counted`)."""
 
     def authenticate(self, request):
-        return (None, api_key_authenticate(raw_key=presented_key(request)))
+        counted_in = getattr(request, "counted_in", None)
+        return (None, api_key_authenticate(raw_key=presented_key(request), counted_in=counted_in))
 
     def authenticate_header(self, request):
         return 'Bearer realm="api"'
@@ -121,11 +125,16 @@ class PlatformAPIView(InputChecksMixin, APIView):
 
     def perform_authentication(self, request):
         if self.authentication_classes:
+            if type(self).rate_limit_bucket is PlatformAPIView.rate_limit_bucket:  # the key's own bucket
+                request.counted_in = ("key:", settings.PLATFORM_RATE_LIMIT_PER_MINUTE)
             authenticate_limiting_failures(request)
 
     def check_throttles(self, request):
-        bucket, limit = self.rate_limit_bucket(request)
-        result = ratelimit.hit(bucket, limit)
+        result = getattr(request.auth, "counted", None)  # counted with the key's record, in one round trip
+        if result is None:
+            bucket, limit = self.rate_limit_bucket(request)
+            result = ratelimit.hit(bucket, limit)
+        limit = result.limit
         self.rate_limit_result = result
         if not result.allowed:
             raise PlatformError.rate_limited(result.retry_after, limit)

@@ -22,7 +22,9 @@ from django.db import transaction
 from redis.exceptions import RedisError
 
 from core.shared_redis import shared_redis
+from platform_api import ratelimit
 from platform_api.models import ApiKey, Organization
+from platform_api.ratelimit import RateLimitResult
 
 logger = logging.getLogger(__name__)
 RECORD_TTL = 300
@@ -46,18 +48,7 @@ def _key(digest: str) -> str:
     return f"apikey:{digest}"
 
 
-def cached_key(digest: str) -> ApiKey | None:
-    """The key whose digest this is, from its record (its organization loaded on first use), or None."""
-    client = shared_redis()
-    if client is None:
-        return None
-    try:
-        raw = client.get(_key(digest))
-    except RedisError as exc:
-        logger.warning("API key records unavailable (%s): keys are read from the database", exc)
-        return None
-    if raw is None or raw == REVOKED:
-        return None
+def _from_record(raw: bytes | str, digest: str) -> ApiKey | None:
     try:
         record = json.loads(raw) | {"key_digest": digest}
         names = [f.attname for f in ApiKey._meta.concrete_fields]  # from_db takes them in this order
@@ -71,6 +62,35 @@ def cached_key(digest: str) -> ApiKey | None:
         api_key, Organization.from_db("default", ["id"], [record["organization_id"]])
     )
     return api_key
+
+
+def cached_key(digest: str) -> ApiKey | None:
+    """The key whose digest this is, from its record (its organization loaded on first use), or None."""
+    client = shared_redis()
+    if client is None:
+        return None
+    try:
+        raw = client.get(_key(digest))
+    except RedisError as exc:
+        logger.warning("API key records unavailable (%s): keys are read from the database", exc)
+        return None
+    if raw is None or raw == REVOKED:
+        return None
+    return _from_record(raw, digest)
+
+
+def cached_key_counting(
+    digest: str, *, bucket_prefix: str, limit: int
+) -> tuple[ApiKey, RateLimitResult] | None:
+    """`cached_key` and the request counted in its key's rate-limit bucket (`bucket_prefix` + the key's id), in
+    one Redis round trip; None, with nothing counted, when the record is not there."""
+    found = ratelimit.hit_with_record(
+        _key(digest), tombstone=REVOKED, bucket_prefix=bucket_prefix, limit=limit
+    )
+    if found is None:
+        return None
+    api_key = _from_record(found[0], digest)
+    return (api_key, found[1]) if api_key is not None else None
 
 
 def _record(api_key: ApiKey) -> str:

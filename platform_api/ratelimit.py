@@ -57,22 +57,40 @@ class RateLimitResult:
         }
 
 
-_SCRIPT = """
-local key, now, window, limit, record = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local count = redis.call('ZCARD', key)
-local allowed = 0
-if count < limit then
-  allowed = 1
-  if record == '1' then
-    redis.call('ZADD', key, now, ARGV[5])
-    count = count + 1
-    redis.call('PEXPIRE', key, math.ceil(window * 1000) + 1000)
+_WINDOW = """
+local function window(key, now, span, limit, record, member)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - span)
+  local count = redis.call('ZCARD', key)
+  local allowed = 0
+  if count < limit then
+    allowed = 1
+    if record == '1' then
+      redis.call('ZADD', key, now, member)
+      count = count + 1
+      redis.call('PEXPIRE', key, math.ceil(span * 1000) + 1000)
+    end
   end
+  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  return {allowed, count, oldest[2] or ''}
 end
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-return {allowed, count, oldest[2] or ''}
 """
+_SCRIPT = (
+    _WINDOW
+    + "return window(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5])"
+)
+# A stored record (JSON with an `id`) and one request counted in the bucket `ARGV[7] .. id`, in one round trip;
+# {nil} when there is no record, a tombstone (ARGV[6]) or one without an id (nothing counted then).
+_RECORD_SCRIPT = (
+    _WINDOW
+    + """
+local stored = redis.call('GET', KEYS[1])
+if (not stored) or stored == ARGV[6] then return {false} end
+local ok, decoded = pcall(cjson.decode, stored)
+if (not ok) or type(decoded) ~= 'table' or type(decoded['id']) ~= 'string' then return {false} end
+local counted = window(ARGV[7] .. decoded['id'], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), '1', ARGV[5])
+return {stored, counted[1], counted[2], counted[3]}
+"""
+)
 
 
 def _redis_client():
@@ -81,9 +99,9 @@ def _redis_client():
     return client
 
 
-@lru_cache(maxsize=4)
-def _redis_script(url: str):
-    return _redis_client().register_script(_SCRIPT)
+@lru_cache(maxsize=8)
+def _redis_script(url: str, source: str = _SCRIPT):
+    return _redis_client().register_script(source)
 
 
 def _in_redis(bucket: str, limit: int, now: float, record: bool) -> tuple[bool, int, float | None]:
@@ -124,9 +142,36 @@ def _check(bucket: str, limit: int, now: float | None, *, record: bool) -> RateL
     except RedisError as exc:  # the database keeps the limit while Redis is down (each counts apart)
         logger.warning("Rate limits fall back to the database: Redis failed (%s)", exc)
         allowed, count, oldest = _in_database(bucket, limit, now, record)
+    return _result(allowed, count, oldest, limit, now)
+
+
+def _result(allowed: bool, count: int, oldest: float | None, limit: int, now: float) -> RateLimitResult:
     full = count >= limit
     retry_after = max(1, math.ceil(oldest + WINDOW_SECONDS - now)) if full and oldest is not None else 0
     return RateLimitResult(allowed=allowed, count=count, limit=limit, retry_after=retry_after)
+
+
+def hit_with_record(
+    record_key: str, *, tombstone: bytes, bucket_prefix: str, limit: int, now: float | None = None
+) -> tuple[bytes, RateLimitResult] | None:
+    """The record stored at `record_key` and one request counted in the bucket `bucket_prefix + its id`, in
+    one Redis round trip; None (nothing counted) without a Redis, a record, or when Redis fails."""
+    if not settings.REDIS_URL:
+        return None
+    now = _clock() if now is None else now
+    member = f"{now:.6f}:{time.monotonic_ns()}"
+    try:
+        stored, *counted = _redis_script(settings.REDIS_URL, _RECORD_SCRIPT)(
+            keys=[record_key],
+            args=[now, WINDOW_SECONDS, limit, "1", member, tombstone, f"ratelimit:{bucket_prefix}"],
+        )
+    except RedisError as exc:
+        logger.warning("Key records and rate limits unavailable in Redis (%s)", exc)
+        return None
+    if stored is None:
+        return None
+    allowed, count, oldest = counted
+    return stored, _result(bool(allowed), int(count), float(oldest) if oldest else None, limit, now)
 
 
 def hit(bucket: str, limit: int, now: float | None = None) -> RateLimitResult:

@@ -86,8 +86,11 @@ def api_key_revoke(*, api_key: ApiKey, ctx: RequestContext | None = None) -> Api
     return api_key
 
 
-def api_key_authenticate(*, raw_key: str | None) -> ApiKey:
-    """The active key matching `raw_key`: one indexed lookup on the digest, no password hasher."""
+def api_key_authenticate(*, raw_key: str | None, counted_in: tuple[str, int] | None = None) -> ApiKey:
+    """The active key matching `raw_key`: its record in Redis, or one indexed lookup on the digest; no
+    password hasher. With `counted_in` (a bucket prefix and a limit), the request is counted in the key's
+    bucket (prefix + the key's id) in the same Redis round trip when its record is there, and
+    `api_key.counted` is the rate-limit result (None when not counted here: the caller counts)."""
     if not raw_key:
         raise PlatformError.authentication(
             "key_missing", "No API key: send it as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'."
@@ -96,7 +99,12 @@ def api_key_authenticate(*, raw_key: str | None) -> ApiKey:
     if not raw_key.startswith(API_KEY_PREFIX) or len(raw_key) > MAX_PRESENTED_KEY_LENGTH:
         raise invalid
     digest = api_key_digest(raw_key)
-    api_key = key_cache.cached_key(digest)
+    counted = None
+    if counted_in is not None:
+        found = key_cache.cached_key_counting(digest, bucket_prefix=counted_in[0], limit=counted_in[1])
+        api_key, counted = found if found is not None else (None, None)
+    else:
+        api_key = key_cache.cached_key(digest)
     if api_key is None:
         api_key = ApiKey.objects.select_related("organization").filter(key_digest=digest).first()
         if api_key is None or not hmac.compare_digest(api_key.key_digest, digest):
@@ -109,6 +117,7 @@ def api_key_authenticate(*, raw_key: str | None) -> ApiKey:
     if api_key.is_expired(now):
         raise PlatformError.authentication("key_expired", "This API key has expired.")
     _touch_last_used(api_key, now)
+    api_key.counted = counted
     return api_key
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 from django.utils import timezone
 
@@ -81,6 +83,8 @@ class ApiKey(models.Model):
         max_length=20, help_text="Leading characters of the key, for recognising it."
     )
     key_digest = models.CharField(max_length=64, unique=True, editable=False)
+    # Not a column: the request's rate-limit result when authentication counted it with the key's record.
+    counted: Any = None
     permissions = models.JSONField(default=list)
     expires_at = models.DateTimeField(null=True, blank=True)
     is_active = models.BooleanField(default=True, help_text="False once revoked; revocation is irreversible.")

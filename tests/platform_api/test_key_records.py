@@ -108,3 +108,21 @@ def test_with_redis_down_keys_and_limits_come_from_the_database(settings, organi
     _, raw = make_api_key(organization, permissions=["read"])
     response = client_for(raw).get("/api/v1/events")
     assert response.status_code == 200 and response["X-RateLimit-Remaining"].isdigit()
+
+
+def test_each_request_is_counted_once_whether_its_record_was_in_redis_or_not(
+    shared_redis, organization, settings
+):
+    settings.PLATFORM_RATE_LIMIT_PER_MINUTE = 4
+    _, raw = make_api_key(organization, permissions=["read"])
+    client = client_for(raw)
+    answers = [client.get("/api/v1/events") for _ in range(5)]  # the first from the database, then Redis
+    assert [a.status_code for a in answers] == [200, 200, 200, 200, 429]
+    assert [a["X-RateLimit-Remaining"] for a in answers[:4]] == ["3", "2", "1", "0"]
+    assert answers[4].json()["error"]["type"] == "rate_limit_error"
+
+
+def test_a_record_that_does_not_parse_is_read_from_the_database(shared_redis, organization):
+    key, raw = make_api_key(organization, permissions=["read"])
+    shared_redis.set(f"apikey:{key.key_digest}", b"{not json")
+    assert client_for(raw).get("/api/v1/events").status_code == 200
