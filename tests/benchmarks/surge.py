@@ -1,0 +1,126 @@
+"""A flash sale on the hosted page: PAYERS simulated payers arrive over RAMP seconds; each opens the link's
+page, starts a checkout (the form's POST, with its CSRF cookie), opens the deposit page, then polls the
+status every 2 s for POLL_SECONDS, sending back the ETag it was given as a browser does (`no-cache`).
+
+The payers share one pool of CONNECTIONS keep-alive connections (a proxy in front of the service holds its
+own to each node; 2,000 browsers' own connections would measure the operating system, not the service).
+Latency is measured per step from the payer's point of view, queueing for a connection included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import statistics
+import time
+from collections import defaultdict
+
+import aiohttp
+
+STEPS = ("link page", "start checkout", "deposit page", "status poll")
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.times: dict[str, list[float]] = defaultdict(list)
+        self.errors: dict[str, int] = defaultdict(int)
+        self.not_modified = 0
+
+    def record(self, step: str, started: float, ok: bool) -> None:
+        self.times[step].append((time.perf_counter() - started) * 1000)
+        if not ok:
+            self.errors[step] += 1
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        out = {}
+        for step in STEPS:
+            times = sorted(self.times.get(step, []))
+            if not times:
+                continue
+            q = statistics.quantiles(times, n=100, method="inclusive") if len(times) > 1 else [times[0]] * 99
+            out[step] = {
+                "count": len(times),
+                "p50": q[49],
+                "p95": q[94],
+                "p99": q[98],
+                "errors": self.errors[step],
+            }
+        return out
+
+
+async def _payer(http, tally: Tally, *, delay: float, code: str, pay_with: str, poll_seconds: float) -> None:
+    await asyncio.sleep(delay)
+    jar = aiohttp.CookieJar(unsafe=True)  # its own cookies (CSRF), as its own browser
+    async with aiohttp.ClientSession(
+        base_url=http["base"],
+        connector=http["connector"],
+        connector_owner=False,
+        cookie_jar=jar,
+        timeout=aiohttp.ClientTimeout(total=30),
+    ) as session:
+        step = "link page"
+        try:
+            started = time.perf_counter()
+            async with session.get(f"/pay/{code}") as response:
+                page = await response.text()
+                tally.record(step, started, response.status == 200)
+            token = CSRF.search(page)
+            step = "start checkout"
+            started = time.perf_counter()
+            form = {"csrfmiddlewaretoken": token.group(1) if token else "", "pay_with": pay_with}
+            async with session.post(f"/pay/{code}", data=form, allow_redirects=False) as response:
+                await response.read()
+                location = response.headers.get("Location", "")
+                tally.record(step, started, response.status == 302 and "/pay/s/" in location)
+            if "/pay/s/" not in location:
+                return
+            step = "deposit page"
+            started = time.perf_counter()
+            async with session.get(location) as response:
+                await response.read()
+                tally.record(step, started, response.status == 200)
+            step = "status poll"
+            etag, until = None, time.monotonic() + poll_seconds
+            while time.monotonic() < until:
+                await asyncio.sleep(2)
+                started = time.perf_counter()
+                headers = {"If-None-Match": etag} if etag else {}
+                async with session.get(f"{location}/status", headers=headers) as response:
+                    await response.read()
+                    tally.record(step, started, response.status in (200, 304))
+                    tally.not_modified += response.status == 304
+                    etag = response.headers.get("ETag") or etag
+        except (TimeoutError, aiohttp.ClientError):
+            tally.record(step, started, False)
+
+
+async def _surge(
+    base: str, code: str, pay_with: str, payers: int, ramp: float, poll: float, connections: int
+):
+    tally = Tally()
+    connector = aiohttp.TCPConnector(limit=connections)
+    http = {"base": base, "connector": connector}
+    try:
+        await asyncio.gather(
+            *(
+                _payer(http, tally, delay=ramp * n / payers, code=code, pay_with=pay_with, poll_seconds=poll)
+                for n in range(payers)
+            )
+        )
+    finally:
+        await connector.close()
+    return tally
+
+
+def run_surge(
+    base: str, *, code: str, pay_with: str, payers: int, ramp: float, poll: float, connections: int
+) -> dict:
+    started = time.monotonic()
+    tally = asyncio.run(_surge(base, code, pay_with, payers, ramp, poll, connections))
+    return {
+        "payers": payers,
+        "seconds": time.monotonic() - started,
+        "steps": tally.summary(),
+        "not_modified": tally.not_modified,
+    }
