@@ -488,9 +488,10 @@ def _watcher() -> dict[str, float] | None:
         deployment = deploy(chain)
         _use_chains([dataclasses.asdict(chain)])
         WatchedAddress.objects.filter(chain_id=31337).delete()
-        Deposit.objects.filter(chain_id=31337).delete()
         until = timezone.now() + timezone.timedelta(hours=1)
         addresses = [Web3.to_checksum_address(f"0x{n:040x}") for n in range(1, WATCHED + 1)]
+        # The previous run's deposits to these addresses (an earlier run's settlement orders keep theirs).
+        Deposit.objects.filter(chain_id=31337, owner__startswith="bench:").delete()
         WatchedAddress.objects.bulk_create(
             [
                 WatchedAddress(chain_id=31337, address=a, owner=f"bench:{i}", watch_until=until)
