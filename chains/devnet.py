@@ -191,11 +191,15 @@ def token_list_path() -> Path:
 def forget_devnet_transactions(chain_ids: list[int]) -> int:
     """A fresh devnet knows none of the transactions of its previous life: restart its nonces from the chain,
     mark what was still in flight there failed (the orders they served show on the stuck list), read it from
-    its first block, and keep the outbox from taking the old life's blocks for a reorg (it would send its
-    finished transactions again)."""
-    from chains.models import ChainCursor, OutboxTx, SenderNonce, WatchedAddress
+    its first block, and keep the outbox and the watcher from taking the old life's blocks for a reorg (the
+    outbox would send its finished transactions again, the watcher withdraw the old deposits)."""
+    from chains.models import ChainCursor, Deposit, OutboxTx, SenderNonce, WatchedAddress
 
     SenderNonce.objects.filter(chain_id__in=chain_ids).delete()
+    # The old life's deposits were in blocks the new node will number alike but never hold: with their block
+    # hashes gone, the watcher's reorg check leaves them alone (it would withdraw each one, and the ledger
+    # post their reversals into the new life's books).
+    Deposit.objects.filter(chain_id__in=chain_ids).exclude(block_hash="").update(block_hash="")
     ChainCursor.objects.filter(chain_id__in=chain_ids).delete()
     # The balances the watcher kept are the old life's: read them again (else a fresh, empty address looks
     # like money that left it).

@@ -149,6 +149,9 @@ def _rewind(chain: Chain, w3: Web3, cursor: ChainCursor, head: int, counter: Req
     recent = list(
         Deposit.objects.filter(chain_id=chain.chain_id, block_number__gt=back_to)
         .exclude(status__in=(Deposit.Status.ORPHANED, Deposit.Status.WITHDRAWN))
+        .exclude(
+            block_hash=""
+        )  # a restarted devnet's previous life (chains.devnet.forget_devnet_transactions)
         .values_list("pk", "block_number", "block_hash")
     )
     numbers = sorted({number for _, number, _ in recent if number <= head})

@@ -275,7 +275,9 @@ def adopt(run: ReconcileRun, *, reason: str, by: str) -> list[str]:
         difference = int(row["difference"])
         if not difference:
             continue
-        key = f"adjustment:{run.chain_id}:{run.block_number}:{row['address']}:{row['token']}"
+        # The block's hash too: a restarted devnet numbers its blocks alike, and its opening balances are
+        # adopted at the same height as its previous life's.
+        key = f"adjustment:{run.chain_id}:{run.block_number}:{run.block_hash}:{row['address']}:{row['token']}"
         holder = (row["kind"], row["address"])
         operator = (Kind.OPERATOR, by)
         into, out_of = (holder, operator) if difference > 0 else (operator, holder)

@@ -208,3 +208,40 @@ def test_a_quick_payment_is_paid_by_real_transfers(api_client, devnet_registry):
 
     shown = api_client.get(f"/api/v1/quick-pay/{payment_id}").json()
     assert (shown["status"], shown["amount_received"], shown["tx_hash"]) == ("paid", "3000000", second)
+
+
+def test_a_restarted_devnet_leaves_its_previous_lifes_deposits_alone(api_client, devnet_registry, settings):
+    """The node starts again from block 0 on a database that outlives it: the old deposits' blocks are
+    numbered alike on the new chain but are not there. They must not be orphaned, then withdrawn (their
+    owners told, the ledger reversing them in the new life's books)."""
+    from django.utils import timezone
+
+    from chains.devnet import forget_devnet_transactions
+
+    chain, _ = devnet_registry
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    old = Deposit.objects.create(
+        chain_id=chain.chain_id,
+        tx_hash="0x" + "ab" * 32,
+        log_index=0,
+        block_number=1,
+        block_hash="0x" + "cd" * 32,  # the previous life's block 1
+        from_address="0x" + "01" * 20,
+        to_address="0x" + "02" * 20,
+        token="0x" + "03" * 20,
+        amount="1000",
+        owner="order:previous-life",
+        status=Deposit.Status.CONFIRMED,
+        handled_at=timezone.now(),
+    )
+    forget_devnet_transactions([chain.chain_id])
+    ChainCursor.objects.update_or_create(
+        chain_id=chain.chain_id,
+        defaults={"scanned_to": w3.eth.block_number + 100, "scanned_hash": "0x" + "ee" * 32},
+    )  # the cursor of the old life, beyond the new head: the watcher reads the chain again from block 0
+    for _ in range(settings.REORG_GRACE_BLOCKS + 3):
+        w3.provider.make_request("evm_mine", [])
+    scan_chain(chain.chain_id)
+    scan_chain(chain.chain_id)
+    old.refresh_from_db()
+    assert old.status == Deposit.Status.CONFIRMED and old.orphaned_at_block is None

@@ -148,3 +148,20 @@ def test_the_hourly_task_reconciles_every_chain_with_a_node_and_skips_those_with
 
     assert reconcile_chains() == {31337: 0, 31338: 0}
     assert not ReconcileRun.objects.filter(chain_id=8453).exists()
+
+
+def test_a_devnet_restarted_from_block_0_opens_at_what_its_new_life_holds(devnets):
+    """`make run` on a database that outlived its devnets: the fresh node numbers its blocks as the old one
+    did, so its opening balances are adopted at a height the previous life's were adopted at too. They are
+    posted all the same (keyed by the block's hash as well), and the new life reconciles. (Last in this
+    module: it resets the module's Devnet A.)"""
+    from chains.devnet import deploy, forget_devnet_transactions
+
+    (chain_a, _), _ = devnets
+    for _ in range(2):  # two lives opened at the same height
+        w3_of((chain_a, None)).provider.make_request("anvil_reset", [])
+        deploy(chain_a)
+        forget_devnet_transactions([chain_a.chain_id])
+        call_command("reconcile", "--open-devnets")
+        run = reconcile_chain(chain_a.chain_id)
+        assert run.ok, [r for r in run.rows if r["difference"] != "0"]
