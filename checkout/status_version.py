@@ -49,6 +49,20 @@ def status_version(session_id: str) -> str | None:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def status_peek(session_id: str) -> str | None:
+    """The session's current version if Redis has one; never sets one (the fast path's read)."""
+    client = shared_redis()
+    if client is None:
+        return None
+    try:
+        value = client.get(_key(session_id))
+    except RedisError:
+        return None
+    if not value:
+        return None
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 def status_forget(session_id: str) -> None:
     """Drop the version `status_version` set for an id that names no session."""
     client = shared_redis()

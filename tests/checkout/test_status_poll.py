@@ -136,3 +136,45 @@ def test_a_redis_that_is_down_only_costs_the_cache(settings):
 def test_a_devnet_payment_for_an_unknown_session_is_a_404_not_an_error():
     response = Client().post("/pay/s/cs_" + "1" * 24 + "/devnet-pay")
     assert response.status_code == 404 and response.json()["statusCode"] == 404
+
+
+def _wsgi(app, path: str, *, etag: str | None = None, method: str = "GET"):
+    from wsgiref.util import setup_testing_defaults
+
+    environ: dict = {}
+    setup_testing_defaults(environ)
+    environ.update(PATH_INFO=path, REQUEST_METHOD=method, HTTP_HOST="testserver")
+    if etag:
+        environ["HTTP_IF_NONE_MATCH"] = etag
+    answered: list = []
+    body = b"".join(app(environ, lambda status, headers, *_: answered.append((status, dict(headers)))))
+    return answered[0][0], answered[0][1], body
+
+
+def test_the_deployed_application_answers_an_unchanged_poll_before_django(shared_redis):
+    from checkout.status_fastpath import StatusNotModified
+    from config.wsgi import application  # what gunicorn serves
+
+    link = SessionOrderFactory()
+    etag = _poll(Client(), link.session_id)["ETag"]
+    status, headers, body = _wsgi(application, f"/pay/s/{link.session_id}/status", etag=etag)
+    assert status.startswith("304") and headers["ETag"] == etag and body == b""
+
+    reached: list[str] = []
+
+    def django(environ, start_response):
+        reached.append(environ["PATH_INFO"])
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [b"{}"]
+
+    fast = StatusNotModified(django)
+    assert _wsgi(fast, f"/pay/s/{link.session_id}/status", etag=etag)[0].startswith("304")
+    for path, tag, method in (
+        (f"/pay/s/{link.session_id}/status", '"stale"', "GET"),  # not the current version
+        (f"/pay/s/{link.session_id}/status", None, "GET"),  # a first poll
+        (f"/pay/s/{link.session_id}/status", etag, "POST"),
+        (f"/pay/s/{link.session_id}", etag, "GET"),  # the page itself
+        ("/pay/s/cs_" + "9" * 24 + "/status", etag, "GET"),  # another session's id with this version
+    ):
+        assert _wsgi(fast, path, etag=tag, method=method)[0] == "200 OK", (path, tag, method)
+    assert len(reached) == 5
