@@ -353,7 +353,7 @@ def _withdraw_orphans(chain: Chain, scanned_to: int) -> None:
         chain_id=chain.chain_id,
         status=Deposit.Status.ORPHANED,
         orphaned_at_block__lte=scanned_to - settings.REORG_GRACE_BLOCKS,
-    )
+    ).exclude(block_hash="")  # a restarted devnet's previous life: its blocks' numbers mean nothing now
     for deposit in list(due):
         if not Deposit.objects.filter(pk=deposit.pk, status=Deposit.Status.ORPHANED).update(
             status=Deposit.Status.WITHDRAWN, handled_at=None

@@ -461,7 +461,7 @@ def _watcher() -> dict[str, float] | None:
     from django.utils import timezone
     from web3 import Web3
 
-    from chains.devnet import ANVIL, deploy
+    from chains.devnet import ANVIL, deploy, forget_devnet_transactions
     from chains.models import ChainCursor, Deposit, WatchedAddress
     from chains.registry import Chain
     from chains.wallet import devnet_transfer
@@ -486,6 +486,7 @@ def _watcher() -> dict[str, float] | None:
 
         wait_until_up(chain)
         deployment = deploy(chain)
+        forget_devnet_transactions([31337])  # a fresh node: the database's Devnet A is an earlier life
         _use_chains([dataclasses.asdict(chain)])
         WatchedAddress.objects.filter(chain_id=31337).delete()
         until = timezone.now() + timezone.timedelta(hours=1)

@@ -220,6 +220,21 @@ def test_a_restarted_devnet_leaves_its_previous_lifes_deposits_alone(api_client,
 
     chain, _ = devnet_registry
     w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    orphan = Deposit.objects.create(  # orphaned by a reorg of the old life, its grace not run out there
+        chain_id=chain.chain_id,
+        tx_hash="0x" + "ac" * 32,
+        log_index=0,
+        block_number=2,
+        block_hash="0x" + "ce" * 32,
+        from_address="0x" + "01" * 20,
+        to_address="0x" + "02" * 20,
+        token="0x" + "03" * 20,
+        amount="2000",
+        owner="order:previous-life",
+        status=Deposit.Status.ORPHANED,
+        orphaned_at_block=2,
+        handled_at=timezone.now(),
+    )
     old = Deposit.objects.create(
         chain_id=chain.chain_id,
         tx_hash="0x" + "ab" * 32,
@@ -244,4 +259,6 @@ def test_a_restarted_devnet_leaves_its_previous_lifes_deposits_alone(api_client,
     scan_chain(chain.chain_id)
     scan_chain(chain.chain_id)
     old.refresh_from_db()
+    orphan.refresh_from_db()
     assert old.status == Deposit.Status.CONFIRMED and old.orphaned_at_block is None
+    assert orphan.status == Deposit.Status.ORPHANED  # never withdrawn by the new life's block numbers
