@@ -19,7 +19,7 @@ import secrets
 from django.db import transaction
 from redis.exceptions import RedisError
 
-from core.shared_redis import shared_redis
+from core.shared_redis import shared_get, shared_redis
 
 logger = logging.getLogger(__name__)
 VERSION_TTL = 120
@@ -51,16 +51,8 @@ def status_version(session_id: str) -> str | None:
 
 def status_peek(session_id: str) -> str | None:
     """The session's current version if Redis has one; never sets one (the fast path's read)."""
-    client = shared_redis()
-    if client is None:
-        return None
-    try:
-        value = client.get(_key(session_id))
-    except RedisError:
-        return None
-    if not value:
-        return None
-    return value.decode() if isinstance(value, bytes) else str(value)
+    value = shared_get(_key(session_id))
+    return value.decode() if value else None
 
 
 def status_forget(session_id: str) -> None:

@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from redis.exceptions import RedisError
 
 if TYPE_CHECKING:
     import redis
@@ -29,3 +30,17 @@ def _client(url: str) -> redis.Redis:
 def shared_redis() -> redis.Redis | None:
     """The client of REDIS_URL, or None when the deployment has no Redis (the embedded defaults)."""
     return _client(settings.REDIS_URL) if settings.REDIS_URL else None
+
+
+def shared_get(key: str) -> bytes | None:
+    """The value at `key`, or None: no Redis, no such key, or a Redis that failed (logged; the caller reads
+    the database instead)."""
+    client = shared_redis()
+    if client is None:
+        return None
+    try:
+        value = client.get(key)
+    except RedisError as exc:
+        logger.warning("Redis unavailable (%s): read from the database", exc)
+        return None
+    return value if isinstance(value, bytes) else None

@@ -21,7 +21,7 @@ from datetime import datetime
 from django.db import transaction
 from redis.exceptions import RedisError
 
-from core.shared_redis import shared_redis
+from core.shared_redis import shared_get, shared_redis
 from platform_api import ratelimit
 from platform_api.models import ApiKey, Organization
 from platform_api.ratelimit import RateLimitResult
@@ -66,14 +66,7 @@ def _from_record(raw: bytes | str, digest: str) -> ApiKey | None:
 
 def cached_key(digest: str) -> ApiKey | None:
     """The key whose digest this is, from its record (its organization loaded on first use), or None."""
-    client = shared_redis()
-    if client is None:
-        return None
-    try:
-        raw = client.get(_key(digest))
-    except RedisError as exc:
-        logger.warning("API key records unavailable (%s): keys are read from the database", exc)
-        return None
+    raw = shared_get(_key(digest))
     if raw is None or raw == REVOKED:
         return None
     return _from_record(raw, digest)

@@ -118,6 +118,25 @@ def _isolated_rate_limits():
 
 
 @pytest.fixture
+def shared_redis(settings):
+    """A Redis shared by every process (the suite's, or the local one in the embedded pass), with nothing
+    cached in it yet: for what the service keeps there. Skips where no Redis answers."""
+    import redis
+
+    url = settings.REDIS_URL or "redis://127.0.0.1:6379/15"
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=0.5).ping()
+    except redis.exceptions.ConnectionError:
+        pytest.skip(f"no Redis at {url}")
+    settings.REDIS_URL = url
+    client = redis.Redis.from_url(url)
+    for pattern in ("apikey:*", "ratelimit:*", "checkout:status:*"):
+        for key in client.scan_iter(pattern):
+            client.delete(key)
+    return client
+
+
+@pytest.fixture
 def tokens(db):
     """The shipped token list, as `make run` loads it."""
     from chains.tokens import token_list_load

@@ -6,7 +6,6 @@ from __future__ import annotations
 import socket
 
 import pytest
-import redis
 from django.db import transaction
 from django.test import Client
 
@@ -17,18 +16,6 @@ from orders.models import Order
 from tests.factories import SessionOrderFactory, tx_hash
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def shared_redis(settings):
-    """The suite's Redis (the local one in the embedded pass), as a deployment's shared one."""
-    url = settings.REDIS_URL or "redis://127.0.0.1:6379/15"
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=0.5).ping()
-    except redis.exceptions.ConnectionError:
-        pytest.skip(f"no Redis at {url}")
-    settings.REDIS_URL = url
-    return url
 
 
 def _poll(client: Client, session_id: str, etag: str | None = None):
@@ -111,7 +98,7 @@ def test_an_unknown_session_is_404_and_leaves_no_version(shared_redis):
     missing = "cs_" + "0" * 24
     response = _poll(Client(), missing)
     assert response.status_code == 404 and response["Content-Type"] == "application/json"
-    assert redis.Redis.from_url(shared_redis).exists(f"checkout:status:{missing}") == 0
+    assert shared_redis.exists(f"checkout:status:{missing}") == 0
 
 
 def test_without_a_redis_every_poll_reads_the_database(settings, django_assert_num_queries):

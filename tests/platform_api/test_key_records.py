@@ -6,7 +6,6 @@ from __future__ import annotations
 import socket
 
 import pytest
-import redis
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -16,21 +15,6 @@ from tests.conftest import client_for
 from tests.factories import make_api_key
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def shared_redis(settings):
-    url = settings.REDIS_URL or "redis://127.0.0.1:6379/15"
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=0.5).ping()
-    except redis.exceptions.ConnectionError:
-        pytest.skip(f"no Redis at {url}")
-    settings.REDIS_URL = url
-    client = redis.Redis.from_url(url)
-    for pattern in ("apikey:*", "ratelimit:*"):
-        for key in client.scan_iter(pattern):
-            client.delete(key)
-    return client
 
 
 def _queries(client, path):
