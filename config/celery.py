@@ -1,7 +1,7 @@
 import os
 
 from celery import Celery
-from celery.signals import worker_init, worker_ready
+from celery.signals import beat_init, worker_init, worker_ready
 
 from config.threads import tune_thread_switching
 
@@ -15,6 +15,41 @@ app.autodiscover_tasks()
 @worker_init.connect
 def _tune_thread_switching(**_):
     tune_thread_switching()  # the webhook worker runs deliveries on a thread pool
+
+
+@worker_init.connect
+def _join_cluster(**_):
+    _check_node("worker")
+
+
+@beat_init.connect  # also sent for a beat embedded in a worker (-B)
+def _join_cluster_as_beat(sender, **_):
+    """Beat runs on every node, and sends on the one holding the lock (config/beat.py): a beat with another
+    scheduler would send beside it, so it refuses to start."""
+    from celery.utils.imports import symbol_by_name
+
+    from config.beat import LockedScheduler
+
+    scheduler = getattr(sender, "scheduler_cls", None) or app.conf.beat_scheduler
+    if isinstance(scheduler, str):
+        scheduler = symbol_by_name(scheduler)
+    if not (isinstance(scheduler, type) and issubclass(scheduler, LockedScheduler)):
+        raise SystemExit(
+            f"this beat refuses to start: its scheduler ({scheduler!r}) does not take the deployment's beat "
+            "lock, so it would send every periodic task beside the beat that holds it; start it without -S "
+            "(CELERY_BEAT_SCHEDULER is config.beat:LockedScheduler)"
+        )
+    _check_node("beat")
+
+
+def _check_node(role: str) -> None:
+    """A node that would split the cluster (core/cluster.py) stops here, its reason on standard error."""
+    from core.cluster import ClusterSplit, check_node
+
+    try:
+        check_node(role)
+    except ClusterSplit as exc:
+        raise SystemExit(str(exc)) from None
 
 
 @worker_ready.connect

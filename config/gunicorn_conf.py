@@ -27,5 +27,24 @@ accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
 limit_request_line = 8190
 
 
+def on_starting(server):
+    """Before the workers fork: a web node that would split the cluster (core/cluster.py) does not start.
+    gunicorn prints a RuntimeError's message and exits 1."""
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
+    from django.db import connections
+
+    from core.cluster import ClusterSplit, check_node
+
+    try:
+        check_node("web")
+    except ClusterSplit as exc:
+        raise RuntimeError(str(exc)) from None
+    finally:
+        connections.close_all()  # no worker inherits the master's connection
+
+
 def post_fork(server, worker):
     tune_thread_switching()

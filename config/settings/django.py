@@ -32,6 +32,10 @@ if not SECRET_KEY:
         )
     SECRET_KEY = "dev-insecure-secret-key-do-not-use-in-production-0123456789abcdef"  # noqa: S105
 
+# A node whose code is not the version the shared database was last migrated by refuses to start
+# (core/cluster.py). Off in development, where the code changes under a running database all day.
+CLUSTER_CHECK_CODE_VERSION = env_bool("CLUSTER_CHECK_CODE_VERSION", not DEVELOPMENT)
+
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEVELOPMENT else "")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
@@ -48,6 +52,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "csp",
+    "core",
     "chains",
     "platform_api",
     "ledger",
