@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
+from config import health
 from core.schema_view import SchemaView
 from orders.views import order_route_not_found
 from platform_api.views import platform_route_not_found
@@ -19,6 +20,8 @@ platform = [
 ]
 
 urlpatterns = [
+    path("healthz", health.live, name="healthz"),
+    path("readyz", health.ready, name="readyz"),
     path("admin/", admin.site.urls),
     path("api/schema/", SchemaView.as_view(), name="schema"),
     # Swagger UI's start-up script is served as a file of its own (the split view), so no inline script runs.

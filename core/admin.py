@@ -7,6 +7,8 @@ from typing import Any
 from django.contrib import admin
 from django.utils.html import format_html
 
+from core.models import ClusterIdentity
+
 
 class ReadOnlyModelAdmin(admin.ModelAdmin):
     """For records that only the service writes (events, deposits, sessions): staff look, never edit."""
@@ -43,3 +45,10 @@ def pretty_json(value: Any):
     if value in (None, {}, []):
         return "-"
     return format_html('<pre class="json">{}</pre>', json.dumps(value, indent=2, sort_keys=True, default=str))
+
+
+@admin.register(ClusterIdentity)
+class ClusterIdentityAdmin(ReadOnlyModelAdmin):
+    """What every node of this database must share (core/cluster.py): written by `migrate`, read-only here."""
+
+    list_display = ("code_version", "migrated_at", "encryption_key_fingerprint", "secret_key_fingerprint")

@@ -184,3 +184,13 @@ def test_a_second_beat_that_does_not_take_the_lock_does_not_start(migrated, tmp_
     )
     assert done.returncode != 0
     assert "this beat refuses to start: its scheduler" in done.stdout + done.stderr
+
+
+def test_staff_see_the_deployments_identity_and_cannot_edit_it(staff):
+    row = ClusterIdentity.objects.get()
+    page = staff.get("/admin/core/clusteridentity/")
+    assert page.status_code == 200
+    assert row.code_version in page.content.decode()
+    assert staff.get("/admin/core/clusteridentity/add/").status_code == 403
+    assert staff.post(f"/admin/core/clusteridentity/{row.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert ClusterIdentity.objects.filter(pk=row.pk).exists()

@@ -68,7 +68,7 @@ class Processes:
         self.logs, self.running = logs, {}
 
     def start(self, name: str, command: list[str], env: dict[str, str]) -> subprocess.Popen:
-        log = (self.logs / f"{name}.log").open("w")
+        log = (self.logs / f"{name}.log").open("a")  # a restarted process adds to its log
         process = subprocess.Popen(  # noqa: S603
             command,
             cwd=ROOT,

@@ -5,15 +5,22 @@
 - ``relay RPC PORT KEY``: the relay provider's API as the service calls it (`POST /quote`,
   `GET /intents/status/v3`). Its quote asks the vault to pay its depository on the origin chain; once that
   payment is on the chain, it delivers to the recipient from its own inventory (an account it holds the key
-  of) and answers `success` with the fill's hash. Same chain only, as the rehearsal needs.
+  of) and answers `success` with the fill's hash. Same chain only, as the rehearsal needs. With a fault rate
+  (`relay RPC PORT KEY RATE DELAY`, `make soak`), that share of calls fails: half answer 503 before doing
+  anything, half do their work and answer only after DELAY seconds (past the service's time-out), as a
+  provider that is overloaded or whose answer is lost. `GET /__stats` counts calls, faults and fills.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import random
 import secrets
 import sys
 import threading
+import time
+from collections import Counter, defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -32,7 +39,8 @@ def serve(port: int, handle) -> None:
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            with contextlib.suppress(BrokenPipeError):  # a late answer: the caller gave up waiting
+                self.wfile.write(body)
 
         def do_POST(self):
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -52,7 +60,7 @@ def rpc_endpoint(origin: str, port: int) -> None:
     serve(port, handle)
 
 
-def relay(rpc: str, port: int, key: str) -> None:
+def relay(rpc: str, port: int, key: str, fault_rate: float = 0.0, fault_delay: float = 0.0) -> None:
     from eth_account import Account
     from web3 import Web3
 
@@ -70,6 +78,8 @@ def relay(rpc: str, port: int, key: str) -> None:
     ]
     requests_: dict[str, dict] = {}
     lock = threading.Lock()
+    counts: Counter = Counter()
+    fills: dict[str, list[str]] = defaultdict(list)  # recipient -> the fills sent to it
 
     def quote(body: dict) -> dict:
         amount, token = int(body["amount"]), Web3.to_checksum_address(body["originCurrency"])
@@ -115,7 +125,9 @@ def relay(rpc: str, port: int, key: str) -> None:
             contract = w3.eth.contract(address=Web3.to_checksum_address(token), abi=erc20)
             tx = contract.functions.transfer(to, amount).build_transaction(fields)
         signed = solver.sign_transaction(tx)
-        return w3.eth.send_raw_transaction(signed.raw_transaction).to_0x_hex()
+        fill = w3.eth.send_raw_transaction(signed.raw_transaction).to_0x_hex()
+        fills[to.lower()].append(fill)
+        return fill
 
     def status(request_id: str) -> dict:
         with lock:
@@ -139,6 +151,25 @@ def relay(rpc: str, port: int, key: str) -> None:
 
     def handle(method, path, body):
         parts = urlsplit(path)
+        if parts.path == "/__stats":
+            with lock:
+                stats = {"calls": dict(counts), "fills": dict(fills)}
+            return 200, json.dumps(stats).encode()
+        fault = random.random() < fault_rate  # noqa: S311 - a fault injector, not a secret
+        with lock:
+            counts["calls"] += 1
+        if fault and random.random() < 0.5:  # noqa: S311
+            with lock:
+                counts["503"] += 1
+            return 503, b'{"message": "overloaded (an injected fault)"}'
+        answer = _handle(method, parts, body)
+        if fault:
+            with lock:
+                counts["late"] += 1
+            time.sleep(fault_delay)  # the work is done; the answer arrives after the caller gave up
+        return answer
+
+    def _handle(method, parts, body):
         try:
             if method == "POST" and parts.path == "/quote":
                 return 200, json.dumps(quote(json.loads(body))).encode()
@@ -156,4 +187,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "rpc":
         rpc_endpoint(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "relay":
-        relay(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+        relay(sys.argv[2], int(sys.argv[3]), sys.argv[4], *(float(a) for a in sys.argv[5:7]))

@@ -1,0 +1,56 @@
+"""Health checks for a load balancer and a process supervisor, outside both interfaces.
+
+- `GET /healthz` (liveness): the process answers. Touches nothing: a database outage must not get every web
+  process restarted.
+- `GET /readyz` (readiness): the database answers one `SELECT 1` and, where the deployment has one, the shared
+  Redis answers a PING (each within its short time-out); 503 otherwise, so the balancer sends payers to a node
+  that can serve them. Workers and beat are checked from the command line (docs/operations.md).
+
+Neither is cached, logged as an error or rate limited; both are plain HTTP (exempt from the HTTPS redirect).
+"""
+
+from __future__ import annotations
+
+from django.db import DatabaseError, connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from redis.exceptions import RedisError
+
+from core.shared_redis import shared_redis
+
+
+def _read_only(view):
+    def probe(request: HttpRequest) -> JsonResponse:
+        if request.method not in ("GET", "HEAD"):
+            refused = JsonResponse({"status": "method not allowed"}, status=405)
+            refused["Allow"] = "GET, HEAD"
+            return refused
+        return view(request)
+
+    return never_cache(probe)
+
+
+@_read_only
+def live(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"status": "ok"})
+
+
+@_read_only
+def ready(request: HttpRequest) -> JsonResponse:
+    checks = {"database": "ok"}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except DatabaseError:
+        checks["database"] = "unavailable"
+    client = shared_redis()
+    if client is not None:
+        try:
+            client.ping()
+            checks["redis"] = "ok"
+        except RedisError:
+            checks["redis"] = "unavailable"
+    ok = all(value == "ok" for value in checks.values())
+    return JsonResponse(
+        {"status": "ok" if ok else "unavailable", "checks": checks}, status=200 if ok else 503
+    )
