@@ -16,7 +16,7 @@ from chains.evm import ZERO_ADDRESS
 from chains.incidents import incident_record
 from chains.models import ChainCursor, Deposit, Incident, WatchedAddress
 from chains.registry import Chain
-from chains.transfers import RequestCounter
+from chains.transfers import ReorgDuringScan, RequestCounter
 
 logger = logging.getLogger("chains.watcher")  # what it finds is the watcher's news
 
@@ -150,9 +150,12 @@ def native_internal(
     """Native coin that reached watched addresses in blocks start..end by internal calls; and the watched
     addresses' balances at `end` that changed or were not known (kept on their rows when the scan commits).
 
-    One batch of `eth_getBalance` per WATCHER_BALANCES_PER_BATCH addresses at `end`; the balance at the block
-    before is the row's, or (a new address, or after a reorg) read too; the factory's sweeps and the traces
-    are read only when a balance moved by more than the top-level transfers explain."""
+    Where the chain has traces, from them alone (`_internal_by_traces`: one batch, whatever the number of
+    addresses). Otherwise one batch of `eth_getBalance` per WATCHER_BALANCES_PER_BATCH addresses at `end`; the
+    balance at the block before is the row's, or (a new address, or after a reorg) read too; the factory's
+    sweeps are read only when a balance moved by more than the top-level transfers explain."""
+    if chain.traces:
+        return _internal_by_traces(chain, w3, end, watched, hashes, counter, signers, start), {}
     known = dict(
         WatchedAddress.objects.filter(
             chain_id=chain.chain_id, address__in=watched, native_balance__isnull=False
@@ -186,14 +189,6 @@ def native_internal(
     if not unexplained:
         return [], balances_changed(known, after)
     internal: list[dict[str, Any]] = []
-    if chain.traces:  # each internal transfer with its transaction and sender (seen again: the same deposit)
-        internal = [
-            t
-            for t in _traced(w3, start, end, {a.lower() for a in unexplained}, counter)
-            if t["to_address"] in unexplained
-        ]
-        for transfer in internal:
-            unexplained[transfer["to_address"]] -= transfer["amount"]
     seen = seen_by_balance(chain, start, end, list(unexplained))
     for address, amount in unexplained.items():
         amount -= seen.get(
@@ -221,6 +216,32 @@ def native_internal(
                 end,
             )
     return internal, balances_changed(known, after)
+
+
+def _internal_by_traces(
+    chain: Chain,
+    w3: Web3,
+    end: int,
+    watched: list[str],
+    hashes: dict[int, str],
+    counter: RequestCounter,
+    signers: dict[str, str],
+    start: int,
+) -> list[dict[str, Any]]:
+    """Where the chain's RPC offers traces, every internal transfer of the range is read from them and matched
+    against the watched set: one batch however many addresses are watched, each transfer with its transaction
+    and sender. No watched balance is read (only the signers' gas), so none is kept: the rows' balances are
+    dropped, to be read afresh if the chain's traces are ever turned off."""
+    if signers:
+        read = read_balances(w3, list(dict.fromkeys(signers.values())), hashes[end], counter)
+        gas_seen(chain, {role: read[address] for role, address in signers.items()})
+    stale = WatchedAddress.objects.filter(chain_id=chain.chain_id, native_balance__isnull=False)
+    if stale.exists():
+        stale.update(native_balance=None)
+    found = _traced(w3, start, end, {a.lower() for a in watched}, counter)
+    if any(hashes.get(t["block_number"]) != t["block_hash"] for t in found):
+        raise ReorgDuringScan(f"the chain moved while the traces of blocks {start}-{end} were read")
+    return found
 
 
 def balances_changed(known: dict[str, Any], after: dict[str, int]) -> dict[str, int]:

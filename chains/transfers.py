@@ -58,27 +58,36 @@ def numbered(transfers: list[dict[str, Any]]) -> list[Transfer]:
 def token_transfers(
     w3: Web3, start: int, end: int, addresses: list[str], counter: RequestCounter
 ) -> list[dict[str, Any]]:
+    """ERC-20 transfers to the addresses in blocks start..end, in one `eth_getLogs` however many are watched:
+    up to WATCHER_ADDRESSES_PER_QUERY, the node filters by recipient; above that, every `Transfer` of the range
+    is read and matched here against the watched set (a few thousand logs a block on a busy chain, against
+    one query per few hundred addresses). Every token is read, listed or not: an unlisted one is held for
+    staff, never lost from sight."""
+    watched = {a.lower() for a in addresses}
+    topics: list[Any] = [TRANSFER_TOPIC]
+    if len(addresses) <= settings.WATCHER_ADDRESSES_PER_QUERY:
+        topics += [None, ["0x" + "00" * 12 + a[2:] for a in sorted(watched)]]
+    counter.requests += 1
+    logs = w3.eth.get_logs({"fromBlock": start, "toBlock": end, "topics": topics})
     found = []
-    size = settings.WATCHER_ADDRESSES_PER_QUERY
-    for offset in range(0, len(addresses), size):
-        padded = ["0x" + "00" * 12 + a[2:].lower() for a in addresses[offset : offset + size]]
-        counter.requests += 1
-        logs = w3.eth.get_logs({"fromBlock": start, "toBlock": end, "topics": [TRANSFER_TOPIC, None, padded]})
-        for log in logs:
-            if len(log["topics"]) != 3:  # ERC-721 shares the signature, with the token id indexed too
-                continue
-            found.append(
-                {
-                    "tx_hash": hex_str(log["transactionHash"]),
-                    "log_index": log["logIndex"],
-                    "block_number": log["blockNumber"],
-                    "block_hash": hex_str(log["blockHash"]),
-                    "from_address": Web3.to_checksum_address("0x" + bytes(log["topics"][1])[-20:].hex()),
-                    "to_address": Web3.to_checksum_address("0x" + bytes(log["topics"][2])[-20:].hex()),
-                    "token": Web3.to_checksum_address(log["address"]),
-                    "amount": int.from_bytes(bytes(log["data"]), "big"),
-                }
-            )
+    for log in logs:
+        if len(log["topics"]) != 3:  # ERC-721 shares the signature, with the token id indexed too
+            continue
+        to = "0x" + bytes(log["topics"][2])[-20:].hex()
+        if to not in watched:
+            continue
+        found.append(
+            {
+                "tx_hash": hex_str(log["transactionHash"]),
+                "log_index": log["logIndex"],
+                "block_number": log["blockNumber"],
+                "block_hash": hex_str(log["blockHash"]),
+                "from_address": Web3.to_checksum_address("0x" + bytes(log["topics"][1])[-20:].hex()),
+                "to_address": Web3.to_checksum_address(to),
+                "token": Web3.to_checksum_address(log["address"]),
+                "amount": int.from_bytes(bytes(log["data"]), "big"),
+            }
+        )
     return found
 
 

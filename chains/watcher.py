@@ -11,11 +11,14 @@ keeps it to one at a time across processes):
    the deposits of the last REORG_WINDOW_BLOCKS blocks whose block is gone are
    marked `orphaned` and the cursor goes back that far to read them again;
 3. from the block after the cursor, at most WATCHER_MAX_BLOCKS blocks:
-   ERC-20 `Transfer` logs to the watched addresses (one `eth_getLogs` per
-   WATCHER_ADDRESSES_PER_QUERY addresses), and native-coin transfers to them
+   ERC-20 `Transfer` logs to the watched addresses (one `eth_getLogs`: filtered
+   by recipient up to WATCHER_ADDRESSES_PER_QUERY addresses, every Transfer of
+   the range matched in memory above that), and native-coin transfers to them
    (the range's blocks with their transactions, in one JSON-RPC batch; then
    the receipts of the matching ones, in another); every log must come from
-   the blocks read, or the scan stops (a reorg while it ran) and is retried;
+   the blocks read, or the scan stops (a reorg while it ran) and is retried.
+   The requests of a scan do not grow with the number of addresses watched,
+   except native balances on a chain without traces (below);
 4. each transfer is one `Deposit`, named by its transaction and its place
    among that transaction's transfers of the same token to the same address,
    so a transaction that a reorg moved to another block is the same deposit
@@ -32,15 +35,17 @@ keeps it to one at a time across processes):
 Zero-amount transfers move nothing and are not recorded.
 
 Native coin sent by a contract (a Safe, an ERC-4337 account: an internal CALL)
-is in no transaction's `value` to the address, so it is found by balance
-(`chains.native.native_internal`): each watched address's balance at the end of the range,
-read in JSON-RPC batches, against its balance at the block before (kept on the
-row from the last scan), plus what the factory swept out of it meanwhile (its
-`Swept` events), less the top-level transfers found. What is left arrived by
-internal calls. Where the chain's RPC offers `trace_block` (the chain's
-`traces`), the traces name each internal transfer's transaction and sender;
-otherwise the remainder is one deposit without a sender, named by the block it
-was seen at: counted like any other, and refunded (if it must be) to the
+is in no transaction's `value` to the address. Where the chain's RPC offers
+`trace_block` (the chain's `traces`), the range's traces are read in one batch
+and matched against the watched set: each internal transfer with its
+transaction and sender. Otherwise it is found by balance
+(`chains.native.native_internal`): each watched address's balance at the end of
+the range, read in JSON-RPC batches of WATCHER_BALANCES_PER_BATCH (the one cost
+that grows with the addresses watched), against its balance at the block before
+(kept on the row from the last scan), plus what the factory swept out of it
+meanwhile (its `Swept` events), less the top-level transfers found. What is
+left arrived by internal calls: one deposit without a sender, named by the block
+it was seen at, counted like any other, and refunded (if it must be) to the
 order's `refundAddress` or to an address staff enter. A balance that falls by
 more than the sweeps explain is never counted: staff are told.
 """

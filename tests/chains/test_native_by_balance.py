@@ -159,6 +159,61 @@ def test_a_thousand_watched_addresses_cost_three_balance_batches_a_scan(
     # 1,000 addresses and the vault's and solver's (their gas is read in the same batches): 3 batches of 500,
     # or 1 of 1,002
     assert steady.rpc_requests - one_batch.rpc_requests == 2
-    # the node's head (1), the last block read, for reorgs (1), Transfer logs (2 x 500 addresses), the blocks (1),
-    # balances (3 batches)
-    assert steady.rpc_requests == 8
+    # the node's head (1), the last block read, for reorgs (1), Transfer logs (1: above 500 addresses, every
+    # Transfer of the range, matched here), the blocks (1), balances (3 batches)
+    assert steady.rpc_requests == 7
+
+
+def _watch_many(chain, count: int) -> list[str]:
+    until = timezone.now() + timedelta(hours=1)
+    addresses = [Web3.to_checksum_address("0x" + secrets.token_hex(20)) for _ in range(count)]
+    WatchedAddress.objects.bulk_create(
+        WatchedAddress(chain_id=chain.chain_id, address=a, owner="test:many", watch_until=until)
+        for a in addresses
+    )
+    return addresses
+
+
+def test_with_traces_a_scan_costs_the_same_requests_for_ten_or_two_thousand_addresses(
+    devnet_registry, settings
+):
+    chain, deployment = devnet_registry
+    settings.CHAINS = [dataclasses.asdict(chain) | {"traces": True}]
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    wallet, owner = _wallet(w3)
+    token = w3.eth.contract(address=deployment["contracts"]["dUSDC"], abi=_ERC20)
+    costs = {}
+    for count in (10, 2000):
+        WatchedAddress.objects.filter(owner="test:many").delete()
+        addresses = _watch_many(chain, count)
+        scan_chain(chain.chain_id)
+        last = addresses[-1]  # the last of the set: matched in memory, not by the node's filter
+        paid_by_wallet = _wallet_pays(w3, wallet, owner, [last], 7 * 10**15)
+        w3.eth.wait_for_transaction_receipt(
+            token.functions.transfer(last, 123).transact({"from": w3.eth.accounts[1]})
+        )
+        w3.provider.make_request("evm_mine", [])
+        result = scan_chain(chain.chain_id)
+        assert result is not None
+        costs[count] = result.rpc_requests
+        found = {(d.token, int(d.amount), d.tx_hash) for d in Deposit.objects.filter(to_address=last)}
+        assert (
+            "0x" + "00" * 20,
+            7 * 10**15,
+            paid_by_wallet,
+        ) in found  # the internal transfer, named by traces
+        assert any(t == token.address and a == 123 for t, a, _ in found)
+    # head, last block, Transfer logs, blocks, traces, the traced transactions' receipts, the signers' gas
+    assert costs[10] == costs[2000] == 7
+    assert not WatchedAddress.objects.filter(native_balance__isnull=False).exists()  # no balance kept
+
+
+_ERC20 = [
+    {
+        "name": "transfer",
+        "type": "function",
+        "stateMutability": "nonpayable",
+        "inputs": [{"name": "to", "type": "address"}, {"name": "value", "type": "uint256"}],
+        "outputs": [{"name": "", "type": "bool"}],
+    }
+]
