@@ -191,6 +191,10 @@ class DevnetSolver:
         chains = (chain_get(order.src_chain), chain_get(order.dst_chain))
         return all(chain is not None and chain.devnet for chain in chains)
 
+    # The solver pays from its own inventory on the destination chain, so it delivers as soon as the deposit
+    # is confirmed, beside the sweep: the deposit waits at an address only the service can sweep.
+    fronts = True
+
     def check(self, order: Order) -> str | None:
         """Why this solver cannot deliver the order, or None."""
         if not self._devnets(order):
@@ -281,6 +285,8 @@ class RelayProvider:
     """
 
     name = "relay"
+    # The vault pays the provider's depository: it waits for the sweep, which is what puts the tokens there.
+    fronts = False
 
     def __init__(self, base_url: str | None = None, api_key: str | None = None):
         self.base_url = (base_url or settings.RELAY_API_URL).rstrip("/")

@@ -11,6 +11,9 @@ running it twice, or in two workers at once, changes nothing more.
                              expectation less SETTLEMENT_SLIPPAGE_BPS: SLIPPAGE
     sending_token_from_vault the factory sweeps the deposit address into the
                              vault                       order:<id>:sweep
+                             (a solver that pays from its own inventory, the
+                             devnet solver, moves on at once and delivers
+                             beside the sweep; the sweep is checked when mined)
     relay                    the relay provider delivers on the destination
                              (orders/relays.py)          order:<id>:relay
     executing                contract types: the call    order:<id>:execute
@@ -42,7 +45,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from chains.handlers import outbox_handler
-from chains.incidents import incident_open_for
+from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import sweep_covers
 from orders import lifecycle
@@ -188,13 +191,21 @@ def _send_to_vault(order: Order, actor: str) -> bool:
     tx = order_sweep(order)
     if tx.status == OutboxTx.Status.FAILED:
         return _fail(order, f"SWEEP_FAILED: {tx.error}", actor)
-    if tx.status != OutboxTx.Status.MINED or not _sweep_covers(order, tx):
+    if tx.status == OutboxTx.Status.MINED:
+        if not _sweep_covers(order, tx):
+            return False
+        reason = f"swept into the vault in {tx.tx_hash}"
+    elif get_relay_provider().fronts:
+        # The confirmed deposit waits at an address only the service can sweep: the solver delivers now, and
+        # the sweep is checked when it is mined (order_tx_finished), as it would be after a reorg.
+        reason = "the solver delivers beside the sweep"
+    else:
         return False
     return lifecycle.order_transition(
         order,
         from_statuses=[Status.SENDING_TOKEN_FROM_VAULT],
         to_status=Status.RELAY,
-        reason=f"swept into the vault in {tx.tx_hash}",
+        reason=reason,
         actor=actor,
     )
 
@@ -289,11 +300,29 @@ def order_tx_finished(tx: OutboxTx) -> None:
     reorg and was sent again) is checked here: the settlement no longer looks.
     """
     order_id, _, what = tx.key.split(":", 1)[1].partition(":")
-    if what == "sweep" and tx.status == OutboxTx.Status.MINED:
+    if what == "sweep" and tx.status in (OutboxTx.Status.MINED, OutboxTx.Status.FAILED):
         order = Order.objects.filter(pk=order_id).first()
         if order is not None and order.status not in (Status.SENDING_TOKEN_FROM_VAULT, Status.REFUNDING):
-            _sweep_covers(order, tx)
+            _swept_after_moving_on(order, tx)
     enqueue_settlement(order_id)
+
+
+def _swept_after_moving_on(order: Order, tx: OutboxTx) -> None:
+    """The sweep of an order that already moved on (the solver delivered beside it, or it was sent again after a
+    reorg) finished: what it moved is checked; a sweep that failed leaves the deposit at its address, which
+    staff are told of (the order's money is not lost: only the service can sweep that address)."""
+    if tx.status == OutboxTx.Status.MINED:
+        _sweep_covers(order, tx)
+        return
+    incident_record(
+        kind=Incident.Kind.SWEEP_SHORT,
+        subject=f"order:{order.pk}",
+        chain_id=tx.chain_id,
+        summary=f"the sweep of order {order.pk} ({order.status}) failed after the order moved on: {tx.error}"[
+            :500
+        ],
+        details={"tx_key": tx.key, "tx_hash": tx.tx_hash, "error": tx.error[:500]},
+    )
 
 
 def orders_stuck(*, now=None):

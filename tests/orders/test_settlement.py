@@ -6,7 +6,7 @@ import pytest
 from web3 import Web3
 
 from chains.artifacts import artifact
-from chains.models import OutboxTx
+from chains.models import Incident, OutboxTx
 from chains.outbox import outbox_poll
 from orders.models import Order
 from orders.settlement import settle_order
@@ -47,7 +47,7 @@ def test_every_order_type_is_delivered_on_devnet_b(devnets, admin_client, order_
     vault_before = erc20(a).functions.balanceOf(settings.VAULT_ADDRESS).call()
     deposit_hash = pay(order_id, a)
 
-    order = drive(order_id)
+    order = drive(order_id, also=_swept)
 
     assert order.status == "executed", order.error_details
     assert order.filled_at is not None and order.points == order.points_amount
@@ -82,6 +82,50 @@ def test_every_order_type_is_delivered_on_devnet_b(devnets, admin_client, order_
         *(["executing"] if order.execute_tx else []),
         "executed",
     ]
+
+
+def _swept(order) -> bool:
+    return OutboxTx.objects.filter(key=f"order:{order.pk}:sweep", status=OutboxTx.Status.MINED).exists()
+
+
+def test_the_solver_delivers_beside_the_sweep_not_after_it(devnets, admin_client):
+    a, b = devnets
+    order_id, _ = checkout(admin_client, a[1], b[1], "swap")
+    pay(order_id, a)
+
+    order = drive(order_id, also=_swept)
+
+    assert order.status == "executed", order.error_details
+    sweep = OutboxTx.objects.get(key=f"order:{order_id}:sweep")
+    delivery = OutboxTx.objects.get(key=f"order:{order_id}:relay")
+    assert delivery.created_at < sweep.finished_at  # asked for before the sweep was mined
+    assert order.status_changes.get(to_status="relay").reason == "the solver delivers beside the sweep"
+    assert not Incident.objects.exists()  # the sweep, checked when it was mined, moved what was counted
+
+
+def test_a_sweep_that_fails_after_the_order_moved_on_is_an_incident(db):
+    from orders.settlement import order_tx_finished
+    from tests.factories import OrderFactory
+
+    order = OrderFactory(status="executed")
+    tx = OutboxTx.objects.create(
+        key=f"order:{order.pk}:sweep",
+        chain_id=31337,
+        signer="vault",
+        sender="0x" + "11" * 20,
+        to="0x" + "22" * 20,
+        status=OutboxTx.Status.FAILED,
+        error="execution reverted",
+    )
+
+    order_tx_finished(tx)
+    order_tx_finished(tx)  # told twice: one incident
+
+    incident = Incident.objects.get()
+    assert (incident.kind, incident.subject) == (Incident.Kind.SWEEP_SHORT, f"order:{order.pk}")
+    assert "failed after the order moved on: execution reverted" in incident.summary
+    order.refresh_from_db()
+    assert order.status == "executed"
 
 
 def test_a_call_that_reverts_is_refunded_to_the_payer(devnets, admin_client):
