@@ -1,6 +1,7 @@
 from datetime import timedelta
 
 from celery import shared_task
+from django.conf import settings
 from django.utils import timezone
 
 from chains.models import ChainCursor
@@ -17,10 +18,14 @@ def scan_due_chains() -> list[int]:
     now = timezone.now()
     last = dict(ChainCursor.objects.values_list("chain_id", "last_scan_at"))
     due = []
+    # The last scan ended some time after the dispatch that sent it: a chain is due half a dispatch early, or a
+    # 1 s chain dispatched every second would be scanned every other second.
+    slack = settings.WATCHER_DISPATCH_SECONDS / 2
     for chain in chains():
         scanned_at = last.get(chain.chain_id)
         if chain.rpc_urls and (
-            scanned_at is None or now - scanned_at >= timedelta(seconds=chain.poll_interval_seconds * 0.9)
+            scanned_at is None
+            or now - scanned_at >= timedelta(seconds=max(0.0, chain.poll_interval_seconds - slack))
         ):
             due.append(chain.chain_id)
     for chain_id in due:
