@@ -8,10 +8,10 @@ SOAK_PAYMENTS (300) orders of mixed types over about SOAK_SECONDS (300): swap, x
 stablecoin and in ether, and contract types (which the relay provider does not offer: each is refunded),
 created through both nodes as a load balancer would spread them. Meanwhile:
 
-- at 20 % of the run, node 1 loses every process (kill -9: web, worker, webhook worker and beat, which
-  holds the beat lock) and gets them back 15 s later;
+- at 20 % of the run, the node whose beat holds the beat lock loses every process (kill -9: web, worker,
+  webhook worker and beat) and gets them back 15 s later; the other node's beat must take the lock over;
 - at 50 %, the primary RPC endpoint goes down and comes back 15 s later;
-- at 75 %, node 2's web server and signing worker are killed -9 and restarted 10 s later.
+- at 75 %, that node's web server and signing worker are killed -9 again and restarted 10 s later.
 
 A webhook receiver records every delivery. At the end the soak prints a table (orders by final status,
 payments delivered twice, stuck orders, webhook events delivered more than once under different ids, 5xx
@@ -352,6 +352,7 @@ class Soak:
         self.orders: list[dict] = []
         self.faults: list[str] = []
         self.faults_done = False
+        self.takeover: float | None = None
         started = time.monotonic()
         threading.Thread(target=self.break_things, args=(started,), daemon=True).start()
         with ThreadPoolExecutor(PAYERS) as pool:
@@ -376,16 +377,21 @@ class Soak:
         def note(what: str) -> None:
             self.faults.append(f"{time.monotonic() - started:5.0f} s  {what}")
 
-        node1, node2 = self.nodes
         at(0.2)
-        self.down[1] = True
-        node1.kill()
-        note("node 1: web, worker, webhook worker and beat killed -9")
-        time.sleep(15)
-        node1.start()
-        wait_for("node 1 back", lambda: _alive(node1.url), timeout=90)
-        self.down[1] = False
-        note("node 1: restarted, serving")
+        first = self.beat_holder() or self.nodes[0]  # the node whose beat sends: the takeover is tested too
+        other = next(node for node in self.nodes if node is not first)
+        self.down[first.number] = True
+        first.kill()
+        killed = time.monotonic()
+        note(f"node {first.number}: web, worker, webhook worker and beat (the beat lock's holder) killed -9")
+        wait_for("another beat to take the lock", lambda: self.beat_holder() is other, timeout=60, every=0.2)
+        self.takeover = time.monotonic() - killed
+        note(f"node {other.number}'s beat took the lock {self.takeover:.1f} s later")
+        time.sleep(max(0.0, killed + 15 - time.monotonic()))
+        first.start()
+        wait_for(f"node {first.number} back", lambda: _alive(first.url), timeout=90)
+        self.down[first.number] = False
+        note(f"node {first.number}: restarted, serving")
         at(0.5)
         self.processes.kill("rpc-primary")
         note("the primary RPC endpoint stopped")
@@ -393,14 +399,28 @@ class Soak:
         self.start_rpc("primary")
         note("the primary RPC endpoint restarted")
         at(0.75)
-        self.down[2] = True
-        node2.kill("web", "worker")
-        note("node 2: web and worker killed -9")
+        self.down[first.number] = True
+        first.kill("web", "worker")
+        note(f"node {first.number}: web and signing worker killed -9")
         time.sleep(10)
-        node2.start("web", "worker")
-        wait_for("node 2 back", lambda: _alive(node2.url), timeout=90)
-        self.down[2] = False
-        note("node 2: web and worker restarted, serving")
+        first.start("web", "worker")
+        wait_for(f"node {first.number} back", lambda: _alive(first.url), timeout=90)
+        self.down[first.number] = False
+        note(f"node {first.number}: web and signing worker restarted, serving")
+
+    def beat_holder(self) -> Node | None:
+        """The node whose beat holds the deployment's beat lock (its value names the beat's process id)."""
+        import redis
+
+        value = redis.Redis.from_url(self.env["REDIS_URL"]).get("beat:lock")
+        if not value:
+            return None
+        pid = int(value.decode().split(":")[1])
+        for node in self.nodes:
+            process = self.processes.running.get(node.name("beat"))
+            if process is not None and process.pid == pid:
+                return node
+        return None
 
     def pay_one(self, n: int, when: float) -> None:
         time.sleep(max(0.0, when - time.monotonic()))
@@ -551,11 +571,19 @@ class Soak:
                 ),
                 ("payment -> executed worst (s)", f"{durations[-1]:.1f}", ""),
             ]
+        if self.takeover is not None:
+            rows.append(
+                ("beat lock taken over after its holder was killed (s)", f"{self.takeover:.1f}", "<= 10")
+            )
         rows.append(("reconcile finds a difference", "no" if reconciled.returncode == 0 else "YES", "no"))
         for what, value, must in rows:
             say(f"  {what:<54}{value!s:>12}{must!s:>10}")
         say("=" * 78)
         report.check(self.faults_done, "every fault was injected and every node came back")
+        report.check(
+            self.takeover is not None and self.takeover <= 10 + 1,
+            "the other beat took the lock within its time to live",
+        )
         report.check(twice == 0, "no payment delivered twice")
         report.check(not stuck, f"no stuck order{': ' + ', '.join(stuck[:5]) if stuck else ''}")
         report.check(duplicated == 0, "no webhook event delivered under two ids")
