@@ -573,16 +573,18 @@ class Soak:
             ]
         if self.takeover is not None:
             rows.append(
-                ("beat lock taken over after its holder was killed (s)", f"{self.takeover:.1f}", "<= 10")
+                ("beat lock taken over after its holder was killed (s)", f"{self.takeover:.1f}", "<= 13.3")
             )
         rows.append(("reconcile finds a difference", "no" if reconciled.returncode == 0 else "YES", "no"))
         for what, value, must in rows:
             say(f"  {what:<54}{value!s:>12}{must!s:>10}")
         say("=" * 78)
         report.check(self.faults_done, "every fault was injected and every node came back")
+        # The lock lapses at most its time to live (10 s) after the holder's last renewal, and a standby asks
+        # every third of that: the other beat holds it within 13.3 s of the kill.
         report.check(
-            self.takeover is not None and self.takeover <= 10 + 1,
-            "the other beat took the lock within its time to live",
+            self.takeover is not None and self.takeover <= 10 * 4 / 3,
+            "the other beat took the lock within its time to live and one standby tick",
         )
         report.check(twice == 0, "no payment delivered twice")
         report.check(not stuck, f"no stuck order{': ' + ', '.join(stuck[:5]) if stuck else ''}")
