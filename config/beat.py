@@ -3,8 +3,9 @@
 Every node runs `celery beat` with this scheduler (CELERY_BEAT_SCHEDULER). Before each tick a beat holds, or
 tries to take, one lock; only the holder sends the schedule's tasks, and the others wait as standbys. The lock
 lives in the shared Redis (SET NX with a time to live, renewed by its holder's every tick, so a holder that is
-killed is replaced within BEAT_LOCK_TTL_SECONDS); without Redis (one node, the embedded defaults) it is an
-`flock` on a file under VAR_DIR, released by the kernel when its holder dies.
+killed is replaced within 4/3 of BEAT_LOCK_TTL_SECONDS: a standby asks every third of it); without Redis (one
+node, the embedded defaults) it is an `flock` on a file under VAR_DIR, released by the kernel when its holder
+dies.
 
 A beat that loses the lock between its check and a send (a pause longer than the time to live) may send one
 round twice: every periodic task is idempotent (each looks at the rows it works on), so that costs a little

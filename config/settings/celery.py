@@ -41,7 +41,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Beat runs on every node and sends on one: the holder of a lock (config/beat.py) in the shared Redis (a file
-# lock under VAR_DIR without one). A holder that dies is replaced within BEAT_LOCK_TTL_SECONDS.
+# lock under VAR_DIR without one). A holder that dies is replaced within 4/3 of BEAT_LOCK_TTL_SECONDS.
 CELERY_BEAT_SCHEDULER = "config.beat:LockedScheduler"
 BEAT_LOCK_TTL_SECONDS = float(os.environ.get("BEAT_LOCK_TTL_SECONDS", "10"))
 CELERY_BEAT_SCHEDULE = {
