@@ -28,6 +28,7 @@ from checkout.models import (
     Widget,
     WidgetEvent,
 )
+from core.models import ClusterIdentity
 from ledger.models import Account, BalanceTransaction, Entry, Posting, ReconcileRun, ReconcileStart
 from merchant.models import Customer, Product, RevenueDay
 from onramp.models import VendorBEvent
@@ -144,6 +145,16 @@ class AuditEventFactory(factory.django.DjangoModelFactory):
 
 
 # --- chains -------------------------------------------------------------------------------------
+
+
+class ClusterIdentityFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ClusterIdentity
+
+    code_version = factory.Faker("hexify", text="^" * 16)
+    encryption_key_fingerprint = factory.Faker("hexify", text="^" * 32)
+    secret_key_fingerprint = factory.Faker("hexify", text="^" * 32)
+    migrated_at = factory.LazyFunction(timezone.now)
 
 
 class ChainFactory(factory.django.DjangoModelFactory):

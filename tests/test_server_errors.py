@@ -44,6 +44,10 @@ def server(tmp_path_factory):
         "VAR_DIR": str(tmp_path_factory.mktemp("var")),
         "GUNICORN_ACCESS_LOG": "",
     }
+    # A web node starts only on a migrated database (core/cluster.py).
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=300
+    )
     process = subprocess.Popen(
         [
             str(Path(sys.executable).parent / "gunicorn"),
