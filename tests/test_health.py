@@ -6,7 +6,7 @@ from django.test import Client
 
 @pytest.fixture
 def client():
-    return Client()
+    return Client(enforce_csrf_checks=True)  # as a real client meets the server
 
 
 def test_liveness_touches_nothing(client):
