@@ -163,15 +163,26 @@ def run_until(predicate, *order_ids, timeout=60, what="the condition"):
 
 
 def drive(order_id, *, until=("executed", "refunded", "failure"), also=lambda order: True, timeout=60):
-    """Service rounds until the order is in one of `until` and `also(order)` holds."""
+    """Service rounds until the order is in one of `until` and `also(order)` holds; an order that ended waits for
+    its transactions still in flight too (the solver delivers beside the sweep, which may be mined after)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         service_round(order_id)
         order = Order.objects.get(pk=order_id)
-        if order.status in until and also(order):
+        if order.status in until and also(order) and (order.status not in ENDED or _nothing_in_flight(order)):
             return order
         time.sleep(0.3)
     pytest.fail(f"order {order_id} is still {Order.objects.get(pk=order_id).status}")
+
+
+ENDED = ("executed", "refunded", "failure")
+
+
+def _nothing_in_flight(order) -> bool:
+    return not OutboxTx.objects.filter(
+        key__startswith=f"order:{order.pk}:",
+        status__in=(OutboxTx.Status.QUEUED, OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST),
+    ).exists()
 
 
 def w3_of(devnet):
