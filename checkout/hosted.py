@@ -30,8 +30,9 @@ from chains.wallet import devnet_transfer
 from checkout import payments, sessions
 from checkout.display import display_token, format_units, luminance, parse_units, payable_tokens, qr_svg
 from checkout.inputs import SessionRequest
-from checkout.models import LinkVisit, PaymentLink, PlatformCheckoutSession
+from checkout.models import PaymentLink, PlatformCheckoutSession
 from checkout.status_version import status_forget, status_version
+from checkout.visits import link_visit_record
 from core.errors import DomainError
 from core.geo import locate
 from core.http import client_ip, ip_digest
@@ -188,8 +189,8 @@ def _read_form(post, context: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
 
 def _record_visit(request: HttpRequest, link: PaymentLink) -> None:
     """A view of the link's page: country, referrer, user agent and UTM, never the IP address."""
-    LinkVisit.objects.create(
-        payment_link=link,
+    link_visit_record(
+        link_id=link.pk,
         country=(locate(request).country or "")[:2],
         referrer=request.headers.get("Referer", "")[:500],
         user_agent=request.headers.get("User-Agent", "")[:500],

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, Q
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 from rest_framework import serializers
@@ -20,6 +20,7 @@ from chains.models import Token
 from chains.tokens import tokens_by_chain_and_address
 from checkout.models import Transaction, Widget, WidgetEvent
 from checkout.selectors import rate, sum_usd
+from checkout.visits import widget_view_record
 from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest
 from core.fields import (
     StrictBooleanField,
@@ -192,9 +193,8 @@ def widget_update(*, ctx: RequestContext, widget: Widget, data: dict[str, Any]) 
 
 def widget_event_record(widget_id: str, kind: str, session_id: str = "") -> None:
     """One count; a session's interaction or completion counts once however often the hook runs."""
-    if kind == WidgetEvent.Kind.VIEW:  # no key to collide on: no savepoint on the page's every view
-        WidgetEvent.objects.create(widget_id=widget_id, kind=kind)
-        Widget.objects.filter(pk=widget_id).update(current_views=F("current_views") + 1)
+    if kind == WidgetEvent.Kind.VIEW:  # buffered in Redis, written by beat (checkout/visits.py)
+        widget_view_record(widget_id)
         return
     try:
         with transaction.atomic():

@@ -111,7 +111,7 @@ def _isolated_rate_limits():
         from platform_api.ratelimit import _redis_client
 
         client = _redis_client()
-        for pattern in ("ratelimit:*", "apikey:*", "checkout:status:*"):  # and what Redis caches
+        for pattern in ("ratelimit:*", "apikey:*", "checkout:status:*", "checkout:views*"):  # and what Redis caches
             for key in client.scan_iter(pattern):
                 client.delete(key)
     yield
@@ -130,7 +130,7 @@ def shared_redis(settings):
         pytest.skip(f"no Redis at {url}")
     settings.REDIS_URL = url
     client = redis.Redis.from_url(url)
-    for pattern in ("apikey:*", "ratelimit:*", "checkout:status:*"):
+    for pattern in ("apikey:*", "ratelimit:*", "checkout:status:*", "checkout:views*"):
         for key in client.scan_iter(pattern):
             client.delete(key)
     return client

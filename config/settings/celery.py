@@ -69,6 +69,12 @@ CELERY_BEAT_SCHEDULE.update(
             "schedule": 60.0,
         },
         "checkout-expire-sessions": {"task": "checkout.tasks.expire_sessions", "schedule": 60.0},
+        # The hosted and widget pages' views, buffered in Redis (checkout/visits.py): stats lag by this much.
+        "checkout-flush-views": {
+            "task": "checkout.tasks.flush_views",
+            "schedule": float(os.environ.get("VIEWS_FLUSH_SECONDS", "5")),
+            "options": {"expires": 30},
+        },
         "orders-expire-unpaid-orders": {"task": "orders.tasks.expire_unpaid_orders", "schedule": 60.0},
         "chains-retry-deposit-handlers": {"task": "chains.tasks.retry_deposit_handlers", "schedule": 60.0},
     }

@@ -10,6 +10,7 @@ from django.test import Client
 
 from chains.watcher import scan_chain
 from checkout.models import LinkVisit, PaymentLink, PlatformCheckoutSession, Transaction
+from checkout.visits import flush_views
 from merchant.models import Customer
 from orders.fees import fee_amount
 from orders.models import Order
@@ -57,6 +58,7 @@ def test_a_link_paid_on_the_hosted_page_completes_its_session_transaction_and_cu
     html = page.content.decode()
     assert "Devnet T-shirt" in html and "10 dUSDC" in html
     assert '<label for="pay_with">' in html and '<label for="field_email">' in html
+    flush_views()  # as beat does every few seconds
     visit = LinkVisit.objects.get(payment_link_id=link["id"])
     assert (visit.referrer, visit.utm_source) == ("https://news.example/post", "mail")
 
