@@ -31,6 +31,7 @@ from checkout import payments, sessions
 from checkout.display import display_token, format_units, luminance, parse_units, payable_tokens, qr_svg
 from checkout.inputs import SessionRequest
 from checkout.models import PaymentLink, PlatformCheckoutSession
+from checkout.page_cache import cached_page
 from checkout.status_version import status_forget, status_version
 from checkout.visits import link_visit_record
 from core.errors import DomainError
@@ -207,6 +208,21 @@ def _errors_of(exc: DomainError) -> dict[str, str]:
     return {field if field in known else "form": exc.message}
 
 
+def link_form_html(request: HttpRequest, link: PaymentLink, cancel_url: str | None) -> str:
+    """The link page's form as every payer gets it, from the process's cache (checkout/page_cache.py), keyed
+    by the link's `updated_at`, which every edit of the link or its items moves."""
+
+    def context() -> dict[str, Any]:
+        found = _page_context(link, None)
+        return found | {
+            "cancel_url": cancel_url,
+            "errors": {},
+            "values": {"amount": found["bounds"].get("suggested_amount", "")},
+        }
+
+    return cached_page(request, "pay/form.html", (link.pk, link.updated_at, cancel_url), context)
+
+
 def _render_form(request, context, *, errors=None, values=None, status=200) -> HttpResponse:
     return render(
         request, "pay/form.html", context | {"errors": errors or {}, "values": values or {}}, status=status
@@ -258,13 +274,11 @@ def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
     reason = link.unavailable_reason()
     if reason:
         return _unavailable(request, reason)
-    params = sessions.payer_url_params(link, url_params(request.GET))
-    context = _page_context(link, None) | {"cancel_url": params.get("cancel_url")}
+    params = sessions.payer_url_params(link, url_params(request.GET)) if request.GET else {}
     if request.method == "GET":
         _record_visit(request, link)
-        return _render_form(
-            request, context, values={"amount": context["bounds"].get("suggested_amount", "")}
-        )
+        return HttpResponse(link_form_html(request, link, params.get("cancel_url")))
+    context = _page_context(link, None) | {"cancel_url": params.get("cancel_url")}
     values, errors = _read_form(request.POST, context)
     if errors:
         return _render_form(request, context, errors=errors, values=request.POST, status=400)

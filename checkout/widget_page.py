@@ -34,6 +34,7 @@ from checkout import sessions
 from checkout.display import display_token, format_units, luminance, parse_units
 from checkout.hosted import checkout_refused
 from checkout.models import Widget, WidgetEvent
+from checkout.page_cache import cached_page
 from checkout.widgets import deposit_options, widget_event_record
 from core.errors import DomainError, InvalidRequest
 from orders.inputs import EXACT_INPUT, QuoteInput
@@ -153,14 +154,12 @@ def widget_page(request: HttpRequest, short_code: str) -> HttpResponse:
         if refused := checkout_refused(request, "widgets/unavailable.html"):
             return refused
         return _start_checkout(request, widget)
-    context = _context(widget)
-    if widget.widget_type == Widget.Type.SWAP and request.GET.get("amount"):
-        context |= {
-            "quote": _swap_quote(widget, request.GET["amount"][:40]),
-            "quoted": request.GET["amount"][:40],
-        }
-        widget_event_record(widget.id, WidgetEvent.Kind.INTERACTION)
-    else:
+    if widget.widget_type != Widget.Type.SWAP or not request.GET.get("amount"):
         widget_event_record(widget.id, WidgetEvent.Kind.VIEW)
-    status = 400 if "error" in context.get("quote", {}) else 200  # an amount it cannot quote, said beside it
+        key = (widget.pk, widget.updated_at)  # every edit moves updated_at (checkout/page_cache.py)
+        return HttpResponse(cached_page(request, "widgets/widget.html", key, lambda: _context(widget)))
+    amount = request.GET["amount"][:40]
+    context = _context(widget) | {"quote": _swap_quote(widget, amount), "quoted": amount}
+    widget_event_record(widget.id, WidgetEvent.Kind.INTERACTION)
+    status = 400 if "error" in context["quote"] else 200  # an amount it cannot quote, said beside it
     return render(request, "widgets/widget.html", context, status=status)

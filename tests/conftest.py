@@ -111,7 +111,8 @@ def _isolated_rate_limits():
         from platform_api.ratelimit import _redis_client
 
         client = _redis_client()
-        for pattern in ("ratelimit:*", "apikey:*", "checkout:status:*", "checkout:views*"):  # and what Redis caches
+        # and what Redis caches
+        for pattern in ("ratelimit:*", "apikey:*", "checkout:status:*", "checkout:views*"):
             for key in client.scan_iter(pattern):
                 client.delete(key)
     yield

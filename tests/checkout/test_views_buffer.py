@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.test import Client
@@ -34,7 +35,11 @@ def test_a_view_waits_in_redis_until_the_flush_writes_it_once(shared_redis, link
 
     assert flush_views() == 2
     visit = LinkVisit.objects.get()
-    assert (visit.payment_link_id, visit.utm_source, visit.referrer) == (link.pk, "mail", "https://news.example/")
+    assert (visit.payment_link_id, visit.utm_source, visit.referrer) == (
+        link.pk,
+        "mail",
+        "https://news.example/",
+    )
     assert WidgetEvent.objects.get().kind == "view"
     assert Widget.objects.get(pk=widget.pk).current_views == 1
     assert flush_views() == 0 and LinkVisit.objects.count() == 1
@@ -83,3 +88,39 @@ def test_without_redis_or_with_it_down_the_page_writes_the_view_itself(settings,
     Client().get(f"/pay/{link.short_code}")
     assert LinkVisit.objects.filter(payment_link=link).count() == 2
     assert flush_views() == 0
+
+
+def test_the_cached_link_page_shows_an_edit_at_once_and_its_own_nonce_and_token(
+    admin_client, organization, tokens
+):
+    """The page is rendered once per link version and process; each response has its own CSP nonce and
+    CSRF token, and the next view after an edit (of the link or its items) shows the edit."""
+    link = PaymentLinkFactory(organization=organization)
+    payer = Client(enforce_csrf_checks=True)
+    first, second = payer.get(f"/pay/{link.short_code}"), Client().get(f"/pay/{link.short_code}")
+    nonces = [
+        re.search(r'<style nonce="([^"]+)"', page.content.decode()).group(1) for page in (first, second)
+    ]
+    assert nonces[0] != nonces[1]
+    for page, nonce in zip((first, second), nonces, strict=True):
+        assert f"'nonce-{nonce}'" in page["Content-Security-Policy"]
+    tokens = [
+        re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', p.content.decode()).group(1)
+        for p in (first, second)
+    ]
+    assert tokens[0] != tokens[1]
+
+    url = f"/api/v1/payment-links/{link.pk}"
+    assert admin_client.patch(url, {"name": "Summer sale"}, format="json").status_code == 200
+    assert "Summer sale" in payer.get(f"/pay/{link.short_code}").content.decode()
+    assert (
+        admin_client.post(
+            f"{url}/items", {"name": "Beach towel", "amount": "1000000"}, format="json"
+        ).status_code
+        == 201
+    )
+    assert "Beach towel" in payer.get(f"/pay/{link.short_code}").content.decode()
+    # The token held by the payer's cookie is accepted by the form it was given.
+    form = {"pay_with": f"8453:{link.token_address}", "csrfmiddlewaretoken": tokens[0]}
+    assert payer.post(f"/pay/{link.short_code}", form).status_code == 302
+    assert Client(enforce_csrf_checks=True).post(f"/pay/{link.short_code}", form).status_code == 403
