@@ -3,6 +3,7 @@ transactions that paid them (list, stats, export, a customer's). Views parse, ca
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -27,9 +28,15 @@ from merchant.products import product_get
 from platform_api.api import PlatformAPIView, deleted, list_of, render_list
 from platform_api.context import RequestContext
 from platform_api.pagination import parse_positive_int
+from platform_api.rows import Rows
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 
 LINK_SORTS = ("created_at", "updated_at", "name", "current_uses")
+LINK_ROWS = Rows(
+    PaymentLinkSerializer,
+    object=lambda _row: "payment_link",
+    url=lambda row: f"{settings.PUBLIC_BASE_URL}/pay/{row['short_code']}",
+)
 
 
 SESSION_SORTS = ("created_at", "updated_at", "expires_at")
@@ -57,7 +64,7 @@ class PaymentLinkCollectionView(PaymentLinkViewMixin, PlatformAPIView):
     def get(self, request):
         filters = PaymentLinkFilters.filters(request.query_params)
         links = selectors.payment_link_list(organization=request.auth.organization, **filters)
-        return render_list(request, links, PaymentLinkSerializer, LINK_SORTS)
+        return render_list(request, links, PaymentLinkSerializer, LINK_SORTS, rows=LINK_ROWS)
 
     @extend_schema(
         operation_id="payment_links_create",

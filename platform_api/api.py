@@ -23,6 +23,7 @@ from platform_api import idempotency, ratelimit
 from platform_api.errors import PlatformError, platform_exception_handler
 from platform_api.models import Permission
 from platform_api.pagination import ListParams, list_envelope
+from platform_api.rows import Rows
 from platform_api.services import api_key_authenticate
 
 
@@ -256,8 +257,12 @@ def deleted(name: str) -> serializers.Serializer:
     )
 
 
-def render_list(request, queryset, serializer_class, sort_fields):
+def render_list(request, queryset, serializer_class, sort_fields, *, rows: Rows | None = None):
+    """One page of `queryset` in the list envelope; with `rows` (the serializer's `Rows`), read as values."""
     params = ListParams.from_query(request.query_params, sort_fields=sort_fields)
-    rows, total = params.apply(queryset)
-    data = serializer_class(rows, many=True).data
+    if rows is not None:
+        page, total = params.apply_values(rows.values(queryset))
+        return Response(list_envelope(path=request.path, data=rows.render(page), total=total, params=params))
+    page, total = params.apply(queryset)
+    data = serializer_class(page, many=True).data
     return Response(list_envelope(path=request.path, data=data, total=total, params=params))

@@ -10,11 +10,12 @@ from rest_framework.response import Response
 
 from core import openapi
 from platform_api import selectors, services
-from platform_api.api import PlatformAPIView
+from platform_api.api import PlatformAPIView, render_list
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError, platform_error_response
 from platform_api.models import Permission
-from platform_api.pagination import MAX_LIMIT, MAX_PAGE, ListParams, list_envelope
+from platform_api.pagination import MAX_LIMIT, MAX_PAGE
+from platform_api.rows import Rows
 from platform_api.serializers import (
     ApiKeyCreatedSerializer,
     ApiKeyCreateSerializer,
@@ -37,6 +38,8 @@ LIST_PARAMETERS = [
     OpenApiParameter("order", str, enum=["asc", "desc"], description="Default desc."),
 ]
 
+API_KEY_ROWS = Rows(ApiKeySerializer, object=lambda _row: "api_key")
+
 
 class ApiKeyCollectionView(PlatformAPIView):
     permissions_by_method = {"GET": Permission.ADMIN, "POST": Permission.ADMIN}
@@ -53,12 +56,10 @@ class ApiKeyCollectionView(PlatformAPIView):
         responses={200: ApiKeyListSerializer, **ERRORS},
     )
     def get(self, request):
-        params = ListParams.from_query(
-            request.query_params, sort_fields=("created_at", "name", "last_used_at")
+        keys = selectors.api_key_list(organization=request.auth.organization)
+        return render_list(
+            request, keys, ApiKeySerializer, ("created_at", "name", "last_used_at"), rows=API_KEY_ROWS
         )
-        keys, total = params.apply(selectors.api_key_list(organization=request.auth.organization))
-        data = ApiKeySerializer(keys, many=True).data
-        return Response(list_envelope(path=request.path, data=data, total=total, params=params))
 
     @extend_schema(
         operation_id="api_keys_create",
