@@ -271,7 +271,7 @@ def start_worker(transactional_db):
     yield start
     for worker in workers:
         output = worker.stop()
-        if "Traceback" in output:
+        if "Traceback" in output or os.environ.get("TEST_WORKER_LOG"):
             print(output)
 
 

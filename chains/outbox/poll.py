@@ -18,6 +18,11 @@ One look at an in-flight transaction:
   behind a lower nonce is never bumped, since no fee would help it;
 - otherwise unmined for OUTBOX_REBROADCAST_SECONDS: broadcast again.
 
+The signing worker does not wait for the poll to learn an outcome: a moment after it broadcast it asks for
+the receipt itself (`outbox_check_receipt`, every OUTBOX_RECEIPT_CHECK_SECONDS, OUTBOX_RECEIPT_CHECKS
+times, as delayed tasks that hold no worker while they wait). Whichever of the two sees the receipt first
+finishes the transaction; `finish` records an outcome once.
+
 A worker killed at any point leaves a row the poller finishes: queued (signed
 later, once), signed (the same bytes broadcast), broadcast (its receipt read).
 """
@@ -106,6 +111,27 @@ def _bump_fee(tx: OutboxTx, chain: Chain, w3: Web3) -> None:
     broadcast(tx)
 
 
+def _finish_if_confirmed(tx: OutboxTx, chain: Chain, w3: Web3, receipt) -> bool:
+    if w3.eth.block_number - receipt["blockNumber"] + 1 < max(chain.confirmations, 1):
+        return False
+    ok = receipt["status"] == 1
+    error = "" if ok else f"reverted: {replayed_revert(w3, tx, receipt['blockNumber'])}"
+    finish(tx, status=OutboxTx.Status.MINED if ok else OutboxTx.Status.FAILED, error=error, receipt=receipt)
+    return True
+
+
+def outbox_check_receipt(tx_id: int) -> bool:
+    """Whether a broadcast transaction is finished, finishing it if its receipt has the chain's
+    confirmations: what the signing worker asks a moment after it broadcast, so that the outcome does not
+    wait for the next poll. False while it is unmined; the poll still does everything else."""
+    tx = OutboxTx.objects.filter(pk=tx_id).first()
+    if tx is None or tx.status != OutboxTx.Status.BROADCAST:
+        return True
+    chain, w3 = chain_client(tx)
+    receipt = receipt_of(w3, tx)
+    return receipt is not None and _finish_if_confirmed(tx, chain, w3, receipt)
+
+
 def outbox_check(tx: OutboxTx, counts: SenderCounts | None = None) -> None:
     """One look at one in-flight transaction (see the module's docstring)."""
     now = timezone.now()
@@ -116,15 +142,7 @@ def outbox_check(tx: OutboxTx, counts: SenderCounts | None = None) -> None:
     chain, w3 = chain_client(tx)
     receipt = receipt_of(w3, tx)
     if receipt is not None:
-        if w3.eth.block_number - receipt["blockNumber"] + 1 >= max(chain.confirmations, 1):
-            ok = receipt["status"] == 1
-            error = "" if ok else f"reverted: {replayed_revert(w3, tx, receipt['blockNumber'])}"
-            finish(
-                tx,
-                status=OutboxTx.Status.MINED if ok else OutboxTx.Status.FAILED,
-                error=error,
-                receipt=receipt,
-            )
+        _finish_if_confirmed(tx, chain, w3, receipt)
         return
     if tx.status == OutboxTx.Status.SIGNED:
         broadcast(tx)  # signed but never (known to be) broadcast: the same bytes, the same hash
