@@ -9,14 +9,17 @@ class ChainsConfig(AppConfig):
 
     def ready(self) -> None:
         from chains import factory  # noqa: F401 - registers the handler of its own transactions
-        from chains.models import Chain
+        from chains.models import Chain, Token
         from chains.registry import registry_forget
+        from chains.tokens import tokens_forget
 
         def forget(**kwargs) -> None:
             registry_forget()
 
         post_save.connect(forget, sender=Chain, dispatch_uid="chains.registry.saved", weak=False)
         post_delete.connect(forget, sender=Chain, dispatch_uid="chains.registry.deleted", weak=False)
+        post_save.connect(tokens_forget, sender=Token, dispatch_uid="chains.tokens.saved", weak=False)
+        post_delete.connect(tokens_forget, sender=Token, dispatch_uid="chains.tokens.deleted", weak=False)
         post_migrate.connect(_seed_chains, sender=self, dispatch_uid="chains.registry.seed")
 
 

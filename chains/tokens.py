@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from decimal import Decimal, InvalidOperation, localcontext
 from pathlib import Path
 
@@ -19,11 +20,32 @@ class TokenListError(ValueError):
     pass
 
 
+# token_get's answers, kept TOKEN_CACHE_SECONDS per process: one checkout asks for the same two tokens
+# about seven times (validation, quote, fees, the worth check). A token saved or deleted here clears it
+# (chains.apps); another process sees the change within that time. Callers never modify what they get.
+TOKEN_CACHE_SECONDS = 2.0
+_tokens: dict[tuple[int, str], tuple[float, Token | None]] = {}
+
+
 def token_get(*, chain_id: int, address: str) -> Token | None:
-    """The registry's token at `address` on a chain (any case); one indexed query."""
+    """The registry's token at `address` on a chain (any case); one indexed query, or none when this
+    process read it in the last TOKEN_CACHE_SECONDS."""
     if not is_address(address):
         return None
-    return Token.objects.filter(chain_id=chain_id, address=to_checksum_address(address)).first()
+    key, now = (chain_id, address.lower()), time.monotonic()
+    found = _tokens.get(key)
+    if found is not None and found[0] > now:
+        return found[1]
+    token = Token.objects.filter(chain_id=chain_id, address=to_checksum_address(address)).first()
+    if len(_tokens) > 8192:
+        _tokens.clear()
+    _tokens[key] = (now + TOKEN_CACHE_SECONDS, token)
+    return token
+
+
+def tokens_forget(**_signal) -> None:
+    """Drop what token_get keeps (a token was saved or deleted in this process)."""
+    _tokens.clear()
 
 
 def amount_usd(token: Token, amount: int) -> Decimal:

@@ -105,6 +105,15 @@ def _registry_from_settings_at_each_test(request, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _no_tokens_kept_from_another_test():
+    """A test's tokens roll back with it, which no signal tells token_get's per-process cache."""
+    from chains.tokens import tokens_forget
+
+    tokens_forget()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _isolated_rate_limits():
     """Rate-limit counters and cached records must not leak between tests (Redis keeps them across the run)."""
     if settings.REDIS_URL:

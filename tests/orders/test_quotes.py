@@ -4,6 +4,7 @@ import pytest
 from werkzeug import Response
 
 from chains.readers import ChainUnavailable, OfflineChainReader, RpcChainReader
+from chains.tokens import tokens_forget
 from tests.orders.conftest import CONTRACT, ETH, RECIPIENT, USDC_ARB, USDC_BASE
 
 pytestmark = pytest.mark.django_db
@@ -116,6 +117,7 @@ def test_unknown_type_and_unknown_or_unpriced_tokens_are_400(api_client, tokens)
         f"dstTokenAddress: {'0x' + '7' * 40} is not a token this service knows on chain 42161."
     )
     Token.objects.filter(chain_id=42161, address=USDC_ARB).update(usd_price=None)
+    tokens_forget()  # an update() sends no signal; another process would see it within TOKEN_CACHE_SECONDS
     unpriced = _quote(api_client, "swap")
     assert unpriced.status_code == 400
     assert "No quote for this trade" in unpriced.json()["message"]
