@@ -58,8 +58,12 @@ TARGETS = {
     f"GET /api/v1/events ({EVENTS:,} events)": 0.15,
     "GET /pay/{short_code} (hosted page, records a visit)": 0.20,
     "GET /pay/s/{id}/status (the page's poll)": 0.35,
+    "GET /pay/s/{id}/status, unchanged (If-None-Match: 304 without the database)": 0.35,
 }
 SURGE_POLL_P99_TARGET_MS = 250
+FANOUT_RATE_TARGET, FANOUT_P99_TARGET_MS = 300, 1000
+SETTLE_MEDIAN_TARGET, SETTLE_WORST_TARGET = 3.0, 5.0
+WATCHER_SCAN_TARGET_MS = 1000
 
 ENV = {
     **os.environ,
@@ -355,6 +359,57 @@ def _cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_by_group(app_pid: int) -> dict[str, float]:
+    """CPU seconds so far of the service's gunicorn (master and workers), PostgreSQL's processes and this one
+    (the load generator), from /proc."""
+    totals = {"gunicorn": 0.0, "postgres": 0.0, "load generator": _cpu_seconds(os.getpid())}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name, rest = stat.split("(", 1)[1].rsplit(")", 1)
+        fields = rest.split()
+        seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        if int(entry.name) == app_pid or int(fields[1]) == app_pid:
+            totals["gunicorn"] += seconds
+        elif name == "postgres":
+            totals["postgres"] += seconds
+    return totals
+
+
+class _CpuSampler:
+    """Each group's share of the machine's cores, every `every` seconds, while a phase runs."""
+
+    def __init__(self, app_pid: int, every: float = 5.0) -> None:
+        import threading
+
+        self.app_pid, self.every, self.samples = app_pid, every, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        last = _cpu_by_group(self.app_pid)
+        while not self._stop.wait(self.every):
+            now = _cpu_by_group(self.app_pid)
+            self.samples.append({k: (now[k] - last[k]) / self.every / (os.cpu_count() or 1) for k in now})
+            last = now
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def busiest(self) -> dict[str, float]:
+        """The sample in which the service (gunicorn + PostgreSQL) used the most CPU."""
+        return max(self.samples, key=lambda s: s["gunicorn"] + s["postgres"], default={})
 
 
 def _emit_events(organization_id: str, count: int) -> None:
@@ -834,15 +889,17 @@ def main() -> None:
         from tests.benchmarks.surge import run_surge
 
         print(f"surge: {SURGE_PAYERS:,} payers ...", flush=True)
-        surge = run_surge(
-            base,
-            code=seeded["surge_code"],
-            pay_with=seeded["pay_with"],
-            payers=SURGE_PAYERS,
-            ramp=SURGE_RAMP,
-            poll=SURGE_POLL,
-            connections=SURGE_CONNECTIONS,
-        )
+        with _CpuSampler(app.pid) as cpu:
+            surge = run_surge(
+                base,
+                code=seeded["surge_code"],
+                pay_with=seeded["pay_with"],
+                payers=SURGE_PAYERS,
+                ramp=SURGE_RAMP,
+                poll=SURGE_POLL,
+                connections=SURGE_CONNECTIONS,
+            )
+        surge["cpu"] = cpu.busiest()
         analytics = {
             period: _one_at_a_time(f"{base}/api/v1/analytics/overview?period={period}", auth)
             for period in ("30d", "all")
@@ -878,6 +935,14 @@ def main() -> None:
         f"({'met' if not errors else 'MISSED'}), poll p99 <= {SURGE_POLL_P99_TARGET_MS} ms "
         f"({'met' if poll_ok else 'MISSED'})."
     )
+    busiest = surge["cpu"]
+    if busiest:
+        lines.append("")
+        lines.append(
+            f"CPU in the surge's busiest 5 s, as shares of the machine's {os.cpu_count()} cores: the service's "
+            f"gunicorn {busiest['gunicorn']:.0%}, PostgreSQL {busiest['postgres']:.0%}, the load generator "
+            f"{busiest['load generator']:.0%}."
+        )
     lines.append("")
     lines.append("| step | requests | p50 ms | p95 ms | p99 ms | errors |")
     lines.append("|---|---:|---:|---:|---:|---:|")
@@ -895,7 +960,10 @@ def main() -> None:
     lines.append("")
     lines.append(
         f"Webhook fan-out: {fanout['deliveries']:.0f} deliveries ({FANOUT_EVENTS} events from {FANOUT_PRODUCERS} "
-        f"processes x {FANOUT_ENDPOINTS} endpoints) at {fanout['rate']:.0f} deliveries/s; event commit to first attempt p99 {fanout['p99']:.0f} ms; "
+        f"processes x {FANOUT_ENDPOINTS} endpoints) at {fanout['rate']:.0f} deliveries/s "
+        f"(target >= {FANOUT_RATE_TARGET}: {'met' if fanout['rate'] >= FANOUT_RATE_TARGET else 'MISSED'}); "
+        f"event commit to first attempt p99 {fanout['p99']:.0f} ms (target <= {FANOUT_P99_TARGET_MS}: "
+        f"{'met' if fanout['p99'] <= FANOUT_P99_TARGET_MS else 'MISSED'}); "
         f"webhook workers' CPU {fanout['worker_ms']:.1f} ms per delivery."
     )
     if watcher is not None:
@@ -908,6 +976,14 @@ def main() -> None:
                 f"{w['requests']:.0f} HTTP requests, {w['ms']:.0f} ms"
                 for w in watcher
             )
+            + ". Targets: "
+            + ("met" if len({w["requests"] for w in watcher}) == 1 else "MISSED (requests grow)")
+            + ", "
+            + (
+                "met"
+                if all(w["ms"] < WATCHER_SCAN_TARGET_MS for w in watcher)
+                else "MISSED (a scan over 1 s)"
+            )
             + "."
         )
     if settlement is not None:
@@ -915,7 +991,10 @@ def main() -> None:
         lines.append(
             f"Settlement: {settlement['executed']:.0f} of {settlement['orders']:.0f} orders (every type, Devnet A to "
             f"Devnet B, 1 s blocks) executed; from the payment's receipt to `filledAt`: median "
-            f"{settlement['median']:.1f} s, worst {settlement['worst']:.1f} s."
+            f"{settlement['median']:.1f} s (target <= {SETTLE_MEDIAN_TARGET:.0f}: "
+            f"{'met' if settlement['median'] <= SETTLE_MEDIAN_TARGET else 'MISSED'}), worst "
+            f"{settlement['worst']:.1f} s (target <= {SETTLE_WORST_TARGET:.0f}: "
+            f"{'met' if settlement['worst'] <= SETTLE_WORST_TARGET else 'MISSED'})."
         )
         lines.append("")
         lines.append(f"Reconciliation after it ({settlement['reconcile_ms']:.0f} ms for both devnets):")
