@@ -1,18 +1,14 @@
-import logging
 from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
-from web3.exceptions import Web3RPCError
 
-from chains.models import ChainCursor, OutboxTx
-from chains.outbox import outbox_check_receipt, outbox_send
+from chains.models import ChainCursor
+from chains.outbox import outbox_check_receipts, outbox_send
 from chains.outbox import outbox_poll as poll_outbox
 from chains.registry import chains
 from chains.watcher import retry_unhandled_deposits, scan_chain
-
-logger = logging.getLogger(__name__)
 
 
 @shared_task
@@ -51,27 +47,15 @@ def retry_deposit_handlers() -> int:
 
 @shared_task
 def outbox_send_task(tx_id: int) -> None:
-    """Sign and broadcast one outbox transaction (chains/outbox.py); running it twice sends nothing twice.
-    Then its receipt is asked for shortly, rather than at the next poll."""
-    tx = outbox_send(tx_id)
-    sent = (OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST)  # as it was before its broadcast was recorded
-    if tx is not None and tx.status in sent and settings.OUTBOX_RECEIPT_CHECKS > 0:
-        outbox_receipt_task.apply_async(args=[tx_id, 1], countdown=settings.OUTBOX_RECEIPT_CHECK_SECONDS)
+    """Sign and broadcast one outbox transaction (chains/outbox.py); running it twice sends nothing twice."""
+    outbox_send(tx_id)
 
 
 @shared_task(ignore_result=True)
-def outbox_receipt_task(tx_id: int, attempt: int) -> None:
-    """One early look at a broadcast transaction's receipt; again shortly while it is unmined, up to
-    OUTBOX_RECEIPT_CHECKS looks, after which the outbox poll alone watches it."""
-    try:
-        finished = outbox_check_receipt(tx_id)
-    except (Web3RPCError, ValueError, OSError) as exc:
-        logger.info("Outbox %s: receipt not read yet (%s); the poll will", tx_id, exc)
-        return
-    if not finished and attempt < settings.OUTBOX_RECEIPT_CHECKS:
-        outbox_receipt_task.apply_async(
-            args=[tx_id, attempt + 1], countdown=settings.OUTBOX_RECEIPT_CHECK_SECONDS
-        )
+def outbox_receipts() -> int:
+    """Beat's quick look at the receipts of broadcast transactions (every OUTBOX_RECEIPT_POLL_SECONDS), so that
+    an outcome is known soon after its block rather than at the next full outbox poll."""
+    return outbox_check_receipts()
 
 
 @shared_task

@@ -18,10 +18,9 @@ One look at an in-flight transaction:
   behind a lower nonce is never bumped, since no fee would help it;
 - otherwise unmined for OUTBOX_REBROADCAST_SECONDS: broadcast again.
 
-The signing worker does not wait for the poll to learn an outcome: a moment after it broadcast it asks for
-the receipt itself (`outbox_check_receipt`, every OUTBOX_RECEIPT_CHECK_SECONDS, OUTBOX_RECEIPT_CHECKS
-times, as delayed tasks that hold no worker while they wait). Whichever of the two sees the receipt first
-finishes the transaction; `finish` records an outcome once.
+Between full polls, beat sends a quick look at the receipts of broadcast transactions alone
+(`outbox_check_receipts`, every OUTBOX_RECEIPT_POLL_SECONDS), so that an outcome is known soon after its
+block. Whichever of the two sees a receipt first finishes the transaction; `finish` records it once.
 
 A worker killed at any point leaves a row the poller finishes: queued (signed
 later, once), signed (the same bytes broadcast), broadcast (its receipt read).
@@ -120,16 +119,19 @@ def _finish_if_confirmed(tx: OutboxTx, chain: Chain, w3: Web3, receipt) -> bool:
     return True
 
 
-def outbox_check_receipt(tx_id: int) -> bool:
-    """Whether a broadcast transaction is finished, finishing it if its receipt has the chain's
-    confirmations: what the signing worker asks a moment after it broadcast, so that the outcome does not
-    wait for the next poll. False while it is unmined; the poll still does everything else."""
-    tx = OutboxTx.objects.filter(pk=tx_id).first()
-    if tx is None or tx.status != OutboxTx.Status.BROADCAST:
-        return True
-    chain, w3 = chain_client(tx)
-    receipt = receipt_of(w3, tx)
-    return receipt is not None and _finish_if_confirmed(tx, chain, w3, receipt)
+def outbox_check_receipts(*, limit: int = 200) -> int:
+    """Finish each broadcast transaction whose receipt has its chain's confirmations; how many were finished.
+    Only receipts: the full poll does everything else (rebroadcasts, fee bumps, lost sends, repairs)."""
+    finished = 0
+    broadcast_txs = OutboxTx.objects.filter(status=OutboxTx.Status.BROADCAST).order_by("broadcast_at")[:limit]
+    for tx in broadcast_txs:
+        try:
+            chain, w3 = chain_client(tx)
+            receipt = receipt_of(w3, tx)
+            finished += receipt is not None and _finish_if_confirmed(tx, chain, w3, receipt)
+        except (Web3RPCError, ValueError, OSError) as exc:  # the full poll will look again
+            logger.info("Outbox %s on chain %s: receipt not read (%s)", tx.key, tx.chain_id, exc)
+    return finished
 
 
 def outbox_check(tx: OutboxTx, counts: SenderCounts | None = None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from config.settings.chains import OUTBOX_POLL_SECONDS
+from config.settings.chains import OUTBOX_POLL_SECONDS, OUTBOX_RECEIPT_POLL_SECONDS
 from config.settings.django import REDIS_URL
 from config.settings.env import VAR_DIR
 from config.settings.orders import RELAY_POLL_SECONDS
@@ -79,6 +79,12 @@ CELERY_BEAT_SCHEDULE.update(
         "chains-retry-deposit-handlers": {"task": "chains.tasks.retry_deposit_handlers", "schedule": 60.0},
     }
 )
+if OUTBOX_RECEIPT_POLL_SECONDS > 0:  # receipts alone, between full outbox polls (chains/outbox/poll.py)
+    CELERY_BEAT_SCHEDULE["chains-outbox-receipts"] = {
+        "task": "chains.tasks.outbox_receipts",
+        "schedule": OUTBOX_RECEIPT_POLL_SECONDS,
+        "options": {"expires": max(OUTBOX_RECEIPT_POLL_SECONDS * 4, 2)},
+    }
 # The chains are rows (chains.Chain, seeded from CHAINS): one dispatcher sends each chain's scan when its poll
 # interval has passed, so a chain added or edited at run time is scanned without restarting beat.
 WATCHER_DISPATCH_SECONDS = float(os.environ.get("WATCHER_DISPATCH_SECONDS", "1"))

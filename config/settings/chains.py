@@ -180,10 +180,9 @@ RPC_SET_ASIDE_SECONDS = env_int("RPC_SET_ASIDE_SECONDS", 30)
 # unmined one is broadcast again, when its fee is raised (and by how much). A finished transaction goes to
 # the handler of its key's kind, registered in code (chains/handlers.py).
 OUTBOX_POLL_SECONDS = float(os.environ.get("OUTBOX_POLL_SECONDS", "1" if DEVNET else "10"))
-# After a broadcast, the signing worker asks for the receipt this often, this many times (delayed tasks:
-# no worker waits), so that an outcome is known about a block after it is mined rather than at the next poll.
-OUTBOX_RECEIPT_CHECK_SECONDS = float(os.environ.get("OUTBOX_RECEIPT_CHECK_SECONDS", "0.4" if DEVNET else "2"))
-OUTBOX_RECEIPT_CHECKS = env_int("OUTBOX_RECEIPT_CHECKS", 8)
+# Between full polls, how often beat looks at the receipts of broadcast transactions alone (0: only the full
+# poll does), so that an outcome is known soon after its block.
+OUTBOX_RECEIPT_POLL_SECONDS = float(os.environ.get("OUTBOX_RECEIPT_POLL_SECONDS", "0.4" if DEVNET else "2"))
 OUTBOX_RESEND_AFTER_SECONDS = env_int("OUTBOX_RESEND_AFTER_SECONDS", 20)
 OUTBOX_REBROADCAST_SECONDS = env_int("OUTBOX_REBROADCAST_SECONDS", 30)
 OUTBOX_FEE_BUMP_SECONDS = env_int("OUTBOX_FEE_BUMP_SECONDS", 120)

@@ -11,7 +11,7 @@ from web3 import Web3
 from chains.artifacts import artifact, encode_call
 from chains.devnet import devnet_signer_environment
 from chains.models import OutboxTx, SenderNonce
-from chains.outbox import OutboxConflict, outbox_poll, outbox_send, outbox_submit
+from chains.outbox import OutboxConflict, outbox_check_receipts, outbox_poll, outbox_send, outbox_submit
 from chains.signers import SignerUnavailable
 
 pytestmark = pytest.mark.django_db
@@ -361,3 +361,24 @@ def test_a_transaction_the_vault_cannot_pay_gas_for_waits_and_goes_out_once_topp
 
     until_finished(tx)
     assert (tx.status, tx.error) == ("mined", "") and w3.eth.get_balance(to) == 1
+
+
+def test_the_receipts_look_finishes_what_is_mined_and_nothing_else(chain_a):
+    """Beat's quick look between full polls: a mined transaction is finished, one not yet broadcast is left
+    to the full poll."""
+    recipient = new_address()
+    sent = outbox_submit(key="test:receipts:sent", chain_id=31337, signer="vault", to=recipient, value=3)
+    waiting = outbox_submit(
+        key="test:receipts:waiting", chain_id=31337, signer="vault", to=new_address(), value=1
+    )
+    outbox_send(sent.pk)
+    for _ in range(40):
+        if w3_of(chain_a).eth.get_balance(recipient) == 3:
+            break
+        time.sleep(0.25)
+    time.sleep(1.2)  # a block on top: its confirmation
+    assert outbox_check_receipts() == 1
+    sent.refresh_from_db()
+    waiting.refresh_from_db()
+    assert (sent.status, waiting.status) == ("mined", "queued")
+    assert outbox_check_receipts() == 0  # finished once

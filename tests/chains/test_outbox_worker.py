@@ -2,7 +2,6 @@
 after signing and after broadcasting: a transaction is never sent twice, nor lost."""
 
 import secrets
-import time
 
 import pytest
 from django.db import transaction
@@ -59,31 +58,3 @@ def test_a_killed_worker_never_pays_twice_nor_loses_the_payment(
         assert tx.tx_hash == signed_hash and tx.hashes == [
             signed_hash
         ]  # the stored bytes, not a new signature
-
-
-def test_the_signing_worker_learns_its_transactions_outcome_without_waiting_for_the_poll(
-    devnets_registry, worker_env, start_worker
-):
-    """No beat runs here, so no outbox poll: only the worker's own receipt checks can finish a transaction."""
-    a, _ = devnets_registry
-    w3 = Web3(Web3.HTTPProvider(a[0].rpc_url))
-    start_worker(**worker_env, OUTBOX_RECEIPT_CHECK_SECONDS="0.3", OUTBOX_RECEIPT_CHECKS="20")
-    recipient = Web3.to_checksum_address("0x" + secrets.token_hex(20))
-    with transaction.atomic():
-        tx = outbox_submit(key="test:receipt", chain_id=31337, signer="vault", to=recipient, value=5)
-    wait_for(lambda: OutboxTx.objects.get(pk=tx.pk).status == "mined", timeout=30)
-    assert w3.eth.get_balance(recipient) == 5
-
-
-def test_without_receipt_checks_a_mined_transaction_waits_for_the_poll(
-    devnets_registry, worker_env, start_worker
-):
-    a, _ = devnets_registry
-    w3 = Web3(Web3.HTTPProvider(a[0].rpc_url))
-    start_worker(**worker_env, OUTBOX_RECEIPT_CHECKS="0")
-    recipient = Web3.to_checksum_address("0x" + secrets.token_hex(20))
-    with transaction.atomic():
-        tx = outbox_submit(key="test:no-receipt", chain_id=31337, signer="vault", to=recipient, value=5)
-    wait_for(lambda: w3.eth.get_balance(recipient) == 5, timeout=30)
-    time.sleep(2)  # blocks later, nobody has asked for the receipt
-    assert OutboxTx.objects.get(pk=tx.pk).status == "broadcast"
