@@ -98,6 +98,17 @@ def test_a_payer_pays_a_link_in_the_browser_and_is_redirected(
     assert page.inner_text("#deposit-address") == order.global_address
     assert page.locator(".qr svg").count() == 1
     assert ":" in page.inner_text("#countdown")  # the script counts down (m:ss)
+    # The address and the amount are each one click to copy, and the page says what was copied.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    from playwright.sync_api import expect
+
+    page.get_by_role("button", name="Copy address").click()
+    expect(page.locator("#copied")).to_have_text(f"Address copied: {order.global_address}")
+    assert page.evaluate("navigator.clipboard.readText()") == order.global_address
+    page.get_by_role("button", name="Copy amount").click()
+    amount = page.inner_text("#pay-amount")
+    expect(page.locator("#copied")).to_have_text(f"Amount copied: {amount}")
+    assert page.evaluate("navigator.clipboard.readText()") == amount and float(amount) >= 4
     page.screenshot(path=ARTIFACTS / "3-deposit.png", full_page=True)
 
     settled = threading.Thread(target=drive, args=(order.pk,), kwargs={"until": ("executed",), "timeout": 90})
