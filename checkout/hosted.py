@@ -364,6 +364,35 @@ def _status_context(session: PlatformCheckoutSession, order: Order | None) -> di
         "status": status,
         "success_url": success_redirect(session),
         "now_ms": int(timezone.now().timestamp() * 1000),
+        "receipt": _receipt(session, order, context) if session.status == "completed" and order else None,
+    }
+
+
+def _explorer_link(chain_id: int, tx_hash: str) -> str | None:
+    chain = chain_get(chain_id)
+    return f"{chain.explorer_url.rstrip('/')}/tx/{tx_hash}" if chain and chain.explorer_url else None
+
+
+def _receipt(session: PlatformCheckoutSession, order: Order, context: dict[str, Any]) -> dict[str, Any]:
+    """What the completed page shows as the payer's receipt: what was paid, where, when, the transactions
+    (with explorer links where the chain has an explorer), the merchant's reference and the way back."""
+    transactions = [
+        {"label": "Payment transaction", "hash": tx.tx_hash, "url": _explorer_link(tx.chain, tx.tx_hash)}
+        for tx in order.deposit_txs.filter(counted=True).order_by("created_at")
+    ] + [
+        {"label": "Delivery transaction", "hash": tx.tx_hash, "url": _explorer_link(tx.chain, tx.tx_hash)}
+        for tx in order.relay_txs.filter(status="success").order_by("created_at")
+    ]
+    link = session.payment_link
+    return {
+        "amount": context["received"],
+        "symbol": context["pay_token"].symbol if context["pay_token"] else "",
+        "chain": context["pay_chain"].name if context["pay_chain"] else str(order.src_chain),
+        "reference": session.client_reference_id,
+        "at": session.completed_at or order.filled_at,
+        "transactions": transactions,
+        "back_url": success_redirect(session) or (link.return_url if link else ""),
+        "back_label": (link.return_label if link else "") or "Back to the shop",
     }
 
 

@@ -122,6 +122,16 @@ def test_a_payer_pays_a_link_in_the_browser_and_is_redirected(
     assert session.status == "completed" and session.utm_source == "browser"
     page.goto(f"{live_server.url}/pay/s/{session.id}")
     assert "Payment complete" in page.inner_text("#status")
+    # The completed page is the payer's receipt: what, where, when, the transactions and the way back.
+    order.refresh_from_db()
+    deposit = order.deposit_txs.get()
+    delivery = order.relay_txs.get(status="success")
+    assert page.inner_text("#receipt-amount") == f"{amount} dUSDC on Devnet A"
+    receipt = page.inner_text("#receipt")
+    assert deposit.tx_hash in receipt and delivery.tx_hash in receipt
+    assert page.get_by_role("link", name="Back to the shop").get_attribute("href") == (
+        f"{live_server.url}/admin/login/?session={session.id}"
+    )
     page.screenshot(path=ARTIFACTS / "5-completed.png", full_page=True)
 
 
