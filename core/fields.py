@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+# Control characters (but tab and line feed) and the bidirectional overrides and isolates, which would let a
+# merchant's text reorder what the payer's page shows around it (a name that reads as another amount).
+UNSAFE_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
 
 class StrictCharField(serializers.CharField):
-    """A string field that refuses numbers and booleans instead of turning them into text."""
+    """A string field that refuses numbers and booleans instead of turning them into text, and text with
+    control characters or bidirectional overrides (UNSAFE_TEXT)."""
+
+    default_error_messages = {"unsafe": "Must not contain control characters or bidirectional overrides."}
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid")
+        if UNSAFE_TEXT.search(data):
+            self.fail("unsafe")
         return super().to_internal_value(data)
 
 

@@ -138,3 +138,21 @@ class RevenueDay(models.Model):
                 name="revenue_day_key",
             )
         ]
+
+
+class OrganizationLogo(models.Model):
+    """The organization's logo as the service serves it to payers (`/pay/logo/{org}/{digest}.png`): uploaded
+    as PNG, JPEG, WebP or GIF, checked and re-encoded as a PNG of at most 512 px a side (merchant.branding),
+    so that nothing but pixels of the upload reaches a payer's browser and no page loads another origin."""
+
+    organization = models.OneToOneField(
+        "platform_api.Organization", on_delete=models.CASCADE, primary_key=True, related_name="logo"
+    )
+    image = models.BinaryField(help_text="PNG.")
+    digest = models.CharField(max_length=64, help_text="SHA-256 of `image`.")
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"logo of {self.organization_id}"

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from chains.fields import AddressField, SupportedChainIdField
 from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest
 from core.fields import EpochMillisField, StrictCharField
+from merchant.branding import logo_url
 from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
@@ -41,6 +42,12 @@ class OrganizationSerializer(serializers.Serializer):
         "address may name; the website's host is allowed too. Any other is ignored.",
     )
     contact_email = serializers.CharField()
+    brand_color = serializers.CharField(help_text="The payer's pages' accent colour; empty: the default.")
+    support_email = serializers.CharField(help_text="Shown to payers as the merchant's support contact.")
+    support_url = serializers.CharField(help_text="Shown to payers: the merchant's help page.")
+    logo = serializers.SerializerMethodField(
+        help_text="Where the payer's pages load the uploaded logo from (`PUT /organization/logo`); null: none."
+    )
     default_recipient_address = serializers.CharField(allow_null=True)
     default_chain_id = serializers.IntegerField(allow_null=True)
     default_token_address = serializers.CharField(allow_null=True)
@@ -49,6 +56,9 @@ class OrganizationSerializer(serializers.Serializer):
 
     def get_object(self, _obj) -> str:
         return "organization"
+
+    def get_logo(self, obj) -> str | None:
+        return logo_url(obj)
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
@@ -69,6 +79,14 @@ class OrganizationUpdateSerializer(serializers.Serializer):
         help_text="Host names such as `shop.example` (subdomains included), at most 20.",
     )
     contact_email = serializers.EmailField(max_length=254, required=False, allow_blank=True)
+    brand_color = serializers.RegexField(
+        r"^#[0-9a-fA-F]{6}$",
+        required=False,
+        allow_blank=True,
+        error_messages={"invalid": "Must be a colour such as #1a2b3c."},
+    )
+    support_email = serializers.EmailField(max_length=254, required=False, allow_blank=True)
+    support_url = https_url_field(required=False, allow_blank=True)
     default_recipient_address = AddressField(required=False, allow_null=True)
     default_chain_id = SupportedChainIdField(required=False, allow_null=True)
     default_token_address = AddressField(required=False, allow_null=True)

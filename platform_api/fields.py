@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.validators import URLValidator
 from rest_framework import serializers
 
 MAX_METADATA_KEYS = 50
@@ -13,8 +14,22 @@ MAX_METADATA_KEY_LENGTH = 40
 MAX_METADATA_VALUE_LENGTH = 500
 
 
+class WebUrlField(serializers.URLField):
+    """A web address a payer's browser may be sent to or shown: http or https only, never `javascript:`,
+    `data:`, `ftp:` or any other scheme."""
+
+    default_error_messages = {"invalid": "Enter an http(s) URL such as https://shop.example/."}
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.validators = [v for v in self.validators if not isinstance(v, URLValidator)]
+        self.validators.append(
+            URLValidator(schemes=["http", "https"], message=self.error_messages["invalid"])
+        )
+
+
 def https_url_field(**kwargs) -> serializers.URLField:
-    return serializers.URLField(max_length=2048, **kwargs)
+    return WebUrlField(max_length=2048, **kwargs)
 
 
 class StrictUrlField(serializers.URLField):

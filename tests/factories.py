@@ -9,6 +9,7 @@ the service stores it.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from datetime import timedelta
 
@@ -30,7 +31,7 @@ from checkout.models import (
 )
 from core.models import ClusterIdentity
 from ledger.models import Account, BalanceTransaction, Entry, Posting, ReconcileRun, ReconcileStart
-from merchant.models import Customer, Product, RevenueDay
+from merchant.models import Customer, OrganizationLogo, Product, RevenueDay
 from onramp.models import VendorBEvent
 from orders.models import (
     CheckoutSession,
@@ -339,6 +340,27 @@ class RevenueDayFactory(factory.django.DjangoModelFactory):
     day = factory.LazyFunction(lambda: timezone.now().date())
     chain_id = BASE
     token_address = USDC_BASE
+
+
+def _logo_png() -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGBA", (8, 8), (31, 79, 209, 255)).save(out, format="PNG")
+    return out.getvalue()
+
+
+class OrganizationLogoFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = OrganizationLogo
+
+    organization = factory.SubFactory(OrganizationFactory)
+    image = factory.LazyFunction(_logo_png)
+    digest = factory.LazyAttribute(lambda o: hashlib.sha256(o.image).hexdigest())
+    width = 8
+    height = 8
 
 
 # --- orders -------------------------------------------------------------------------------------

@@ -35,6 +35,18 @@ class Organization(models.Model):
     description = models.CharField(max_length=500, blank=True)
     logo_url = models.URLField(max_length=2048, blank=True)
     website_url = models.URLField(max_length=2048, blank=True)
+    # Branding the payer sees on the hosted page, the widgets and the receipt emails.
+    brand_color = models.CharField(max_length=7, blank=True, help_text="Accent colour such as #1f4fd1.")
+    support_email = models.EmailField(
+        blank=True, help_text="Shown to payers as the merchant's support contact."
+    )
+    support_url = models.URLField(max_length=2048, blank=True, help_text="Shown to payers: a help page.")
+    logo_digest = models.CharField(
+        max_length=64,
+        blank=True,
+        editable=False,
+        help_text="SHA-256 of the uploaded logo (merchant.OrganizationLogo).",
+    )
     redirect_domains = models.JSONField(
         default=list,
         blank=True,
