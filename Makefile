@@ -33,6 +33,7 @@ $(TOOLS): tools/package.json tools/package-lock.json
 install: $(VENV)/.installed $(TOOLS)
 
 run: $(VENV)/.installed $(TOOLS)
+	$(MANAGE) compile_catalogs
 	$(MANAGE) migrate --noinput
 	$(MANAGE) load_tokens
 	@if [ "$(SERVICE_ENV)" = "production" ]; then $(MANAGE) collectstatic --noinput -v0; fi
@@ -44,6 +45,7 @@ run: $(VENV)/.installed $(TOOLS)
 	exec $(BIN)/python -m config.supervise --port $(PORT)
 
 test: $(VENV)/.installed $(TOOLS)
+	$(MANAGE) compile_catalogs
 	$(BIN)/pytest
 
 # The service in production mode on a chain it did not start (tools/rehearsal.py): PostgreSQL and Redis,

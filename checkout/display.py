@@ -54,6 +54,8 @@ def payable_tokens() -> list[dict[str, Any]]:
         {
             "value": f"{t.chain_id}:{t.address}",
             "label": f"{t.symbol} on {takes[t.chain_id].name}",
+            "symbol": t.symbol,
+            "chain": takes[t.chain_id].name,
             "chain_id": t.chain_id,
             "address": t.address,
         }

@@ -18,25 +18,32 @@ from django.conf import settings
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse
 from django.shortcuts import redirect, render
-from django.utils import timezone
+from django.urls import reverse
+from django.utils import timezone, translation
 from django.utils.http import parse_etags
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from rest_framework import serializers
 
 from chains.devnet import DevnetError
+from chains.evm import ZERO_ADDRESS
 from chains.registry import chain_get
 from chains.wallet import devnet_transfer
 from checkout import payments, sessions
 from checkout.display import display_token, format_units, luminance, parse_units, payable_tokens, qr_svg
 from checkout.inputs import SessionRequest
+from checkout.languages import payer_language, payer_query_of
 from checkout.models import PaymentLink, PlatformCheckoutSession
 from checkout.page_cache import cached_page
+from checkout.receipts import receipt_facts, success_redirect
 from checkout.status_version import status_forget, status_version
 from checkout.visits import link_visit_record
 from core.errors import DomainError
 from core.geo import locate
 from core.http import client_ip, ip_digest
+from merchant.branding import DEFAULT_ACCENT, brand_for
+from orders.fees import fee_amount
 from orders.models import Order
 from platform_api import ratelimit
 from platform_api.fields import MetadataField, StrictUrlField
@@ -45,6 +52,17 @@ logger = logging.getLogger(__name__)
 
 
 ADDRESS_PARTS = ("line1", "line2", "city", "state", "zip", "country")
+
+
+def address_labels() -> dict[str, str]:
+    return {
+        "line1": _("Address"),
+        "line2": _("Address line 2"),
+        "city": _("City"),
+        "state": _("State or region"),
+        "zip": _("Postal code"),
+        "country": _("Country"),
+    }
 
 
 TEXT_LIMIT = 500
@@ -80,13 +98,19 @@ def url_params(query) -> dict[str, Any]:
 def _page_context(link: PaymentLink | None, session: PlatformCheckoutSession | None) -> dict[str, Any]:
     source = link or (session.payment_link if session else None)
     widget = session.widget if session and session.widget_id else None  # a session a widget started
+    organization = session.organization if session else link.organization  # type: ignore[union-attr]
+    brand = brand_for(organization, source.branding if source else None)
     accent = (
-        source.theme_color
-        if source and source.theme_color
-        else (widget.theme or {}).get("primary_color")
-        if widget
-        else None
-    ) or "#1f4fd1"
+        (
+            source.theme_color
+            if source and source.theme_color
+            else (widget.theme or {}).get("primary_color")
+            if widget
+            else None
+        )
+        or brand["color"]
+        or DEFAULT_ACCENT
+    )
     chain_id = session.chain_id if session else link.chain_id  # type: ignore[union-attr]
     token_address = session.token_address if session else link.token_address  # type: ignore[union-attr]
     token = display_token(chain_id, token_address)
@@ -121,12 +145,15 @@ def _page_context(link: PaymentLink | None, session: PlatformCheckoutSession | N
         ],
         "collect_shipping_address": bool(source and source.collect_shipping_address),
         "address_parts": ADDRESS_PARTS,
+        "address_labels": address_labels(),
         "pay_with": payable_tokens(),
-        "title": source.name if source else widget.name if widget else "Checkout",
+        "title": source.name if source else widget.name if widget else _("Checkout"),
         "theme_color": accent,
         "on_accent": "#111111" if luminance(accent) > 0.4 else "#ffffff",
-        "button_text": (source.button_text if source else "Pay"),
-        "business_name": ((source.branding or {}).get("business_name") if source else "") or "",
+        # The model's default label is said in the payer's language; a merchant's own stays as written.
+        "button_text": source.button_text if source and source.button_text != "Pay" else _("Pay"),
+        "business_name": brand["name"],
+        "brand": brand,
     }
 
 
@@ -136,9 +163,12 @@ def _read_form(post, context: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     values: dict[str, Any] = {"form_data": {}, "email": ""}
     token = context["token"]
     if context["fixed_amount"] is None:
-        amount = parse_units(post.get("amount", ""), token.decimals if token else 0)
+        typed = post.get("amount", "").strip()
+        if "," in typed and "." not in typed:  # a decimal comma (es: 4,5)
+            typed = typed.replace(",", ".")
+        amount = parse_units(typed, token.decimals if token else 0)
         if amount is None:
-            errors["amount"] = "Enter an amount greater than zero."
+            errors["amount"] = _("Enter an amount greater than zero.")
         values["amount"] = amount
     for field in context["form_fields"]:
         name = f"field_{field['id']}"
@@ -152,16 +182,16 @@ def _read_form(post, context: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
             answer = post.get(name, "").strip()[:TEXT_LIMIT]
             empty = not answer
             if answer and field["type"] == "email" and "@" not in answer:
-                errors[name] = "Enter an email address."
+                errors[name] = _("Enter an email address.")
             if answer and field["type"] == "number":
                 try:
                     Decimal(answer)
                 except InvalidOperation:
-                    errors[name] = "Enter a number."
+                    errors[name] = _("Enter a number.")
             if answer and field["type"] == "select" and answer not in field.get("options", []):
-                errors[name] = "Choose one of the options."
+                errors[name] = _("Choose one of the options.")
         if field.get("required") and empty:
-            errors[name] = f"{field['label']} is required."
+            errors[name] = _("%(field)s is required.") % {"field": field["label"]}
         values["form_data"][field["id"]] = answer
         if field["type"] == "email" and answer and not values.get("email"):
             values["email"] = answer
@@ -170,19 +200,19 @@ def _read_form(post, context: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     if options:
         chosen = options.get(post.get("shipping_option", ""))
         if chosen is None:
-            errors["shipping_option"] = "Choose a shipping option."
+            errors["shipping_option"] = _("Choose a shipping option.")
         else:
             values["shipping_option"] = {k: v for k, v in chosen.items() if k != "display"}
     values["shipping_address"] = None
     if context["collect_shipping_address"]:
         address = {part: post.get(f"ship_{part}", "").strip()[:200] for part in ADDRESS_PARTS}
         if not address["line1"] or not address["city"]:
-            errors["ship_line1"] = "Enter the shipping address (street and city)."
+            errors["ship_line1"] = _("Enter the shipping address (street and city).")
         values["shipping_address"] = address
     values["discount_code"] = post.get("discount_code", "").strip()[:50]
-    chain_id, _, address = post.get("pay_with", "").partition(":")
+    chain_id, _colon, address = post.get("pay_with", "").partition(":")
     if not any(option["value"] == post.get("pay_with") for option in context["pay_with"]):
-        errors["pay_with"] = "Choose the token you pay with."
+        errors["pay_with"] = _("Choose the token you pay with.")
     else:
         values["pay_with"] = (int(chain_id), address)
     return values, errors
@@ -210,7 +240,8 @@ def _errors_of(exc: DomainError) -> dict[str, str]:
 
 def link_form_html(request: HttpRequest, link: PaymentLink, cancel_url: str | None) -> str:
     """The link page's form as every payer gets it, from the process's cache (checkout/page_cache.py), keyed
-    by the link's `updated_at`, which every edit of the link or its items moves."""
+    by the link's and its organization's `updated_at`, which every edit of the link, its items or the
+    organization's branding moves."""
 
     def context() -> dict[str, Any]:
         found = _page_context(link, None)
@@ -220,7 +251,8 @@ def link_form_html(request: HttpRequest, link: PaymentLink, cancel_url: str | No
             "values": {"amount": found["bounds"].get("suggested_amount", "")},
         }
 
-    return cached_page(request, "pay/form.html", (link.pk, link.updated_at, cancel_url), context)
+    key = (link.pk, link.updated_at, link.organization.updated_at, cancel_url)
+    return cached_page(request, "pay/form.html", key, context)
 
 
 def _render_form(request, context, *, errors=None, values=None, status=200) -> HttpResponse:
@@ -230,7 +262,9 @@ def _render_form(request, context, *, errors=None, values=None, status=200) -> H
 
 
 def _unavailable(request, message: str, status: int = 410) -> HttpResponse:
-    return render(request, "pay/unavailable.html", {"message": message, "title": "Checkout"}, status=status)
+    return render(
+        request, "pay/unavailable.html", {"message": message, "title": _("Checkout")}, status=status
+    )
 
 
 def checkout_refused(request: HttpRequest, template: str = "pay/unavailable.html") -> HttpResponse | None:
@@ -239,8 +273,10 @@ def checkout_refused(request: HttpRequest, template: str = "pay/unavailable.html
     result = ratelimit.hit(f"hosted-checkout:{ip_digest(client_ip(request))}", limit)
     if result.allowed:
         return None
-    message = f"Too many checkouts were started from your network. Try again in {result.retry_after} seconds."
-    response = render(request, template, {"message": message, "title": "Checkout"}, status=429)
+    message = _("Too many checkouts were started from your network. Try again in %(seconds)d seconds.") % {
+        "seconds": result.retry_after
+    }
+    response = render(request, template, {"message": message, "title": _("Checkout")}, status=429)
     response["Retry-After"] = str(result.retry_after)
     return response
 
@@ -254,6 +290,7 @@ def _pay(request, session: PlatformCheckoutSession, values: dict[str, Any]) -> N
         shipping_option=values["shipping_option"],
         shipping_address=values["shipping_address"],
         customer_email=values["email"],
+        locale=translation.get_language() or "",
     )
     chain_id, address = values["pay_with"]
     payments.session_order_create(
@@ -263,6 +300,7 @@ def _pay(request, session: PlatformCheckoutSession, values: dict[str, Any]) -> N
 
 @never_cache
 @require_http_methods(["GET", "POST"])
+@payer_language
 def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
     link = (
         PaymentLink.objects.select_related("organization")
@@ -270,11 +308,12 @@ def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
         .first()
     )
     if link is None:
-        return _unavailable(request, "There is no payment link at this address.", status=404)
+        return _unavailable(request, _("There is no payment link at this address."), status=404)
     reason = link.unavailable_reason()
     if reason:
         return _unavailable(request, reason)
     params = sessions.payer_url_params(link, url_params(request.GET)) if request.GET else {}
+    request.payer_query = payer_query_of(params)  # what the language switch keeps
     if request.method == "GET":
         _record_visit(request, link)
         return HttpResponse(link_form_html(request, link, params.get("cancel_url")))
@@ -305,17 +344,13 @@ def _session_or_404(session_id: str) -> PlatformCheckoutSession:
         .first()
     )
     if session is None:
-        raise Http404("There is no checkout at this address.")
+        raise Http404(_("There is no checkout at this address."))
     return session
-
-
-def success_redirect(session: PlatformCheckoutSession) -> str | None:
-    url = session.success_url or (session.payment_link.return_url if session.payment_link else "")
-    return url.replace("{SESSION_ID}", session.id) if url else None
 
 
 @never_cache
 @require_http_methods(["GET", "POST"])
+@payer_language
 def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     try:
         session = _session_or_404(session_id)
@@ -358,41 +393,121 @@ def _status_context(session: PlatformCheckoutSession, order: Order | None) -> di
             "remaining": format_units(int(status["order"]["remaining"]), decimals),
             "received": format_units(int(status["order"]["received"]), decimals),
             "qr_svg": qr_svg(order.global_address),
+            "summary": _summary(session, order, context, token),
+            "wallet": _wallet_data(session, order, token, chain),
             "devnet_wallet": bool(chain and chain.devnet and settings.DEVELOPMENT),
         }
     return context | {
         "status": status,
         "success_url": success_redirect(session),
         "now_ms": int(timezone.now().timestamp() * 1000),
-        "receipt": _receipt(session, order, context) if session.status == "completed" and order else None,
+        "receipt": receipt_facts(session, order)
+        if order and session.status in ("completed", "failed")
+        else None,
     }
 
 
-def _explorer_link(chain_id: int, tx_hash: str) -> str | None:
-    chain = chain_get(chain_id)
-    return f"{chain.explorer_url.rstrip('/')}/tx/{tx_hash}" if chain and chain.explorer_url else None
-
-
-def _receipt(session: PlatformCheckoutSession, order: Order, context: dict[str, Any]) -> dict[str, Any]:
-    """What the completed page shows as the payer's receipt: what was paid, where, when, the transactions
-    (with explorer links where the chain has an explorer), the merchant's reference and the way back."""
-    transactions = [
-        {"label": "Payment transaction", "hash": tx.tx_hash, "url": _explorer_link(tx.chain, tx.tx_hash)}
-        for tx in order.deposit_txs.filter(counted=True).order_by("created_at")
-    ] + [
-        {"label": "Delivery transaction", "hash": tx.tx_hash, "url": _explorer_link(tx.chain, tx.tx_hash)}
-        for tx in order.relay_txs.filter(status="success").order_by("created_at")
-    ]
-    link = session.payment_link
+def wallet_messages() -> dict[str, str]:
+    """The wallet script's sentences, in the payer's language; `{name}` marks are filled by the script."""
     return {
-        "amount": context["received"],
-        "symbol": context["pay_token"].symbol if context["pay_token"] else "",
-        "chain": context["pay_chain"].name if context["pay_chain"] else str(order.src_chain),
-        "reference": session.client_reference_id,
-        "at": session.completed_at or order.filled_at,
-        "transactions": transactions,
-        "back_url": success_redirect(session) or (link.return_url if link else ""),
-        "back_label": (link.return_label if link else "") or "Back to the shop",
+        "browserWallet": _("Browser wallet"),
+        "payWith": _("Pay with {wallet}"),
+        "connecting": _("Connecting to {wallet}…"),
+        "switching": _("Switching your wallet to {chainName}…"),
+        "adding": _("Adding {chainName} to your wallet…"),
+        "unknownChain": _(
+            "Your wallet does not know {chainName} (chain {chainId}). Add it in the wallet, then try again."
+        ),
+        "wrongChain": _("Your wallet is still on another network. Switch it to {chainName} and try again."),
+        "confirm": _("Confirm the payment in {wallet}."),
+        "sent": _("Payment sent. Waiting for the network to confirm it…"),
+        "nothingOwed": _("Nothing is owed on this checkout any more."),
+        "balance": _("Your wallet holds {have} {symbol}; this payment needs {need} {symbol}."),
+        "gas": _("Your wallet does not have enough {nativeSymbol} to pay the network fee."),
+        "rejected": _("You declined the request in your wallet. Nothing was sent."),
+        "unauthorized": _("The wallet did not connect this page. Try again and approve the connection."),
+        "pending": _("Your wallet already has a request open: finish it in the wallet."),
+        "gone": _("Your wallet disconnected. Reconnect it, or pay to the address with the QR code."),
+        "failed": _("The wallet could not send the payment: {reason}"),
+    }
+
+
+def _wallet_data(session: PlatformCheckoutSession, order: Order, token, chain) -> dict[str, Any] | None:
+    """What the page's wallet script (checkout/static/checkout/wallet.js) needs: the payment's chain, token,
+    deposit address and decimals, and the sentences it may show. A devnet's chain may be added to the wallet
+    with its own RPC URL; another chain's RPC URLs may hold provider keys and are never shown."""
+    if (
+        chain is None
+        or token is None
+        or session.status != "open"
+        or order.status != Order.Status.SCANNING_DEPOSIT
+    ):
+        return None
+    add_chain = None
+    if chain.devnet and chain.rpc_url:
+        add_chain = {
+            "chainId": hex(chain.chain_id),
+            "chainName": chain.name,
+            "rpcUrls": [chain.rpc_url],
+            "nativeCurrency": {
+                "name": chain.native_symbol,
+                "symbol": chain.native_symbol,
+                "decimals": chain.native_decimals,
+            },
+            **({"blockExplorerUrls": [chain.explorer_url]} if chain.explorer_url else {}),
+        }
+    return {
+        "sessionId": session.id,
+        "statusUrl": reverse("pay-status", kwargs={"session_id": session.id}),
+        "chainId": chain.chain_id,
+        "chainName": chain.name,
+        "nativeSymbol": chain.native_symbol,
+        "token": order.src_token_address,
+        "native": order.src_token_address.lower() == ZERO_ADDRESS,
+        "deposit": order.global_address,
+        "decimals": token.decimals,
+        "symbol": token.symbol,
+        "explorerUrl": chain.explorer_url or "",
+        "waitingStatus": Order.Status.SCANNING_DEPOSIT,
+        "addChain": add_chain,
+        "messages": wallet_messages(),
+    }
+
+
+def _summary(session: PlatformCheckoutSession, order: Order, context: dict[str, Any], pay_token) -> dict:
+    """The pay step's breakdown: the items, subtotal, discount and shipping in the merchant's token, their
+    total, and what the payer sends in theirs, with the service fee when the payer carries it."""
+    token = context["token"]
+    decimals = token.decimals if token else 0
+    pay_decimals = pay_token.decimals if pay_token else 0
+    shipping = session.shipping_option or None
+    discount = int(session.discount_amount or 0)
+    link = session.payment_link
+    fee = 0
+    if link is not None and link.fee_on_top:
+        fee = fee_amount(int(order.src_amount), int((order.fee or {}).get("finalFeeBps") or 0))
+    subtotal = sessions.session_subtotal(session) if session.amount is not None else None
+    return {
+        "symbol": token.symbol if token else "",
+        "subtotal": format_units(subtotal, decimals)
+        if subtotal is not None and (discount or shipping)
+        else None,
+        "discount": format_units(discount, decimals) if discount else None,
+        "discount_code": session.discount_code.code if session.discount_code_id and discount else "",
+        "shipping": {
+            "name": shipping.get("name", ""),
+            "amount": format_units(int(shipping["amount"]), decimals),
+        }
+        if shipping
+        else None,
+        "total": format_units(int(session.amount), decimals) if session.amount is not None else None,
+        "fee": format_units(fee, pay_decimals) if fee else None,
+        "same_token": bool(
+            token
+            and pay_token
+            and order.src_chain == session.chain_id
+            and order.src_token_address.lower() == session.token_address.lower()
+        ),
     }
 
 

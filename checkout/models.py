@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from core.dbfields import EncryptedJSONField, EncryptedTextField, Uint256Field
 from core.ids import public_id, random_base62
@@ -99,11 +100,11 @@ class PaymentLink(models.Model):
     def unavailable_reason(self, now=None) -> str | None:
         """Why the link cannot be paid now, or None."""
         if self.deleted_at is not None or not self.is_active:
-            return "This payment link is not active."
+            return gettext("This payment link is not active.")
         if self.expires_at is not None and self.expires_at <= (now or timezone.now()):
-            return "This payment link has expired."
+            return gettext("This payment link has expired.")
         if self.max_uses is not None and self.current_uses >= self.max_uses:
-            return "This payment link has reached its maximum number of payments."
+            return gettext("This payment link has reached its maximum number of payments.")
         return None
 
 
@@ -188,6 +189,9 @@ class PlatformCheckoutSession(models.Model):
     utm_source = models.CharField(max_length=200, blank=True)
     utm_medium = models.CharField(max_length=200, blank=True)
     utm_campaign = models.CharField(max_length=200, blank=True)
+    locale = models.CharField(
+        max_length=10, blank=True, help_text="The language the payer's page was in: their receipt email's."
+    )
     completed_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)

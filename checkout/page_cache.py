@@ -20,11 +20,17 @@ from typing import Any
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
+from django.utils import translation
+from django.utils.html import escape
+
+from checkout.languages import languages as languages_context
+from checkout.languages import query_without_language
 
 TTL = 30.0
 SIZE = 512
 _NONCE = "nonce" + secrets.token_hex(12)
 _CSRF = "csrf" + secrets.token_hex(12)
+_QUERY = "query" + secrets.token_hex(12)
 
 
 class _Pages:
@@ -57,10 +63,17 @@ pages = _Pages()
 def cached_page(
     request: HttpRequest, template: str, key: tuple, context: Callable[[], dict[str, Any]]
 ) -> str:
-    """`template` rendered with `context()` once per `key` (and TTL), with this request's nonce and token."""
+    """`template` rendered with `context()` once per `key`, language (and TTL), with this request's nonce,
+    token and query string (the language switch's links keep it)."""
 
     def render() -> str:
-        return render_to_string(template, context() | {"request": {"csp_nonce": _NONCE}, "csrf_token": _CSRF})
+        marks = {"request": {"csp_nonce": _NONCE}, "csrf_token": _CSRF}
+        return render_to_string(
+            template, context() | languages_context(request) | {"lang_query": _QUERY} | marks
+        )
 
-    html = pages.get((template, *key), render).replace(_NONCE, str(request.csp_nonce))
+    html = pages.get((template, translation.get_language(), *key), render).replace(
+        _NONCE, str(request.csp_nonce)
+    )
+    html = html.replace(_QUERY, escape(query_without_language(request))) if _QUERY in html else html
     return html.replace(_CSRF, get_token(request)) if _CSRF in html else html

@@ -287,6 +287,7 @@ def session_prepare(
     shipping_option: dict | None,
     shipping_address: dict | None,
     customer_email: str = "",
+    locale: str = "",
 ) -> Session:
     """The hosted page's form: the amount (for a payer-chosen price), a discount, the form and shipping."""
     session = (
@@ -299,7 +300,7 @@ def session_prepare(
     link = session.payment_link
     if link is not None:
         check_link_payable(link, field="amount")
-    base = _subtotal(session) if session.amount is not None else amount
+    base = session_subtotal(session) if session.amount is not None else amount
     if base is None:
         raise InvalidRequest("enter an amount.", field="amount")
     check_amount_for_link(link, base)
@@ -323,6 +324,7 @@ def session_prepare(
         shipping_option=shipping_option,
         shipping_address=shipping_address,
         customer_email=customer_email or session.customer_email,
+        locale=locale or session.locale,
         updated_at=timezone.now(),
     )
     session.refresh_from_db()
@@ -331,7 +333,7 @@ def session_prepare(
     return session
 
 
-def _subtotal(session: Session) -> int:
+def session_subtotal(session: Session) -> int:
     """The session's price before its discount and shipping (`amount` = subtotal + shipping - discount)."""
     shipping = int(session.shipping_option["amount"]) if session.shipping_option else 0
     return int(session.amount) + int(session.discount_amount or 0) - shipping

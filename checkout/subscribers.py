@@ -26,6 +26,7 @@ from checkout.balance import payment_recorded, refund_recorded
 from checkout.discounts import discount_redeem
 from checkout.models import PaymentLink, SessionOrder, Transaction, WidgetEvent
 from checkout.payments import OWNER
+from checkout.receipts import RECEIPT_EMAIL, REFUND_EMAIL, payer_email_queue
 from checkout.sessions import (
     Session,
     release_discount_hold,
@@ -216,13 +217,16 @@ def on_executed(event: events.Executed) -> None:
         tx_hash=row.tx_hash,
     ):
         _session_completed(session)
+        completed_now = True
+    else:
+        completed_now = False
     session.refresh_from_db()
     row.refresh_from_db()
     data = payment_completed_data(transaction_payment(row, session))
     emit_event(
         organization=session.organization, event_type="payment.completed", data=data, subject=session.id
     )
-    emit_event(
+    event = emit_event(
         organization=session.organization,
         event_type="checkout.completed",
         subject=session.id,
@@ -235,6 +239,8 @@ def on_executed(event: events.Executed) -> None:
             "discount_amount": str(session.discount_amount) if session.discount_amount is not None else None,
         },
     )
+    if completed_now:
+        payer_email_queue(session=session, order=order, event=event, kind=RECEIPT_EMAIL)
 
 
 def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None) -> None:
@@ -245,14 +251,19 @@ def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None) -> 
     Transaction.objects.filter(pk=row.pk).exclude(status=Transaction.Status.COMPLETED).update(
         status=Transaction.Status.FAILED, updated_at=now
     )
-    if Session.objects.filter(pk=session.pk, status=Session.Status.PROCESSING).update(
+    failed_now = Session.objects.filter(pk=session.pk, status=Session.Status.PROCESSING).update(
         status=Session.Status.FAILED, updated_at=now
-    ):
+    )
+    if failed_now:
         release_discount_hold(session)
     session.refresh_from_db()
     row.refresh_from_db()
     data = payment_failed_data(transaction_payment(row, session), error=error, refund_tx_hash=refund_tx_hash)
-    emit_event(organization=session.organization, event_type="payment.failed", subject=session.id, data=data)
+    event = emit_event(
+        organization=session.organization, event_type="payment.failed", subject=session.id, data=data
+    )
+    if failed_now and refund_tx_hash:  # the payer sent something and it is back: tell them where
+        payer_email_queue(session=session, order=order, event=event, kind=REFUND_EMAIL)
 
 
 def on_failed(event: events.Failed) -> None:

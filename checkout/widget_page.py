@@ -24,6 +24,7 @@ from typing import Any
 from csp.decorators import csp_replace
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
@@ -33,6 +34,7 @@ from chains.registry import chain_get
 from checkout import sessions
 from checkout.display import display_token, format_units, luminance, parse_units
 from checkout.hosted import checkout_refused
+from checkout.languages import payer_language
 from checkout.models import Widget, WidgetEvent
 from checkout.page_cache import cached_page
 from checkout.widgets import deposit_options, widget_event_record
@@ -52,7 +54,10 @@ def _chain_name(chain_id: int) -> str:
 
 def _token_label(chain_id: int, address: str) -> str:
     token = display_token(chain_id, address)
-    return f"{token.symbol if token else address} on {_chain_name(chain_id)}"
+    return _("%(token)s on %(chain)s") % {
+        "token": token.symbol if token else address,
+        "chain": _chain_name(chain_id),
+    }
 
 
 def _context(widget: Widget) -> dict[str, Any]:
@@ -78,7 +83,7 @@ def _context(widget: Widget) -> dict[str, Any]:
         }
     elif widget.widget_type == Widget.Type.DEPOSIT:
         context["options"] = [
-            {"value": f"{chain_id}:{address}", "label": f"{token.symbol} on {_chain_name(chain_id)}"}
+            {"value": f"{chain_id}:{address}", "label": _token_label(chain_id, address)}
             for chain_id, address, token in deposit_options(config)
         ]
     elif widget.widget_type == Widget.Type.SWAP:
@@ -95,11 +100,12 @@ def _swap_quote(widget: Widget, text: str) -> dict[str, Any]:
     """What `text` of the source token buys of the destination token now (the quote provider's price)."""
     config = widget.config
     src = display_token(config["src_chain_id"], config["src_token"])
+    text = text.replace(",", ".") if "," in text and "." not in text else text  # a decimal comma (es)
     amount = parse_units(text, src.decimals) if src else None
     if amount is None:
-        return {"error": "Enter an amount greater than zero."}
+        return {"error": _("Enter an amount greater than zero.")}
     try:
-        quote, _ = quote_build(
+        quote, _unused = quote_build(
             QuoteInput(
                 type="swap",
                 trade_type=EXACT_INPUT,
@@ -133,7 +139,7 @@ def _start_checkout(request: HttpRequest, widget: Widget) -> HttpResponse:
             )
         # The widget's own config no longer makes a checkout (a token left the registry, say).
         logger.warning("Widget %s could not start a checkout: %s", widget.id, exc)
-        return _unavailable(request, "This widget cannot take payments right now.", status=409)
+        return _unavailable(request, _("This widget cannot take payments right now."), status=409)
     return redirect("pay-session", session_id=session.id)
 
 
@@ -142,12 +148,13 @@ def _start_checkout(request: HttpRequest, widget: Widget) -> HttpResponse:
 @csp_replace({"frame-ancestors": None})  # the one page any site may frame; its code keeps the strict policy
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
+@payer_language
 def widget_page(request: HttpRequest, short_code: str) -> HttpResponse:
     widget = Widget.objects.select_related("organization").filter(short_code=short_code).first()
     if widget is None:
-        return _unavailable(request, "There is no widget at this address.", status=404)
+        return _unavailable(request, _("There is no widget at this address."), status=404)
     if not widget.is_active:
-        return _unavailable(request, "This widget is turned off.", status=410)
+        return _unavailable(request, _("This widget is turned off."), status=410)
     if request.method == "POST":
         if widget.widget_type not in (Widget.Type.CHECKOUT, Widget.Type.DEPOSIT):
             return redirect("widget-page", short_code=short_code)

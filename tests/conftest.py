@@ -23,6 +23,14 @@ from tests.factories import OrganizationFactory, make_api_key
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _catalogs_compiled():
+    """The translation catalogs as `make test` compiles them, for a run of pytest alone too."""
+    from core.locales import compile_catalogs
+
+    compile_catalogs(settings.BASE_DIR)
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _every_chain_takes_payments():
     """Tests pay on the shipped list's chains (Base, ...) as if the service's factory were deployed there.
 

@@ -238,6 +238,10 @@ def webhook_events_erase_personal_data(*, organization, session_ids: list[str]) 
             )
             delivery.save(update_fields=["body"])
     NotificationEmail.objects.filter(event__in=events).update(body=ERASED_EMAIL_BODY)
+    # A payer's own receipt went to the payer's address: that goes too.
+    NotificationEmail.objects.filter(event__in=events, event_type__startswith="receipt.").update(
+        to_address=""
+    )
     return len(events)
 
 

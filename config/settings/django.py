@@ -9,6 +9,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.env import BASE_DIR, VAR_DIR, env_bool, env_int, env_list
+from core.locales import available_languages, locale_dir
 
 # Django's debug pages (tracebacks, URL lists): off unless asked for, and never in production.
 DEBUG = env_bool("DJANGO_DEBUG", False)
@@ -94,6 +95,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "checkout.languages.languages",
             ],
         },
     },
@@ -138,7 +140,14 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+# The payer's pages and emails are in English or in a language with a catalog under locale/ (core/locales.py),
+# chosen per request from `?lang=`, the language cookie or Accept-Language (checkout/languages.py).
+LANGUAGE_CODE = "en"
+LANGUAGES = available_languages(BASE_DIR)
+LOCALE_PATHS = [locale_dir(BASE_DIR)]
+LANGUAGE_COOKIE_NAME = "pay_language"
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 FORMAT_MODULE_PATH = ["config.formats"]  # dates with seconds, on one line, in the admin
 TIME_ZONE = "UTC"
 USE_I18N = True

@@ -16,7 +16,7 @@ from orders.fees import fee_amount
 from orders.models import Order
 from tests.conftest import wait_for
 from tests.orders.devnet_checkout import PAYER, drive, erc20, pay, random_address, w3_of
-from webhooks.models import WebhookEvent
+from webhooks.models import NotificationEmail, WebhookEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -114,6 +114,14 @@ def test_a_link_paid_on_the_hosted_page_completes_its_session_transaction_and_cu
     assert completed["checkoutSession"]["metadata"] == {"order": "A-1"}
     checkout_done = WebhookEvent.objects.get(event_type="checkout.completed").data
     assert checkout_done["form_data"] == {"email": "payer@example.com"}
+    # The payer gave an email address: their receipt is queued in the notification outbox, once.
+    receipt = NotificationEmail.objects.get(event_type="receipt.completed")
+    assert receipt.to_address == "payer@example.com" and receipt.subject.startswith(
+        "Your receipt from Acme: "
+    )
+    deposit, delivery = order.deposit_txs.get(), order.relay_txs.get(status="success")
+    assert deposit.tx_hash in receipt.body and delivery.tx_hash in receipt.body
+    assert "Reference: cart-7" in receipt.body and f"/pay/s/{session.id}" in receipt.body
 
     api = admin_client.get(f"/api/v1/transactions/{transaction.id}").json()
     assert api["status"] == "completed" and api["session_id"] == session.id

@@ -168,7 +168,51 @@ def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin
     assert expire.status_code == 400 and expire.json()["error"]["code"] == "invalid_status_transition"
     page = client.get(f"/pay/s/{session.id}").content.decode()
     assert "0x" + "b" * 64 in page, page
+    assert 'id="receipt-refunded"' in page
     assert "The payment failed and was refunded." in page
+
+
+@pytest.mark.parametrize(
+    ("locale", "subject", "sentence"),
+    [
+        ("", "Your payment to Acme was refunded", "Refund transaction: 0x"),
+        ("es", "Tu pago a Acme fue reembolsado", "Transacción de reembolso: 0x"),
+    ],
+)
+def test_a_refunded_payer_who_gave_an_email_is_told_where_the_money_went(
+    admin_client, tokens, mailoutbox, locale, subject, sentence
+):
+    from orders import lifecycle
+    from webhooks import notifications
+    from webhooks.models import NotificationEmail
+
+    session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
+    PlatformCheckoutSession.objects.filter(pk=session.pk).update(
+        customer_email="payer@example.com", locale=locale
+    )
+    order = payments.session_order_create(
+        session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
+    )
+    lifecycle.order_record_deposit(
+        order=order,
+        chain=8453,
+        tx_hash="0x" + "a" * 64,
+        amount=int(order.src_amount),
+        from_address="0x" + "4" * 40,
+    )
+    lifecycle.order_fail(order=Order.objects.get(pk=order.pk), error="SLIPPAGE: test")
+    assert not NotificationEmail.objects.exists()  # nothing is back yet: nothing to tell
+    RefundTx.objects.create(
+        order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=order.src_amount, status="success"
+    )
+    lifecycle.order_refunded(order=Order.objects.get(pk=order.pk), refund_tx_hash="0x" + "b" * 64)
+    email = NotificationEmail.objects.get()
+    assert (email.event_type, email.to_address) == ("receipt.refunded", "payer@example.com")
+    assert email.subject == subject and sentence in email.body
+    assert "0x" + "b" * 64 in email.body and "https://basescan.org/tx/0x" + "b" * 64 in email.body
+    assert f"/pay/s/{session.id}" in email.body
+    assert notifications.send(email.id) == "sent"
+    assert mailoutbox[0].to == ["payer@example.com"] and mailoutbox[0].subject == email.subject
 
 
 def test_a_discount_code_lowers_the_amount_and_holds_one_use(admin_client, organization, tokens):

@@ -72,7 +72,10 @@ def test_erasing_a_customer_removes_their_personal_data_everywhere(admin_client,
     customer = admin_client.get("/api/v1/customers").json()["data"][0]
     assert customer["email"] == EMAIL and customer["wallet_address"] == WALLET
     assert admin_client.get(f"/api/v1/transactions/{transaction.id}").json()["form_data"] == {"email": EMAIL}
-    assert WebhookDelivery.objects.count() == 2 and NotificationEmail.objects.count() == 2
+    assert WebhookDelivery.objects.count() == 2 and NotificationEmail.objects.count() == 3
+    assert (
+        NotificationEmail.objects.get(event_type="receipt.completed").to_address == EMAIL
+    )  # the payer's copy
     # At rest, nothing holds it in the clear, before erasure too.
     dump = everything_stored()
     assert EMAIL not in dump and STREET not in dump
@@ -89,7 +92,9 @@ def test_erasing_a_customer_removes_their_personal_data_everywhere(admin_client,
     api_session = admin_client.get(f"/api/v1/checkout-sessions/{session.id}").json()
     assert api_session["customer_email"] is None and api_session["status"] == "completed"
     kept = [str(e.data) for e in WebhookEvent.objects.all()] + [d.body for d in WebhookDelivery.objects.all()]
-    kept += [e.body for e in NotificationEmail.objects.all()]
+    kept += [e.body for e in NotificationEmail.objects.all()] + [
+        e.to_address for e in NotificationEmail.objects.all()
+    ]
     assert all(EMAIL not in text and STREET not in text for text in kept)
     completed = WebhookEvent.objects.get(event_type="payment.completed").data
     assert completed["id"] == transaction.id and completed["sender_address"] == WALLET  # the books stay

@@ -1,0 +1,202 @@
+/* Pay the hosted checkout from a browser wallet (served by the service itself; no library, no CDN).
+ *
+ * Wallets are discovered as EIP-6963 announces them, falling back to the legacy `window.ethereum`
+ * (EIP-1193). On the payer's click the page connects (eth_requestAccounts), moves the wallet to the
+ * payment's chain (EIP-3326 wallet_switchEthereumChain, or EIP-3085 wallet_addEthereumChain where the
+ * service may name a public RPC), checks the balance, and asks for one transaction: an ERC-20
+ * `transfer(deposit, remaining)` or the native value to the deposit address. Nothing else is ever asked
+ * of the wallet: no signature, no approval. The QR code and the copy buttons stay as the other way.
+ *
+ * The payment's facts and every sentence shown come from the page (`#wallet-data`, JSON written by the
+ * server in the payer's language).
+ */
+(function () {
+  "use strict";
+  var dataElement = document.getElementById("wallet-data");
+  var panel = document.getElementById("wallet");
+  if (!dataElement || !panel || typeof BigInt === "undefined") return;
+  var pay = JSON.parse(dataElement.textContent);
+  var text = pay.messages;
+  var list = document.getElementById("wallet-list");
+  var said = document.getElementById("wallet-status");
+  var sent = document.getElementById("wallet-tx");
+  var wallets = [];
+  var busy = false;
+  var TX_KEY = "wallet-tx:" + pay.sessionId;
+
+  function say(message, bad) {
+    said.textContent = message;
+    said.className = "small" + (bad ? " error" : "");
+  }
+
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, function (_, name) {
+      return values[name] === undefined ? "" : String(values[name]);
+    });
+  }
+
+  function hex(value) {
+    return "0x" + BigInt(value).toString(16);
+  }
+
+  function word(value) {
+    return BigInt(value).toString(16).padStart(64, "0");
+  }
+
+  function units(value) {
+    // A base-unit amount as the token's decimal figure, for the balance message.
+    var digits = BigInt(value).toString().padStart(pay.decimals + 1, "0");
+    var whole = digits.slice(0, digits.length - pay.decimals);
+    var fraction = digits.slice(digits.length - pay.decimals).replace(/0+$/, "");
+    return fraction ? whole + "." + fraction : whole;
+  }
+
+  function showSent(hash) {
+    sent.hidden = false;
+    var target = document.getElementById("wallet-tx-hash");
+    target.textContent = "";
+    if (pay.explorerUrl) {
+      var a = document.createElement("a");
+      a.href = pay.explorerUrl.replace(/\/$/, "") + "/tx/" + hash;
+      a.rel = "noopener noreferrer";
+      a.textContent = hash;
+      target.appendChild(a);
+    } else {
+      target.textContent = hash;
+    }
+  }
+
+  function explain(error) {
+    var code = error && (error.code !== undefined ? error.code : error.data && error.data.code);
+    var message = String((error && error.message) || "").toLowerCase();
+    if (code === 4001 || message.indexOf("user rejected") >= 0 || message.indexOf("user denied") >= 0) {
+      return text.rejected;
+    }
+    if (code === 4100) return text.unauthorized;
+    if (code === 4900 || code === 4901 || message.indexOf("disconnected") >= 0) return text.gone;
+    if (code === -32002) return text.pending;
+    if (message.indexOf("insufficient funds") >= 0) return fill(text.gas, pay);
+    return fill(text.failed, {reason: (error && error.message) || String(error)});
+  }
+
+  async function ask(provider, method, params) {
+    if (!provider || typeof provider.request !== "function") {
+      throw {code: 4900, message: "disconnected"};
+    }
+    return provider.request(params === undefined ? {method: method} : {method: method, params: params});
+  }
+
+  async function onChain(provider) {
+    var current = parseInt(await ask(provider, "eth_chainId"), 16);
+    if (current === pay.chainId) return;
+    say(fill(text.switching, pay));
+    try {
+      await ask(provider, "wallet_switchEthereumChain", [{chainId: hex(pay.chainId)}]);
+    } catch (error) {
+      var code = error && (error.code !== undefined ? error.code : error.data && error.data.originalError && error.data.originalError.code);
+      if (code !== 4902) throw error;
+      if (!pay.addChain) throw {message: fill(text.unknownChain, pay), plain: true};
+      say(fill(text.adding, pay));
+      await ask(provider, "wallet_addEthereumChain", [pay.addChain]);
+    }
+    current = parseInt(await ask(provider, "eth_chainId"), 16);
+    if (current !== pay.chainId) throw {message: fill(text.wrongChain, pay), plain: true};
+  }
+
+  async function owed() {
+    // What the checkout still waits for, now: a part may have arrived since the page was drawn.
+    var response = await fetch(pay.statusUrl, {headers: {Accept: "application/json"}, cache: "no-cache"});
+    var data = await response.json();
+    if (data.session.status !== "open" || !data.order || data.order.status !== pay.waitingStatus) {
+      return null;
+    }
+    return BigInt(data.order.remaining);
+  }
+
+  async function payWith(wallet) {
+    if (busy) return;
+    busy = true;
+    var provider = wallet.provider;
+    try {
+      say(fill(text.connecting, {wallet: wallet.info.name}));
+      var accounts = await ask(provider, "eth_requestAccounts");
+      if (!accounts || !accounts.length) throw {code: 4100};
+      var account = accounts[0];
+      await onChain(provider);
+      var amount = await owed();
+      if (amount === null || amount <= 0n) {
+        say(text.nothingOwed);
+        return;
+      }
+      var balance = pay.native
+        ? BigInt(await ask(provider, "eth_getBalance", [account, "latest"]))
+        : BigInt(await ask(provider, "eth_call", [{to: pay.token, data: "0x70a08231" + word(account)}, "latest"]));
+      if (balance < amount) {
+        say(fill(text.balance, {have: units(balance), need: units(amount), symbol: pay.symbol}), true);
+        return;
+      }
+      var tx = pay.native
+        ? {from: account, to: pay.deposit, value: hex(amount)}
+        : {from: account, to: pay.token, value: "0x0", data: "0xa9059cbb" + word(pay.deposit) + word(amount)};
+      say(fill(text.confirm, {wallet: wallet.info.name}));
+      var hash = await ask(provider, "eth_sendTransaction", [tx]);
+      try {
+        sessionStorage.setItem(TX_KEY, hash);
+      } catch (ignored) { /* private mode: the hash is still shown */ }
+      showSent(hash);
+      say(text.sent);
+    } catch (error) {
+      say(error && error.plain ? error.message : explain(error), true);
+    } finally {
+      busy = false;
+    }
+  }
+
+  function draw() {
+    list.textContent = "";
+    wallets.forEach(function (wallet) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "wallet";
+      if (wallet.info.icon && /^data:image\//.test(wallet.info.icon)) {
+        var icon = document.createElement("img");
+        icon.src = wallet.info.icon;
+        icon.alt = "";
+        button.appendChild(icon);
+      }
+      button.appendChild(document.createTextNode(fill(text.payWith, {wallet: wallet.info.name})));
+      button.addEventListener("click", function () { payWith(wallet); });
+      list.appendChild(button);
+    });
+    panel.hidden = wallets.length === 0;
+  }
+
+  function add(info, provider) {
+    if (!info || !provider || typeof provider.request !== "function") return;
+    if (wallets.some(function (known) { return known.info.uuid === info.uuid || known.provider === provider; })) return;
+    var name = String(info.name || text.browserWallet).slice(0, 40);
+    wallets.push({info: {uuid: String(info.uuid || name), name: name, icon: String(info.icon || "")}, provider: provider});
+    if (typeof provider.on === "function") {
+      provider.on("disconnect", function () { say(text.gone, true); });
+    }
+    draw();
+  }
+
+  window.addEventListener("eip6963:announceProvider", function (event) {
+    var detail = event.detail || {};
+    add(detail.info, detail.provider);
+  });
+  window.dispatchEvent(new Event("eip6963:requestProvider"));
+  setTimeout(function () {
+    // A wallet that predates EIP-6963 only sets window.ethereum.
+    if (!wallets.length && window.ethereum) add({uuid: "injected", name: text.browserWallet}, window.ethereum);
+  }, 250);
+
+  var earlier = null;
+  try {
+    earlier = sessionStorage.getItem(TX_KEY);
+  } catch (ignored) { /* no storage */ }
+  if (earlier) {
+    showSent(earlier);
+  }
+})();
