@@ -226,7 +226,7 @@ def on_executed(event: events.Executed) -> None:
     emit_event(
         organization=session.organization, event_type="payment.completed", data=data, subject=session.id
     )
-    event = emit_event(
+    completed_event = emit_event(
         organization=session.organization,
         event_type="checkout.completed",
         subject=session.id,
@@ -240,7 +240,7 @@ def on_executed(event: events.Executed) -> None:
         },
     )
     if completed_now:
-        payer_email_queue(session=session, order=order, event=event, kind=RECEIPT_EMAIL)
+        payer_email_queue(session=session, order=order, event=completed_event, kind=RECEIPT_EMAIL)
 
 
 def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None) -> None:
@@ -259,11 +259,11 @@ def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None) -> 
     session.refresh_from_db()
     row.refresh_from_db()
     data = payment_failed_data(transaction_payment(row, session), error=error, refund_tx_hash=refund_tx_hash)
-    event = emit_event(
+    failed_event = emit_event(
         organization=session.organization, event_type="payment.failed", subject=session.id, data=data
     )
     if failed_now and refund_tx_hash:  # the payer sent something and it is back: tell them where
-        payer_email_queue(session=session, order=order, event=event, kind=REFUND_EMAIL)
+        payer_email_queue(session=session, order=order, event=failed_event, kind=REFUND_EMAIL)
 
 
 def on_failed(event: events.Failed) -> None:

@@ -19,72 +19,18 @@ class ApiKeyInline(admin.TabularInline):
         return False
 
 
-class OrganizationForm(forms.ModelForm):
-    """The organization with its branding: the logo is checked and re-encoded as the API does
-    (merchant.branding), the URLs are http(s) only."""
-
-    logo_file = forms.FileField(
-        required=False,
-        label="Upload a logo",
-        help_text="PNG, JPEG, WebP or GIF, at most 512 KB; shown to payers as a PNG of at most 512 px a side.",
-    )
-    remove_logo = forms.BooleanField(required=False, label="Remove the logo")
-    logo_url = forms.URLField(required=False, max_length=2048, assume_scheme="https")
-    website_url = forms.URLField(required=False, max_length=2048, assume_scheme="https")
-    support_url = forms.URLField(required=False, max_length=2048, assume_scheme="https")
-    brand_color = forms.RegexField(
-        regex=r"^#[0-9a-fA-F]{6}$", required=False, help_text="Accent colour such as #1f4fd1."
-    )
-
-    class Meta:
-        model = Organization
-        exclude = ("logo_digest",)
-
-    def clean(self):
-        from merchant.branding import LogoError, logo_from_upload
-
-        cleaned = super().clean()
-        for name in ("logo_url", "website_url", "support_url"):
-            value = cleaned.get(name) or ""
-            if value and not value.lower().startswith(("https://", "http://")):
-                self.add_error(name, "Enter an http(s) URL.")
-        upload = cleaned.get("logo_file")
-        if upload is not None:
-            try:
-                cleaned["logo"] = logo_from_upload(upload.read(512 * 1024 + 1))
-            except LogoError as exc:
-                self.add_error("logo_file", str(exc))
-        return cleaned
-
-
 @admin.register(Organization)
 class OrganizationAdmin(admin.ModelAdmin):
-    form = OrganizationForm
+    """The organization; merchant.admin adds its branding (the logo lives in the merchant app)."""
+
     list_display = ("slug", "name", "contact_email", "created_at")
     search_fields = ("slug", "name", "contact_email")
-    readonly_fields = ("id", "created_at", "updated_at", "logo_preview")
+    readonly_fields = ("id", "created_at", "updated_at")
     inlines = [ApiKeyInline]
 
-    @admin.display(description="Logo")
-    def logo_preview(self, obj):
-        from django.utils.html import format_html
-
-        from merchant.branding import logo_url
-
-        url = logo_url(obj) if obj and obj.pk else None
-        return format_html('<img src="{}" alt="logo" height="64">', url) if url else "none"
-
     def save_model(self, request, obj, form, change):
-        from merchant.branding import organization_logo_delete, organization_logo_set
-
         obj.updated_at = timezone.now()
         super().save_model(request, obj, form, change)
-        if form.cleaned_data.get("logo") is not None:
-            organization_logo_set(
-                ctx=RequestContext.for_staff(request, obj), organization=obj, logo=form.cleaned_data["logo"]
-            )
-        elif form.cleaned_data.get("remove_logo") and obj.logo_digest:
-            organization_logo_delete(ctx=RequestContext.for_staff(request, obj), organization=obj)
 
 
 class ApiKeyAddForm(forms.ModelForm):
