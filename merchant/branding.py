@@ -22,7 +22,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -158,8 +158,13 @@ def organization_logo_delete(*, ctx: RequestContext, organization: Organization)
 # --- views ------------------------------------------------------------------------------------------
 
 
+@extend_schema_field({"type": "string", "format": "byte", "contentMediaType": "image/png"})
+class Base64ImageField(serializers.CharField):
+    """An image file in base64 (a `data:image/...;base64,` prefix is accepted)."""
+
+
 class LogoUploadSerializer(serializers.Serializer):
-    image = serializers.CharField(
+    image = Base64ImageField(
         help_text=f"The image file, base64: PNG, JPEG, WebP or GIF, at most {LOGO_MAX_BYTES} bytes and "
         f"{LOGO_MAX_SIDE} pixels a side. Kept as a PNG of at most {LOGO_SIDE} pixels a side."
     )
