@@ -83,7 +83,11 @@ def _context(widget: Widget) -> dict[str, Any]:
         }
     elif widget.widget_type == Widget.Type.DEPOSIT:
         context["options"] = [
-            {"value": f"{chain_id}:{address}", "label": _token_label(chain_id, address)}
+            {
+                "value": f"{chain_id}:{address}",
+                "label": _("%(token)s on %(chain)s")
+                % {"token": token.symbol, "chain": _chain_name(chain_id)},
+            }
             for chain_id, address, token in deposit_options(config)
         ]
     elif widget.widget_type == Widget.Type.SWAP:
