@@ -30,9 +30,10 @@ urlpatterns = [
     path("", include("orders.urls")),
     path("", include("checkout.urls")),
     path("", include("onramp.urls")),
+    path("dashboard/", include("dashboard.urls")),
     # Everything else outside the admin (which has its own) is an unknown path of the root
     # interface, answered in its envelope, with DEBUG on or off: /api/, /static/nope, /x.
-    re_path(r"^(?!admin/)(?P<path>[\s\S]*)$", order_route_not_found),  # [\s\S]: a newline too
+    re_path(r"^(?!admin/|dashboard/)(?P<path>[\s\S]*)$", order_route_not_found),  # [\s\S]: a newline too
 ]
 
 # What fails outside a view (a Host header not allowed, an uncaught exception) in the interface's envelope.

@@ -30,6 +30,7 @@ from checkout.models import (
     WidgetEvent,
 )
 from core.models import ClusterIdentity
+from dashboard.models import Invitation, Member, Role
 from ledger.models import Account, BalanceTransaction, Entry, Posting, ReconcileRun, ReconcileStart
 from merchant.models import Customer, OrganizationLogo, Product, RevenueDay
 from onramp.models import VendorBEvent
@@ -633,3 +634,36 @@ class VendorBEventFactory(factory.django.DjangoModelFactory):
 
     event_id = factory.Sequence(lambda n: f"evt_{n:024d}")
     type = "payment_intent.succeeded"
+
+
+# --- dashboard ----------------------------------------------------------------------------------
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "auth.User"
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"member{n}@shop.example")
+    email = factory.SelfAttribute("username")
+    password = factory.django.Password("correct horse battery staple 42")
+
+
+class MemberFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Member
+
+    user = factory.SubFactory(UserFactory)
+    organization = factory.SubFactory(OrganizationFactory)
+    role = Role.VIEWER
+
+
+class InvitationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Invitation
+
+    organization = factory.SubFactory(OrganizationFactory)
+    email = factory.Sequence(lambda n: f"invited{n}@shop.example")
+    role = Role.DEVELOPER
+    token_digest = factory.Sequence(lambda n: hashlib.sha256(f"token-{n}".encode()).hexdigest())
+    expires_at = factory.LazyFunction(lambda: timezone.now() + timedelta(hours=72))

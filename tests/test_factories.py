@@ -10,7 +10,7 @@ from tests import factories
 
 pytestmark = pytest.mark.django_db
 
-FRAMEWORK_APPS = {"admin", "auth", "contenttypes", "sessions", "axes"}
+FRAMEWORK_APPS = {"admin", "auth", "contenttypes", "sessions", "axes", "otp_totp"}
 
 
 def _factories():

@@ -64,6 +64,9 @@ INSTALLED_APPS = [
     "webhooks",
     "checkout",
     "onramp",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "dashboard",
 ]
 
 MIDDLEWARE = [
@@ -74,6 +77,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",  # request.user.is_verified(): the dashboard's second factor
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "platform_api.middleware.PlatformErrorMiddleware",

@@ -21,6 +21,13 @@ AUTHENTICATION_BACKENDS = [
 ADMIN_SIGNIN_FAILURES_PER_IP = env_int("ADMIN_SIGNIN_FAILURES_PER_IP", 10)
 ADMIN_SIGNIN_FAILURES_PER_ACCOUNT = env_int("ADMIN_SIGNIN_FAILURES_PER_ACCOUNT", 20)
 ADMIN_SIGNIN_COOLOFF_MINUTES = env_int("ADMIN_SIGNIN_COOLOFF_MINUTES", 15)
+# The merchant dashboard (dashboard/auth.py): wrong passwords or codes per account (never per client IP) in any
+# 60 seconds before that account's sign-in waits. Its session cookie is HttpOnly, SameSite=Lax, Secure in
+# production, as the admin's.
+DASHBOARD_SIGNIN_FAILURES_PER_MINUTE = env_int("DASHBOARD_SIGNIN_FAILURES_PER_MINUTE", 5)
+DASHBOARD_INVITATION_HOURS = env_int("DASHBOARD_INVITATION_HOURS", 72)  # how long an invitation link works
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_HTTPONLY = True
 AXES_HANDLER = "core.signin.SignInGuard"
 AXES_FAILURE_LIMIT = ADMIN_SIGNIN_FAILURES_PER_IP
 AXES_LOCKOUT_PARAMETERS = ["ip_address", ["username", "ip_address"]]

@@ -1,0 +1,93 @@
+"""The dashboard in Chromium: an owner signs in, sets up two-factor sign-in, finds a payment; every page at
+phone and desktop size, kept as screenshots under var/artifacts/dashboard/, with axe-core's verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django_otp.plugins.otp_totp.models import TOTPDevice
+from playwright.sync_api import expect
+
+from orders.models import OrderStatusChange
+from tests.dashboard.conftest import PASSWORD, code_for, make_member
+from tests.factories import OrderFactory, RevenueDayFactory, TransactionFactory
+
+ARTIFACTS = Path(settings.BASE_DIR) / "var" / "artifacts" / "dashboard"
+AXE = Path(settings.BASE_DIR) / "tools" / "node_modules" / "axe-core" / "axe.min.js"
+SIZES = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _serious(page) -> list:
+    if not AXE.exists():
+        return []
+    page.evaluate(AXE.read_text())
+    return page.evaluate(
+        """() => axe.run(document).then(r => r.violations
+            .filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => v.id))"""
+    )
+
+
+def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
+    organization, tokens, live_server, browser_page
+):
+    from django.utils import timezone
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    owner = make_member(organization, "owner@shop.example", "owner")
+    order = OrderFactory(organization=organization)
+    OrderStatusChange.objects.create(
+        order=order, from_status="scanning_deposit_transaction", to_status="executed", reason="delivered"
+    )
+    payment = TransactionFactory(
+        organization=organization, order_id=order.pk, status="completed", amount_usd=4
+    )
+    RevenueDayFactory(organization=organization, day=timezone.now().date(), amount_usd=4, transactions=1)
+    page = browser_page
+    errors = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+
+    page.goto(f"{live_server.url}/dashboard/")
+    expect(page.get_by_role("heading", name="Sign in to the dashboard")).to_be_visible()
+    page.screenshot(path=ARTIFACTS / "phone-sign-in.png", full_page=True)
+    page.get_by_label("Email").fill("owner@shop.example")
+    page.get_by_label("Password").fill("not the password")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#form-error")).to_have_text("That email and password do not match a member.")
+    errors.clear()  # the refused sign-in is a 400, which the console notes
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Set up two-factor sign-in")).to_be_visible()
+    assert page.locator(".qr svg").count() == 1
+    page.screenshot(path=ARTIFACTS / "phone-two-factor.png", full_page=True)
+    device = TOTPDevice.objects.get(user=owner.user, confirmed=False)
+    page.get_by_label("Code", exact=True).fill(code_for(device))  # what the authenticator app shows
+    page.get_by_role("button", name="Turn on two-factor sign-in").click()
+    expect(page.get_by_role("heading", name="Home")).to_be_visible()
+    assert page.inner_text("#today-revenue") == "$4.00"
+
+    for size, viewport in SIZES.items():
+        page.set_viewport_size(viewport)
+        for name, path in (
+            ("home", "/dashboard/"),
+            ("payments", "/dashboard/payments/"),
+            ("payment", f"/dashboard/payments/{payment.id}"),
+        ):
+            page.goto(f"{live_server.url}{path}")
+            assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"] + 1
+            assert _serious(page) == [], (size, name)
+            page.screenshot(path=ARTIFACTS / f"{size}-{name}.png", full_page=True)
+
+    # The filter updates the table in place (htmx) and the address with it.
+    page.goto(f"{live_server.url}/dashboard/payments/")
+    page.get_by_label("Status").select_option("failed")
+    expect(page.locator("#payments-table")).to_contain_text("No payments yet.")
+    expect(page).to_have_url(f"{live_server.url}/dashboard/payments/?q=&status=failed")
+    page.get_by_label("Status").select_option("completed")
+    expect(page.locator("#payments-table")).to_contain_text(payment.id)
+    page.get_by_role("link", name=payment.id).click()
+    expect(page.locator("#timeline")).to_contain_text("delivered")
+    assert errors == []  # nothing refused by the CSP, no script error
