@@ -24,6 +24,11 @@ class AuditEvent(models.Model):
     request_method = models.CharField(max_length=10)
     request_path = models.CharField(max_length=500)
     status_code = models.PositiveSmallIntegerField()
+    actor = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="api_key:ak_..., member:mem_... (dashboard) or staff:<username> (admin).",
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:

@@ -17,6 +17,9 @@ class AuditEventSerializer(serializers.Serializer):
     request_method = serializers.CharField()
     request_path = serializers.CharField()
     status_code = serializers.IntegerField()
+    actor = serializers.CharField(
+        help_text="Who acted: `api_key:ak_...`, `member:mem_...` (the dashboard) or `staff:<username>` (the admin)."
+    )
     created_at = serializers.DateTimeField()
 
 

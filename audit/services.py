@@ -27,6 +27,7 @@ def audit_event_record(
         request_method=ctx.method,
         request_path=ctx.path[:500],
         status_code=status_code,
+        actor=ctx.actor[:200],
     )
 
 

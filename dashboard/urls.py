@@ -3,7 +3,7 @@
 from django.urls import path
 
 from core.inputs import register_converters
-from dashboard import pages, views
+from dashboard import links, pages, views, webhook_pages
 
 register_converters()
 
@@ -13,6 +13,15 @@ urlpatterns = [
     path("", pages.home, name="home"),
     path("payments/", pages.payments, name="payments"),
     path("payments/<public_id:transaction_id>", pages.payment, name="payment"),
+    path("links/", links.link_list, name="links"),
+    path("links/new/", links.link_create, name="link-new"),
+    path("links/<public_id:link_id>", links.link_detail, name="link"),
+    path("links/<public_id:link_id>/active", links.link_active, name="link-active"),
+    path("webhooks/", webhook_pages.webhook_list, name="webhooks"),
+    path("webhooks/<public_id:webhook_id>", webhook_pages.webhook_detail, name="webhook"),
+    path(
+        "webhooks/<public_id:webhook_id>/<slug:action>", webhook_pages.webhook_action, name="webhook-action"
+    ),
     path("sign-in/", views.sign_in, name="sign-in"),
     path("sign-in/code/", views.sign_in_code, name="sign-in-code"),
     path("two-factor/", views.two_factor, name="two-factor"),

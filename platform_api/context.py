@@ -20,6 +20,9 @@ class RequestContext:
     ip_address: str
     method: str
     path: str
+    # Who acted, as the audit log names them: `api_key:ak_...`, `member:mem_...` (the dashboard) or
+    # `staff:<username>` (the admin).
+    actor: str = ""
 
     @classmethod
     def for_staff(cls, request, organization: Organization) -> RequestContext:
@@ -30,6 +33,19 @@ class RequestContext:
             ip_address=client_ip(request),
             method=request.method,
             path=request.path,
+            actor=f"staff:{request.user.get_username()}" if getattr(request, "user", None) else "staff",
+        )
+
+    @classmethod
+    def for_member(cls, request, member) -> RequestContext:
+        """A member's action in the dashboard, audited with the member as the actor."""
+        return cls(
+            organization=member.organization,
+            api_key=None,
+            ip_address=client_ip(request),
+            method=request.method,
+            path=request.path,
+            actor=f"member:{member.id}",
         )
 
     @classmethod
@@ -41,4 +57,5 @@ class RequestContext:
             ip_address=client_ip(request),
             method=request.method,
             path=request.path,
+            actor=f"api_key:{api_key.id}" if api_key is not None else "",
         )

@@ -143,6 +143,7 @@ class AuditEventFactory(factory.django.DjangoModelFactory):
     request_method = "POST"
     request_path = "/api/v1/api-keys"
     status_code = 201
+    actor = factory.LazyAttribute(lambda o: f"api_key:ak_{o.resource_id[-6:]}")
     created_at = factory.LazyFunction(timezone.now)
 
 

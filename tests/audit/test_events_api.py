@@ -34,6 +34,7 @@ def test_lists_own_events_newest_first_with_pagination(reader, organization):
         "request_method": "POST",
         "request_path": "/api/v1/api-keys",
         "status_code": 201,
+        "actor": new.actor,
         "created_at": new.created_at.isoformat().replace("+00:00", "Z"),
     }
 
@@ -118,3 +119,9 @@ def test_total_is_exact_up_to_the_window_and_pages_stop_there(reader, organizati
     assert newest[4].id in [e["id"] for e in narrowed["data"]]
     monkeypatch.setattr("audit.views.LIST_WINDOW", 10)
     assert reader.get("/api/v1/events?limit=3").json()["pagination"]["total"] == 6
+
+
+def test_each_event_names_who_acted(admin_client, admin_key):
+    admin_client.patch("/api/v1/organization", {"name": "Renamed"}, format="json")
+    listed = admin_client.get("/api/v1/events").json()["data"]
+    assert [event["actor"] for event in listed] == [f"api_key:{admin_key[0].id}"]

@@ -12,7 +12,9 @@ from playwright.sync_api import expect
 
 from orders.models import OrderStatusChange
 from tests.dashboard.conftest import PASSWORD, code_for, make_member
-from tests.factories import OrderFactory, RevenueDayFactory, TransactionFactory
+from tests.dashboard.test_webhooks import _failed
+from tests.factories import OrderFactory, PaymentLinkFactory, RevenueDayFactory, TransactionFactory
+from tests.webhooks.conftest import make_endpoint
 
 ARTIFACTS = Path(settings.BASE_DIR) / "var" / "artifacts" / "dashboard"
 AXE = Path(settings.BASE_DIR) / "tools" / "node_modules" / "axe-core" / "axe.min.js"
@@ -32,7 +34,7 @@ def _serious(page) -> list:
 
 
 def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
-    organization, tokens, live_server, browser_page
+    organization, tokens, live_server, browser_page, httpserver
 ):
     from django.utils import timezone
 
@@ -46,6 +48,10 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
         organization=organization, order_id=order.pk, status="completed", amount_usd=4
     )
     RevenueDayFactory(organization=organization, day=timezone.now().date(), amount_usd=4, transactions=1)
+    link = PaymentLinkFactory(organization=organization, name="Poster A2")
+    httpserver.expect_request("/hooks").respond_with_data("ok")
+    endpoint, _ = make_endpoint(organization, httpserver.url_for("/hooks"))
+    failed = _failed(endpoint)
     page = browser_page
     errors = []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
@@ -71,11 +77,17 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
 
     for size, viewport in SIZES.items():
         page.set_viewport_size(viewport)
-        for name, path in (
-            ("home", "/dashboard/"),
-            ("payments", "/dashboard/payments/"),
-            ("payment", f"/dashboard/payments/{payment.id}"),
-        ):
+        pages = {
+            "home": "/dashboard/",
+            "payments": "/dashboard/payments/",
+            "payment": f"/dashboard/payments/{payment.id}",
+            "links": "/dashboard/links/",
+            "link": f"/dashboard/links/{link.id}",
+            "link-new": "/dashboard/links/new/",
+            "webhooks": "/dashboard/webhooks/",
+            "webhook": f"/dashboard/webhooks/{endpoint.id}",
+        }
+        for name, path in pages.items():
             page.goto(f"{live_server.url}{path}")
             assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"] + 1
             assert _serious(page) == [], (size, name)
@@ -90,4 +102,11 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
     expect(page.locator("#payments-table")).to_contain_text(payment.id)
     page.get_by_role("link", name=payment.id).click()
     expect(page.locator("#timeline")).to_contain_text("delivered")
+
+    # A failed webhook delivery, found in the endpoint's log and sent again.
+    page.goto(f"{live_server.url}/dashboard/webhooks/{endpoint.id}")
+    page.locator(f"#delivery-{failed.id} summary").click()
+    expect(page.locator(f"#delivery-{failed.id}")).to_contain_text("HTTP 500")
+    page.get_by_role("button", name="Retry this delivery").click()
+    expect(page.locator("#flash")).to_have_text(f"Retried {failed.id}: delivered (200).")
     assert errors == []  # nothing refused by the CSP, no script error

@@ -199,3 +199,4 @@ def test_staff_upload_a_logo_in_the_admin_and_a_bad_file_is_said_beside_the_fiel
     organization.refresh_from_db()
     assert organization.logo_digest and organization.brand_color == "#112233"
     assert OrganizationLogo.objects.get().digest == organization.logo_digest
+    assert AuditEvent.objects.get(event_type="organization.logo_updated").actor.startswith("staff:")

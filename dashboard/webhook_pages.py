@@ -1,0 +1,140 @@
+"""Webhooks in the dashboard: why deliveries stopped and what to do about it.
+
+The endpoints with their state (a disabled one says why), each endpoint's delivery log (the request body it
+sent, each attempt's response code, time and error), and the actions the API has: retry one failed delivery,
+send again everything that failed since a time, re-enable, rotate the secret (shown once), send a test.
+Actions need the developer role or above, go through webhooks.services and are audited with the member.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.views.decorators.http import require_GET, require_POST
+
+from core.errors import DomainError
+from dashboard.auth import member_view
+from dashboard.roles import DEVELOP
+from platform_api.context import RequestContext
+from platform_api.errors import PlatformError
+from webhooks import selectors, services
+from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+
+LOG_SIZE = 50
+FLASH = "dashboard_flash"
+
+
+def _endpoint(request: HttpRequest, webhook_id: str) -> WebhookEndpoint:
+    try:
+        return selectors.webhook_endpoint_get(organization=request.member.organization, webhook_id=webhook_id)
+    except (PlatformError, DomainError):
+        raise Http404("There is no such webhook endpoint.") from None
+
+
+def _flash(request: HttpRequest, text: str, *, bad: bool = False) -> None:
+    request.session[FLASH] = {"text": text, "bad": bad}
+
+
+@require_GET
+@member_view()
+def webhook_list(request: HttpRequest) -> HttpResponse:
+    endpoints = list(
+        selectors.webhook_endpoint_list(organization=request.member.organization).order_by("-created_at")
+    )
+    return render(
+        request,
+        "dashboard/webhooks.html",
+        {"member": request.member, "endpoints": endpoints, "nav": "webhooks"},
+    )
+
+
+@require_GET
+@member_view()
+def webhook_detail(request: HttpRequest, webhook_id: str) -> HttpResponse:
+    endpoint = _endpoint(request, webhook_id)
+    status = request.GET.get("status", "")
+    deliveries = WebhookDelivery.objects.filter(endpoint=endpoint)
+    if status in WebhookDelivery.Status.values:
+        deliveries = deliveries.filter(status=status)
+    log = list(deliveries.order_by("-created_at", "-id")[:LOG_SIZE])
+    attempts: dict[str, list[WebhookAttempt]] = {}
+    for attempt in WebhookAttempt.objects.filter(delivery__in=log).order_by("number"):
+        attempts.setdefault(attempt.delivery_id, []).append(attempt)
+    return render(
+        request,
+        "dashboard/webhook.html",
+        {
+            "member": request.member,
+            "endpoint": endpoint,
+            "log": [{"delivery": d, "attempts": attempts.get(d.id, [])} for d in log],
+            "status": status,
+            "statuses": WebhookDelivery.Status.values,
+            "flash": request.session.pop(FLASH, None),
+            "secret": request.session.pop("dashboard_new_secret", None),
+            "since_default": (timezone.now() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M"),
+            "nav": "webhooks",
+        },
+    )
+
+
+@require_POST
+@member_view(DEVELOP)
+def webhook_action(request: HttpRequest, webhook_id: str, action: str) -> HttpResponse:
+    endpoint = _endpoint(request, webhook_id)
+    ctx = RequestContext.for_member(request, request.member)
+    try:
+        if action == "retry":
+            delivery = WebhookDelivery.objects.filter(
+                endpoint=endpoint, pk=request.POST.get("delivery", "")
+            ).first()
+            if delivery is None:
+                raise Http404("There is no such delivery.")
+            result = services.webhook_delivery_retry(delivery=delivery)
+            _flash(request, f"Retried {delivery.id}: {_said(result)}", bad=not result.succeeded)
+        elif action == "resend-failed":
+            since = _since(request.POST.get("since", ""))
+            if since is None:
+                _flash(
+                    request, "Enter the date and time to send again from, such as 2026-11-25T09:00.", bad=True
+                )
+            else:
+                count = services.webhook_deliveries_requeue_failed(
+                    deliveries=WebhookDelivery.objects.filter(endpoint=endpoint, created_at__gte=since)
+                )
+                _flash(request, f"{count} failed deliver{'y' if count == 1 else 'ies'} will be sent again.")
+        elif action == "enable":
+            if not endpoint.is_active:
+                services.webhook_endpoint_update(ctx=ctx, endpoint=endpoint, is_active=True)
+            _flash(request, "The endpoint is enabled; what it held back is being sent.")
+        elif action == "rotate":
+            _, secret = services.webhook_endpoint_rotate_secret(ctx=ctx, endpoint=endpoint)
+            request.session["dashboard_new_secret"] = secret
+            _flash(
+                request,
+                "A new signing secret: copy it now, it is not shown again. The old one signs beside it for a while.",
+            )
+        elif action == "test":
+            result = services.webhook_endpoint_send_test(endpoint=endpoint)
+            _flash(request, f"Test delivery: {_said(result)}", bad=not result.succeeded)
+        else:
+            raise Http404("No such action.")
+    except (DomainError, PlatformError) as exc:
+        _flash(request, getattr(exc, "message", str(exc)), bad=True)
+    return redirect("dashboard:webhook", webhook_id=endpoint.id)
+
+
+def _said(result) -> str:
+    if result.succeeded:
+        return f"delivered ({result.response_code})."
+    return f"failed ({result.response_code or result.error or 'no answer'})."
+
+
+def _since(text: str) -> datetime | None:
+    found = parse_datetime(text.strip()) if text else None
+    if found is None:
+        return None
+    return found if timezone.is_aware(found) else timezone.make_aware(found, UTC)
