@@ -3,7 +3,7 @@
 from django.urls import path
 
 from core.inputs import register_converters
-from dashboard import links, pages, views, webhook_pages
+from dashboard import keys, links, pages, views, webhook_pages
 
 register_converters()
 
@@ -22,6 +22,8 @@ urlpatterns = [
     path(
         "webhooks/<public_id:webhook_id>/<slug:action>", webhook_pages.webhook_action, name="webhook-action"
     ),
+    path("keys/", keys.key_list, name="keys"),
+    path("keys/<public_id:key_id>/revoke", keys.key_revoke, name="key-revoke"),
     path("sign-in/", views.sign_in, name="sign-in"),
     path("sign-in/code/", views.sign_in_code, name="sign-in-code"),
     path("two-factor/", views.two_factor, name="two-factor"),

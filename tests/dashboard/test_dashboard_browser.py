@@ -86,6 +86,7 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
             "link-new": "/dashboard/links/new/",
             "webhooks": "/dashboard/webhooks/",
             "webhook": f"/dashboard/webhooks/{endpoint.id}",
+            "keys": "/dashboard/keys/",
         }
         for name, path in pages.items():
             page.goto(f"{live_server.url}{path}")
@@ -109,4 +110,14 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
     expect(page.locator(f"#delivery-{failed.id}")).to_contain_text("HTTP 500")
     page.get_by_role("button", name="Retry this delivery").click()
     expect(page.locator("#flash")).to_have_text(f"Retried {failed.id}: delivered (200).")
+
+    # A key: created, shown once, revoked.
+    page.goto(f"{live_server.url}/dashboard/keys/")
+    page.get_by_label("Name").fill("shop backend")
+    page.get_by_label("write").check()
+    page.get_by_role("button", name="Create the key").click()
+    expect(page.locator("#new-key")).to_contain_text("svc_")
+    page.screenshot(path=ARTIFACTS / "desktop-key-created.png", full_page=True)
+    page.get_by_role("button", name="Revoke shop backend").click()
+    expect(page.locator("table")).to_contain_text("revoked")
     assert errors == []  # nothing refused by the CSP, no script error
