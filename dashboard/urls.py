@@ -3,7 +3,7 @@
 from django.urls import path
 
 from core.inputs import register_converters
-from dashboard import keys, links, pages, views, webhook_pages
+from dashboard import keys, links, member_pages, pages, views, webhook_pages
 
 register_converters()
 
@@ -24,6 +24,13 @@ urlpatterns = [
     ),
     path("keys/", keys.key_list, name="keys"),
     path("keys/<public_id:key_id>/revoke", keys.key_revoke, name="key-revoke"),
+    path("team/", member_pages.member_list, name="members"),
+    path("team/<public_id:member_id>/remove", member_pages.member_remove, name="member-remove"),
+    path(
+        "team/invitations/<public_id:invitation_id>/revoke",
+        member_pages.invitation_revoke,
+        name="invitation-revoke",
+    ),
     path("sign-in/", views.sign_in, name="sign-in"),
     path("sign-in/code/", views.sign_in_code, name="sign-in-code"),
     path("two-factor/", views.two_factor, name="two-factor"),

@@ -87,6 +87,7 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
             "webhooks": "/dashboard/webhooks/",
             "webhook": f"/dashboard/webhooks/{endpoint.id}",
             "keys": "/dashboard/keys/",
+            "team": "/dashboard/team/",
         }
         for name, path in pages.items():
             page.goto(f"{live_server.url}{path}")
@@ -121,3 +122,40 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
     page.get_by_role("button", name="Revoke shop backend").click()
     expect(page.locator("table")).to_contain_text("revoked")
     assert errors == []  # nothing refused by the CSP, no script error
+
+
+def test_an_invited_member_joins_in_the_browser_and_as_a_viewer_sees_nothing_to_change(
+    organization, live_server, browser_page, mailoutbox
+):
+    import re
+
+    from webhooks import notifications
+    from webhooks.models import NotificationEmail
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    admin = make_member(organization, "admin@shop.example", "admin")
+    page = browser_page
+    page.goto(f"{live_server.url}/dashboard/sign-in/")
+    page.get_by_label("Email").fill(admin.user.email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.goto(f"{live_server.url}/dashboard/team/")
+    page.get_by_label("Email").fill("viewer@shop.example")
+    page.get_by_label("Role").select_option("viewer")
+    page.get_by_role("button", name="Send the invitation").click()
+    expect(page.locator("#flash")).to_contain_text("Invitation sent to viewer@shop.example")
+    notifications.send(NotificationEmail.objects.get(event_type="member.invited").id)  # as the worker does
+    link = re.search(r"https?://\S+/dashboard/invitations/\S+/", mailoutbox[0].body).group(0)
+
+    newcomer = page.context.browser.new_page(viewport={"width": 390, "height": 844})
+    newcomer.goto(f"{live_server.url}/dashboard/" + link.split("/dashboard/", 1)[1])
+    newcomer.get_by_label("Password", exact=True).fill(PASSWORD)
+    newcomer.get_by_label("The same password again").fill(PASSWORD)
+    newcomer.screenshot(path=ARTIFACTS / "phone-invitation.png", full_page=True)
+    newcomer.get_by_role("button", name="Join").click()
+    expect(newcomer.get_by_role("heading", name="Home")).to_be_visible()
+    for path in ("/dashboard/links/", "/dashboard/team/", "/dashboard/webhooks/"):
+        newcomer.goto(f"{live_server.url}{path}")
+        assert newcomer.locator("main form[method=post]").count() == 0, path  # nothing to change
+    newcomer.goto(f"{live_server.url}/dashboard/keys/")
+    expect(newcomer.get_by_role("heading", name="Not allowed")).to_be_visible()
