@@ -21,6 +21,8 @@ from dashboard.auth import member_view, sign_out_everywhere
 from dashboard.links import FORM_TOKENS
 from dashboard.models import Invitation, Member, Role
 from dashboard.roles import ADMIN
+from platform_api.context import RequestContext
+from platform_api.signals import record_write
 from webhooks.notifications import queue
 
 FLASH = "dashboard_members_flash"
@@ -60,6 +62,13 @@ def member_list(request: HttpRequest) -> HttpResponse:
                     body = render_to_string(
                         "dashboard/email/invitation.txt",
                         {"organization": organization, "link": link, "inviter": request.member.user.email},
+                    )
+                    record_write(
+                        ctx=RequestContext.for_member(request, request.member),
+                        event_type="invitation.created",
+                        resource_type="invitation",
+                        resource_id=link.invitation.id,
+                        status_code=201,
                     )
                     queue(
                         organization=organization,
@@ -114,7 +123,15 @@ def invitation_revoke(request: HttpRequest, invitation_id: str) -> HttpResponse:
     found = Invitation.objects.filter(organization=request.member.organization, pk=invitation_id)
     if not found.exists():
         raise Http404("There is no such invitation.")
-    found.filter(accepted_at__isnull=True, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    with transaction.atomic():
+        if found.filter(accepted_at__isnull=True, revoked_at__isnull=True).update(revoked_at=timezone.now()):
+            record_write(
+                ctx=RequestContext.for_member(request, request.member),
+                event_type="invitation.revoked",
+                resource_type="invitation",
+                resource_id=invitation_id,
+                status_code=200,
+            )
     return redirect("dashboard:members")
 
 
@@ -135,6 +152,13 @@ def member_remove(request: HttpRequest, member_id: str) -> HttpResponse:
         target.delete()
         user.is_active = False
         user.save(update_fields=["is_active"])
+        record_write(
+            ctx=RequestContext.for_member(request, request.member),
+            event_type="member.deleted",
+            resource_type="member",
+            resource_id=member_id,
+            status_code=200,
+        )
     if target.pk == request.member.pk:
         return redirect("dashboard:sign-in")
     request.session[FLASH] = f"{user.email} is no longer a member."

@@ -1,6 +1,7 @@
 """The merchant dashboard at /dashboard/."""
 
-from django.urls import path
+from django.contrib.auth import views as auth_views
+from django.urls import path, reverse_lazy
 
 from core.inputs import register_converters
 from dashboard import keys, links, member_pages, pages, views, webhook_pages
@@ -35,6 +36,31 @@ urlpatterns = [
     path("sign-in/code/", views.sign_in_code, name="sign-in-code"),
     path("two-factor/", views.two_factor, name="two-factor"),
     path("invitations/<str:token>/", views.invitation, name="invitation"),
+    # Password reset: Django's views, which answer the same whether the email has an account or not.
+    path(
+        "password-reset/",
+        auth_views.PasswordResetView.as_view(
+            template_name="dashboard/password_reset.html",
+            email_template_name="dashboard/email/password_reset.txt",
+            subject_template_name="dashboard/email/password_reset_subject.txt",
+            success_url=reverse_lazy("dashboard:password-reset-sent"),
+            extra_context={"title": "Reset your password"},
+        ),
+        name="password-reset",
+    ),
+    path(
+        "password-reset/sent/",
+        auth_views.PasswordResetDoneView.as_view(template_name="dashboard/password_reset_sent.html"),
+        name="password-reset-sent",
+    ),
+    path(
+        "password-reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(
+            template_name="dashboard/password_reset_confirm.html",
+            success_url=reverse_lazy("dashboard:sign-in"),
+        ),
+        name="password-reset-confirm",
+    ),
     path("sign-out/", views.sign_out, name="sign-out"),
     path("sign-out/everywhere/", views.sign_out_everywhere, name="sign-out-everywhere"),
 ]

@@ -34,6 +34,9 @@ def test_an_invited_viewer_joins_by_email_and_can_change_nothing(organization, m
     )
     admin.post("/dashboard/team/", form)  # sent twice: one invitation
     assert Invitation.objects.count() == 1
+    from audit.models import AuditEvent
+
+    assert AuditEvent.objects.get(event_type="invitation.created").actor.startswith("member:mem_")
     email = NotificationEmail.objects.get(event_type="member.invited")
     assert notifications.send(email.id) == "sent"
     link = re.search(r"https?://\S+/dashboard/invitations/\S+/", mailoutbox[0].body).group(0)

@@ -133,3 +133,23 @@ def test_the_session_cookie_and_pages_are_locked_down(viewer):
     assert cookie["httponly"] and cookie["samesite"] == "Lax"
     csrf = Client(enforce_csrf_checks=True)
     assert csrf.post("/dashboard/sign-in/", {"email": "x@y.z", "password": "p"}).status_code == 403
+
+
+def test_a_password_reset_says_the_same_for_any_email_and_its_link_works_once(viewer, mailoutbox):
+    import re
+
+    browser = Client()
+    for email in ("nobody@shop.example", viewer.user.email):
+        sent = browser.post("/dashboard/password-reset/", {"email": email})
+        assert sent.status_code == 302 and sent["Location"] == "/dashboard/password-reset/sent/"
+    assert len(mailoutbox) == 1 and mailoutbox[0].to == [viewer.user.email]
+    link = re.search(r"http://\S+(/dashboard/password-reset/\S+/)", mailoutbox[0].body).group(1)
+    form = browser.get(link, follow=True)
+    assert "Choose a new password" in form.content.decode()
+    new = "another long passphrase 7"
+    done = browser.post(form.redirect_chain[-1][0], {"new_password1": new, "new_password2": new})
+    assert done.status_code == 302
+    assert (
+        Client().post("/dashboard/sign-in/", {"email": viewer.user.email, "password": new}).status_code == 302
+    )
+    assert "no longer works" in browser.get(link, follow=True).content.decode()
