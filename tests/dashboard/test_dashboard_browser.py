@@ -88,6 +88,7 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
             "webhook": f"/dashboard/webhooks/{endpoint.id}",
             "keys": "/dashboard/keys/",
             "team": "/dashboard/team/",
+            "settings": "/dashboard/settings/",
         }
         for name, path in pages.items():
             page.goto(f"{live_server.url}{path}")
