@@ -27,7 +27,7 @@ CHART_DAYS = 30
 PAGE_SIZE = 25
 
 
-def _amount(chain_id: int, address: str, amount) -> str:
+def token_amount(chain_id: int, address: str, amount) -> str:
     token = display_token(chain_id, address)
     if token is None or amount is None:
         return f"{amount} units" if amount is not None else "-"
@@ -99,7 +99,7 @@ def _row(txn: Transaction) -> dict:
     return {
         "id": txn.id,
         "status": txn.status,
-        "amount": _amount(txn.chain_id, txn.token_address, txn.amount),
+        "amount": token_amount(txn.chain_id, txn.token_address, txn.amount),
         "amount_usd": txn.amount_usd,
         "chain": _chain(txn.chain_id),
         "payer": txn.from_address,
@@ -162,7 +162,7 @@ def payment(request: HttpRequest, transaction_id: str) -> HttpResponse:
                 "hash": row.tx_hash,
                 "chain": _chain(row.chain),
                 "url": explorer_link(row.chain, row.tx_hash),
-                "amount": _amount(
+                "amount": token_amount(
                     row.chain,
                     getattr(row, "token_address", "") or (order.src_token_address if order else ""),
                     getattr(row, "amount", None),

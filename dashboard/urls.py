@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
 from core.inputs import register_converters
-from dashboard import keys, links, member_pages, pages, settings_pages, views, webhook_pages
+from dashboard import catalogue, keys, links, member_pages, pages, settings_pages, views, webhook_pages
 
 register_converters()
 
@@ -25,6 +25,10 @@ urlpatterns = [
     ),
     path("keys/", keys.key_list, name="keys"),
     path("keys/<public_id:key_id>/revoke", keys.key_revoke, name="key-revoke"),
+    path("analytics/", catalogue.analytics, name="analytics"),
+    path("products/", catalogue.products, name="products"),
+    path("discount-codes/", catalogue.discounts, name="discounts"),
+    path("customers/", catalogue.customers, name="customers"),
     path("settings/", settings_pages.settings_page, name="settings"),
     path("team/", member_pages.member_list, name="members"),
     path("team/<public_id:member_id>/remove", member_pages.member_remove, name="member-remove"),

@@ -89,6 +89,10 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
             "keys": "/dashboard/keys/",
             "team": "/dashboard/team/",
             "settings": "/dashboard/settings/",
+            "analytics": "/dashboard/analytics/",
+            "products": "/dashboard/products/",
+            "discounts": "/dashboard/discount-codes/",
+            "customers": "/dashboard/customers/",
         }
         for name, path in pages.items():
             page.goto(f"{live_server.url}{path}")
