@@ -164,3 +164,51 @@ def test_an_invited_member_joins_in_the_browser_and_as_a_viewer_sees_nothing_to_
         assert newcomer.locator("main form[method=post]").count() == 0, path  # nothing to change
     newcomer.goto(f"{live_server.url}/dashboard/keys/")
     expect(newcomer.get_by_role("heading", name="Not allowed")).to_be_visible()
+
+
+def test_a_link_made_in_the_dashboard_is_paid_on_the_devnet_and_the_payment_appears(
+    organization, devnets_registry, live_server, browser_page, settings
+):
+    import threading
+
+    from checkout.models import PlatformCheckoutSession
+    from orders.models import Order
+    from tests.orders.devnet_checkout import drive, random_address
+
+    (_, a), (_, b) = devnets_registry
+    settings.PUBLIC_BASE_URL = live_server.url
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    admin = make_member(organization, "admin@shop.example", "admin")
+    page = browser_page
+    page.set_viewport_size(SIZES["desktop"])
+    page.goto(f"{live_server.url}/dashboard/sign-in/")
+    page.get_by_label("Email").fill(admin.user.email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.goto(f"{live_server.url}/dashboard/links/new/")
+    page.get_by_label("Name").fill("Devnet print")
+    page.get_by_label("Paid in").select_option(f"{b['chain_id']}:{b['contracts']['dUSDC']}")
+    page.get_by_label("Price").fill("3")
+    page.get_by_label("Paid to (address)").fill(random_address())
+    page.get_by_role("button", name="Create the link").click()
+    share = page.inner_text("#share-url")
+    page.screenshot(path=ARTIFACTS / "desktop-link-created.png", full_page=True)
+
+    payer = page.context.browser.new_page(viewport=SIZES["phone"])  # the payer, elsewhere
+    payer.goto(share)
+    payer.get_by_label("Pay with").select_option(f"{a['chain_id']}:{a['contracts']['dUSDC']}")
+    payer.get_by_role("button", name="Pay").click()
+    payer.wait_for_selector("#deposit-address")
+    session = PlatformCheckoutSession.objects.get()
+    order = Order.objects.get(session_order__session=session)
+    settled = threading.Thread(target=drive, args=(order.pk,), kwargs={"until": ("executed",), "timeout": 90})
+    payer.get_by_role("button", name="Pay with devnet wallet").click()
+    settled.start()
+    expect(payer.locator("#status")).to_contain_text("Payment complete", timeout=90_000)
+    settled.join()
+
+    page.goto(f"{live_server.url}/dashboard/payments/")
+    expect(page.locator("#payments-table")).to_contain_text("completed")
+    expect(page.locator("#payments-table")).to_contain_text("dUSDC")  # 3 less the service fee
+    expect(page.locator("#payments-table")).to_contain_text("Devnet B")
+    page.screenshot(path=ARTIFACTS / "desktop-payment-appeared.png", full_page=True)
