@@ -134,17 +134,49 @@ def _seed() -> dict[str, str]:
         with connection.cursor() as cursor:
             cursor.execute(
                 f"INSERT INTO {table} (id, organization_id, event_type, resource_type, resource_id, ip_address, "  # noqa: S608
-                "request_method, request_path, status_code, created_at) "
+                "request_method, request_path, status_code, actor, created_at) "
                 "SELECT 'evt_b' || lpad(g::text, 8, '0') || substr(md5(random()::text), 1, 12), %s, "
                 "CASE WHEN g %% 10 = 0 THEN 'webhook.created' ELSE 'api_key.created' END, "
-                "'api_key', 'ak_' || g, '203.0.113.7', 'POST', '/api/v1/api-keys', 201, "
+                "'api_key', 'ak_' || g, '203.0.113.7', 'POST', '/api/v1/api-keys', 201, 'api_key:ak_bench', "
                 "now() - (g || ' seconds')::interval FROM generate_series(1, %s) AS g",
                 [organization.pk, EVENTS - have],
             )
         with connection.cursor() as cursor:  # as autovacuum would: statistics and the visibility map
             cursor.execute(f"VACUUM ANALYZE {table}")
     _seed_transactions(organization.pk)
-    return {"key": key, "order_id": order["id"], "organization": organization.pk, **_seed_checkout(client)}
+    return {
+        "key": key,
+        "order_id": order["id"],
+        "organization": organization.pk,
+        "dashboard_cookie": _dashboard_session(organization),
+        **_seed_checkout(client),
+    }
+
+
+def _dashboard_session(organization) -> str:
+    """A signed-in dashboard session of an admin member (no second factor), as its cookie."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from dashboard.auth import GENERATION
+    from dashboard.members import member_create
+    from dashboard.models import Member
+
+    member = Member.objects.filter(organization=organization, user__username="bench@shop.example").first()
+    if member is None:
+        get_user_model().objects.filter(username="bench@shop.example").delete()
+        member = member_create(
+            organization=organization,
+            email="bench@shop.example",
+            role="admin",
+            password="bench passphrase 2026",
+        )
+    client = Client()
+    client.force_login(member.user)
+    session = client.session
+    session[GENERATION] = member.session_generation
+    session.save()
+    return f"sessionid={session.session_key}"
 
 
 def _seed_transactions(organization_id: str) -> None:
@@ -874,6 +906,19 @@ def main() -> None:
             ),
             ("GET /pay/s/{id} (deposit page, QR code)", f"/pay/s/{seeded['session_id']}", {}, None),
             ("GET /pay/s/{id}/status (the page's poll)", f"/pay/s/{seeded['session_id']}/status", {}, None),
+            ("GET /dashboard/ (home)", "/dashboard/", {"Cookie": seeded["dashboard_cookie"]}, None),
+            (
+                f"GET /dashboard/payments/ ({TRANSACTIONS:,} transactions)",
+                "/dashboard/payments/",
+                {"Cookie": seeded["dashboard_cookie"]},
+                None,
+            ),
+            (
+                "GET /dashboard/analytics/",
+                "/dashboard/analytics/",
+                {"Cookie": seeded["dashboard_cookie"]},
+                None,
+            ),
         ):
             rows.append((name, _wrk(base + path, headers=headers, body=body)))
         # The poll of a browser that holds the current answer: 304 from the session's version in Redis.
