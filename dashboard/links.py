@@ -184,6 +184,7 @@ def link_detail(request: HttpRequest, link_id: str) -> HttpResponse:
             "reason": link.unavailable_reason(),
             "stats": selectors.payment_link_stats(link=link, days=30),
             "sessions": list(link.sessions.order_by("-created_at")[:10]),
+            "form_token": secrets.token_urlsafe(16),
             "nav": "links",
         },
     )
@@ -200,3 +201,21 @@ def link_active(request: HttpRequest, link_id: str) -> HttpResponse:
             ctx=RequestContext.for_member(request, request.member), link=link, data={"is_active": wanted}
         )
     return redirect("dashboard:link", link_id=link.id)
+
+
+@require_POST
+@member_view(WRITE)
+def link_duplicate(request: HttpRequest, link_id: str) -> HttpResponse:
+    """A copy of the link with its items (`Copy of ...`), made once per click of the form."""
+    link = _owned(request, link_id)
+    token = request.POST.get("form_token", "")
+    made = request.session.get(FORM_TOKENS, {})
+    if token and token in made:
+        return redirect("dashboard:link", link_id=made[token])
+    copy = services.payment_link_duplicate(
+        ctx=RequestContext.for_member(request, request.member), link=link, overrides={}
+    )
+    if token:
+        made[token] = copy.id
+        request.session[FORM_TOKENS] = dict(list(made.items())[-50:])
+    return redirect("dashboard:link", link_id=copy.id)

@@ -18,6 +18,7 @@ urlpatterns = [
     path("links/new/", links.link_create, name="link-new"),
     path("links/<public_id:link_id>", links.link_detail, name="link"),
     path("links/<public_id:link_id>/active", links.link_active, name="link-active"),
+    path("links/<public_id:link_id>/duplicate", links.link_duplicate, name="link-duplicate"),
     path("webhooks/", webhook_pages.webhook_list, name="webhooks"),
     path("webhooks/<public_id:webhook_id>", webhook_pages.webhook_detail, name="webhook"),
     path(

@@ -43,6 +43,11 @@ def test_an_admin_creates_a_link_once_however_often_the_form_is_sent(organizatio
     assert browser.post(f"/dashboard/links/{link.id}/active", {"active": "false"}).status_code == 302
     link.refresh_from_db()
     assert link.is_active is False
+    duplicate_token = _token(browser.get(f"/dashboard/links/{link.id}").content.decode())
+    copied = browser.post(f"/dashboard/links/{link.id}/duplicate", {"form_token": duplicate_token})
+    again = browser.post(f"/dashboard/links/{link.id}/duplicate", {"form_token": duplicate_token})
+    assert copied["Location"] == again["Location"] and PaymentLink.objects.count() == 2
+    assert PaymentLink.objects.exclude(pk=link.pk).get().name == "Copy of Poster"
 
 
 def test_each_error_is_said_beside_its_field_and_nothing_is_made(organization, tokens):
