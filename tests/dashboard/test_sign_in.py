@@ -153,3 +153,17 @@ def test_a_password_reset_says_the_same_for_any_email_and_its_link_works_once(vi
         Client().post("/dashboard/sign-in/", {"email": viewer.user.email, "password": new}).status_code == 302
     )
     assert "no longer works" in browser.get(link, follow=True).content.decode()
+
+
+def test_a_member_without_an_authenticator_may_turn_it_on(organization):
+    member = make_member(organization, "dev@shop.example", "developer")
+    browser = signed_in(member)
+    assert "Turn on two-factor sign-in" in browser.get("/dashboard/").content.decode()
+    browser.get("/dashboard/two-factor/")
+    device = TOTPDevice.objects.get(user=member.user, confirmed=False)
+    assert browser.post("/dashboard/two-factor/", {"code": code_for(device)})["Location"] == "/dashboard/"
+    assert "Turn on two-factor sign-in" not in browser.get("/dashboard/").content.decode()
+    again = Client()
+    assert again.post("/dashboard/sign-in/", {"email": "dev@shop.example", "password": PASSWORD})[
+        "Location"
+    ] == ("/dashboard/sign-in/code/")
