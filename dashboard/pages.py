@@ -23,6 +23,17 @@ from merchant.models import RevenueDay
 from orders.models import DepositTx, Order, OrderStatusChange, RefundTx, RelayTx
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 
+# What a payment's row shows: only these columns are read (a row's personal data stays encrypted, unread).
+ROW_FIELDS = (
+    "id",
+    "status",
+    "chain_id",
+    "token_address",
+    "amount",
+    "amount_usd",
+    "from_address",
+    "created_at",
+)
 CHART_DAYS = 30
 PAGE_SIZE = 25
 
@@ -61,7 +72,9 @@ def home(request: HttpRequest) -> HttpResponse:
         )
         for n in range(CHART_DAYS)
     ]
-    recent = list(Transaction.objects.filter(organization=organization).order_by("-created_at")[:8])
+    recent = list(
+        Transaction.objects.filter(organization=organization).only(*ROW_FIELDS).order_by("-created_at")[:8]
+    )
     week_ago = timezone.now() - timedelta(days=7)
     attention = {
         "disabled_endpoints": list(
@@ -126,7 +139,9 @@ def payments(request: HttpRequest) -> HttpResponse:
             | Q(session__client_reference_id=query)
             | Q(payment_link_id=query)
         )
-    page = Paginator(found.order_by("-created_at", "-id"), PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(found.only(*ROW_FIELDS).order_by("-created_at", "-id"), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
     context = {
         "member": request.member,
         "rows": [_row(txn) for txn in page.object_list],
