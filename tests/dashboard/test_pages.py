@@ -131,3 +131,18 @@ def test_the_vendored_htmx_is_the_pinned_npm_package():
         pytest.skip("the npm tools are not installed (make install)")
     vendored = Path(settings.BASE_DIR) / "dashboard" / "static" / "dashboard" / "vendor" / "htmx.min.js"
     assert vendored.read_bytes() == installed.read_bytes()
+
+
+def test_the_payments_page_reads_a_fixed_number_of_times_however_many_rows(organization, viewer, tokens):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    browser = signed_in(viewer)
+    TransactionFactory(organization=organization, status="completed")
+    browser.get("/dashboard/payments/")  # the token registry warms once per process
+    with CaptureQueriesContext(connection) as one:
+        browser.get("/dashboard/payments/")
+    TransactionFactory.create_batch(24, organization=organization, status="completed")
+    with CaptureQueriesContext(connection) as many:
+        browser.get("/dashboard/payments/")
+    assert len(many) == len(one) <= 6, [q["sql"][:80] for q in many.captured_queries]
