@@ -41,6 +41,7 @@ run: $(VENV)/.installed $(TOOLS)
 	@echo "Web server:    http://127.0.0.1:$(PORT)/   (API docs: /api/docs/, admin: /admin/)"
 	@echo "Staff user:    $(MANAGE) createsuperuser"
 	@echo "First API key: $(MANAGE) create_api_key --org acme --name dev --permissions admin"
+	@echo "Dashboard:     $(MANAGE) create_member --org acme --email you@shop.example --role owner  (then /dashboard/)"
 	@echo
 	exec $(BIN)/python -m config.supervise --port $(PORT)
 
