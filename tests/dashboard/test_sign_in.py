@@ -167,3 +167,10 @@ def test_a_member_without_an_authenticator_may_turn_it_on(organization):
     assert again.post("/dashboard/sign-in/", {"email": "dev@shop.example", "password": PASSWORD})[
         "Location"
     ] == ("/dashboard/sign-in/code/")
+
+
+def test_create_member_on_a_new_install_makes_the_organization(db):
+    out = io.StringIO()
+    call_command("create_member", org="newshop", email="owner@newshop.example", role="owner", stdout=out)
+    assert "Created organization newshop." in out.getvalue() and "/dashboard/invitations/" in out.getvalue()
+    assert Invitation.objects.get().organization.slug == "newshop"

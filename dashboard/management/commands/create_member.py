@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 from dashboard.members import MemberError, invitation_create, member_create
 from dashboard.models import Role
 from platform_api.models import Organization
+from platform_api.services import organization_get_or_create
 
 
 class Command(BaseCommand):
@@ -32,8 +33,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, org: str, email: str, role: str, password_stdin: bool, **options):
         organization = Organization.objects.filter(slug=org).first()
-        if organization is None:
-            raise CommandError(f"There is no organization {org!r}.")
+        if organization is None:  # as create_api_key does: a new install's first command makes it
+            try:
+                organization = organization_get_or_create(slug=org)
+            except (ValueError, ValidationError) as exc:
+                raise CommandError(f"{org!r} is not an organization slug: {exc}") from None
+            self.stdout.write(f"Created organization {organization.slug}.")
         try:
             if password_stdin:
                 password = sys.stdin.readline().rstrip("\n")
