@@ -85,8 +85,14 @@ def home(request: HttpRequest) -> HttpResponse:
         "failed_deliveries": WebhookDelivery.objects.filter(
             endpoint__organization=organization, status="failed", created_at__gte=week_ago
         ).count(),
-        "refunds": Transaction.objects.filter(organization=organization, updated_at__gte=week_ago)
-        .filter(Q(status=Transaction.Status.FAILED) | Q(refunded_amount__gt=0))
+        # On the (organization, status, created_at) and (organization, created_at) indexes: a week's rows.
+        "refunds": Transaction.objects.filter(
+            organization=organization, status=Transaction.Status.FAILED, created_at__gte=week_ago
+        ).count()
+        + Transaction.objects.filter(
+            organization=organization, created_at__gte=week_ago, refunded_amount__gt=0
+        )
+        .exclude(status=Transaction.Status.FAILED)
         .count(),
     }
     return render(
