@@ -2,7 +2,7 @@
 
 A language is one file: `locale/<code>/LC_MESSAGES/django.po`. It is offered once that file exists
 (`LANGUAGES` is read from the folder at start-up), and compiled to the `.mo` file Django reads by
-`manage.py compile_catalogs` (polib, no GNU gettext needed), which `make install`, `make run` and
+`manage.py compile_catalogs` (polib, no GNU gettext needed), which `make run` and
 `make test` run. docs/operations.md says how to add one.
 """
 
