@@ -47,7 +47,6 @@ def receipt_facts(session: PlatformCheckoutSession, order: Order) -> dict[str, A
         {"label": _("Payment transaction"), "hash": tx.tx_hash, "url": explorer_link(tx.chain, tx.tx_hash)}
         for tx in deposits
     ]
-    refunds = []
     if session.status == PlatformCheckoutSession.Status.COMPLETED:
         transactions += [
             {
@@ -57,6 +56,7 @@ def receipt_facts(session: PlatformCheckoutSession, order: Order) -> dict[str, A
             }
             for tx in order.relay_txs.filter(status="success").order_by("created_at")
         ]
+    refunded = list(order.refund_txs.filter(status="success").order_by("created_at"))
     refunds = [
         {
             "label": _("Refund transaction"),
@@ -64,7 +64,7 @@ def receipt_facts(session: PlatformCheckoutSession, order: Order) -> dict[str, A
             "url": explorer_link(tx.chain, tx.tx_hash),
             "amount": format_units(int(tx.amount), decimals),
         }
-        for tx in order.refund_txs.filter(status="success").order_by("created_at")
+        for tx in refunded
     ]
     link = session.payment_link
     return {
@@ -75,11 +75,7 @@ def receipt_facts(session: PlatformCheckoutSession, order: Order) -> dict[str, A
         "at": session.completed_at or order.filled_at or order.received_deposit_at,
         "transactions": transactions,
         "refunds": refunds,
-        "refunded": format_units(
-            sum(int(tx.amount) for tx in order.refund_txs.filter(status="success")), decimals
-        )
-        if refunds
-        else None,
+        "refunded": format_units(sum(int(tx.amount) for tx in refunded), decimals) if refunded else None,
         "back_url": success_redirect(session) or (link.return_url if link else ""),
         "back_label": (link.return_label if link else "") or _("Back to the shop"),
         "url": f"{settings.PUBLIC_BASE_URL.rstrip('/')}/pay/s/{session.id}",

@@ -51,67 +51,52 @@ def analytics(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
-@member_view()
-def products(request: HttpRequest) -> HttpResponse:
-    query = request.GET.get("q", "").strip()[:100]
-    page = _page(
-        request,
-        product_list(organization=request.member.organization, search=query or None).order_by(
-            "-created_at", "-id"
-        ),
+def _listing(
+    request: HttpRequest, selector, *, template: str, nav: str, max_query: int, rows=None
+) -> HttpResponse:
+    """A searched, paged list of one of the organization's records, newest first, from the API's selector."""
+    query = request.GET.get("q", "").strip()[:max_query]
+    found = selector(organization=request.member.organization, search=query or None).order_by(
+        "-created_at", "-id"
     )
-    rows = [
+    page = _page(request, found)
+    items = rows(page.object_list) if rows else page.object_list
+    return render(
+        request, template, {"member": request.member, "rows": items, "page": page, "q": query, "nav": nav}
+    )
+
+
+def _priced(products) -> list[dict]:
+    return [
         {
             "product": p,
             "price": token_amount(p.chain_id, p.token_address, p.amount)
             if p.amount is not None
             else "Payer chooses",
         }
-        for p in page.object_list
+        for p in products
     ]
-    return render(
-        request,
-        "dashboard/products.html",
-        {"member": request.member, "rows": rows, "page": page, "q": query, "nav": "products"},
+
+
+@require_GET
+@member_view()
+def products(request: HttpRequest) -> HttpResponse:
+    return _listing(
+        request, product_list, template="dashboard/products.html", nav="products", max_query=100, rows=_priced
     )
 
 
 @require_GET
 @member_view()
 def discounts(request: HttpRequest) -> HttpResponse:
-    query = request.GET.get("q", "").strip()[:60]
-    page = _page(
-        request,
-        discount_code_list(organization=request.member.organization, search=query or None).order_by(
-            "-created_at", "-id"
-        ),
-    )
-    return render(
-        request,
-        "dashboard/discounts.html",
-        {"member": request.member, "codes": page.object_list, "page": page, "q": query, "nav": "discounts"},
+    return _listing(
+        request, discount_code_list, template="dashboard/discounts.html", nav="discounts", max_query=60
     )
 
 
 @require_GET
 @member_view()
 def customers(request: HttpRequest) -> HttpResponse:
-    query = request.GET.get("q", "").strip()[:254]
-    page = _page(
-        request,
-        customer_list(organization=request.member.organization, search=query or None).order_by(
-            "-created_at", "-id"
-        ),
-    )
-    return render(
-        request,
-        "dashboard/customers.html",
-        {
-            "member": request.member,
-            "customers": page.object_list,
-            "page": page,
-            "q": query,
-            "nav": "customers",
-        },
+    return _listing(
+        request, customer_list, template="dashboard/customers.html", nav="customers", max_query=254
     )

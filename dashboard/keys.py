@@ -3,7 +3,6 @@ once, revoked at once. Developers and above; through platform_api.services, audi
 
 from __future__ import annotations
 
-import secrets
 from datetime import datetime, time
 
 from django.http import Http404, HttpRequest, HttpResponse
@@ -13,7 +12,7 @@ from django.utils.dateparse import parse_date
 from django.views.decorators.http import require_http_methods, require_POST
 
 from dashboard.auth import member_view
-from dashboard.links import FORM_TOKENS
+from dashboard.once import made_before, new_form_token, remember
 from dashboard.roles import DEVELOP, may
 from platform_api.context import RequestContext
 from platform_api.models import ApiKey, Permission
@@ -37,9 +36,7 @@ def key_list(request: HttpRequest) -> HttpResponse:
     values = {"name": "", "permissions": ["read"], "expires": ""}
     status = 200
     if request.method == "POST":
-        token = request.POST.get("form_token", "")
-        made = request.session.get(FORM_TOKENS, {})
-        if token and token in made:  # sent twice: the first made the key, which is shown once only
+        if made_before(request):  # sent twice: the first made the key, which is shown once only
             return redirect("dashboard:keys")
         values = {
             "name": request.POST.get("name", "").strip(),
@@ -66,8 +63,7 @@ def key_list(request: HttpRequest) -> HttpResponse:
                 expires_at=expires_at,
                 ctx=RequestContext.for_member(request, request.member),
             )
-            made[token] = key.id
-            request.session[FORM_TOKENS] = dict(list(made.items())[-50:])
+            remember(request, key.id)
             request.session[NEW_KEY] = {"id": key.id, "raw": raw}
             return redirect("dashboard:keys")
     keys = list(ApiKey.objects.filter(organization=organization).order_by("-created_at"))
@@ -81,7 +77,7 @@ def key_list(request: HttpRequest) -> HttpResponse:
             "errors": errors,
             "values": values,
             "permissions": Permission.values,
-            "form_token": secrets.token_urlsafe(16),
+            "form_token": new_form_token(),
             "nav": "keys",
         },
         status=status,

@@ -8,7 +8,6 @@ second submit lands on the link the first made.
 
 from __future__ import annotations
 
-import secrets
 from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
@@ -24,11 +23,10 @@ from checkout.models import PaymentLink
 from checkout.serializers import PaymentLinkWriteSerializer
 from core.errors import DomainError
 from dashboard.auth import member_view
+from dashboard.once import made_before, new_form_token, remember
 from dashboard.roles import WRITE
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
-
-FORM_TOKENS = "dashboard_form_tokens"  # form token -> the id of what its first submit made
 
 
 def _price(link: PaymentLink) -> str:
@@ -132,10 +130,8 @@ def link_create(request: HttpRequest) -> HttpResponse:
     form = _Form(request.POST if request.method == "POST" else None, organization)
     status = 200
     if request.method == "POST":
-        token = request.POST.get("form_token", "")
-        made = request.session.get(FORM_TOKENS, {})
-        if token and token in made:  # the same form sent again: what its first submit made
-            return redirect("dashboard:link", link_id=made[token])
+        if made := made_before(request):  # the same form sent again: what its first submit made
+            return redirect("dashboard:link", link_id=made)
         data = form.data()
         status = 400
         if data is not None:
@@ -150,8 +146,7 @@ def link_create(request: HttpRequest) -> HttpResponse:
                 target = {"chain_id": "pay_to", "token_address": "pay_to"}.get(field or "", field or "form")
                 form.errors[target if target in _Form.FIELDS else "form"] = getattr(exc, "message", str(exc))
             else:
-                made[token] = link.id
-                request.session[FORM_TOKENS] = dict(list(made.items())[-50:])
+                remember(request, link.id)
                 return redirect("dashboard:link", link_id=link.id)
     return render(
         request,
@@ -160,7 +155,7 @@ def link_create(request: HttpRequest) -> HttpResponse:
             "member": request.member,
             "form": form,
             "tokens": payable_tokens(),
-            "form_token": secrets.token_urlsafe(16),
+            "form_token": new_form_token(),
             "nav": "links",
         },
         status=status,
@@ -184,7 +179,7 @@ def link_detail(request: HttpRequest, link_id: str) -> HttpResponse:
             "reason": link.unavailable_reason(),
             "stats": selectors.payment_link_stats(link=link, days=30),
             "sessions": list(link.sessions.order_by("-created_at")[:10]),
-            "form_token": secrets.token_urlsafe(16),
+            "form_token": new_form_token(),
             "nav": "links",
         },
     )
@@ -208,14 +203,10 @@ def link_active(request: HttpRequest, link_id: str) -> HttpResponse:
 def link_duplicate(request: HttpRequest, link_id: str) -> HttpResponse:
     """A copy of the link with its items (`Copy of ...`), made once per click of the form."""
     link = _owned(request, link_id)
-    token = request.POST.get("form_token", "")
-    made = request.session.get(FORM_TOKENS, {})
-    if token and token in made:
-        return redirect("dashboard:link", link_id=made[token])
+    if made := made_before(request):
+        return redirect("dashboard:link", link_id=made)
     copy = services.payment_link_duplicate(
         ctx=RequestContext.for_member(request, request.member), link=link, overrides={}
     )
-    if token:
-        made[token] = copy.id
-        request.session[FORM_TOKENS] = dict(list(made.items())[-50:])
+    remember(request, copy.id)
     return redirect("dashboard:link", link_id=copy.id)

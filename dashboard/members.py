@@ -15,15 +15,23 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.db import IntegrityError, transaction
+from django.template.loader import render_to_string
 from django.utils import timezone
 
-from dashboard.auth import normalise_email
+from dashboard.auth import normalise_email, sign_out_everywhere
 from dashboard.models import Invitation, Member, Role
+from platform_api.context import RequestContext
 from platform_api.models import Organization
+from platform_api.signals import record_write
+from webhooks.notifications import queue
 
 
 class MemberError(ValueError):
-    """Why a member cannot be made, in words for the person making it."""
+    """Why a member cannot be made, in words for the person making it; `field` is the form field it is about."""
+
+    def __init__(self, message: str, field: str = "email"):
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -107,3 +115,74 @@ def invitation_accept(*, token: str, password: str) -> Member:
     return member_create(
         organization=invitation.organization, email=invitation.email, role=invitation.role, password=password
     )
+
+
+@transaction.atomic
+def member_invite(*, ctx: RequestContext, inviter: Member, email: str, role: str) -> InvitationLink:
+    """Invite someone to the inviter's organization: the invitation, its audit event and the email with its
+    link (through the notification outbox, sent after commit). Only an owner invites an owner."""
+    if role == Role.OWNER and inviter.role != Role.OWNER:
+        raise MemberError("Only an owner may invite an owner.", field="role")
+    organization = inviter.organization
+    link = invitation_create(organization=organization, email=email, role=role, invited_by=inviter)
+    record_write(
+        ctx=ctx,
+        event_type="invitation.created",
+        resource_type="invitation",
+        resource_id=link.invitation.id,
+        status_code=201,
+    )
+    body = render_to_string(
+        "dashboard/email/invitation.txt",
+        {"organization": organization, "link": link, "inviter": inviter.user.email},
+    )
+    queue(
+        organization=organization,
+        event=None,
+        event_type="member.invited",
+        to=link.invitation.email,
+        subject=f"Join {organization.name} on the payments dashboard"[:200],
+        body=body,
+    )
+    return link
+
+
+@transaction.atomic
+def invitation_revoke(*, ctx: RequestContext, organization: Organization, invitation_id: str) -> bool:
+    """Revoke an unused invitation of the organization; False if it has none by this id."""
+    found = Invitation.objects.filter(organization=organization, pk=invitation_id)
+    if not found.exists():
+        return False
+    if found.filter(accepted_at__isnull=True, revoked_at__isnull=True).update(revoked_at=timezone.now()):
+        record_write(
+            ctx=ctx,
+            event_type="invitation.revoked",
+            resource_type="invitation",
+            resource_id=invitation_id,
+            status_code=200,
+        )
+    return True
+
+
+@transaction.atomic
+def member_remove(*, ctx: RequestContext, remover: Member, member_id: str) -> Member | None:
+    """Remove a member of the remover's organization: signed out everywhere, account closed. None if there is
+    no such member; MemberError if an owner would be removed by a non-owner, or the last owner would go."""
+    target = (
+        Member.objects.select_for_update().filter(organization=remover.organization, pk=member_id).first()
+    )
+    if target is None:
+        return None
+    if target.role == Role.OWNER:
+        owners = Member.objects.select_for_update().filter(organization=remover.organization, role=Role.OWNER)
+        if remover.role != Role.OWNER or owners.count() <= 1:
+            raise MemberError("An owner is removed only by another owner, and the last owner stays.")
+    sign_out_everywhere(target)
+    user = target.user
+    target.delete()
+    user.is_active = False
+    user.save(update_fields=["is_active"])
+    record_write(
+        ctx=ctx, event_type="member.deleted", resource_type="member", resource_id=member_id, status_code=200
+    )
+    return target
