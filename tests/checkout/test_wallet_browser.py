@@ -18,10 +18,11 @@ import pytest
 import requests
 from django.conf import settings
 from playwright.sync_api import expect
+from web3 import Web3
 
 from checkout.models import PlatformCheckoutSession
 from orders.models import Order
-from tests.orders.devnet_checkout import drive, random_address
+from tests.orders.devnet_checkout import drive, erc20, random_address
 
 ARTIFACTS = Path(settings.BASE_DIR) / "var" / "artifacts" / "hosted"
 
@@ -179,6 +180,8 @@ def test_a_payer_pays_from_an_announced_wallet_after_it_switches_chain(
     assert page.inner_text("#summary-total") == "5.4 dUSDC"
     assert page.locator("#summary-fee").is_visible()
 
+    token_a, token_b = erc20((chain_a, a)), erc20((chain_b, b))
+    payer_before = token_a.functions.balanceOf(Web3.to_checksum_address(payer)).call()
     pay_button = page.get_by_role("button", name="Pay with Test Wallet")
     expect(pay_button).to_be_visible()
     page.screenshot(path=ARTIFACTS / "wallet-1-pay.png", full_page=True)
@@ -208,6 +211,11 @@ def test_a_payer_pays_from_an_announced_wallet_after_it_switches_chain(
     expect(page.locator("#status")).to_contain_text("Payment complete", timeout=90_000)
     settled.join()
     assert tx_hash in page.inner_text("#receipt")
+    # To the unit: the payer sent exactly what the order asked; the merchant got the whole total (fee on top).
+    assert payer_before - token_a.functions.balanceOf(Web3.to_checksum_address(payer)).call() == int(
+        order.src_amount
+    )
+    assert token_b.functions.balanceOf(link["recipient_address"]).call() == 5_400_000
     page.screenshot(path=ARTIFACTS / "wallet-3-complete.png", full_page=True)
 
 
