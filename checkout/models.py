@@ -205,6 +205,8 @@ class PlatformCheckoutSession(models.Model):
             models.Index(fields=["organization", "-created_at"], name="psession_org_created"),
             models.Index(fields=["payment_link", "-created_at"], name="psession_link_created"),
             models.Index(fields=["status", "expires_at"], name="psession_status_expiry"),
+            # The dashboard's payment search by the merchant's reference.
+            models.Index(fields=["organization", "client_reference_id"], name="psession_org_reference"),
         ]
 
     def __str__(self) -> str:
@@ -319,6 +321,9 @@ class Transaction(models.Model):
             ),
             models.Index(fields=["payment_link", "-created_at"], name="txn_link_created"),
             models.Index(fields=["customer", "-created_at"], name="txn_customer_created"),
+            # The dashboard's payment search: by the deposit's hash, or by the payer's address.
+            models.Index(fields=["organization", "tx_hash"], name="txn_org_hash"),
+            models.Index(fields=["organization", "from_address"], name="txn_org_payer"),
         ]
 
     def __str__(self) -> str:

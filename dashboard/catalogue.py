@@ -15,6 +15,7 @@ from checkout.analytics import PERIODS, analytics_overview
 from checkout.discount_api import discount_code_list
 from dashboard.auth import member_view
 from dashboard.charts import Bar, bar_chart
+from dashboard.discount_pages import code_token, discount_text
 from dashboard.pages import token_amount
 from merchant.customers import customer_list
 from merchant.products import product_list
@@ -52,13 +53,14 @@ def analytics(request: HttpRequest) -> HttpResponse:
 
 
 def _listing(
-    request: HttpRequest, selector, *, template: str, nav: str, max_query: int, rows=None
+    request: HttpRequest, selector, *, template: str, nav: str, max_query: int, rows=None, related=()
 ) -> HttpResponse:
     """A searched, paged list of one of the organization's records, newest first, from the API's selector."""
     query = request.GET.get("q", "").strip()[:max_query]
-    found = selector(organization=request.member.organization, search=query or None).order_by(
-        "-created_at", "-id"
-    )
+    found = selector(organization=request.member.organization, search=query or None)
+    if related:
+        found = found.select_related(*related)
+    found = found.order_by("-created_at", "-id")
     page = _page(request, found)
     items = rows(page.object_list) if rows else page.object_list
     return render(
@@ -89,8 +91,21 @@ def products(request: HttpRequest) -> HttpResponse:
 @require_GET
 @member_view()
 def discounts(request: HttpRequest) -> HttpResponse:
+    organization = request.member.organization
+
+    def described(codes) -> list[dict]:
+        return [
+            {"code": c, "discount": discount_text(c, code_token(organization, c.payment_link))} for c in codes
+        ]
+
     return _listing(
-        request, discount_code_list, template="dashboard/discounts.html", nav="discounts", max_query=60
+        request,
+        discount_code_list,
+        template="dashboard/discounts.html",
+        nav="discounts",
+        max_query=60,
+        rows=described,
+        related=("payment_link",),
     )
 
 

@@ -4,13 +4,15 @@ follows every chart on the page, and the SVG names its figures)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
+from typing import Any
 
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-WIDTH, HEIGHT, PAD_TOP, PAD_BOTTOM = 600, 180, 12, 22
+WIDTH, HEIGHT, PAD_TOP, PAD_BOTTOM = 600, 160, 12, 2
 
 
 @dataclass(frozen=True)
@@ -19,8 +21,10 @@ class Bar:
     value: Decimal
 
 
-def bar_chart(bars: list[Bar], *, label: str) -> SafeString:
-    """Daily bars scaled to the highest one; each bar has a <title> with its day and figure."""
+def bar_chart(bars: list[Bar], *, label: str, unit: str = "$") -> SafeString:
+    """Daily bars scaled to the highest one; each bar has a <title> with its day and figure (`unit` before
+    it when it is "$", else after it). The first and last days are written under the chart in HTML, so that
+    they keep the page's text size on a phone, where the drawing shrinks."""
     top = max((bar.value for bar in bars), default=Decimal(0)) or Decimal(1)
     step = WIDTH / max(len(bars), 1)
     usable = HEIGHT - PAD_TOP - PAD_BOTTOM
@@ -36,27 +40,24 @@ def bar_chart(bars: list[Bar], *, label: str) -> SafeString:
                 f"{step * 0.7:.1f}",
                 f"{max(height, 0.0):.1f}",
                 bar.day.isoformat(),
-                bar.value,
+                f"${bar.value}" if unit == "$" else f"{bar.value} {unit}",
             )
         )
     body = format_html_join(
         "",
-        '<rect x="{}" y="{}" width="{}" height="{}" rx="2"><title>{}: ${}</title></rect>',
+        '<rect x="{}" y="{}" width="{}" height="{}" rx="2"><title>{}: {}</title></rect>',
         rects,
     )
     ticks = ""
     if bars:
         ticks = format_html(
-            '<text x="0" y="{}" class="tick">{}</text><text x="{}" y="{}" class="tick" text-anchor="end">{}</text>',
-            HEIGHT - 4,
+            '<div class="chart-ticks" aria-hidden="true"><span>{}</span><span>{}</span></div>',
             bars[0].day.isoformat(),
-            WIDTH,
-            HEIGHT - 4,
             bars[-1].day.isoformat(),
         )
     return format_html(
         '<svg class="chart" viewBox="0 0 {} {}" role="img" aria-label="{}">'
-        '<line x1="0" y1="{}" x2="{}" y2="{}" class="axis"></line>{}{}</svg>',
+        '<line x1="0" y1="{}" x2="{}" y2="{}" class="axis"></line>{}</svg>{}',
         WIDTH,
         HEIGHT,
         label,
@@ -66,3 +67,15 @@ def bar_chart(bars: list[Bar], *, label: str) -> SafeString:
         body,
         ticks,
     )
+
+
+def daily_chart(rows: list[dict[str, Any]], key: str, *, days: int, label: str, unit: str = "") -> SafeString:
+    """A bar a day for the last `days` UTC days from rows of `{"date": "YYYY-MM-DD", key: figure}`; days
+    without a row are zero."""
+    by_day = {row["date"]: Decimal(row[key]) for row in rows}
+    today = timezone.now().date()
+    bars = [
+        Bar(day=day, value=by_day.get(day.isoformat(), Decimal(0)))
+        for day in (today - timedelta(days=offset) for offset in range(days - 1, -1, -1))
+    ]
+    return bar_chart(bars, label=label, unit=unit)

@@ -8,8 +8,6 @@ second submit lands on the link the first made.
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
-
 from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -20,13 +18,17 @@ from checkout import links as services
 from checkout import selectors
 from checkout.display import display_token, format_units, payable_tokens, qr_svg
 from checkout.models import PaymentLink
-from checkout.serializers import PaymentLinkWriteSerializer
+from checkout.serializers import LinkItemSerializer, PaymentLinkUpdateSerializer, PaymentLinkWriteSerializer
 from core.errors import DomainError
 from dashboard.auth import member_view
+from dashboard.charts import daily_chart
+from dashboard.forms import ApiForm, PricedForm, submitted, to, whole_number
 from dashboard.once import made_before, new_form_token, remember
 from dashboard.roles import WRITE
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
+
+FLASH = "dashboard_link_flash"
 
 
 def _price(link: PaymentLink) -> str:
@@ -71,102 +73,98 @@ def link_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-class _Form:
-    """The create form's fields as the page shows them, and their errors by field."""
+class LinkForm(PricedForm):
+    """A link's main fields, checked by the API's link serializer."""
 
-    FIELDS = ("name", "description", "amount", "pay_to", "recipient_address")
+    FIELDS = ("name", "description", "pay_to", "amount", "recipient_address", "return_url", "max_uses")
 
-    def __init__(self, post=None, organization=None):
-        self.values = {name: (post.get(name, "") if post else "") for name in self.FIELDS}
-        if not post and organization is not None:
-            self.values["recipient_address"] = organization.default_recipient_address or ""
-            if organization.default_chain_id and organization.default_token_address:
-                self.values["pay_to"] = (
-                    f"{organization.default_chain_id}:{organization.default_token_address}"
-                )
-        self.errors: dict[str, str] = {}
-
-    def data(self) -> dict | None:
-        """What the API's serializer gets, or None with `errors` filled."""
-        chain, _, token = self.values["pay_to"].partition(":")
-        known = {option["value"]: option for option in payable_tokens()}
-        if self.values["pay_to"] not in known:
-            self.errors["pay_to"] = "Choose the token you are paid in."
-        amount = None
-        if self.values["amount"].strip():
-            found = display_token(int(chain), token) if chain.isdigit() else None
-            try:
-                number = Decimal(self.values["amount"].strip().replace(",", "."))
-                if not number.is_finite() or number <= 0 or found is None:
-                    raise InvalidOperation
-                amount = int(number.scaleb(found.decimals))
-                if Decimal(amount) != number.scaleb(found.decimals):
-                    self.errors["amount"] = f"At most {found.decimals} decimals for {found.symbol}."
-            except InvalidOperation:
-                self.errors.setdefault("amount", "Enter an amount greater than zero, such as 25 or 9.99.")
-        body = {
-            "name": self.values["name"],
-            "description": self.values["description"],
-            "recipient_address": self.values["recipient_address"].strip() or None,
-        }
-        if self.values["pay_to"] in known:
-            body |= {"chain_id": int(chain), "token_address": token}
-        if amount is not None:
-            body["amount"] = str(amount)
-        body = {key: value for key, value in body.items() if value is not None}
-        serializer = PaymentLinkWriteSerializer(data=body)
-        if not serializer.is_valid():
-            for field, messages in serializer.errors.items():
-                target = {"chain_id": "pay_to", "token_address": "pay_to"}.get(field, field)
-                text = messages[0] if isinstance(messages, list) else str(messages)
-                self.errors.setdefault(target if target in self.FIELDS else "form", str(text))
-        return None if self.errors else dict(serializer.validated_data)
+    def body(self, *, editing: bool) -> dict | None:
+        """What the API's serializer gets (create, or with `editing` a whole-form update)."""
+        body = {name: self.text(name) for name in ("name", "description", "return_url")}
+        body |= self.priced(editing=editing)
+        if self.text("max_uses") or editing:
+            body["max_uses"] = whole_number(self.text("max_uses"))
+        serializer = PaymentLinkUpdateSerializer if editing else PaymentLinkWriteSerializer
+        return self.checked(serializer, body, partial=editing)
 
 
-@require_http_methods(["GET", "POST"])
-@member_view(WRITE)
-def link_create(request: HttpRequest) -> HttpResponse:
-    organization = request.member.organization
-    form = _Form(request.POST if request.method == "POST" else None, organization)
-    status = 200
-    if request.method == "POST":
-        if made := made_before(request):  # the same form sent again: what its first submit made
-            return redirect("dashboard:link", link_id=made)
-        data = form.data()
-        status = 400
-        if data is not None:
-            try:
-                link = services.payment_link_create(
-                    ctx=RequestContext.for_member(request, request.member),
-                    organization=organization,
-                    data=data,
-                )
-            except (DomainError, PlatformError) as exc:
-                field = getattr(exc, "field", None) or getattr(exc, "param", None)
-                target = {"chain_id": "pay_to", "token_address": "pay_to"}.get(field or "", field or "form")
-                form.errors[target if target in _Form.FIELDS else "form"] = getattr(exc, "message", str(exc))
-            else:
-                remember(request, link.id)
-                return redirect("dashboard:link", link_id=link.id)
+def _form_page(request: HttpRequest, form: LinkForm, link: PaymentLink | None) -> HttpResponse:
     return render(
         request,
         "dashboard/link_form.html",
         {
             "member": request.member,
             "form": form,
-            "tokens": payable_tokens(),
+            "link": link,
+            "tokens": [("", "Choose a token…")] + [(o["value"], o["label"]) for o in payable_tokens()],
             "form_token": new_form_token(),
             "nav": "links",
         },
-        status=status,
+        status=400 if form.errors else 200,
     )
 
 
-@require_http_methods(["GET"])
-@member_view()
-def link_detail(request: HttpRequest, link_id: str) -> HttpResponse:
+@require_http_methods(["GET", "POST"])
+@member_view(WRITE)
+def link_create(request: HttpRequest) -> HttpResponse:
+    organization = request.member.organization
+    if request.method == "GET":
+        return _form_page(request, LinkForm.new(organization), None)
+    form = LinkForm(request.POST)
+
+    def save() -> str | None:
+        data = form.body(editing=False)
+        if data is None:
+            return None
+        ctx = RequestContext.for_member(request, request.member)
+        return services.payment_link_create(ctx=ctx, organization=organization, data=data).id
+
+    return submitted(request, form, save, to("dashboard:link"), once=True) or _form_page(request, form, None)
+
+
+@require_http_methods(["GET", "POST"])
+@member_view(WRITE)
+def link_edit(request: HttpRequest, link_id: str) -> HttpResponse:
     link = _owned(request, link_id)
+    if request.method == "GET":
+        return _form_page(request, LinkForm.of(link), link)
+    form = LinkForm(request.POST)
+
+    def save() -> str | None:
+        data = form.body(editing=True)
+        if data is None:
+            return None
+        ctx = RequestContext.for_member(request, request.member)
+        return services.payment_link_update(ctx=ctx, link=link, data=data).id
+
+    return submitted(request, form, save, to("dashboard:link")) or _form_page(request, form, link)
+
+
+class ItemForm(ApiForm):
+    FIELDS = ("name", "amount", "quantity", "description")
+
+    def body(self, link: PaymentLink) -> dict | None:
+        amount = self.units(
+            "amount", display_token(link.chain_id, link.token_address), required=True, zero=True
+        )
+        body = {
+            "name": self.text("name"),
+            "amount": None if amount is None else str(amount),
+            "quantity": whole_number(self.text("quantity") or "1"),
+            "description": self.text("description"),
+            "sort_order": link.items.count(),
+        }
+        return self.checked(LinkItemSerializer, body)
+
+
+def _detail_page(request: HttpRequest, link: PaymentLink, item_form: ItemForm | None = None) -> HttpResponse:
     url = _link_url(link)
+    stats = selectors.payment_link_stats(link=link, days=30)
+    token = display_token(link.chain_id, link.token_address)
+    items = [
+        {"item": item, "price": format_units(int(item.amount), token.decimals) if token else item.amount}
+        for item in link.items.order_by("sort_order", "created_at")
+    ]
     return render(
         request,
         "dashboard/link.html",
@@ -174,15 +172,68 @@ def link_detail(request: HttpRequest, link_id: str) -> HttpResponse:
             "member": request.member,
             "link": link,
             "price": _price(link),
+            "symbol": token.symbol if token else "units",
             "url": url,
             "qr": qr_svg(url),
             "reason": link.unavailable_reason(),
-            "stats": selectors.payment_link_stats(link=link, days=30),
+            "stats": stats,
+            "chart": daily_chart(
+                stats["daily"],
+                "views",
+                days=30,
+                label="Views of the link per day, last 30 days",
+                unit="views",
+            ),
             "sessions": list(link.sessions.order_by("-created_at")[:10]),
+            "items": items,
+            "item_form": item_form or ItemForm(),
             "form_token": new_form_token(),
+            "flash": request.session.pop(FLASH, None),
             "nav": "links",
         },
+        status=400 if item_form is not None and item_form.errors else 200,
     )
+
+
+@require_http_methods(["GET"])
+@member_view()
+def link_detail(request: HttpRequest, link_id: str) -> HttpResponse:
+    return _detail_page(request, _owned(request, link_id))
+
+
+@require_POST
+@member_view(WRITE)
+def link_item_add(request: HttpRequest, link_id: str) -> HttpResponse:
+    """Add one item to the link (through the API's item service); its price is in the link's token."""
+    link = _owned(request, link_id)
+    form = ItemForm(request.POST)
+
+    def save() -> str | None:
+        data = form.body(link)
+        if data is None:
+            return None
+        ctx = RequestContext.for_member(request, request.member)
+        return services.payment_link_item_add(ctx=ctx, link=link, data=data).id
+
+    def done(_item_id: str) -> HttpResponse:
+        request.session[FLASH] = "Item added."
+        return redirect("dashboard:link", link_id=link.id)
+
+    return submitted(request, form, save, done, once=True) or _detail_page(request, link, form)
+
+
+@require_POST
+@member_view(WRITE)
+def link_item_remove(request: HttpRequest, link_id: str, item_id: str) -> HttpResponse:
+    link = _owned(request, link_id)
+    try:
+        services.payment_link_item_delete(
+            ctx=RequestContext.for_member(request, request.member), link=link, item_id=item_id
+        )
+    except DomainError:
+        raise Http404("There is no such item.") from None
+    request.session[FLASH] = "Item removed."
+    return redirect("dashboard:link", link_id=link.id)
 
 
 @require_POST

@@ -3,19 +3,21 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from decimal import Decimal
 
 from django.core.paginator import Paginator
-from django.db.models import Q, Sum
+from django.db.models import QuerySet, Sum
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from chains.evm import to_checksum_address
 from chains.registry import chain_get
 from checkout.display import display_token, format_units
-from checkout.models import Transaction
+from checkout.models import PlatformCheckoutSession, Transaction
 from checkout.receipts import explorer_link
 from dashboard.auth import member_view
 from dashboard.charts import Bar, bar_chart
@@ -107,14 +109,14 @@ def home(request: HttpRequest) -> HttpResponse:
             },
             "chart": bar_chart(bars, label=f"Revenue per day, in USD, over the last {CHART_DAYS} days"),
             "bars": bars,
-            "recent": [_row(txn) for txn in recent],
+            "recent": [payment_row(txn) for txn in recent],
             "attention": attention,
             "nav": "home",
         },
     )
 
 
-def _row(txn: Transaction) -> dict:
+def payment_row(txn: Transaction) -> dict:
     return {
         "id": txn.id,
         "status": txn.status,
@@ -124,6 +126,25 @@ def _row(txn: Transaction) -> dict:
         "payer": txn.from_address,
         "created_at": txn.created_at,
     }
+
+
+HASH = re.compile(r"0x[0-9a-fA-F]{64}")
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
+
+
+def _searched(found: QuerySet[Transaction], organization, query: str) -> QuerySet[Transaction]:
+    """What `query` is, by its shape: a payment's id, a link's id, a deposit's hash, a payer's address,
+    else the merchant's reference of the checkout. Each is one lookup on an index of the organization's."""
+    if query.startswith("txn_"):
+        return found.filter(id=query)
+    if query.startswith("pl_"):
+        return found.filter(payment_link_id=query)
+    if HASH.fullmatch(query):
+        return found.filter(tx_hash__in={query, query.lower()})
+    if ADDRESS.fullmatch(query):
+        return found.filter(from_address__in={query, query.lower(), to_checksum_address(query)})
+    sessions = PlatformCheckoutSession.objects.filter(organization=organization, client_reference_id=query)
+    return found.filter(session__in=sessions.values("pk"))
 
 
 @require_GET
@@ -138,19 +159,13 @@ def payments(request: HttpRequest) -> HttpResponse:
         found = found.filter(status=status)
     query = request.GET.get("q", "").strip()[:100]
     if query:
-        found = found.filter(
-            Q(id=query)
-            | Q(tx_hash__iexact=query)
-            | Q(from_address__iexact=query)
-            | Q(session__client_reference_id=query)
-            | Q(payment_link_id=query)
-        )
+        found = _searched(found, organization, query)
     page = Paginator(found.only(*ROW_FIELDS).order_by("-created_at", "-id"), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
     context = {
         "member": request.member,
-        "rows": [_row(txn) for txn in page.object_list],
+        "rows": [payment_row(txn) for txn in page.object_list],
         "page": page,
         "status": status,
         "q": query,
@@ -211,11 +226,43 @@ def payment(request: HttpRequest, transaction_id: str) -> HttpResponse:
         {
             "member": request.member,
             "txn": txn,
-            "row": _row(txn),
+            "row": payment_row(txn),
             "source_chain": _chain(txn.source_chain_id),
             "order": order,
             "timeline": timeline,
             "transfers": transfers,
             "nav": "payments",
+        },
+    )
+
+
+@require_GET
+@member_view()
+def checkout(request: HttpRequest, session_id: str) -> HttpResponse:
+    """One checkout session (from a link's list): what was asked, its state, who paid and its payments."""
+    session = (
+        PlatformCheckoutSession.objects.select_related("payment_link", "discount_code", "customer")
+        .filter(organization=request.member.organization, pk=session_id)
+        .first()
+    )
+    if session is None:
+        raise Http404("There is no such checkout.")
+    payments = session.transactions.only(*ROW_FIELDS).order_by("-created_at")
+    return render(
+        request,
+        "dashboard/checkout.html",
+        {
+            "member": request.member,
+            "session": session,
+            "amount": token_amount(session.chain_id, session.token_address, session.amount)
+            if session.amount is not None
+            else "Payer chooses",
+            "discount": token_amount(session.chain_id, session.token_address, session.discount_amount)
+            if session.discount_amount
+            else None,
+            "chain": _chain(session.chain_id),
+            "payment_url": explorer_link(session.chain_id, session.tx_hash) if session.tx_hash else None,
+            "rows": [payment_row(txn) for txn in payments],
+            "nav": "links",
         },
     )

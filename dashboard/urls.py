@@ -4,7 +4,19 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
 from core.inputs import register_converters
-from dashboard import catalogue, keys, links, member_pages, pages, settings_pages, views, webhook_pages
+from dashboard import (
+    catalogue,
+    customer_pages,
+    discount_pages,
+    keys,
+    links,
+    member_pages,
+    pages,
+    product_pages,
+    settings_pages,
+    views,
+    webhook_pages,
+)
 
 register_converters()
 
@@ -19,7 +31,17 @@ urlpatterns = [
     path("links/<public_id:link_id>", links.link_detail, name="link"),
     path("links/<public_id:link_id>/active", links.link_active, name="link-active"),
     path("links/<public_id:link_id>/duplicate", links.link_duplicate, name="link-duplicate"),
+    path("links/<public_id:link_id>/edit", links.link_edit, name="link-edit"),
+    path("links/<public_id:link_id>/items", links.link_item_add, name="link-item-add"),
+    path(
+        "links/<public_id:link_id>/items/<public_id:item_id>/remove",
+        links.link_item_remove,
+        name="link-item-remove",
+    ),
+    path("checkouts/<public_id:session_id>", pages.checkout, name="checkout"),
     path("webhooks/", webhook_pages.webhook_list, name="webhooks"),
+    path("webhooks/new/", webhook_pages.webhook_create, name="webhook-new"),
+    path("webhooks/<public_id:webhook_id>/edit", webhook_pages.webhook_edit, name="webhook-edit"),
     path("webhooks/<public_id:webhook_id>", webhook_pages.webhook_detail, name="webhook"),
     path(
         "webhooks/<public_id:webhook_id>/<slug:action>", webhook_pages.webhook_action, name="webhook-action"
@@ -28,8 +50,19 @@ urlpatterns = [
     path("keys/<public_id:key_id>/revoke", keys.key_revoke, name="key-revoke"),
     path("analytics/", catalogue.analytics, name="analytics"),
     path("products/", catalogue.products, name="products"),
+    path("products/new/", product_pages.product_create, name="product-new"),
+    path("products/<public_id:product_id>", product_pages.product_detail, name="product"),
+    path("products/<public_id:product_id>/archive", product_pages.product_archive, name="product-archive"),
+    path("products/<public_id:product_id>/link", product_pages.product_link, name="product-link"),
     path("discount-codes/", catalogue.discounts, name="discounts"),
+    path("discount-codes/new/", discount_pages.discount_create, name="discount-new"),
+    path("discount-codes/<public_id:code_id>", discount_pages.discount_detail, name="discount"),
+    path("discount-codes/<public_id:code_id>/active", discount_pages.discount_active, name="discount-active"),
+    path("discount-codes/<public_id:code_id>/delete", discount_pages.discount_delete, name="discount-delete"),
     path("customers/", catalogue.customers, name="customers"),
+    path("customers/new/", customer_pages.customer_create, name="customer-new"),
+    path("customers/<public_id:customer_id>", customer_pages.customer_detail, name="customer"),
+    path("customers/<public_id:customer_id>/erase", customer_pages.customer_erase, name="customer-erase"),
     path("settings/", settings_pages.settings_page, name="settings"),
     path("team/", member_pages.member_list, name="members"),
     path("team/<public_id:member_id>/remove", member_pages.member_remove, name="member-remove"),

@@ -14,15 +14,19 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.errors import DomainError
 from dashboard.auth import member_view
+from dashboard.forms import ApiForm, submitted
+from dashboard.once import new_form_token
 from dashboard.roles import DEVELOP
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 from webhooks import selectors, services
+from webhooks.events import EVENT_TYPES
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from webhooks.serializers import WebhookCreateSerializer, WebhookUpdateSerializer
 
 LOG_SIZE = 50
 FLASH = "dashboard_flash"
@@ -50,6 +54,98 @@ def webhook_list(request: HttpRequest) -> HttpResponse:
         "dashboard/webhooks.html",
         {"member": request.member, "endpoints": endpoints, "nav": "webhooks"},
     )
+
+
+class EndpointForm(ApiForm):
+    """An endpoint's URL and the events it gets: every event ("*"), or those ticked."""
+
+    FIELDS = ("url", "description", "every_event")
+    ALIASES = {"events": "every_event"}
+
+    def __init__(self, post=None, initial=None):
+        super().__init__(post, initial)
+        self.events = list(post.getlist("events") if post is not None else (initial or {}).get("events", []))
+        if post is None and initial and initial.get("events") == ["*"]:
+            self.values["every_event"] = "on"
+
+    @classmethod
+    def of(cls, endpoint: WebhookEndpoint) -> EndpointForm:
+        return cls(
+            initial={"url": endpoint.url, "description": endpoint.description, "events": endpoint.events}
+        )
+
+    def body(self, *, editing: bool) -> dict | None:
+        events = ["*"] if self.values["every_event"] == "on" else self.events
+        if not events:
+            self.refuse("every_event", "Choose the events to send, or every event.")
+        body = {"url": self.text("url"), "events": events}
+        if editing:
+            return self.checked(WebhookUpdateSerializer, body, partial=True)
+        return self.checked(WebhookCreateSerializer, body | {"description": self.text("description")})
+
+
+def _form_page(request: HttpRequest, form: EndpointForm, endpoint: WebhookEndpoint | None) -> HttpResponse:
+    return render(
+        request,
+        "dashboard/webhook_form.html",
+        {
+            "member": request.member,
+            "form": form,
+            "endpoint": endpoint,
+            "event_types": EVENT_TYPES,
+            "form_token": new_form_token(),
+            "nav": "webhooks",
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@member_view(DEVELOP)
+def webhook_create(request: HttpRequest) -> HttpResponse:
+    """A new endpoint; its signing secret is shown once, on the endpoint's page that follows."""
+    if request.method == "GET":
+        return _form_page(request, EndpointForm(initial={"every_event": "on"}), None)
+    form = EndpointForm(request.POST)
+
+    def save() -> str | None:
+        data = form.body(editing=False)
+        if data is None:
+            return None
+        endpoint, secret = services.webhook_endpoint_create(
+            ctx=RequestContext.for_member(request, request.member), **data
+        )
+        request.session["dashboard_new_secret"] = secret
+        _flash(request, "Endpoint added. Copy its signing secret now: it is not shown again.")
+        return endpoint.id
+
+    def done(endpoint_id: str) -> HttpResponse:
+        return redirect("dashboard:webhook", webhook_id=endpoint_id)
+
+    return submitted(request, form, save, done, once=True) or _form_page(request, form, None)
+
+
+@require_http_methods(["GET", "POST"])
+@member_view(DEVELOP)
+def webhook_edit(request: HttpRequest, webhook_id: str) -> HttpResponse:
+    endpoint = _endpoint(request, webhook_id)
+    if request.method == "GET":
+        return _form_page(request, EndpointForm.of(endpoint), endpoint)
+    form = EndpointForm(request.POST)
+
+    def save() -> str | None:
+        data = form.body(editing=True)
+        if data is None:
+            return None
+        ctx = RequestContext.for_member(request, request.member)
+        services.webhook_endpoint_update(ctx=ctx, endpoint=endpoint, url=data["url"], events=data["events"])
+        _flash(request, "Endpoint saved.")
+        return endpoint.id
+
+    def done(endpoint_id: str) -> HttpResponse:
+        return redirect("dashboard:webhook", webhook_id=endpoint_id)
+
+    return submitted(request, form, save, done) or _form_page(request, form, endpoint)
 
 
 @require_GET
@@ -117,6 +213,9 @@ def webhook_action(request: HttpRequest, webhook_id: str, action: str) -> HttpRe
                 request,
                 "A new signing secret: copy it now, it is not shown again. The old one signs beside it for a while.",
             )
+        elif action == "delete":
+            services.webhook_endpoint_delete(ctx=ctx, endpoint=endpoint)
+            return redirect("dashboard:webhooks")
         elif action == "test":
             result = services.webhook_endpoint_send_test(endpoint=endpoint)
             _flash(request, f"Test delivery: {_said(result)}", bad=not result.succeeded)

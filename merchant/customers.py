@@ -26,11 +26,13 @@ from merchant.exports import EXPORT_PARAMETERS, export_format, stream_export
 from merchant.models import Customer
 from merchant.signals import customer_erased
 from platform_api.api import PlatformAPIView, deleted, list_of, render_list
+from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 from platform_api.fields import MetadataField
 from platform_api.filters import FilterSerializer, TextFilter
 from platform_api.models import Organization
 from platform_api.selectors import scoped_get
+from platform_api.signals import record_write
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 
 SORTS = ("created_at", "updated_at", "total_paid", "transaction_count")
@@ -104,23 +106,35 @@ def _duplicate(wallet: str) -> Conflict:
     )
 
 
-def customer_create(*, organization: Organization, data: dict[str, Any]) -> Customer:
+def _audit(ctx: RequestContext, event_type: str, customer_id: str, status_code: int) -> None:
+    record_write(
+        ctx=ctx,
+        event_type=event_type,
+        resource_type="customer",
+        resource_id=customer_id,
+        status_code=status_code,
+    )
+
+
+def customer_create(*, ctx: RequestContext, organization: Organization, data: dict[str, Any]) -> Customer:
     wallet = data["wallet_address"].lower()
     try:
         with transaction.atomic():
-            return Customer.objects.create(
+            customer = Customer.objects.create(
                 organization=organization,
                 wallet_address=wallet,
                 name=data.get("name", ""),
                 email=data.get("email", ""),
                 metadata=data.get("metadata") or {},
             )
+            _audit(ctx, "customer.created", customer.id, 201)
+            return customer
     except IntegrityError:
         raise _duplicate(wallet) from None
 
 
 @transaction.atomic
-def customer_update(*, customer: Customer, data: dict[str, Any]) -> Customer:
+def customer_update(*, ctx: RequestContext, customer: Customer, data: dict[str, Any]) -> Customer:
     if not data:
         raise InvalidRequest(NOTHING_TO_UPDATE, code=ErrorCode.NOTHING_TO_UPDATE)
     customer = Customer.objects.select_for_update().get(pk=customer.pk)
@@ -129,11 +143,12 @@ def customer_update(*, customer: Customer, data: dict[str, Any]) -> Customer:
             setattr(customer, name, data[name])
     customer.updated_at = timezone.now()
     customer.save()
+    _audit(ctx, "customer.updated", customer.id, 200)
     return customer
 
 
 @transaction.atomic
-def customer_erase(*, customer: Customer) -> None:
+def customer_erase(*, ctx: RequestContext, customer: Customer) -> None:
     """Erase the customer's personal data wherever the service keeps it; the wallet and the payments (amounts,
     hashes, dates) stay for the books.
 
@@ -149,6 +164,7 @@ def customer_erase(*, customer: Customer) -> None:
     customer.erased_at = customer.updated_at = timezone.now()
     customer.save()
     customer_erased.send(sender=Customer, customer=customer)
+    _audit(ctx, "customer.deleted", customer.id, 200)
 
 
 class CustomerCollectionView(PlatformAPIView):
@@ -178,7 +194,11 @@ class CustomerCollectionView(PlatformAPIView):
     def post(self, request):
         serializer = CustomerWriteSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        customer = customer_create(organization=request.auth.organization, data=serializer.validated_data)
+        customer = customer_create(
+            ctx=RequestContext.from_request(request),
+            organization=request.auth.organization,
+            data=serializer.validated_data,
+        )
         return Response(CustomerSerializer(customer).data, status=status.HTTP_201_CREATED)
 
 
@@ -203,7 +223,13 @@ class CustomerDetailView(PlatformAPIView):
         serializer = CustomerUpdateSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         return Response(
-            CustomerSerializer(customer_update(customer=customer, data=serializer.validated_data)).data
+            CustomerSerializer(
+                customer_update(
+                    ctx=RequestContext.from_request(request),
+                    customer=customer,
+                    data=serializer.validated_data,
+                )
+            ).data
         )
 
     @extend_schema(
@@ -214,7 +240,7 @@ class CustomerDetailView(PlatformAPIView):
     )
     def delete(self, request, customer_id: str):
         customer = customer_get(request, customer_id)
-        customer_erase(customer=customer)
+        customer_erase(ctx=RequestContext.from_request(request), customer=customer)
         return Response({"object": "customer", "id": customer.id, "deleted": True})
 
 

@@ -66,7 +66,7 @@ def test_each_error_is_said_beside_its_field_and_nothing_is_made(organization, t
     page = refused.content.decode()
     assert refused.status_code == 400
     assert 'id="amount-error"><li>At most 6 decimals for USDC.' in page
-    assert 'id="name-error"' in page and 'id="recipient-error"' in page
+    assert 'id="name-error"' in page and 'id="recipient_address-error"' in page
     assert not PaymentLink.objects.exists()
 
 

@@ -1,0 +1,210 @@
+"""Discount codes in the dashboard: create, edit, deactivate, delete. Through the API's serializers and
+services (checkout.discount_api), audited with the member as the actor.
+
+A fixed discount and a minimum order are amounts of a token: the form takes them in the token of the link
+the code is for, or of the organization's default token for a code good on every link, and shows which.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.views.decorators.http import require_http_methods, require_POST
+
+from chains.models import Token
+from checkout import discount_api as services
+from checkout.display import display_token, format_units
+from checkout.models import DiscountCode, PaymentLink
+from dashboard.auth import member_view
+from dashboard.forms import ApiForm, submitted, to, whole_number
+from dashboard.once import new_form_token
+from dashboard.roles import WRITE
+from platform_api.context import RequestContext
+
+FLASH = "dashboard_discount_flash"
+TYPES = [(DiscountCode.Type.PERCENTAGE, "A percentage off"), (DiscountCode.Type.FIXED, "An amount off")]
+LINK_CHOICES = 200  # the newest links offered in the form's list
+
+
+def code_token(organization, link: PaymentLink | None) -> Token | None:
+    """The token a code's amounts are in: its link's, else the organization's default."""
+    if link is not None:
+        return display_token(link.chain_id, link.token_address)
+    if organization.default_chain_id and organization.default_token_address:
+        return display_token(organization.default_chain_id, organization.default_token_address)
+    return None
+
+
+def discount_text(code: DiscountCode, token: Token | None) -> str:
+    if code.type == DiscountCode.Type.PERCENTAGE:
+        return f"{code.value} %"
+    return (
+        f"{format_units(int(code.value), token.decimals)} {token.symbol}" if token else f"{code.value} units"
+    )
+
+
+class DiscountForm(ApiForm):
+    FIELDS = ("code", "type", "value", "payment_link_id", "max_uses", "min_order_amount", "expires_at")
+
+    @classmethod
+    def of(cls, code: DiscountCode, token: Token | None) -> DiscountForm:
+        def amount(units) -> str:
+            if units is None:
+                return ""
+            return format_units(int(units), token.decimals) if token else str(units)
+
+        value = code.value if code.type == DiscountCode.Type.PERCENTAGE else amount(code.value)
+        return cls(
+            initial={name: getattr(code, name) for name in ("code", "type", "payment_link_id", "max_uses")}
+            | {
+                "value": value,
+                "min_order_amount": amount(code.min_order_amount),
+                "expires_at": code.expires_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M")
+                if code.expires_at
+                else "",
+            }
+        )
+
+    def body(self, organization, *, editing: bool) -> dict | None:
+        link = None
+        if self.text("payment_link_id"):
+            link = PaymentLink.objects.filter(
+                organization=organization, pk=self.text("payment_link_id"), deleted_at__isnull=True
+            ).first()
+            if link is None:
+                self.refuse("payment_link_id", "Choose one of your payment links.")
+        token = code_token(organization, link)
+        if self.text("type") == DiscountCode.Type.FIXED:
+            if token is None and link is None and not self.errors:
+                self.refuse("value", "Choose the link it is for, or set a default token in settings first.")
+            value = self.units("value", token, required=True)
+        else:
+            value = whole_number(self.text("value"))
+            if value is None:
+                self.refuse("value", "Enter the percentage off, 1 to 100.")
+        minimum = self.units("min_order_amount", token, zero=True) if self.text("min_order_amount") else None
+        body = {
+            "code": self.text("code"),
+            "type": self.text("type"),
+            "value": value if value is not None else "",
+            "payment_link_id": link.id if link else None,
+            "max_uses": whole_number(self.text("max_uses")),
+            "min_order_amount": None if minimum is None else str(minimum),
+            "expires_at": self._expiry(),
+        }
+        serializer = services.DiscountUpdateSerializer if editing else services.DiscountWriteSerializer
+        return self.checked(serializer, body, partial=editing)
+
+    def _expiry(self) -> int | None:
+        """The typed expiry (UTC) as the API's epoch milliseconds; an unreadable one is refused here."""
+        typed = self.text("expires_at")
+        if not typed:
+            return None
+        moment = parse_datetime(typed) if len(typed) < 40 else None
+        if moment is None:
+            self.refuse("expires_at", "Enter a date and time such as 2026-12-31T23:59, or leave it empty.")
+            return None
+        if timezone.is_naive(moment):
+            moment = moment.replace(tzinfo=UTC)
+        return int(moment.timestamp() * 1000)
+
+
+def _owned(request: HttpRequest, code_id: str) -> DiscountCode:
+    code = (
+        DiscountCode.objects.select_related("payment_link")
+        .filter(organization=request.member.organization, pk=code_id, deleted_at__isnull=True)
+        .first()
+    )
+    if code is None:
+        raise Http404("There is no such discount code.")
+    return code
+
+
+def _page(request: HttpRequest, form: DiscountForm, code: DiscountCode | None) -> HttpResponse:
+    organization = request.member.organization
+    links = PaymentLink.objects.filter(organization=organization, deleted_at__isnull=True).order_by(
+        "-created_at"
+    )
+    default = code_token(organization, None)
+    return render(
+        request,
+        "dashboard/discount_form.html",
+        {
+            "member": request.member,
+            "form": form,
+            "code": code,
+            "types": TYPES,
+            "links": [("", "Every link")]
+            + [(link.id, link.name) for link in links.only("id", "name")[:LINK_CHOICES]],
+            "default_token": default.symbol if default else None,
+            "form_token": new_form_token(),
+            "flash": request.session.pop(FLASH, None),
+            "nav": "discounts",
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@member_view(WRITE)
+def discount_create(request: HttpRequest) -> HttpResponse:
+    organization = request.member.organization
+    if request.method == "GET":
+        return _page(request, DiscountForm(initial={"type": DiscountCode.Type.PERCENTAGE}), None)
+    form = DiscountForm(request.POST)
+
+    def save() -> str | None:
+        data = form.body(organization, editing=False)
+        if data is None:
+            return None
+        ctx = RequestContext.for_member(request, request.member)
+        return services.discount_code_create(ctx=ctx, organization=organization, data=data).id
+
+    return submitted(request, form, save, to("dashboard:discount"), once=True) or _page(request, form, None)
+
+
+@require_http_methods(["GET", "POST"])
+@member_view(WRITE)
+def discount_detail(request: HttpRequest, code_id: str) -> HttpResponse:
+    organization = request.member.organization
+    code = _owned(request, code_id)
+    if request.method == "GET":
+        return _page(request, DiscountForm.of(code, code_token(organization, code.payment_link)), code)
+    form = DiscountForm(request.POST)
+
+    def save() -> str | None:
+        data = form.body(organization, editing=True)
+        if data is None:
+            return None
+        ctx = RequestContext.for_member(request, request.member)
+        return services.discount_code_update(ctx=ctx, code=code, data=data).id
+
+    def done(code_id: str) -> HttpResponse:
+        request.session[FLASH] = "Discount code saved."
+        return redirect("dashboard:discount", code_id)
+
+    return submitted(request, form, save, done) or _page(request, form, code)
+
+
+@require_POST
+@member_view(WRITE)
+def discount_active(request: HttpRequest, code_id: str) -> HttpResponse:
+    code = _owned(request, code_id)
+    wanted = request.POST.get("active") == "true"
+    if code.is_active != wanted:
+        ctx = RequestContext.for_member(request, request.member)
+        services.discount_code_update(ctx=ctx, code=code, data={"is_active": wanted})
+    request.session[FLASH] = "The code works again." if wanted else "The code no longer works."
+    return redirect("dashboard:discount", code.id)
+
+
+@require_POST
+@member_view(WRITE)
+def discount_delete(request: HttpRequest, code_id: str) -> HttpResponse:
+    code = _owned(request, code_id)
+    services.discount_code_delete(ctx=RequestContext.for_member(request, request.member), code=code)
+    return redirect("dashboard:discounts")
