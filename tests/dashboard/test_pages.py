@@ -146,3 +146,31 @@ def test_the_payments_page_reads_a_fixed_number_of_times_however_many_rows(organ
     with CaptureQueriesContext(connection) as many:
         browser.get("/dashboard/payments/")
     assert len(many) == len(one) <= 6, [q["sql"][:80] for q in many.captured_queries]
+
+
+def test_payments_are_found_by_id_link_hash_payer_or_reference_whatever_the_case(
+    organization, viewer, tokens
+):
+    from tests.factories import PaymentLinkFactory, PlatformCheckoutSessionFactory
+
+    payer = "0x52908400098527886E0F7030069857D2E4169EE7"  # stored checksummed, as the watcher writes it
+    link = PaymentLinkFactory(organization=organization)
+    session = PlatformCheckoutSessionFactory(organization=organization, client_reference_id="order-1042")
+    wanted = TransactionFactory(
+        organization=organization,
+        from_address=payer,
+        session=session,
+        payment_link=link,
+        tx_hash="0x" + "cd" * 32,
+    )
+    TransactionFactory.create_batch(3, organization=organization, from_address="0x" + "1" * 40)
+    other = OrganizationFactory(slug="other")
+    TransactionFactory(organization=other, from_address=payer, tx_hash="0x" + "cd" * 32)
+    PlatformCheckoutSessionFactory(organization=other, client_reference_id="order-1042")
+    browser = signed_in(viewer)
+    for query in (wanted.id, link.id, "0x" + "CD" * 32, payer.lower(), payer, "order-1042"):
+        page = browser.get("/dashboard/payments/", {"q": query}).content.decode()
+        assert page.count("/dashboard/payments/txn_") == 1 and wanted.id in page, query
+    assert (
+        browser.get("/dashboard/payments/", {"q": "order-9999"}).content.decode().count("/payments/txn_") == 0
+    )
