@@ -45,17 +45,19 @@ def _owned(request: HttpRequest, customer_id: str) -> Customer:
 def customer_create(request: HttpRequest) -> HttpResponse:
     organization = request.member.organization
     form = CustomerForm(request.POST if request.method == "POST" else None)
-    if request.method == "POST":
-
-        def save() -> str | None:
-            data = form.body(editing=False)
-            if data is None:
-                return None
-            ctx = RequestContext.for_member(request, request.member)
-            return services.customer_create(ctx=ctx, organization=organization, data=data).id
-
-        if done := submitted(request, form, save, to("dashboard:customer"), once=True):
-            return done
+    if request.method == "POST" and (
+        done := submitted(
+            request,
+            form,
+            body=lambda: form.body(editing=False),
+            write=lambda ctx, data: (
+                services.customer_create(ctx=ctx, organization=organization, data=data).id
+            ),
+            done=to("dashboard:customer"),
+            once=True,
+        )
+    ):
+        return done
     return render(
         request,
         "dashboard/customer_new.html",
@@ -69,21 +71,16 @@ def customer_create(request: HttpRequest) -> HttpResponse:
 def customer_detail(request: HttpRequest, customer_id: str) -> HttpResponse:
     customer = _owned(request, customer_id)
     form = CustomerForm(request.POST) if request.method == "POST" else CustomerForm(initial=vars(customer))
-    if request.method == "POST":
-
-        def save() -> str | None:
-            data = form.body(editing=True)
-            if data is None:
-                return None
-            ctx = RequestContext.for_member(request, request.member)
-            return services.customer_update(ctx=ctx, customer=customer, data=data).id
-
-        def saved(made_id: str) -> HttpResponse:
-            request.session[FLASH] = "Customer saved."
-            return redirect("dashboard:customer", made_id)
-
-        if done := submitted(request, form, save, saved):
-            return done
+    if request.method == "POST" and (
+        done := submitted(
+            request,
+            form,
+            body=lambda: form.body(editing=True),
+            write=lambda ctx, data: services.customer_update(ctx=ctx, customer=customer, data=data).id,
+            done=to("dashboard:customer", flash=(FLASH, "Customer saved.")),
+        )
+    ):
+        return done
     payments = (
         Transaction.objects.filter(organization=request.member.organization, customer=customer)
         .only(*ROW_FIELDS)

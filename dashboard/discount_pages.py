@@ -156,15 +156,16 @@ def discount_create(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return _page(request, DiscountForm(initial={"type": DiscountCode.Type.PERCENTAGE}), None)
     form = DiscountForm(request.POST)
-
-    def save() -> str | None:
-        data = form.body(organization, editing=False)
-        if data is None:
-            return None
-        ctx = RequestContext.for_member(request, request.member)
-        return services.discount_code_create(ctx=ctx, organization=organization, data=data).id
-
-    return submitted(request, form, save, to("dashboard:discount"), once=True) or _page(request, form, None)
+    return submitted(
+        request,
+        form,
+        body=lambda: form.body(organization, editing=False),
+        write=lambda ctx, data: (
+            services.discount_code_create(ctx=ctx, organization=organization, data=data).id
+        ),
+        done=to("dashboard:discount"),
+        once=True,
+    ) or _page(request, form, None)
 
 
 @require_http_methods(["GET", "POST"])
@@ -175,19 +176,13 @@ def discount_detail(request: HttpRequest, code_id: str) -> HttpResponse:
     if request.method == "GET":
         return _page(request, DiscountForm.of(code, code_token(organization, code.payment_link)), code)
     form = DiscountForm(request.POST)
-
-    def save() -> str | None:
-        data = form.body(organization, editing=True)
-        if data is None:
-            return None
-        ctx = RequestContext.for_member(request, request.member)
-        return services.discount_code_update(ctx=ctx, code=code, data=data).id
-
-    def done(code_id: str) -> HttpResponse:
-        request.session[FLASH] = "Discount code saved."
-        return redirect("dashboard:discount", code_id)
-
-    return submitted(request, form, save, done) or _page(request, form, code)
+    return submitted(
+        request,
+        form,
+        body=lambda: form.body(organization, editing=True),
+        write=lambda ctx, data: services.discount_code_update(ctx=ctx, code=code, data=data).id,
+        done=to("dashboard:discount", flash=(FLASH, "Discount code saved.")),
+    ) or _page(request, form, code)
 
 
 @require_POST

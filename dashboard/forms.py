@@ -20,6 +20,7 @@ from chains.models import Token
 from checkout.display import display_token, format_units, payable_tokens
 from core.errors import DomainError
 from dashboard.once import made_before, remember
+from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 
 NOT_SAVED = "Nothing was saved: please correct the fields marked below."
@@ -106,19 +107,22 @@ class ApiForm:
 def submitted(
     request: HttpRequest,
     form: ApiForm,
-    save: Callable[[], str | None],
-    done: Callable[[str], HttpResponse],
     *,
+    body: Callable[[], dict | None],
+    write: Callable[[RequestContext, dict], str],
+    done: Callable[[HttpRequest, str], HttpResponse],
     once: bool = False,
 ) -> HttpResponse | None:
-    """Run a POSTed form: `save` writes through a service and returns the id of what it wrote (None when the
-    form refused it); then `done(id)` is the page to go to. None: show the form again with its errors.
+    """Run a POSTed form: `body()` is the API's validated data (None: the form refused it), `write(ctx,
+    data)` writes it through a service as the member and returns the id of what it wrote, and `done` is the
+    page to go to then. None: show the form again, with its errors.
 
     With `once`, the form's one-time token makes a second submit land on what the first made."""
     if once and (made := made_before(request)):
-        return done(made)
+        return done(request, made)
     try:
-        made_id = save()
+        data = body()
+        made_id = None if data is None else write(RequestContext.for_member(request, request.member), data)
     except (DomainError, PlatformError) as exc:
         form.refused(exc)
         made_id = None
@@ -127,12 +131,18 @@ def submitted(
         return None
     if once:
         remember(request, made_id)
-    return done(made_id)
+    return done(request, made_id)
 
 
-def to(view_name: str) -> Callable[[str], HttpResponse]:
-    """`done` for `submitted`: the page of what was written."""
-    return lambda made_id: redirect(view_name, made_id)
+def to(view_name: str, *, flash: tuple[str, Any] | None = None) -> Callable[[HttpRequest, str], HttpResponse]:
+    """`done` for `submitted`: the page of what was written, with `flash` = (session key, what it says)."""
+
+    def done(request: HttpRequest, made_id: str) -> HttpResponse:
+        if flash is not None:
+            request.session[flash[0]] = flash[1]
+        return redirect(view_name, made_id)
+
+    return done
 
 
 class PricedForm(ApiForm):

@@ -111,15 +111,16 @@ def link_create(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return _form_page(request, LinkForm.new(organization), None)
     form = LinkForm(request.POST)
-
-    def save() -> str | None:
-        data = form.body(editing=False)
-        if data is None:
-            return None
-        ctx = RequestContext.for_member(request, request.member)
-        return services.payment_link_create(ctx=ctx, organization=organization, data=data).id
-
-    return submitted(request, form, save, to("dashboard:link"), once=True) or _form_page(request, form, None)
+    return submitted(
+        request,
+        form,
+        body=lambda: form.body(editing=False),
+        write=lambda ctx, data: (
+            services.payment_link_create(ctx=ctx, organization=organization, data=data).id
+        ),
+        done=to("dashboard:link"),
+        once=True,
+    ) or _form_page(request, form, None)
 
 
 @require_http_methods(["GET", "POST"])
@@ -129,15 +130,13 @@ def link_edit(request: HttpRequest, link_id: str) -> HttpResponse:
     if request.method == "GET":
         return _form_page(request, LinkForm.of(link), link)
     form = LinkForm(request.POST)
-
-    def save() -> str | None:
-        data = form.body(editing=True)
-        if data is None:
-            return None
-        ctx = RequestContext.for_member(request, request.member)
-        return services.payment_link_update(ctx=ctx, link=link, data=data).id
-
-    return submitted(request, form, save, to("dashboard:link")) or _form_page(request, form, link)
+    return submitted(
+        request,
+        form,
+        body=lambda: form.body(editing=True),
+        write=lambda ctx, data: services.payment_link_update(ctx=ctx, link=link, data=data).id,
+        done=to("dashboard:link", flash=(FLASH, "Link saved.")),
+    ) or _form_page(request, form, link)
 
 
 class ItemForm(ApiForm):
@@ -207,19 +206,14 @@ def link_item_add(request: HttpRequest, link_id: str) -> HttpResponse:
     """Add one item to the link (through the API's item service); its price is in the link's token."""
     link = _owned(request, link_id)
     form = ItemForm(request.POST)
-
-    def save() -> str | None:
-        data = form.body(link)
-        if data is None:
-            return None
-        ctx = RequestContext.for_member(request, request.member)
-        return services.payment_link_item_add(ctx=ctx, link=link, data=data).id
-
-    def done(_item_id: str) -> HttpResponse:
-        request.session[FLASH] = "Item added."
-        return redirect("dashboard:link", link_id=link.id)
-
-    return submitted(request, form, save, done, once=True) or _detail_page(request, link, form)
+    return submitted(
+        request,
+        form,
+        body=lambda: form.body(link),
+        write=lambda ctx, data: services.payment_link_item_add(ctx=ctx, link=link, data=data).payment_link_id,
+        done=to("dashboard:link", flash=(FLASH, "Item added.")),
+        once=True,
+    ) or _detail_page(request, link, form)
 
 
 @require_POST

@@ -68,15 +68,14 @@ def product_create(request: HttpRequest) -> HttpResponse:
         form.values["product_type"] = Product.Type.ONE_TIME
         return _page(request, form, None)
     form = ProductForm(request.POST)
-
-    def save() -> str | None:
-        data = form.body(editing=False)
-        if data is None:
-            return None
-        ctx = RequestContext.for_member(request, request.member)
-        return services.product_create(ctx=ctx, organization=organization, data=data).id
-
-    return submitted(request, form, save, to("dashboard:product"), once=True) or _page(request, form, None)
+    return submitted(
+        request,
+        form,
+        body=lambda: form.body(editing=False),
+        write=lambda ctx, data: services.product_create(ctx=ctx, organization=organization, data=data).id,
+        done=to("dashboard:product"),
+        once=True,
+    ) or _page(request, form, None)
 
 
 @require_http_methods(["GET", "POST"])
@@ -87,19 +86,13 @@ def product_detail(request: HttpRequest, product_id: str) -> HttpResponse:
     if request.method == "GET":
         return _page(request, ProductForm.of(product), product)
     form = ProductForm(request.POST)
-
-    def save() -> str | None:
-        data = form.body(editing=True)
-        if data is None:
-            return None
-        ctx = RequestContext.for_member(request, request.member)
-        return services.product_update(ctx=ctx, product=product, data=data).id
-
-    def done(product_id: str) -> HttpResponse:
-        request.session[FLASH] = "Product saved."
-        return redirect("dashboard:product", product_id)
-
-    return submitted(request, form, save, done) or _page(request, form, product)
+    return submitted(
+        request,
+        form,
+        body=lambda: form.body(editing=True),
+        write=lambda ctx, data: services.product_update(ctx=ctx, product=product, data=data).id,
+        done=to("dashboard:product", flash=(FLASH, "Product saved.")),
+    ) or _page(request, form, product)
 
 
 @require_POST

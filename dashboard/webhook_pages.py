@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.errors import DomainError
 from dashboard.auth import member_view
-from dashboard.forms import ApiForm, submitted
+from dashboard.forms import ApiForm, submitted, to
 from dashboard.once import new_form_token
 from dashboard.roles import DEVELOP
 from platform_api.context import RequestContext
@@ -30,6 +30,7 @@ from webhooks.serializers import WebhookCreateSerializer, WebhookUpdateSerialize
 
 LOG_SIZE = 50
 FLASH = "dashboard_flash"
+SHOWN_ONCE = "dashboard_new_secret"  # a new signing secret, shown on the next page once
 
 
 def _endpoint(request: HttpRequest, webhook_id: str) -> WebhookEndpoint:
@@ -108,21 +109,20 @@ def webhook_create(request: HttpRequest) -> HttpResponse:
         return _form_page(request, EndpointForm(initial={"every_event": "on"}), None)
     form = EndpointForm(request.POST)
 
-    def save() -> str | None:
-        data = form.body(editing=False)
-        if data is None:
-            return None
-        endpoint, secret = services.webhook_endpoint_create(
-            ctx=RequestContext.for_member(request, request.member), **data
-        )
-        request.session["dashboard_new_secret"] = secret
-        _flash(request, "Endpoint added. Copy its signing secret now: it is not shown again.")
+    def write(ctx: RequestContext, data: dict) -> str:
+        endpoint, secret = services.webhook_endpoint_create(ctx=ctx, **data)
+        request.session[SHOWN_ONCE] = secret
         return endpoint.id
 
-    def done(endpoint_id: str) -> HttpResponse:
-        return redirect("dashboard:webhook", webhook_id=endpoint_id)
-
-    return submitted(request, form, save, done, once=True) or _form_page(request, form, None)
+    added = {"text": "Endpoint added. Copy its signing secret now: it is not shown again.", "bad": False}
+    return submitted(
+        request,
+        form,
+        body=lambda: form.body(editing=False),
+        write=write,
+        done=to("dashboard:webhook", flash=(FLASH, added)),
+        once=True,
+    ) or _form_page(request, form, None)
 
 
 @require_http_methods(["GET", "POST"])
@@ -132,20 +132,13 @@ def webhook_edit(request: HttpRequest, webhook_id: str) -> HttpResponse:
     if request.method == "GET":
         return _form_page(request, EndpointForm.of(endpoint), endpoint)
     form = EndpointForm(request.POST)
-
-    def save() -> str | None:
-        data = form.body(editing=True)
-        if data is None:
-            return None
-        ctx = RequestContext.for_member(request, request.member)
-        services.webhook_endpoint_update(ctx=ctx, endpoint=endpoint, url=data["url"], events=data["events"])
-        _flash(request, "Endpoint saved.")
-        return endpoint.id
-
-    def done(endpoint_id: str) -> HttpResponse:
-        return redirect("dashboard:webhook", webhook_id=endpoint_id)
-
-    return submitted(request, form, save, done) or _form_page(request, form, endpoint)
+    return submitted(
+        request,
+        form,
+        body=lambda: form.body(editing=True),
+        write=lambda ctx, data: services.webhook_endpoint_update(ctx=ctx, endpoint=endpoint, **data).id,
+        done=to("dashboard:webhook", flash=(FLASH, {"text": "Endpoint saved.", "bad": False})),
+    ) or _form_page(request, form, endpoint)
 
 
 @require_GET
@@ -170,7 +163,7 @@ def webhook_detail(request: HttpRequest, webhook_id: str) -> HttpResponse:
             "status": status,
             "statuses": WebhookDelivery.Status.values,
             "flash": request.session.pop(FLASH, None),
-            "secret": request.session.pop("dashboard_new_secret", None),
+            "secret": request.session.pop(SHOWN_ONCE, None),
             "since_default": (timezone.now() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M"),
             "nav": "webhooks",
         },
@@ -208,7 +201,7 @@ def webhook_action(request: HttpRequest, webhook_id: str, action: str) -> HttpRe
             _flash(request, "The endpoint is enabled; what it held back is being sent.")
         elif action == "rotate":
             _, secret = services.webhook_endpoint_rotate_secret(ctx=ctx, endpoint=endpoint)
-            request.session["dashboard_new_secret"] = secret
+            request.session[SHOWN_ONCE] = secret
             _flash(
                 request,
                 "A new signing secret: copy it now, it is not shown again. The old one signs beside it for a while.",
