@@ -106,6 +106,9 @@ def customer_detail(request: HttpRequest, customer_id: str) -> HttpResponse:
 def customer_erase(request: HttpRequest, customer_id: str) -> HttpResponse:
     """Erase the customer's name, email and metadata, and what every checkout of theirs kept of it."""
     customer = _owned(request, customer_id)
+    if request.POST.get("confirm") != "yes":
+        request.session[FLASH] = "Nothing was erased: tick the box to confirm first."
+        return redirect("dashboard:customer", customer.id)
     if customer.erased_at is None:
         services.customer_erase(ctx=RequestContext.for_member(request, request.member), customer=customer)
     request.session[FLASH] = (

@@ -207,8 +207,11 @@ def webhook_action(request: HttpRequest, webhook_id: str, action: str) -> HttpRe
                 "A new signing secret: copy it now, it is not shown again. The old one signs beside it for a while.",
             )
         elif action == "delete":
-            services.webhook_endpoint_delete(ctx=ctx, endpoint=endpoint)
-            return redirect("dashboard:webhooks")
+            if request.POST.get("confirm") != "yes":
+                _flash(request, "Nothing was deleted: tick the box to confirm first.", bad=True)
+            else:
+                services.webhook_endpoint_delete(ctx=ctx, endpoint=endpoint)
+                return redirect("dashboard:webhooks")
         elif action == "test":
             result = services.webhook_endpoint_send_test(endpoint=endpoint)
             _flash(request, f"Test delivery: {_said(result)}", bad=not result.succeeded)

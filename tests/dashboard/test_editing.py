@@ -322,7 +322,10 @@ def test_an_admin_adds_edits_and_erases_a_customer_and_sees_their_payments(organ
     customer.refresh_from_db()
     assert (customer.name, customer.email) == ("Ada L.", "")
 
-    assert browser.post(f"/dashboard/customers/{customer.id}/erase").status_code == 302
+    assert browser.post(f"/dashboard/customers/{customer.id}/erase").status_code == 302  # not confirmed
+    customer.refresh_from_db()
+    assert customer.erased_at is None and customer.name == "Ada L."
+    assert browser.post(f"/dashboard/customers/{customer.id}/erase", {"confirm": "yes"}).status_code == 302
     customer.refresh_from_db()
     assert customer.erased_at is not None and customer.name == ""
     assert AuditEvent.objects.get(event_type="customer.deleted").actor == f"member:{admin.id}"
@@ -334,10 +337,10 @@ def test_customers_refuse_viewers_developers_erasing_and_other_organizations(org
     viewer = signed_in(make_member(organization))
     assert viewer.post(f"/dashboard/customers/{mine.id}", {"name": "x"}).status_code == 403
     developer = signed_in(make_member(organization, "dev@shop.example", "developer"))
-    assert developer.post(f"/dashboard/customers/{mine.id}/erase").status_code == 403
+    assert developer.post(f"/dashboard/customers/{mine.id}/erase", {"confirm": "yes"}).status_code == 403
     admin = signed_in(make_member(organization, "admin@shop.example", "admin"))
     assert admin.get(f"/dashboard/customers/{theirs.id}").status_code == 404
-    assert admin.post(f"/dashboard/customers/{theirs.id}/erase").status_code == 404
+    assert admin.post(f"/dashboard/customers/{theirs.id}/erase", {"confirm": "yes"}).status_code == 404
     mine.refresh_from_db()
     theirs.refresh_from_db()
     assert (mine.name, mine.erased_at, theirs.name, theirs.erased_at) == ("Ada", None, "Grace", None)
@@ -391,7 +394,9 @@ def test_a_developer_adds_an_endpoint_sees_its_secret_once_edits_and_deletes_it(
     assert edited.status_code == 302
     endpoint.refresh_from_db()
     assert (endpoint.url, endpoint.events) == ("https://hooks.shop.example/v2", ["*"])
-    assert browser.post(f"/dashboard/webhooks/{endpoint.id}/delete").status_code == 302
+    assert browser.post(f"/dashboard/webhooks/{endpoint.id}/delete").status_code == 302  # not confirmed
+    assert WebhookEndpoint.objects.exists()
+    assert browser.post(f"/dashboard/webhooks/{endpoint.id}/delete", {"confirm": "yes"}).status_code == 302
     assert not WebhookEndpoint.objects.exists()
 
 
@@ -404,8 +409,8 @@ def test_webhook_endpoints_refuse_viewers_and_other_organizations(organization, 
         viewer.post("/dashboard/webhooks/new/", {"url": "https://a.example", "every_event": "on"}).status_code
         == 403
     )
-    assert viewer.post(f"/dashboard/webhooks/{mine.id}/delete").status_code == 403
+    assert viewer.post(f"/dashboard/webhooks/{mine.id}/delete", {"confirm": "yes"}).status_code == 403
     developer = signed_in(make_member(organization, "dev@shop.example", "developer"))
     assert developer.get(f"/dashboard/webhooks/{theirs.id}/edit").status_code == 404
-    assert developer.post(f"/dashboard/webhooks/{theirs.id}/delete").status_code == 404
+    assert developer.post(f"/dashboard/webhooks/{theirs.id}/delete", {"confirm": "yes"}).status_code == 404
     assert WebhookEndpoint.objects.count() == 2
