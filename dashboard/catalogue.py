@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
+from functools import partial
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -53,7 +54,15 @@ def analytics(request: HttpRequest) -> HttpResponse:
 
 
 def _listing(
-    request: HttpRequest, selector, *, template: str, nav: str, max_query: int, rows=None, related=()
+    request: HttpRequest,
+    selector,
+    *,
+    template: str,
+    nav: str,
+    max_query: int,
+    rows=None,
+    related=(),
+    extra: dict | None = None,
 ) -> HttpResponse:
     """A searched, paged list of one of the organization's records, newest first, from the API's selector."""
     query = request.GET.get("q", "").strip()[:max_query]
@@ -64,7 +73,9 @@ def _listing(
     page = _page(request, found)
     items = rows(page.object_list) if rows else page.object_list
     return render(
-        request, template, {"member": request.member, "rows": items, "page": page, "q": query, "nav": nav}
+        request,
+        template,
+        {"member": request.member, "rows": items, "page": page, "q": query, "nav": nav, **(extra or {})},
     )
 
 
@@ -83,8 +94,16 @@ def _priced(products) -> list[dict]:
 @require_GET
 @member_view()
 def products(request: HttpRequest) -> HttpResponse:
+    """The active products, or with `?archived=1` the archived ones (as the API's `active=false`)."""
+    archived = request.GET.get("archived") == "1"
     return _listing(
-        request, product_list, template="dashboard/products.html", nav="products", max_query=100, rows=_priced
+        request,
+        partial(product_list, active=not archived),
+        template="dashboard/products.html",
+        nav="products",
+        max_query=100,
+        rows=_priced,
+        extra={"archived": archived},
     )
 
 

@@ -194,6 +194,9 @@ def test_an_admin_creates_edits_archives_a_product_and_makes_a_link_of_it(organi
     assert browser.post(f"/dashboard/products/{product.id}/archive").status_code == 302
     product.refresh_from_db()
     assert product.is_active is False
+    assert f"/dashboard/products/{product.id}" not in browser.get("/dashboard/products/").content.decode()
+    archived = browser.get("/dashboard/products/", {"archived": "1", "q": "Mug"}).content.decode()
+    assert f"/dashboard/products/{product.id}" in archived and "archived</span>" in archived
 
 
 def test_products_refuse_viewers_and_other_organizations(organization, tokens, other):
