@@ -9,8 +9,9 @@ dashboard write accepts and refuses exactly what the API does.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -23,6 +24,7 @@ from dashboard.once import made_before, remember
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 
+PLAIN_DECIMAL = re.compile(r"[0-9]{0,78}(\.[0-9]{1,78})?")  # no sign, no exponent, at most uint256's digits
 NOT_SAVED = "Nothing was saved: please correct the fields marked below."
 
 
@@ -90,16 +92,16 @@ class ApiForm:
         if token is None:
             self.refuse(name, "Choose the token first.")
             return None
-        try:
-            number = Decimal(typed)
-            if not number.is_finite() or number < 0 or (number == 0 and not zero) or len(typed) > 40:
-                raise InvalidOperation
-        except InvalidOperation:
+        if not PLAIN_DECIMAL.fullmatch(typed) or (Decimal(typed) == 0 and not zero):
             self.refuse(name, "Enter an amount greater than zero, such as 25 or 9.99.")
             return None
+        number = Decimal(typed)
         units = number.scaleb(token.decimals)
         if units != units.to_integral_value():
             self.refuse(name, f"At most {token.decimals} decimals for {token.symbol}.")
+            return None
+        if units >= 2**256:
+            self.refuse(name, "That is more than a token amount can be.")
             return None
         return int(units)
 
