@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -26,6 +27,14 @@ from platform_api.errors import PlatformError
 
 PLAIN_DECIMAL = re.compile(r"[0-9]{0,78}(\.[0-9]{1,78})?")  # no sign, no exponent, at most uint256's digits
 NOT_SAVED = "Nothing was saved: please correct the fields marked below."
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the `field` tag shows of a form checked by hand: its values and its errors, by field."""
+
+    values: Mapping[str, Any]
+    errors: Mapping[str, str]
 
 
 def first_message(messages: Any) -> str:

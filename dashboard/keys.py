@@ -12,6 +12,7 @@ from django.utils.dateparse import parse_date
 from django.views.decorators.http import require_http_methods, require_POST
 
 from dashboard.auth import member_view
+from dashboard.forms import Shown
 from dashboard.once import made_before, new_form_token, remember
 from dashboard.roles import DEVELOP, may
 from platform_api.context import RequestContext
@@ -76,6 +77,7 @@ def key_list(request: HttpRequest) -> HttpResponse:
             "new_key": request.session.pop(NEW_KEY, None),
             "errors": errors,
             "values": values,
+            "form": Shown(values, errors),
             "permissions": Permission.values,
             "form_token": new_form_token(),
             "nav": "keys",

@@ -14,6 +14,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from dashboard import members as services
 from dashboard.auth import member_view
+from dashboard.forms import Shown
 from dashboard.models import Invitation, Member, Role
 from dashboard.once import made_before, new_form_token, remember
 from dashboard.roles import ADMIN
@@ -75,9 +76,8 @@ def member_list(request: HttpRequest) -> HttpResponse:
             "member": request.member,
             "team": [{"member": m, "two_factor": m.user_id in with_code} for m in team],
             "invitations": list(invitations),
-            "errors": errors,
-            "values": values,
-            "roles": Role.values,
+            "form": Shown(values, errors),
+            "role_options": [(role, role) for role in Role.values],
             "form_token": new_form_token(),
             "flash": request.session.pop(FLASH, None),
             "nav": "members",

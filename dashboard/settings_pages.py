@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods
 
 from core.errors import DomainError
 from dashboard.auth import member_view
+from dashboard.forms import Shown
 from dashboard.roles import ADMIN, may
 from merchant.branding import LogoError, logo_from_upload, logo_url, organization_logo_set
 from merchant.organization import OrganizationUpdateSerializer, organization_update
@@ -80,19 +81,26 @@ def settings_page(request: HttpRequest) -> HttpResponse:
             request.session[FLASH] = "Notification settings saved."
             return redirect("dashboard:settings")
     organization.refresh_from_db()
+    section = request.POST.get("section")
+    values = {
+        name: request.POST.get(name, "") if section == "branding" else getattr(organization, name)
+        for name in BRANDING
+    }
+    typed_email = (
+        request.POST.get("email_address", "") if section == "notifications" else notifications.email_address
+    )
     return render(
         request,
         "dashboard/settings.html",
         {
             "member": request.member,
             "organization": organization,
-            "values": {name: request.POST.get(name, getattr(organization, name)) for name in BRANDING}
-            if request.POST.get("section") == "branding"
-            else {name: getattr(organization, name) for name in BRANDING},
             "logo": logo_url(organization),
             "notifications": notifications,
             "event_types": EVENT_TYPES,
             "errors": errors,
+            "form": Shown(values, errors),
+            "notifications_form": Shown({"email_address": typed_email}, errors),
             "flash": request.session.pop(FLASH, None),
             "nav": "settings",
         },

@@ -61,7 +61,7 @@ def test_bad_branding_is_said_beside_each_field_and_nothing_changes(organization
     )
     page = refused.content.decode()
     assert refused.status_code == 400
-    for field in ("name-error", "color-error", "support-email-error", "support-url-error", "logo-error"):
+    for field in ("name-error", "brand_color-error", "support_email-error", "support_url-error", "logo-error"):
         assert f'id="{field}"' in page, field
     organization.refresh_from_db()
     assert (
@@ -74,7 +74,7 @@ def test_notifications_need_an_address_to_be_enabled(organization):
     refused = browser.post(
         "/dashboard/settings/", {"section": "notifications", "email_enabled": "on", "email_address": ""}
     )
-    assert refused.status_code == 400 and 'id="notify-error"' in refused.content.decode()
+    assert refused.status_code == 400 and 'id="email_address-error"' in refused.content.decode()
     ok = browser.post(
         "/dashboard/settings/",
         {
