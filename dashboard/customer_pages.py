@@ -10,8 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from checkout.models import Transaction
 from dashboard.auth import member_view
-from dashboard.forms import ApiForm, submitted, to
-from dashboard.once import new_form_token
+from dashboard.forms import ApiForm, form_page, submitted, to
 from dashboard.pages import ROW_FIELDS, payment_row
 from dashboard.roles import ADMIN, WRITE
 from merchant import customers as services
@@ -58,12 +57,7 @@ def customer_create(request: HttpRequest) -> HttpResponse:
         )
     ):
         return done
-    return render(
-        request,
-        "dashboard/customer_new.html",
-        {"member": request.member, "form": form, "form_token": new_form_token(), "nav": "customers"},
-        status=400 if form.errors else 200,
-    )
+    return form_page(request, "dashboard/customer_new.html", form, nav="customers")
 
 
 @require_http_methods(["GET", "POST"])

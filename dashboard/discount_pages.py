@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC
 
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_http_methods, require_POST
@@ -20,8 +20,7 @@ from checkout import discount_api as services
 from checkout.display import display_token, format_units
 from checkout.models import DiscountCode, PaymentLink
 from dashboard.auth import member_view
-from dashboard.forms import ApiForm, submitted, to, whole_number
-from dashboard.once import new_form_token
+from dashboard.forms import ApiForm, form_page, submitted, to, whole_number
 from dashboard.roles import WRITE
 from platform_api.context import RequestContext
 
@@ -130,22 +129,17 @@ def _page(request: HttpRequest, form: DiscountForm, code: DiscountCode | None) -
         "-created_at"
     )
     default = code_token(organization, None)
-    return render(
+    return form_page(
         request,
         "dashboard/discount_form.html",
-        {
-            "member": request.member,
-            "form": form,
-            "code": code,
-            "types": TYPES,
-            "links": [("", "Every link")]
-            + [(link.id, link.name) for link in links.only("id", "name")[:LINK_CHOICES]],
-            "default_token": default.symbol if default else None,
-            "form_token": new_form_token(),
-            "flash": request.session.pop(FLASH, None),
-            "nav": "discounts",
-        },
-        status=400 if form.errors else 200,
+        form,
+        nav="discounts",
+        flash=FLASH,
+        code=code,
+        types=TYPES,
+        links=[("", "Every link")]
+        + [(link.id, link.name) for link in links.only("id", "name")[:LINK_CHOICES]],
+        default_token=default.symbol if default else None,
     )
 
 

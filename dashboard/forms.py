@@ -16,12 +16,12 @@ from decimal import Decimal
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 
 from chains.models import Token
 from checkout.display import display_token, format_units, payable_tokens
 from core.errors import DomainError
-from dashboard.once import made_before, remember
+from dashboard.once import made_before, new_form_token, remember
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 
@@ -113,6 +113,31 @@ class ApiForm:
             self.refuse(name, "That is more than a token amount can be.")
             return None
         return int(units)
+
+
+def form_page(
+    request: HttpRequest, template: str, form: ApiForm, *, nav: str, flash: str | None = None, **context: Any
+) -> HttpResponse:
+    """A page with a form: 400 when the form holds errors; a fresh one-time token; the flash kept under the
+    session key `flash`, shown once."""
+    return render(
+        request,
+        template,
+        {
+            "member": request.member,  # type: ignore[attr-defined]
+            "form": form,
+            "form_token": new_form_token(),
+            "flash": request.session.pop(flash, None) if flash else None,
+            "nav": nav,
+            **context,
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+def token_options() -> list[tuple[str, str]]:
+    """The token picker's options: the payable tokens, after an empty choice."""
+    return [("", "Choose a token…")] + [(option["value"], option["label"]) for option in payable_tokens()]
 
 
 def submitted(

@@ -16,13 +16,13 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from checkout import links as services
 from checkout import selectors
-from checkout.display import display_token, format_units, payable_tokens, qr_svg
+from checkout.display import display_token, format_units, qr_svg
 from checkout.models import PaymentLink
 from checkout.serializers import LinkItemSerializer, PaymentLinkUpdateSerializer, PaymentLinkWriteSerializer
 from core.errors import DomainError
 from dashboard.auth import member_view
 from dashboard.charts import daily_chart
-from dashboard.forms import ApiForm, PricedForm, submitted, to, whole_number
+from dashboard.forms import ApiForm, PricedForm, form_page, submitted, to, token_options, whole_number
 from dashboard.once import made_before, new_form_token, remember
 from dashboard.roles import WRITE
 from platform_api.context import RequestContext
@@ -89,18 +89,8 @@ class LinkForm(PricedForm):
 
 
 def _form_page(request: HttpRequest, form: LinkForm, link: PaymentLink | None) -> HttpResponse:
-    return render(
-        request,
-        "dashboard/link_form.html",
-        {
-            "member": request.member,
-            "form": form,
-            "link": link,
-            "tokens": [("", "Choose a token…")] + [(o["value"], o["label"]) for o in payable_tokens()],
-            "form_token": new_form_token(),
-            "nav": "links",
-        },
-        status=400 if form.errors else 200,
+    return form_page(
+        request, "dashboard/link_form.html", form, nav="links", link=link, tokens=token_options()
     )
 
 

@@ -4,15 +4,14 @@ serializer and services (merchant.products, checkout.links), audited with the me
 from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
 from checkout import links as link_services
-from checkout.display import payable_tokens
 from core.errors import DomainError
 from dashboard.auth import member_view
-from dashboard.forms import PricedForm, submitted, to
-from dashboard.once import made_before, new_form_token, remember
+from dashboard.forms import PricedForm, form_page, submitted, to, token_options
+from dashboard.once import made_before, remember
 from dashboard.roles import WRITE
 from merchant import products as services
 from merchant.models import Product
@@ -42,20 +41,15 @@ def _owned(request: HttpRequest, product_id: str) -> Product:
 
 
 def _page(request: HttpRequest, form: ProductForm, product: Product | None) -> HttpResponse:
-    return render(
+    return form_page(
         request,
         "dashboard/product_form.html",
-        {
-            "member": request.member,
-            "form": form,
-            "product": product,
-            "types": TYPES,
-            "tokens": [("", "Choose a token…")] + [(o["value"], o["label"]) for o in payable_tokens()],
-            "form_token": new_form_token(),
-            "flash": request.session.pop(FLASH, None),
-            "nav": "products",
-        },
-        status=400 if form.errors else 200,
+        form,
+        nav="products",
+        flash=FLASH,
+        product=product,
+        types=TYPES,
+        tokens=token_options(),
     )
 
 

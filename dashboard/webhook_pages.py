@@ -18,8 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.errors import DomainError
 from dashboard.auth import member_view
-from dashboard.forms import ApiForm, submitted, to
-from dashboard.once import new_form_token
+from dashboard.forms import ApiForm, form_page, submitted, to
 from dashboard.roles import DEVELOP
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
@@ -86,18 +85,13 @@ class EndpointForm(ApiForm):
 
 
 def _form_page(request: HttpRequest, form: EndpointForm, endpoint: WebhookEndpoint | None) -> HttpResponse:
-    return render(
+    return form_page(
         request,
         "dashboard/webhook_form.html",
-        {
-            "member": request.member,
-            "form": form,
-            "endpoint": endpoint,
-            "event_types": EVENT_TYPES,
-            "form_token": new_form_token(),
-            "nav": "webhooks",
-        },
-        status=400 if form.errors else 200,
+        form,
+        nav="webhooks",
+        endpoint=endpoint,
+        event_types=EVENT_TYPES,
     )
 
 
