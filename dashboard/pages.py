@@ -247,7 +247,9 @@ def checkout(request: HttpRequest, session_id: str) -> HttpResponse:
     )
     if session is None:
         raise Http404("There is no such checkout.")
-    payments = session.transactions.only(*ROW_FIELDS).order_by("-created_at")
+    payments = list(session.transactions.only(*ROW_FIELDS, "source_chain_id").order_by("-created_at"))
+    # The payer's transfer is on the chain they paid from, which is the payment's source chain.
+    paid_on = payments[-1].source_chain_id if payments else session.chain_id
     return render(
         request,
         "dashboard/checkout.html",
@@ -261,7 +263,8 @@ def checkout(request: HttpRequest, session_id: str) -> HttpResponse:
             if session.discount_amount
             else None,
             "chain": _chain(session.chain_id),
-            "payment_url": explorer_link(session.chain_id, session.tx_hash) if session.tx_hash else None,
+            "payment_url": explorer_link(paid_on, session.tx_hash) if session.tx_hash else None,
+            "paid_on": _chain(paid_on),
             "rows": [payment_row(txn) for txn in payments],
             "nav": "links",
         },

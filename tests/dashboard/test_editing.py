@@ -119,14 +119,25 @@ def test_a_links_page_charts_its_views_and_opens_its_checkouts(organization, tok
     link = PaymentLinkFactory(organization=organization)
     for _ in range(3):
         LinkVisitFactory(payment_link=link)
-    session = PlatformCheckoutSessionFactory(payment_link=link, customer_email="ada@example.com")
-    TransactionFactory(organization=organization, session=session, payment_link=link, from_address=PAYER)
+    paid = "0x" + "ef" * 32  # the payer's transfer, on the chain they paid from (Arbitrum), not Base
+    session = PlatformCheckoutSessionFactory(
+        payment_link=link, customer_email="ada@example.com", tx_hash=paid
+    )
+    TransactionFactory(
+        organization=organization,
+        session=session,
+        payment_link=link,
+        from_address=PAYER,
+        source_chain_id=42161,
+        tx_hash=paid,
+    )
     browser = signed_in(make_member(organization))
     page = browser.get(f"/dashboard/links/{link.id}").content.decode()
     assert page.count("<rect ") == 30 and ": 3 views</title>" in page  # a bar a day, today's three views
     assert f'href="/dashboard/checkouts/{session.id}"' in page
     checkout = browser.get(f"/dashboard/checkouts/{session.id}").content.decode()
     assert "ada@example.com" in checkout and "4 USDC" in checkout and "/dashboard/payments/txn_" in checkout
+    assert f"/tx/{paid}" in checkout and f"basescan.org/tx/{paid}" not in checkout
     theirs = PlatformCheckoutSessionFactory(payment_link=PaymentLinkFactory(organization=other))
     assert browser.get(f"/dashboard/checkouts/{theirs.id}").status_code == 404
 

@@ -61,7 +61,13 @@ def test_bad_branding_is_said_beside_each_field_and_nothing_changes(organization
     )
     page = refused.content.decode()
     assert refused.status_code == 400
-    for field in ("name-error", "brand_color-error", "support_email-error", "support_url-error", "logo-error"):
+    for field in (
+        "name-error",
+        "brand_color-error",
+        "support_email-error",
+        "support_url-error",
+        "logo-error",
+    ):
         assert f'id="{field}"' in page, field
     organization.refresh_from_db()
     assert (
