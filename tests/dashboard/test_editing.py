@@ -123,7 +123,7 @@ def test_a_links_page_charts_its_views_and_opens_its_checkouts(organization, tok
     session = PlatformCheckoutSessionFactory(
         payment_link=link, customer_email="ada@example.com", tx_hash=paid
     )
-    TransactionFactory(
+    txn = TransactionFactory(
         organization=organization,
         session=session,
         payment_link=link,
@@ -138,6 +138,9 @@ def test_a_links_page_charts_its_views_and_opens_its_checkouts(organization, tok
     checkout = browser.get(f"/dashboard/checkouts/{session.id}").content.decode()
     assert "ada@example.com" in checkout and "4 USDC" in checkout and "/dashboard/payments/txn_" in checkout
     assert f"/tx/{paid}" in checkout and f"basescan.org/tx/{paid}" not in checkout
+    payment = browser.get(f"/dashboard/payments/{txn.id}")
+    assert f'href="/dashboard/checkouts/{session.id}"' in payment.content.decode()  # and back
+    assert f'href="/dashboard/links/{link.id}"' in payment.content.decode()
     theirs = PlatformCheckoutSessionFactory(payment_link=PaymentLinkFactory(organization=other))
     assert browser.get(f"/dashboard/checkouts/{theirs.id}").status_code == 404
 
