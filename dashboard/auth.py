@@ -30,6 +30,8 @@ from core.crypto import blind_index
 from dashboard.models import Member, Role
 from dashboard.roles import READ, may
 from platform_api import ratelimit
+from platform_api.context import RequestContext
+from platform_api.signals import record_write
 
 GENERATION = "dashboard_generation"
 PENDING = "dashboard_pending_member"  # the password was right; a code (or an owner's authenticator) is due
@@ -101,6 +103,19 @@ def code_member(email: str, member: Member, code: str) -> TOTPDevice | None:
     return None
 
 
+def audit_member(request: HttpRequest, member: Member, event_type: str) -> None:
+    """What a member did to their own account (signed in, joined, turned on two-factor...), in the
+    organization's audit log with the member as the actor. Failed attempts are not written: a wrong
+    password must cost a known email what it costs an unknown one, and attackers write nothing."""
+    record_write(
+        ctx=RequestContext.for_member(request, member),
+        event_type=event_type,
+        resource_type="member",
+        resource_id=member.id,
+        status_code=200,
+    )
+
+
 def complete_sign_in(request: HttpRequest, member: Member, device: TOTPDevice | None) -> None:
     """A fresh session for the member (a new key: no fixation), verified by `device` when given."""
     request.session.pop(PENDING, None)
@@ -110,6 +125,7 @@ def complete_sign_in(request: HttpRequest, member: Member, device: TOTPDevice | 
         otp_login(request, device)
     request.session[GENERATION] = member.session_generation
     request.session[NEEDS_CODE] = device is not None or member.role == Role.OWNER
+    audit_member(request, member, "member.signed_in")
 
 
 def sign_out_everywhere(member: Member) -> None:

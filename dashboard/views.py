@@ -145,6 +145,7 @@ def two_factor(request: HttpRequest) -> HttpResponse:
                 TOTPDevice.objects.filter(user=member.user, confirmed=True).delete()
                 device.confirmed = True
                 device.save(update_fields=["confirmed"])
+                auth.audit_member(request, member, "member.two_factor_enabled")
                 target = request.session.get("dashboard_next", "/dashboard/")
                 auth.complete_sign_in(request, member, device)
                 return redirect(target)
@@ -184,6 +185,7 @@ def sign_out(request: HttpRequest) -> HttpResponse:
 @auth.member_view()
 def sign_out_everywhere(request: HttpRequest) -> HttpResponse:
     auth.sign_out_everywhere(request.member)
+    auth.audit_member(request, request.member, "member.signed_out_everywhere")
     logout(request)
     return redirect("dashboard:sign-in")
 
@@ -229,5 +231,6 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
             except members.MemberError as exc:
                 return render(request, "dashboard/invitation.html", {"gone": str(exc)}, status=410)
             else:
+                auth.audit_member(request, member, "member.joined")
                 return _after_password(request, member, member.user.username)
     return render(request, "dashboard/invitation.html", {"form": form, "invitation": found}, status=status)

@@ -46,6 +46,8 @@ def test_an_invited_viewer_joins_by_email_and_can_change_nothing(organization, m
     assert newcomer.post(path, {"password": PASSWORD, "password_again": PASSWORD}).status_code == 302
     viewer = Member.objects.get(user__username="new@shop.example")
     assert viewer.role == "viewer"
+    joined = AuditEvent.objects.filter(actor=f"member:{viewer.id}").order_by("created_at")
+    assert list(joined.values_list("event_type", flat=True)) == ["member.joined", "member.signed_in"]
     for url, body in (
         ("/dashboard/team/", {"email": "x@shop.example", "role": "admin"}),
         (f"/dashboard/team/{viewer.id}/remove", {}),

@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from audit.models import AuditEvent
 from dashboard.models import Invitation, Member
 from tests.dashboard.conftest import PASSWORD, code_for, make_member, signed_in
 
@@ -114,6 +115,13 @@ def test_an_owner_sets_up_two_factor_before_any_page_then_signs_in_with_a_code(o
     device.refresh_from_db()
     assert again.post("/dashboard/sign-in/code/", {"code": code_for(device)}).status_code == 302
     assert again.get("/dashboard/").status_code == 200
+    # The audit log has what the owner did to their account, and nothing of the refused attempts.
+    events = list(
+        AuditEvent.objects.filter(actor=f"member:{owner.id}")
+        .order_by("created_at")
+        .values_list("event_type", flat=True)
+    )
+    assert events == ["member.two_factor_enabled", "member.signed_in", "member.signed_in"]
 
 
 def test_sign_out_everywhere_ends_every_session(owner):
@@ -122,6 +130,12 @@ def test_sign_out_everywhere_ends_every_session(owner):
     assert phone.post("/dashboard/sign-out/everywhere/").status_code == 302
     assert laptop.get("/dashboard/")["Location"].startswith("/dashboard/sign-in/")
     assert signed_in(owner).get("/dashboard/").status_code == 200
+    assert (
+        AuditEvent.objects.filter(
+            event_type="member.signed_out_everywhere", actor=f"member:{owner.id}"
+        ).count()
+        == 1
+    )
 
 
 def test_the_session_cookie_and_pages_are_locked_down(viewer):
