@@ -94,7 +94,7 @@ urlpatterns = [
     ),
     path(
         "password-reset/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(
+        views.PasswordResetConfirm.as_view(
             template_name="dashboard/password_reset_confirm.html",
             success_url=reverse_lazy("dashboard:sign-in"),
         ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth import logout
+from django.contrib.auth import views as auth_views
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -234,3 +235,15 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
                 auth.audit_member(request, member, "member.joined")
                 return _after_password(request, member, member.user.username)
     return render(request, "dashboard/invitation.html", {"form": form, "invitation": found}, status=status)
+
+
+class PasswordResetConfirm(auth_views.PasswordResetConfirmView):
+    """Django's: the emailed link sets a new password once (which ends the member's other sessions, their
+    password hash being part of each); the reset is audited with the member as the actor."""
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        member = Member.objects.select_related("organization").filter(user_id=form.user.pk).first()
+        if member is not None:
+            auth.audit_member(self.request, member, "member.password_reset")
+        return response

@@ -152,6 +152,7 @@ def test_the_session_cookie_and_pages_are_locked_down(viewer):
 def test_a_password_reset_says_the_same_for_any_email_and_its_link_works_once(viewer, mailoutbox):
     import re
 
+    before = signed_in(viewer)  # a session from before the reset
     browser = Client()
     for email in ("nobody@shop.example", viewer.user.email):
         sent = browser.post("/dashboard/password-reset/", {"email": email})
@@ -167,6 +168,8 @@ def test_a_password_reset_says_the_same_for_any_email_and_its_link_works_once(vi
         Client().post("/dashboard/sign-in/", {"email": viewer.user.email, "password": new}).status_code == 302
     )
     assert "no longer works" in browser.get(link, follow=True).content.decode()
+    assert before.get("/dashboard/")["Location"].startswith("/dashboard/sign-in/")  # it ended with the reset
+    assert AuditEvent.objects.filter(event_type="member.password_reset", actor=f"member:{viewer.id}").exists()
 
 
 def test_a_member_without_an_authenticator_may_turn_it_on(organization):
