@@ -20,6 +20,11 @@ class Bar:
     day: date
     value: Decimal
 
+    @property
+    def figure(self) -> str:
+        """The value to two places, as the table under a chart shows it (cheaper than `floatformat`)."""
+        return f"{self.value:.2f}"
+
 
 def bar_chart(bars: list[Bar], *, label: str, unit: str = "$") -> SafeString:
     """Daily bars scaled to the highest one; each bar has a <title> with its day and figure (`unit` before
