@@ -20,7 +20,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model, login, logout
 from django.contrib.auth.hashers import make_password
 from django.db.models import F
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django_otp import login as otp_login
@@ -164,3 +164,12 @@ def member_view(action: str = READ):
         return wrapped
 
     return decorate
+
+
+def owned(queryset, request: HttpRequest, pk: str, what: str):
+    """The signed-in member's organization's record `pk` of `queryset`, else 404 as if it did not exist:
+    every record page starts here, whatever id is in the URL."""
+    found = queryset.filter(organization=request.member.organization, pk=pk).first()  # type: ignore[attr-defined]
+    if found is None:
+        raise Http404(f"There is no such {what}.")
+    return found

@@ -4,12 +4,12 @@ audited with the member as the actor; erasure, which cannot be undone, is for ad
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from checkout.models import Transaction
-from dashboard.auth import member_view
+from dashboard.auth import member_view, owned
 from dashboard.forms import ApiForm, form_page, submitted, to
 from dashboard.pages import ROW_FIELDS, payment_row
 from dashboard.roles import ADMIN, WRITE
@@ -33,10 +33,7 @@ class CustomerForm(ApiForm):
 
 
 def _owned(request: HttpRequest, customer_id: str) -> Customer:
-    customer = Customer.objects.filter(organization=request.member.organization, pk=customer_id).first()
-    if customer is None:
-        raise Http404("There is no such customer.")
-    return customer
+    return owned(Customer.objects.all(), request, customer_id, "customer")
 
 
 @require_http_methods(["GET", "POST"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -19,7 +19,7 @@ from chains.models import Token
 from checkout import discount_api as services
 from checkout.display import display_token, format_units
 from checkout.models import DiscountCode, PaymentLink
-from dashboard.auth import member_view
+from dashboard.auth import member_view, owned
 from dashboard.forms import ApiForm, form_page, submitted, to, whole_number
 from dashboard.roles import WRITE
 from platform_api.context import RequestContext
@@ -113,14 +113,8 @@ class DiscountForm(ApiForm):
 
 
 def _owned(request: HttpRequest, code_id: str) -> DiscountCode:
-    code = (
-        DiscountCode.objects.select_related("payment_link")
-        .filter(organization=request.member.organization, pk=code_id, deleted_at__isnull=True)
-        .first()
-    )
-    if code is None:
-        raise Http404("There is no such discount code.")
-    return code
+    live = DiscountCode.objects.select_related("payment_link").filter(deleted_at__isnull=True)
+    return owned(live, request, code_id, "discount code")
 
 
 def _page(request: HttpRequest, form: DiscountForm, code: DiscountCode | None) -> HttpResponse:

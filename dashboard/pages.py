@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from django.core.paginator import Paginator
 from django.db.models import QuerySet, Sum
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -19,7 +19,7 @@ from chains.registry import chain_get
 from checkout.display import display_token, format_units
 from checkout.models import PlatformCheckoutSession, Transaction
 from checkout.receipts import explorer_link
-from dashboard.auth import member_view
+from dashboard.auth import member_view, owned
 from dashboard.charts import Bar, bar_chart
 from merchant.models import RevenueDay
 from orders.models import DepositTx, Order, OrderStatusChange, RefundTx, RelayTx
@@ -181,13 +181,12 @@ def payments(request: HttpRequest) -> HttpResponse:
 @require_GET
 @member_view()
 def payment(request: HttpRequest, transaction_id: str) -> HttpResponse:
-    txn = (
-        Transaction.objects.select_related("session", "payment_link", "customer")
-        .filter(organization=request.member.organization, pk=transaction_id)
-        .first()
+    txn = owned(
+        Transaction.objects.select_related("session", "payment_link", "customer"),
+        request,
+        transaction_id,
+        "payment",
     )
-    if txn is None:
-        raise Http404("There is no such payment.")
     order = Order.objects.filter(pk=txn.order_id).first()
     timeline = list(OrderStatusChange.objects.filter(order_id=txn.order_id).order_by("created_at", "id"))
 
@@ -240,13 +239,12 @@ def payment(request: HttpRequest, transaction_id: str) -> HttpResponse:
 @member_view()
 def checkout(request: HttpRequest, session_id: str) -> HttpResponse:
     """One checkout session (from a link's list): what was asked, its state, who paid and its payments."""
-    session = (
-        PlatformCheckoutSession.objects.select_related("payment_link", "discount_code", "customer")
-        .filter(organization=request.member.organization, pk=session_id)
-        .first()
+    session = owned(
+        PlatformCheckoutSession.objects.select_related("payment_link", "discount_code", "customer"),
+        request,
+        session_id,
+        "checkout",
     )
-    if session is None:
-        raise Http404("There is no such checkout.")
     payments = list(session.transactions.only(*ROW_FIELDS, "source_chain_id").order_by("-created_at"))
     # The payer's transfer is on the chain they paid from, which is the payment's source chain.
     paid_on = payments[-1].source_chain_id if payments else session.chain_id

@@ -3,13 +3,13 @@ serializer and services (merchant.products, checkout.links), audited with the me
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
 from checkout import links as link_services
 from core.errors import DomainError
-from dashboard.auth import member_view
+from dashboard.auth import member_view, owned
 from dashboard.forms import PricedForm, form_page, submitted, to, token_options
 from dashboard.once import made_before, remember
 from dashboard.roles import WRITE
@@ -34,10 +34,7 @@ class ProductForm(PricedForm):
 
 
 def _owned(request: HttpRequest, product_id: str) -> Product:
-    product = Product.objects.filter(organization=request.member.organization, pk=product_id).first()
-    if product is None:
-        raise Http404("There is no such product.")
-    return product
+    return owned(Product.objects.all(), request, product_id, "product")
 
 
 def _page(request: HttpRequest, form: ProductForm, product: Product | None) -> HttpResponse:
