@@ -144,10 +144,14 @@ def _seed() -> dict[str, str]:
         with connection.cursor() as cursor:  # as autovacuum would: statistics and the visibility map
             cursor.execute(f"VACUUM ANALYZE {table}")
     _seed_transactions(organization.pk)
+    from checkout.models import Transaction
+
+    newest = Transaction.objects.filter(organization=organization).order_by("-created_at")
     return {
         "key": key,
         "order_id": order["id"],
         "organization": organization.pk,
+        "payment_id": newest.values_list("id", flat=True).first(),
         "dashboard_cookie": _dashboard_session(organization),
         **_seed_checkout(client),
     }
@@ -186,6 +190,16 @@ def _seed_transactions(organization_id: str) -> None:
     from checkout.models import PaymentLink, Transaction
     from tests.orders.conftest import RECIPIENT, USDC_ARB, USDC_BASE
 
+    table = Transaction._meta.db_table
+    # The payer's answers, encrypted with this service's key as the model stores them: every row shares one
+    # ciphertext of {} (the pages that read a whole payment decrypt it). Rows of an earlier seeding that
+    # wrote a bare '{}' are mended.
+    empty_answers = Transaction._meta.get_field("form_data").get_prep_value({})
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET form_data = %s WHERE organization_id = %s AND form_data = '{{}}'",  # noqa: S608
+            [empty_answers, organization_id],
+        )
     have = Transaction.objects.filter(organization_id=organization_id).count()
     if have >= TRANSACTIONS:
         return
@@ -200,7 +214,6 @@ def _seed_transactions(organization_id: str) -> None:
         ).pk
         for i in range(20)
     ]
-    table = Transaction._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {table} (id, organization_id, order_id, payment_link_id, status, tx_hash, chain_id, "  # noqa: S608
@@ -209,11 +222,20 @@ def _seed_transactions(organization_id: str) -> None:
             "SELECT 'txn_b' || lpad(g::text, 8, '0') || substr(md5(random()::text), 1, 10), %s, gen_random_uuid(), "
             "(%s::text[])[1 + g %% 20], CASE WHEN g %% 5 = 0 THEN 'failed' ELSE 'completed' END, '', "
             "CASE WHEN g %% 3 = 0 THEN 42161 ELSE 8453 END, '', %s, CASE WHEN g %% 3 = 0 THEN %s ELSE %s END, "
-            "(g %% 500 + 1) * 1000000, (g %% 500 + 1)::numeric, 8453, %s, (g %% 500 + 1) * 1000000, 0, 0, '{}', '{}', "
+            "(g %% 500 + 1) * 1000000, (g %% 500 + 1)::numeric, 8453, %s, (g %% 500 + 1) * 1000000, 0, 0, %s, '{}', "
             "now() - (g * 345 || ' seconds')::interval, now() - (g * 345 || ' seconds')::interval, "
             "CASE WHEN g %% 5 = 0 THEN NULL ELSE now() - (g * 345 || ' seconds')::interval END "
             "FROM generate_series(1, %s) AS g",
-            [organization_id, links, RECIPIENT, USDC_ARB, USDC_BASE, USDC_BASE, TRANSACTIONS - have],
+            [
+                organization_id,
+                links,
+                RECIPIENT,
+                USDC_ARB,
+                USDC_BASE,
+                USDC_BASE,
+                empty_answers,
+                TRANSACTIONS - have,
+            ],
         )
         cursor.execute(f"VACUUM ANALYZE {table}")
     from checkout.analytics import revenue_rebuild
@@ -275,6 +297,7 @@ def _seed_checkout(client) -> dict[str, str]:
     ).json()
     return {
         "short_code": link["short_code"],
+        "link_id": link["id"],
         "session_id": session_id,
         "widget_code": widget["short_code"],
         "surge_code": surge["short_code"],
@@ -916,6 +939,30 @@ def main() -> None:
             (
                 "GET /dashboard/analytics/",
                 "/dashboard/analytics/",
+                {"Cookie": seeded["dashboard_cookie"]},
+                None,
+            ),
+            (
+                "GET /dashboard/payments/{id}",
+                f"/dashboard/payments/{seeded['payment_id']}",
+                {"Cookie": seeded["dashboard_cookie"]},
+                None,
+            ),
+            (
+                f"GET /dashboard/payments/?q=(a payer's address; {TRANSACTIONS:,} transactions)",
+                "/dashboard/payments/?q=0x52908400098527886e0f7030069857d2e4169ee7",
+                {"Cookie": seeded["dashboard_cookie"]},
+                None,
+            ),
+            (
+                "GET /dashboard/links/{id} (stats, chart, items, checkouts)",
+                f"/dashboard/links/{seeded['link_id']}",
+                {"Cookie": seeded["dashboard_cookie"]},
+                None,
+            ),
+            (
+                "GET /dashboard/checkouts/{id}",
+                f"/dashboard/checkouts/{seeded['session_id']}",
                 {"Cookie": seeded["dashboard_cookie"]},
                 None,
             ),
