@@ -132,9 +132,10 @@ def sign_out_everywhere(member: Member) -> None:
     Member.objects.filter(pk=member.pk).update(session_generation=F("session_generation") + 1)
 
 
-def member_view(action: str = READ):
+def member_view(action: str = READ, *, read: str = READ):
     """A dashboard page: a signed-in member of this session's generation, verified by a code where one is
-    due; a write the member's role does not allow is 403 and changes nothing (GETs need READ only)."""
+    due; a write the member's role does not allow is 403 and changes nothing. GETs need `read` (READ: every
+    member; the keys and settings pages ask more, to read them too)."""
 
     def decorate(view):
         @wraps(view)
@@ -150,7 +151,7 @@ def member_view(action: str = READ):
             if (request.session.get(NEEDS_CODE) or member.role == Role.OWNER) and not user.is_verified():
                 logout(request)  # a session from before the code was due, or before the owner had one
                 return redirect(sign_in)
-            needed = READ if request.method in SAFE_METHODS else action
+            needed = read if request.method in SAFE_METHODS else action
             if not may(member.role, needed):
                 return render(
                     request,

@@ -10,8 +10,8 @@ from django.views.decorators.http import require_http_methods
 
 from core.errors import DomainError
 from dashboard.auth import member_view
-from dashboard.forms import Shown
-from dashboard.roles import ADMIN, may
+from dashboard.forms import Shown, first_message
+from dashboard.roles import ADMIN
 from merchant.branding import LogoError, logo_from_upload, logo_url, organization_logo_set
 from merchant.organization import OrganizationUpdateSerializer, organization_update
 from platform_api.context import RequestContext
@@ -22,20 +22,9 @@ FLASH = "dashboard_settings_flash"
 BRANDING = ("name", "brand_color", "support_email", "support_url", "website_url")
 
 
-def _first(messages) -> str:
-    return str(messages[0] if isinstance(messages, list) else messages)
-
-
 @require_http_methods(["GET", "POST"])
-@member_view(ADMIN)
+@member_view(ADMIN, read=ADMIN)
 def settings_page(request: HttpRequest) -> HttpResponse:
-    if not may(request.member.role, ADMIN):
-        return render(
-            request,
-            "dashboard/denied.html",
-            {"member": request.member, "message": "Settings are for admins and owners."},
-            status=403,
-        )
     organization = request.member.organization
     errors: dict[str, str] = {}
     status = 200
@@ -52,7 +41,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
             except LogoError as exc:
                 errors["logo"] = str(exc)
         if not serializer.is_valid():
-            errors |= {field: _first(messages) for field, messages in serializer.errors.items()}
+            errors |= {field: first_message(messages) for field, messages in serializer.errors.items()}
         status = 400
         if not errors:
             try:
