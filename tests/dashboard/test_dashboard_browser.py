@@ -218,11 +218,12 @@ def test_a_link_made_in_the_dashboard_is_paid_on_the_devnet_and_the_payment_appe
 ):
     import threading
 
+    from checkout.hosted import PAYER_ACCOUNT
     from checkout.models import PlatformCheckoutSession
     from orders.models import Order
-    from tests.orders.devnet_checkout import drive, random_address
+    from tests.orders.devnet_checkout import drive, erc20, random_address, w3_of
 
-    (_, a), (_, b) = devnets_registry
+    (chain_a, a), (chain_b, b) = devnets_registry
     settings.PUBLIC_BASE_URL = live_server.url
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     admin = make_member(organization, "admin@shop.example", "admin")
@@ -236,7 +237,8 @@ def test_a_link_made_in_the_dashboard_is_paid_on_the_devnet_and_the_payment_appe
     page.get_by_label("Name").fill("Devnet print")
     page.get_by_label("Paid in").select_option(f"{b['chain_id']}:{b['contracts']['dUSDC']}")
     page.get_by_label("Price").fill("3")
-    page.get_by_label("Paid to (address)").fill(random_address())
+    merchant = random_address()
+    page.get_by_label("Paid to (address)").fill(merchant)
     page.get_by_role("button", name="Create the link").click()
     share = page.inner_text("#share-url")
     page.screenshot(path=ARTIFACTS / "desktop-link-created.png", full_page=True)
@@ -249,10 +251,32 @@ def test_a_link_made_in_the_dashboard_is_paid_on_the_devnet_and_the_payment_appe
     session = PlatformCheckoutSession.objects.get()
     order = Order.objects.get(session_order__session=session)
     settled = threading.Thread(target=drive, args=(order.pk,), kwargs={"until": ("executed",), "timeout": 90})
+    token_a, token_b = erc20((chain_a, a)), erc20((chain_b, b))
+    payer_address = w3_of((chain_a, a)).eth.accounts[PAYER_ACCOUNT]
+
+    def balances() -> dict[str, int]:
+        return {
+            "payer": token_a.functions.balanceOf(payer_address).call(),
+            "vault": token_a.functions.balanceOf(settings.VAULT_ADDRESS).call(),
+            "merchant": token_b.functions.balanceOf(merchant).call(),
+            "solver": token_b.functions.balanceOf(settings.SOLVER_ADDRESS).call(),
+        }
+
+    before = balances()
     payer.get_by_role("button", name="Pay with devnet wallet").click()
     settled.start()
     expect(payer.locator("#status")).to_contain_text("Payment complete", timeout=90_000)
     settled.join()
+    # To the unit: the payer sent the order's price into the vault; the solver paid the merchant what arrived.
+    order.refresh_from_db()
+    price, delivered = int(order.src_amount), int(order.settlement["dstAmount"])
+    assert balances() == {
+        "payer": before["payer"] - price,
+        "vault": before["vault"] + price,
+        "merchant": before["merchant"] + delivered,
+        "solver": before["solver"] - delivered,
+    }
+    assert delivered == int(order.payload["expectedDstAmount"]) > 0
 
     page.goto(f"{live_server.url}/dashboard/payments/")
     expect(page.locator("#payments-table")).to_contain_text("completed")
