@@ -12,8 +12,8 @@ from core.errors import DomainError
 from dashboard.auth import member_view
 from dashboard.forms import Shown, first_message
 from dashboard.roles import ADMIN
-from merchant.branding import LogoError, logo_from_upload, logo_url, organization_logo_set
-from merchant.organization import OrganizationUpdateSerializer, organization_update
+from merchant.branding import LogoError, logo_from_upload, logo_url
+from merchant.organization import OrganizationUpdateSerializer, organization_branding_update
 from platform_api.context import RequestContext
 from webhooks.events import EVENT_TYPES
 from webhooks.services import notification_settings_get, notification_settings_update
@@ -45,11 +45,9 @@ def settings_page(request: HttpRequest) -> HttpResponse:
         status = 400
         if not errors:
             try:
-                organization = organization_update(
-                    ctx=ctx, organization=organization, data=dict(serializer.validated_data)
+                organization = organization_branding_update(
+                    ctx=ctx, organization=organization, data=dict(serializer.validated_data), logo=logo
                 )
-                if logo is not None:
-                    organization_logo_set(ctx=ctx, organization=organization, logo=logo)
             except DomainError as exc:
                 errors[exc.field or "name"] = exc.message
             else:

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from chains.fields import AddressField, SupportedChainIdField
 from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest
 from core.fields import EpochMillisField, StrictCharField
-from merchant.branding import logo_url
+from merchant.branding import Logo, logo_url, organization_logo_set
 from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
@@ -185,3 +185,15 @@ def fill_defaults(organization: Organization, values: dict[str, Any]) -> dict[st
                 )
             values[name] = fallback
     return values
+
+
+@transaction.atomic
+def organization_branding_update(
+    *, ctx: RequestContext, organization: Organization, data: dict[str, Any], logo: Logo | None
+) -> Organization:
+    """The dashboard's branding form: the organization's fields and, when one was uploaded, its logo, in one
+    transaction (a refusal of either leaves both as they were)."""
+    organization = organization_update(ctx=ctx, organization=organization, data=data)
+    if logo is not None:
+        organization = organization_logo_set(ctx=ctx, organization=organization, logo=logo)
+    return organization
