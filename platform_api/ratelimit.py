@@ -1,4 +1,5 @@
-"""Sliding-window rate limits: at most `limit` requests in any 60 seconds, atomic across processes.
+"""Sliding-window rate limits: at most `limit` requests in any 60 seconds (or another window), atomic across
+processes.
 
 Each bucket keeps the times of the requests it allowed in the last 60 seconds;
 a request is allowed while fewer than `limit` are kept. Unlike fixed windows,
@@ -37,12 +38,18 @@ def _clock() -> float:
     return time.time()
 
 
+def now() -> float:
+    """The limits' clock (seconds since the epoch), for callers that reason about the times they keep."""
+    return _clock()
+
+
 @dataclass(frozen=True)
 class RateLimitResult:
     allowed: bool
     count: int  # requests counted in the window, this one included when allowed
     limit: int
     retry_after: int  # seconds until the next slot frees (0 when one is free now)
+    newest: float | None = None  # when the newest request still in the window was counted
 
     @property
     def remaining(self) -> int:
@@ -71,7 +78,8 @@ local function window(key, now, span, limit, record, member)
     end
   end
   local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-  return {allowed, count, oldest[2] or ''}
+  local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  return {allowed, count, oldest[2] or '', newest[2] or ''}
 end
 """
 _SCRIPT = (
@@ -104,51 +112,63 @@ def _redis_script(url: str, source: str = _SCRIPT):
     return _redis_client().register_script(source)
 
 
-def _in_redis(bucket: str, limit: int, now: float, record: bool) -> tuple[bool, int, float | None]:
+Counted = tuple[bool, int, float | None, float | None]  # allowed, count, oldest, newest
+
+
+def _in_redis(bucket: str, limit: int, now: float, record: bool, window: int) -> Counted:
     member = f"{now:.6f}:{time.monotonic_ns()}"  # unique even for hits at the same instant
-    allowed, count, oldest = _redis_script(settings.REDIS_URL)(
-        keys=[f"ratelimit:{bucket}"], args=[now, WINDOW_SECONDS, limit, "1" if record else "0", member]
+    allowed, count, oldest, newest = _redis_script(settings.REDIS_URL)(
+        keys=[f"ratelimit:{bucket}"], args=[now, window, limit, "1" if record else "0", member]
     )
-    return bool(allowed), int(count), float(oldest) if oldest else None
+    return bool(allowed), int(count), float(oldest) if oldest else None, float(newest) if newest else None
 
 
-def _in_database(bucket: str, limit: int, now: float, record: bool) -> tuple[bool, int, float | None]:
+def _in_database(bucket: str, limit: int, now: float, record: bool, window: int) -> Counted:
     if not record:  # a peek: one indexed read, no lock, no write
         stored = RateLimitBucket.objects.filter(bucket=bucket).values_list("hits", flat=True).first() or ""
-        kept = [h for h in (float(h) for h in stored.split()) if h > now - WINDOW_SECONDS]
-        return len(kept) < limit, len(kept), min(kept, default=None)
+        kept = [h for h in (float(h) for h in stored.split()) if h > now - window]
+        return len(kept) < limit, len(kept), min(kept, default=None), max(kept, default=None)
     with transaction.atomic():
         row = RateLimitBucket.objects.select_for_update().filter(bucket=bucket).first()
         if row is None:  # first use: create it (or find the one another process just created), then lock
             RateLimitBucket.objects.bulk_create([RateLimitBucket(bucket=bucket)], ignore_conflicts=True)
             row = RateLimitBucket.objects.select_for_update().get(bucket=bucket)
         hits = [float(h) for h in row.hits.split()]
-        kept = [h for h in hits if h > now - WINDOW_SECONDS]
+        kept = [h for h in hits if h > now - window]
         allowed = len(kept) < limit
         if allowed:
             kept.append(now)
         if allowed or len(kept) != len(hits):
             row.hits = " ".join(f"{h:.6f}" for h in kept)
-            row.expires_at = max(kept, default=now) + WINDOW_SECONDS
+            row.expires_at = max(kept, default=now) + window
             row.save(update_fields=["hits", "expires_at"])
-    return allowed, len(kept), min(kept, default=None)
+    return allowed, len(kept), min(kept, default=None), max(kept, default=None)
 
 
-def _check(bucket: str, limit: int, now: float | None, *, record: bool) -> RateLimitResult:
+def _check(bucket: str, limit: int, now: float | None, *, record: bool, window: int) -> RateLimitResult:
     now = _clock() if now is None else now
     try:
         backend = _in_redis if settings.REDIS_URL else _in_database
-        allowed, count, oldest = backend(bucket, limit, now, record)
+        allowed, count, oldest, newest = backend(bucket, limit, now, record, window)
     except RedisError as exc:  # the database keeps the limit while Redis is down (each counts apart)
         logger.warning("Rate limits fall back to the database: Redis failed (%s)", exc)
-        allowed, count, oldest = _in_database(bucket, limit, now, record)
-    return _result(allowed, count, oldest, limit, now)
+        allowed, count, oldest, newest = _in_database(bucket, limit, now, record, window)
+    return _result(allowed, count, oldest, limit, now, window=window, newest=newest)
 
 
-def _result(allowed: bool, count: int, oldest: float | None, limit: int, now: float) -> RateLimitResult:
+def _result(
+    allowed: bool,
+    count: int,
+    oldest: float | None,
+    limit: int,
+    now: float,
+    *,
+    window: int = WINDOW_SECONDS,
+    newest: float | None = None,
+) -> RateLimitResult:
     full = count >= limit
-    retry_after = max(1, math.ceil(oldest + WINDOW_SECONDS - now)) if full and oldest is not None else 0
-    return RateLimitResult(allowed=allowed, count=count, limit=limit, retry_after=retry_after)
+    retry_after = max(1, math.ceil(oldest + window - now)) if full and oldest is not None else 0
+    return RateLimitResult(allowed=allowed, count=count, limit=limit, retry_after=retry_after, newest=newest)
 
 
 def hit_with_record(
@@ -174,14 +194,19 @@ def hit_with_record(
     return stored, _result(bool(allowed), int(count), float(oldest) if oldest else None, limit, now)
 
 
-def hit(bucket: str, limit: int, now: float | None = None) -> RateLimitResult:
-    """Count one request against `bucket` if the window has room; `allowed` says whether it had."""
-    return _check(bucket, limit, now, record=True)
+def hit(
+    bucket: str, limit: int, now: float | None = None, *, window: int = WINDOW_SECONDS
+) -> RateLimitResult:
+    """Count one request against `bucket` if the last `window` seconds have room; `allowed` says whether
+    they had."""
+    return _check(bucket, limit, now, record=True, window=window)
 
 
-def peek(bucket: str, limit: int, now: float | None = None) -> RateLimitResult:
+def peek(
+    bucket: str, limit: int, now: float | None = None, *, window: int = WINDOW_SECONDS
+) -> RateLimitResult:
     """Whether a request would be allowed now, without counting one."""
-    return _check(bucket, limit, now, record=False)
+    return _check(bucket, limit, now, record=False, window=window)
 
 
 def purge_expired_windows(now: float | None = None) -> int:
