@@ -5,6 +5,7 @@ from django.urls import path, reverse_lazy
 
 from core.inputs import register_converters
 from dashboard import (
+    account,
     catalogue,
     customer_pages,
     discount_pages,
@@ -73,12 +74,15 @@ urlpatterns = [
     ),
     path("sign-in/", views.sign_in, name="sign-in"),
     path("sign-in/code/", views.sign_in_code, name="sign-in-code"),
-    path("two-factor/", views.two_factor, name="two-factor"),
+    path("two-factor/", account.two_factor, name="two-factor"),
+    path("account/", account.account_page, name="account"),
+    path("account/recovery-codes/", account.recovery_codes_shown, name="recovery-codes"),
+    path("account/recovery-codes/new", account.recovery_codes_new, name="recovery-codes-new"),
     path("invitations/<str:token>/", views.invitation, name="invitation"),
     # Password reset: Django's views, which answer the same whether the email has an account or not.
     path(
         "password-reset/",
-        auth_views.PasswordResetView.as_view(
+        views.PasswordReset.as_view(
             template_name="dashboard/password_reset.html",
             email_template_name="dashboard/email/password_reset.txt",
             subject_template_name="dashboard/email/password_reset_subject.txt",

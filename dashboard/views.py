@@ -1,4 +1,5 @@
-"""Signing in and out of the dashboard, and the two-factor setup (dashboard.auth has the rules)."""
+"""Signing in and out of the dashboard, invitations and password resets (dashboard.auth has the rules; the
+second factor's set-up and recovery are in dashboard.account)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ from django.contrib.auth import views as auth_views
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from checkout.display import qr_svg
-from dashboard import auth, members
-from dashboard.models import Member, Role
+from dashboard import account, auth, members, throttle
+from dashboard.account import CodeForm, pending_member, refused_message, signed_in_to
+from dashboard.models import Member, RecoveryCodes, Role
 
 REFUSED = "That email and password do not match a member."  # never says which of the two was wrong
 
@@ -24,14 +25,6 @@ class SignInForm(forms.Form):
     email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "username"}))
     password = forms.CharField(
         max_length=1024, strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "current-password"})
-    )
-
-
-class CodeForm(forms.Form):
-    code = forms.RegexField(
-        regex=r"^\s*\d{6}\s*$",
-        error_messages={"invalid": "Enter the 6 digits your authenticator app shows."},
-        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric"}),
     )
 
 
@@ -44,11 +37,6 @@ def _next(request: HttpRequest) -> str:
     return "/dashboard/"
 
 
-def _pending(request: HttpRequest) -> Member | None:
-    member_id = request.session.get(auth.PENDING)
-    return Member.objects.select_related("user").filter(pk=member_id).first() if member_id else None
-
-
 @never_cache
 @require_http_methods(["GET", "POST"])
 def sign_in(request: HttpRequest) -> HttpResponse:
@@ -59,11 +47,9 @@ def sign_in(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             email = form.cleaned_data["email"]
             try:
-                member = auth.password_member(email, form.cleaned_data["password"])
+                member = auth.password_member(auth.Attempt(request, email), form.cleaned_data["password"])
             except auth.SignInRefused as refused:
-                form.add_error(
-                    None, f"Too many failed sign-ins for this email. Try again in {refused.retry_after} s."
-                )
+                form.add_error(None, refused_message(refused))
                 status = 429
             else:
                 if member is None:
@@ -82,98 +68,44 @@ def _after_password(request: HttpRequest, member: Member, email: str) -> HttpRes
         if auth.confirmed_device(member) is None:
             return redirect("dashboard:two-factor")
         return redirect("dashboard:sign-in-code")
-    auth.complete_sign_in(request, member, None)
-    return redirect(_next(request))
+    return signed_in_to(request, member, None, _next(request))
 
 
 @never_cache
 @require_http_methods(["GET", "POST"])
 def sign_in_code(request: HttpRequest) -> HttpResponse:
-    member = _pending(request)
+    member = pending_member(request)
     if member is None:
         return redirect("dashboard:sign-in")
+    if auth.confirmed_device(member) is None:
+        return redirect("dashboard:two-factor")  # an owner who has none yet sets one up
     form = CodeForm(request.POST or None)
     status = 200
     if request.method == "POST":
         status = 400
         if form.is_valid():
+            attempt = auth.Attempt(request, request.session[auth.PENDING_EMAIL])
             try:
-                device = auth.code_member(
-                    request.session[auth.PENDING_EMAIL], member, form.cleaned_data["code"]
-                )
+                device = auth.code_member(attempt, member, form.cleaned_data["code"])
             except auth.SignInRefused as refused:
-                form.add_error("code", f"Too many failed attempts. Try again in {refused.retry_after} s.")
+                form.add_error("code", refused_message(refused))
                 status = 429
             else:
+                if isinstance(device, RecoveryCodes):
+                    response = signed_in_to(request, member, device, reverse("dashboard:account"))
+                    auth.audit_member(request, member, "member.recovery_code_used")
+                    request.session[account.FLASH] = account.recovery_code_used(device)
+                    return response
                 if device is not None:
-                    target = request.session.get("dashboard_next", "/dashboard/")
-                    auth.complete_sign_in(request, member, device)
-                    return redirect(target)
-                form.add_error("code", "That code is not the current one. Try the next code your app shows.")
-    return render(request, "dashboard/sign_in_code.html", {"form": form}, status=status)
-
-
-@never_cache
-@require_http_methods(["GET", "POST"])
-def two_factor(request: HttpRequest) -> HttpResponse:
-    """Set up an authenticator: for an owner signing in for the first time (pending), or a signed-in member."""
-    member = _pending(request)
-    signed_in = False
-    if member is None and request.user.is_authenticated:
-        member = Member.objects.select_related("user", "organization").filter(user_id=request.user.pk).first()
-        signed_in = member is not None and request.session.get(auth.GENERATION) == member.session_generation
-        if not signed_in:
-            member = None
-    if member is None:
-        return redirect("dashboard:sign-in")
-    if signed_in and auth.confirmed_device(member) is not None:  # one authenticator per member
-        return redirect("dashboard:home")
-    device, _ = TOTPDevice.objects.get_or_create(
-        user=member.user, confirmed=False, defaults={"name": "authenticator"}
-    )
-    form = CodeForm(request.POST or None)
-    status = 200
-    if request.method == "POST":
-        status = 400
-        email = member.user.username
-        try:
-            auth.check_not_throttled(email)
-        except auth.SignInRefused as refused:
-            form.add_error(None, f"Too many failed attempts. Try again in {refused.retry_after} s.")
-            status = 429
-        else:
-            if form.is_valid() and device.verify_token(form.cleaned_data["code"].strip()):
-                TOTPDevice.objects.filter(user=member.user, confirmed=True).delete()
-                device.confirmed = True
-                device.save(update_fields=["confirmed"])
-                auth.audit_member(request, member, "member.two_factor_enabled")
-                target = request.session.get("dashboard_next", "/dashboard/")
-                auth.complete_sign_in(request, member, device)
-                return redirect(target)
-            if form.is_valid():
-                auth.count_failure(email)
+                    return signed_in_to(
+                        request, member, device, request.session.get("dashboard_next", "/dashboard/")
+                    )
                 form.add_error(
-                    "code", "That code is not the current one. Check the app's clock and try again."
+                    "code",
+                    "That code is not the current one (or that recovery code was used). Try the next code "
+                    "your app shows.",
                 )
-    return render(
-        request,
-        "dashboard/two_factor.html",
-        {
-            "form": form,
-            "member": member if signed_in else None,
-            "required": member.role == Role.OWNER,
-            "qr": qr_svg(device.config_url),
-            "secret": _spaced(device.bin_key),
-        },
-        status=status,
-    )
-
-
-def _spaced(key: bytes) -> str:
-    from base64 import b32encode
-
-    text = b32encode(key).decode().rstrip("=")
-    return " ".join(text[i : i + 4] for i in range(0, len(text), 4))
+    return render(request, "dashboard/sign_in_code.html", {"form": form}, status=status)
 
 
 @require_POST
@@ -235,6 +167,17 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
                 auth.audit_member(request, member, "member.joined")
                 return _after_password(request, member, member.user.username)
     return render(request, "dashboard/invitation.html", {"form": form, "invitation": found}, status=status)
+
+
+class PasswordReset(auth_views.PasswordResetView):
+    """Django's: the same answer whether the email has an account or not; an email is sent at most
+    DASHBOARD_PASSWORD_RESETS_PER_EMAIL times an hour per address and DASHBOARD_PASSWORD_RESETS_PER_IP per
+    client (past that the page says the same, and nothing is sent)."""
+
+    def form_valid(self, form):
+        if throttle.password_reset_allowed(self.request, form.cleaned_data["email"]):
+            return super().form_valid(form)
+        return redirect(self.get_success_url())
 
 
 class PasswordResetConfirm(auth_views.PasswordResetConfirmView):

@@ -21,10 +21,22 @@ AUTHENTICATION_BACKENDS = [
 ADMIN_SIGNIN_FAILURES_PER_IP = env_int("ADMIN_SIGNIN_FAILURES_PER_IP", 10)
 ADMIN_SIGNIN_FAILURES_PER_ACCOUNT = env_int("ADMIN_SIGNIN_FAILURES_PER_ACCOUNT", 20)
 ADMIN_SIGNIN_COOLOFF_MINUTES = env_int("ADMIN_SIGNIN_COOLOFF_MINUTES", 15)
-# The merchant dashboard (dashboard/auth.py): wrong passwords or codes per account (never per client IP) in any
-# 60 seconds before that account's sign-in waits. Its session cookie is HttpOnly, SameSite=Lax, Secure in
-# production, as the admin's.
-DASHBOARD_SIGNIN_FAILURES_PER_MINUTE = env_int("DASHBOARD_SIGNIN_FAILURES_PER_MINUTE", 5)
+# The merchant dashboard's sign-in limits (dashboard/throttle.py), each over the last
+# DASHBOARD_SIGNIN_WINDOW_SECONDS: failures from one client IP across accounts before that address waits;
+# failures of one account from unknown browsers before each next attempt waits twice as long as the last
+# (at most DASHBOARD_SIGNIN_MAX_DELAY_SECONDS); failures from a browser the member signed in from before
+# (its device cookie, kept DASHBOARD_DEVICE_COOKIE_DAYS) before it counts as unknown. Password-reset emails
+# per address and per client IP an hour. The session cookie is HttpOnly, SameSite=Lax, Secure in production.
+DASHBOARD_SIGNIN_WINDOW_SECONDS = env_int("DASHBOARD_SIGNIN_WINDOW_SECONDS", 900)
+DASHBOARD_SIGNIN_FAILURES_PER_IP = env_int("DASHBOARD_SIGNIN_FAILURES_PER_IP", 30)
+DASHBOARD_SIGNIN_FREE_FAILURES = env_int("DASHBOARD_SIGNIN_FREE_FAILURES", 5)
+DASHBOARD_SIGNIN_MAX_DELAY_SECONDS = env_int("DASHBOARD_SIGNIN_MAX_DELAY_SECONDS", 300)
+DASHBOARD_SIGNIN_FAILURES_PER_DEVICE = env_int("DASHBOARD_SIGNIN_FAILURES_PER_DEVICE", 10)
+DASHBOARD_DEVICE_COOKIE_DAYS = env_int("DASHBOARD_DEVICE_COOKIE_DAYS", 365)
+DASHBOARD_PASSWORD_RESETS_PER_EMAIL = env_int("DASHBOARD_PASSWORD_RESETS_PER_EMAIL", 3)
+DASHBOARD_PASSWORD_RESETS_PER_IP = env_int("DASHBOARD_PASSWORD_RESETS_PER_IP", 10)
+# How long a code (or recovery code) just given proves the member is at the keyboard, for what asks again.
+DASHBOARD_REAUTH_SECONDS = env_int("DASHBOARD_REAUTH_SECONDS", 300)
 DASHBOARD_INVITATION_HOURS = env_int("DASHBOARD_INVITATION_HOURS", 72)  # how long an invitation link works
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_HTTPONLY = True
