@@ -24,6 +24,7 @@ class ErrorCode(StrEnum):
     INVALID_STATE = "invalid_state"  # not allowed in the resource's present state
     UPSTREAM = "upstream"  # a provider failed or could not be reached
     NOT_CONFIGURED = "not_configured"
+    FORBIDDEN = "forbidden"  # more than the one acting may do
 
 
 class DomainError(Exception):
@@ -50,6 +51,12 @@ class Conflict(DomainError):
     """The resource is not in a state that allows this (already done, already taken)."""
 
     default_code = ErrorCode.INVALID_STATE
+
+
+class Forbidden(DomainError):
+    """The one acting may not do this (a member's role, a key's permissions)."""
+
+    default_code = ErrorCode.FORBIDDEN
 
 
 class UpstreamError(DomainError):

@@ -1,5 +1,7 @@
 """API keys in the dashboard: the organization's keys (prefix, permissions, last use, expiry), a new key shown
-once, revoked at once. Developers and above; through platform_api.services, audited with the member."""
+once, revoked at once. Developers and above; through platform_api.services, audited with the member, whose
+role bounds what the key may do (dashboard.roles.API_PERMISSION): a developer makes `read` keys, and revokes
+only those."""
 
 from __future__ import annotations
 
@@ -11,12 +13,13 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.errors import Forbidden
 from dashboard.auth import member_view
 from dashboard.forms import Shown
 from dashboard.once import made_before, new_form_token, remember
 from dashboard.roles import DEVELOP
 from platform_api.context import RequestContext
-from platform_api.models import ApiKey, Permission
+from platform_api.models import PERMISSION_RANK, ApiKey, Permission
 from platform_api.services import api_key_create, api_key_revoke
 
 NEW_KEY = "dashboard_new_key"
@@ -27,6 +30,8 @@ NEW_KEY = "dashboard_new_key"
 def key_list(request: HttpRequest) -> HttpResponse:
     """The keys are the developers' page, to read too."""
     organization = request.member.organization
+    ctx = RequestContext.for_member(request, request.member)
+    grantable = [p for p in Permission.values if ctx.allows(p)]
     errors: dict[str, str] = {}
     values = {"name": "", "permissions": ["read"], "expires": ""}
     status = 200
@@ -42,6 +47,11 @@ def key_list(request: HttpRequest) -> HttpResponse:
             errors["name"] = "Name the key (at most 100 characters), such as “shop backend”."
         if not values["permissions"]:
             errors["permissions"] = "Choose at least one permission."
+        elif not set(values["permissions"]) <= set(grantable):
+            errors["permissions"] = (
+                f"Your role ({request.member.role}) makes keys with {', '.join(grantable)} at most; "
+                "ask an owner or admin for more."
+            )
         expires_at = None
         if values["expires"]:
             day = parse_date(values["expires"]) if len(values["expires"]) == 10 else None
@@ -51,17 +61,29 @@ def key_list(request: HttpRequest) -> HttpResponse:
                 expires_at = timezone.make_aware(datetime.combine(day, time.max.replace(microsecond=0)))
         status = 400
         if not errors:
-            key, raw = api_key_create(
-                organization=organization,
-                name=values["name"],
-                permissions=values["permissions"],
-                expires_at=expires_at,
-                ctx=RequestContext.for_member(request, request.member),
-            )
+            try:
+                key, raw = api_key_create(
+                    organization=organization,
+                    name=values["name"],
+                    permissions=values["permissions"],
+                    expires_at=expires_at,
+                    ctx=ctx,
+                )
+            except Forbidden as refused:  # the form's check above says the same, with the role's words
+                errors["permissions"] = refused.message
+                return _page(request, values=values, errors=errors, grantable=grantable)
             remember(request, key.id)
             request.session[NEW_KEY] = {"id": key.id, "raw": raw}
             return redirect("dashboard:keys")
-    keys = list(ApiKey.objects.filter(organization=organization).order_by("-created_at"))
+    return _page(request, values=values, errors=errors, grantable=grantable, status=status)
+
+
+def _page(request: HttpRequest, *, values, errors, grantable, status: int = 400) -> HttpResponse:
+    rank = PERMISSION_RANK[Permission(grantable[-1])] if grantable else 0
+    keys = [
+        (key, PERMISSION_RANK.get(Permission(key.highest_permission), 0) <= rank)
+        for key in ApiKey.objects.filter(organization=request.member.organization).order_by("-created_at")
+    ]
     return render(
         request,
         "dashboard/keys.html",
@@ -72,7 +94,7 @@ def key_list(request: HttpRequest) -> HttpResponse:
             "errors": errors,
             "values": values,
             "form": Shown(values, errors),
-            "permissions": Permission.values,
+            "permissions": grantable,
             "form_token": new_form_token(),
             "nav": "keys",
         },
@@ -86,5 +108,13 @@ def key_revoke(request: HttpRequest, key_id: str) -> HttpResponse:
     key = ApiKey.objects.filter(organization=request.member.organization, pk=key_id).first()
     if key is None:
         raise Http404("There is no such key.")
-    api_key_revoke(api_key=key, ctx=RequestContext.for_member(request, request.member))
+    try:
+        api_key_revoke(api_key=key, ctx=RequestContext.for_member(request, request.member))
+    except Forbidden as refused:
+        return render(
+            request,
+            "dashboard/denied.html",
+            {"member": request.member, "message": refused.message},
+            status=403,
+        )
     return redirect("dashboard:keys")

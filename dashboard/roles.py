@@ -1,6 +1,12 @@
-"""What each role may do, in the platform's terms (platform_api.models.Permission) plus the developer's tools.
+"""What each role may do, in the dashboard and through the API's services.
 
-owner and admin: everything; developer: API keys and webhooks, and read everything; viewer: read.
+owner and admin: everything; developer: read everything, and the developer's tools (API keys, webhooks);
+viewer: read. Owners alone invite or remove owners (dashboard.members).
+
+Whatever a member does goes through the API's services with the member's role as its limit, in the API's
+levels (API_PERMISSION): an API key a member makes has at most that level, and a member revokes only keys
+within it. So a developer makes `read` keys only (a `write` key could change where a link pays out, which
+their role may not), and an owner's or admin's production key is not a developer's to revoke.
 """
 
 from __future__ import annotations
@@ -17,6 +23,15 @@ ALLOWED: dict[str, frozenset[str]] = {
     Role.ADMIN: frozenset({READ, WRITE, DEVELOP, ADMIN}),
     Role.DEVELOPER: frozenset({READ, DEVELOP}),
     Role.VIEWER: frozenset({READ}),
+}
+
+
+# The most a member of each role may do through the API's services (platform_api.models.Permission).
+API_PERMISSION: dict[str, str] = {
+    Role.OWNER: "admin",
+    Role.ADMIN: "admin",
+    Role.DEVELOPER: "read",
+    Role.VIEWER: "read",
 }
 
 

@@ -59,6 +59,7 @@ def validation_message(exc: drf_exceptions.ValidationError) -> str:
 DOMAIN_STATUS: tuple[tuple[type[domain.DomainError], int], ...] = (
     (domain.NotFound, 404),
     (domain.Conflict, 409),
+    (domain.Forbidden, 403),
     (domain.UpstreamError, 502),
     (domain.NotConfigured, 503),
     (domain.DomainError, 400),

@@ -23,6 +23,15 @@ class RequestContext:
     # Who acted, as the audit log names them: `api_key:ak_...`, `member:mem_...` (the dashboard) or
     # `staff:<username>` (the admin).
     actor: str = ""
+    # The most the actor may do, in the API's levels (`read` < `write` < `admin`): a key's highest permission,
+    # a member's role's (dashboard.roles.API_PERMISSION); staff and the service itself: `admin`. A service
+    # that hands out power (a new API key) gives no more than this.
+    permission: str = "admin"
+
+    def allows(self, required: str) -> bool:
+        from platform_api.models import PERMISSION_RANK, Permission
+
+        return PERMISSION_RANK[Permission(self.permission)] >= PERMISSION_RANK[Permission(required)]
 
     @classmethod
     def for_staff(cls, request, organization: Organization) -> RequestContext:
@@ -38,7 +47,8 @@ class RequestContext:
 
     @classmethod
     def for_member(cls, request, member) -> RequestContext:
-        """A member's action in the dashboard, audited with the member as the actor."""
+        """A member's action in the dashboard, audited with the member as the actor, as powerful as their
+        role (`member.api_permission`)."""
         return cls(
             organization=member.organization,
             api_key=None,
@@ -46,6 +56,7 @@ class RequestContext:
             method=request.method,
             path=request.path,
             actor=f"member:{member.id}",
+            permission=member.api_permission,
         )
 
     @classmethod
@@ -58,4 +69,5 @@ class RequestContext:
             method=request.method,
             path=request.path,
             actor=f"api_key:{api_key.id}" if api_key is not None else "",
+            permission=api_key.highest_permission if api_key is not None else "read",
         )

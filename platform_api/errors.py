@@ -190,6 +190,10 @@ def from_domain_error(exc: domain.DomainError) -> PlatformError:
         return PlatformError(status=503, type="api_error", code="internal_error", message=exc.message)
     if exc.code == code.NOTHING_TO_UPDATE:
         return PlatformError.no_updates()
+    if exc.code == code.FORBIDDEN:
+        return PlatformError(
+            status=403, type="permission_error", code="insufficient_permissions", message=exc.message
+        )
     if exc.code == code.REQUIRED and exc.field:
         return PlatformError.missing_field(exc.field, exc.message)
     message = exc.message

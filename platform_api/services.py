@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import Forbidden
 from core.ids import random_base62
 from platform_api import key_cache
 from platform_api.context import RequestContext
@@ -47,6 +48,10 @@ def api_key_create(
     unknown = set(permissions) - set(Permission.values)
     if not permissions or unknown:
         raise ValueError(f"permissions must be a non-empty subset of {Permission.values}")
+    if ctx is not None and not all(ctx.allows(p) for p in permissions):
+        raise Forbidden(
+            f"You may make keys with the '{ctx.permission}' permission at most.", field="permissions"
+        )
     raw_key = API_KEY_PREFIX + random_base62(API_KEY_RANDOM_LENGTH)
     api_key = ApiKey.objects.create(
         organization=organization,
@@ -69,7 +74,10 @@ def api_key_create(
 
 @transaction.atomic
 def api_key_revoke(*, api_key: ApiKey, ctx: RequestContext | None = None) -> ApiKey:
-    """Revoke a key for good; it stops authenticating at once. Revoking twice is a no-op."""
+    """Revoke a key for good; it stops authenticating at once. Revoking twice is a no-op. One acting with
+    less than the key's permissions may not revoke it (a developer, an owner's production key)."""
+    if ctx is not None and not ctx.allows(api_key.highest_permission):
+        raise Forbidden(f"Revoking a key with the '{api_key.highest_permission}' permission needs that much.")
     now = timezone.now()
     revoked = ApiKey.objects.filter(pk=api_key.pk, is_active=True).update(is_active=False, revoked_at=now)
     if revoked:

@@ -119,6 +119,10 @@ class ApiKey(models.Model):
     def allows(self, required: str) -> bool:
         return self.level >= PERMISSION_RANK[Permission(required)]
 
+    @property
+    def highest_permission(self) -> str:
+        return max(self.permissions, key=lambda p: PERMISSION_RANK.get(p, 0), default=Permission.READ)
+
     def is_expired(self, now=None) -> bool:
         return self.expires_at is not None and self.expires_at <= (now or timezone.now())
 
@@ -147,7 +151,8 @@ class IdempotencyRecord(models.Model):
 
 
 class RateLimitBucket(models.Model):
-    """The times of the requests a bucket allowed in the last 60 s (used when no Redis is configured)."""
+    """The times of the requests a bucket allowed in its window, 60 s unless the caller says (used when no Redis
+    is configured)."""
 
     bucket = models.CharField(max_length=200, unique=True)
     hits = models.TextField(blank=True, default="", help_text="Seconds since the epoch, space-separated.")
