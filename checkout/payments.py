@@ -20,7 +20,7 @@ from core.errors import Conflict, InvalidRequest
 from orders.creation import order_create
 from orders.fees import amount_before_fee_added, fee_amount, gross_for_net, standard_fee, token_usd_value
 from orders.inputs import EXACT_OUTPUT, OrderRequest, QuoteInput
-from orders.lifecycle import WAITING, order_transition
+from orders.lifecycle import WAITING, order_expire
 from orders.models import Order
 from orders.quotes import quote_build
 
@@ -103,12 +103,7 @@ def session_order_create(*, session: Session, src_chain: int, src_token: str, pa
         for current in Order.objects.filter(session_order__session=session, status__in=WAITING):
             if current.deposit_txs.exists():
                 raise Conflict("a payment to this checkout has arrived; send the rest to the same address.")
-            order_transition(
-                current,
-                from_statuses=WAITING,
-                to_status=Order.Status.EXPIRED,
-                reason="the payer chose another token",
-            )
+            order_expire(order=current, reason="the payer chose another token", announce=False)
         request = OrderRequest(
             type=ORDER_TYPE,
             src_chain=src_chain,

@@ -33,7 +33,7 @@ from checkout.status_version import status_changed
 from checkout.widgets import deposit_options, widget_event_record
 from core.errors import Conflict, InvalidRequest
 from merchant.products import check_product
-from orders.lifecycle import WAITING, order_transition
+from orders.lifecycle import WAITING, order_expire
 from orders.models import Order
 from platform_api.inputs import check_amounts_worth, check_token
 from platform_api.models import Organization
@@ -233,12 +233,7 @@ def platform_session_expire(*, session_id: str, reason: str, strict: bool = Fals
     Session.objects.filter(pk=session_id).update(status=Session.Status.EXPIRED, updated_at=timezone.now())
     status_changed(session_id)
     for order in Order.objects.filter(session_order__session_id=session_id, status__in=WAITING):
-        order_transition(
-            order,
-            from_statuses=WAITING,
-            to_status=Order.Status.EXPIRED,
-            reason=f"its checkout session expired ({reason})",
-        )
+        order_expire(order=order, reason=f"its checkout session expired ({reason})", announce=False)
     session.refresh_from_db()
     release_discount_hold(session)
     emit_event(

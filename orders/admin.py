@@ -317,7 +317,8 @@ class OrderAdmin(admin.ModelAdmin):
 
 @admin.register(StuckOrder)
 class StuckOrderAdmin(OrderAdmin):
-    """Orders in a settlement state with no progress for SETTLEMENT_STUCK_SECONDS (also logged at WARNING)."""
+    """Orders holding money with no progress for SETTLEMENT_STUCK_SECONDS: in a settlement state, or owing a
+    deposit back whatever their status (also logged at WARNING and driven again every minute)."""
 
     list_display = (
         "id",

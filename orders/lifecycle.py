@@ -324,10 +324,38 @@ def order_refunded(*, order: Order, refund_tx_hash: str | None, actor: str = "sy
     return True
 
 
+@transaction.atomic
+def order_expire(*, order: Order, reason: str, announce: bool = True, actor: str = "system") -> bool:
+    """A waiting order stops waiting: `expired` (`Expired` announced unless `announce` is off: the owner
+    that expired it said so itself). One that holds part of its price goes on to `refunding` at once, and its
+    settlement is asked for after commit: the money is never left at the deposit address. False if it was not
+    waiting."""
+    if not order_transition(
+        order, from_statuses=WAITING, to_status=Order.Status.EXPIRED, reason=reason, actor=actor
+    ):
+        return False
+    if announce:
+        events.announce(events.Expired(order))
+    if order.deposit_txs.filter(withdrawn_at__isnull=True).exists():
+        order_transition(
+            order,
+            from_statuses=[Order.Status.EXPIRED],
+            to_status=Order.Status.REFUNDING,
+            reason="it expired holding part of its price: that goes back to the payer",
+            actor=actor,
+        )
+        from orders.tasks import settle_order_task  # the task module imports this one
+
+        order_id = str(order.pk)
+        transaction.on_commit(lambda: settle_order_task.delay(order_id))
+    return True
+
+
 def orders_expire_unpaid(*, now: datetime | None = None, batch_size: int = 500) -> int:
     """Orders still waiting for their deposit after `expiredAt` become `expired`; `Expired` is announced.
 
-    An order that expires unpaid emits no payment event (nothing was paid).
+    An order that expires unpaid emits no payment event (nothing was paid); one that received part of its
+    price is refunded (order_expire).
     """
     now = now or timezone.now()
     expired = 0
@@ -336,10 +364,7 @@ def orders_expire_unpaid(*, now: datetime | None = None, batch_size: int = 500) 
         for order in due:
             with transaction.atomic():
                 events.announce(events.Locking(order))  # the owners' rows first, as a deposit locks them
-                if order_transition(
-                    order, from_statuses=WAITING, to_status=Order.Status.EXPIRED, reason="not paid in time"
-                ):
+                if order_expire(order=order, reason="not paid in time"):
                     expired += 1
-                    events.announce(events.Expired(order))
         if len(due) < batch_size:
             return expired

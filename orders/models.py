@@ -193,6 +193,14 @@ class DepositTx(models.Model):
                 fields=["chain", "tx_hash", "log_index", "order"], name="deposit_unique_log"
             )
         ]
+        indexes = [
+            # The stuck-order sweep looks for deposits owed back (orders.settlement.orders_stuck) every minute.
+            models.Index(
+                fields=["created_at"],
+                name="deposit_refund_flagged",
+                condition=models.Q(refund_amount__isnull=False, withdrawn_at__isnull=True),
+            )
+        ]
 
     def __str__(self) -> str:
         return f"deposit of {self.amount} in {self.tx_hash[:10]}… on chain {self.chain}"

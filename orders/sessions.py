@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from orders import events
-from orders.lifecycle import WAITING, order_transition
+from orders.lifecycle import WAITING, order_expire
 from orders.models import CheckoutSession, Order
 from orders.representations import session_event_data
 from platform_api.models import Organization
@@ -72,12 +72,7 @@ def checkout_session_expire(
     _session_transition(session_id, from_status=from_statuses, to_status="expired", expired_at=timezone.now())
     order = Order.objects.filter(checkout_session_id=session_id, status__in=WAITING).first()
     if order is not None:
-        order_transition(
-            order,
-            from_statuses=WAITING,
-            to_status=Order.Status.EXPIRED,
-            reason=f"its checkout session expired ({reason})",
-        )
+        order_expire(order=order, reason=f"its checkout session expired ({reason})", announce=False)
     session = CheckoutSession.objects.select_related("organization").get(pk=session_id)
     emit_event(
         organization=session.organization,

@@ -42,6 +42,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from chains.handlers import outbox_handler
@@ -50,7 +51,7 @@ from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import sweep_covers
 from orders import lifecycle
 from orders.fees import fee_amount
-from orders.models import Order, RelayTx
+from orders.models import DepositTx, Order, RefundTx, RelayTx
 from orders.providers import ProviderUnavailable, QuoteRejected
 from orders.refunds import refund_deposits
 from orders.relays import (
@@ -326,10 +327,22 @@ def _swept_after_moving_on(order: Order, tx: OutboxTx) -> None:
 
 
 def orders_stuck(*, now=None):
-    """Orders in a settlement state that have not moved for SETTLEMENT_STUCK_SECONDS."""
-    now = now or timezone.now()
+    """Orders holding money that have not moved for SETTLEMENT_STUCK_SECONDS: in a settlement state, or
+    whatever their status (expired, failed, even executed) with a deposit still owed back to its payer (a
+    late payment, a surplus, part of a price that expired) and no refund of it made."""
+    cutoff = (now or timezone.now()) - timedelta(seconds=settings.SETTLEMENT_STUCK_SECONDS)
+    refunded = RefundTx.objects.filter(deposit=OuterRef("pk"), status=RefundTx.Status.SUCCESS)
+    owed = (
+        DepositTx.objects.filter(withdrawn_at__isnull=True, created_at__lte=cutoff)
+        .filter(
+            Q(refund_amount__isnull=False)
+            | Q(counted=True, order__status__in=(Status.EXPIRED, Status.FAILURE))
+        )
+        .exclude(Exists(refunded))
+        .values("order_id")
+    )
     return Order.objects.filter(
-        status__in=SETTLING, status_changed_at__lte=now - timedelta(seconds=settings.SETTLEMENT_STUCK_SECONDS)
+        Q(status__in=SETTLING, status_changed_at__lte=cutoff) | Q(pk__in=owed)
     ).order_by("status_changed_at")
 
 

@@ -167,6 +167,42 @@ def test_a_partial_payment_asks_for_the_rest_on_the_same_address(devnets_registr
     assert list(Order.objects.filter(session_order__session=session)) == [order]
 
 
+def test_half_paid_then_expired_through_the_api_gives_the_half_back_by_itself(
+    devnets_registry, admin_client, settings
+):
+    """Found by probing: 2,000,000 paid on a 4,000,000 link, then the session expired: the order stayed
+    `expired` with the money at its deposit address until staff ran settle_order."""
+    from orders.models import RefundTx
+
+    (chain_a, a), _ = devnets_registry
+    link = _link(admin_client, devnets_registry[1][1], form_schema={}, amount="4000000", items=[])
+    payer = Client()
+    payer.post(f"/pay/{link['short_code']}", {"pay_with": _pay_with(a)})
+    session = PlatformCheckoutSession.objects.get()
+    order = Order.objects.get(session_order__session=session)
+    payer_address = w3_of((chain_a, a)).eth.accounts[PAYER]
+    before = erc20((chain_a, a)).functions.balanceOf(payer_address).call()
+    vault_before = erc20((chain_a, a)).functions.balanceOf(settings.VAULT_ADDRESS).call()
+    half = int(order.src_amount) // 2
+    pay(order.pk, (chain_a, a), amount=half)
+    wait_for(lambda: scan_chain(a["chain_id"]) is not None and order.deposit_txs.exists(), timeout=30)
+    assert erc20((chain_a, a)).functions.balanceOf(payer_address).call() == before - half
+
+    expired = admin_client.post(f"/api/v1/checkout-sessions/{session.id}/expire")
+    assert expired.status_code == 200 and expired.json()["status"] == "expired"
+    order.refresh_from_db()
+    assert order.status == "refunding"  # at once, not left `expired` holding the money
+
+    order = drive(order.pk, until=("refunded",))
+    refund = RefundTx.objects.get(order=order)
+    assert (refund.status, int(refund.amount)) == ("success", half)
+    assert erc20((chain_a, a)).functions.balanceOf(payer_address).call() == before  # to the unit
+    assert erc20((chain_a, a)).functions.balanceOf(settings.VAULT_ADDRESS).call() == vault_before
+    assert erc20((chain_a, a)).functions.balanceOf(order.global_address).call() == 0
+    failed = WebhookEvent.objects.get(event_type="payment.failed").data
+    assert failed["refund_tx_hash"] == refund.tx_hash
+
+
 def test_paying_twice_the_price_of_a_link_sends_the_surplus_back_and_the_records_show_it(
     devnets_registry, admin_client, settings
 ):
