@@ -39,6 +39,7 @@ from checkout.page_cache import cached_page
 from checkout.receipts import receipt_facts, success_redirect
 from checkout.status_version import status_forget, status_version
 from checkout.visits import link_visit_record
+from core.emails import is_email
 from core.errors import DomainError
 from core.geo import locate
 from core.http import client_ip, ip_digest
@@ -181,7 +182,7 @@ def _read_form(post, context: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
         else:
             answer = post.get(name, "").strip()[:TEXT_LIMIT]
             empty = not answer
-            if answer and field["type"] == "email" and "@" not in answer:
+            if answer and field["type"] == "email" and not is_email(answer):
                 errors[name] = _("Enter an email address.")
             if answer and field["type"] == "number":
                 try:

@@ -118,6 +118,11 @@ class NotificationTestEmailView(PlatformAPIView):
                 subject="Test notification",
                 body="This is a test of your payment notifications. It worked.",
             )
+        if email is None:  # kept before addresses were checked as they are now
+            raise PlatformError.invalid_field(
+                "email_address",
+                "'email_address' is not a valid email address: set it again (PATCH /notifications).",
+            )
         return Response(
             {
                 "object": "action",

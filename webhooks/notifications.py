@@ -4,12 +4,14 @@
 sends no email. Each email is a row (the state lives in the database), handed
 to a worker on commit; a periodic sweep hands over whatever is due again
 (retries, lost tasks). An SMTP failure is retried after
-NOTIFICATION_RETRY_DELAYS; then the email is `failed`.
+NOTIFICATION_RETRY_DELAYS; then the email is `failed` (at once when no retry
+can mend it). The error kept on the row names the failure, never an address.
 """
 
 from __future__ import annotations
 
 import logging
+import smtplib
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -22,11 +24,15 @@ from django.utils import timezone
 
 from chains.registry import chain_get
 from chains.tokens import token_get
+from core.emails import is_email, redacted
 from platform_api.models import Organization
 from webhooks.models import NotificationEmail, NotificationSettings, WebhookEvent
 
 logger = logging.getLogger(__name__)
 LEASE = timedelta(seconds=120)  # an attempt in flight; a worker that dies frees it after this
+# Failures no retry mends: a header the address cannot go in (BadHeaderError is a ValueError), every
+# recipient refused by the mail server.
+PERMANENT = (ValueError, smtplib.SMTPRecipientsRefused)
 
 SUBJECTS = {
     "payment.completed": "Payment received: {amount}",
@@ -101,7 +107,14 @@ def notify(
 
 def queue(
     *, organization: Organization, event, event_type: str, to: str, subject: str, body: str
-) -> NotificationEmail:
+) -> NotificationEmail | None:
+    """The email, written now and sent by a worker after commit; None (nothing written) when `to` is not one
+    valid address: no row that could never be sent, nor one whose header a typed CR/LF could split."""
+    if not is_email(to):
+        logger.warning(
+            "Notification %s for organization %s not queued: no valid recipient", event_type, organization.pk
+        )
+        return None
     email = NotificationEmail.objects.create(
         organization=organization,
         event=event,
@@ -131,12 +144,13 @@ def send(email_id: str) -> str | None:
         send_mail(
             email.subject, email.body, settings.DEFAULT_FROM_EMAIL, [email.to_address], fail_silently=False
         )
-    except Exception as exc:
+    except Exception as exc:  # whatever the mail backend raises is this attempt's outcome, kept on the row
         delays = settings.NOTIFICATION_RETRY_DELAYS
-        give_up = attempts > len(delays)
+        # An address the mail system refuses, or one no header can carry, will not be taken on a retry.
+        give_up = attempts > len(delays) or isinstance(exc, PERMANENT)
         NotificationEmail.objects.filter(pk=email_id).update(
             attempts=attempts,
-            last_error=f"{type(exc).__name__}: {exc}"[:500],
+            last_error=redacted(exc, email.to_address),  # never the address, which the row keeps encrypted
             status=NotificationEmail.Status.FAILED if give_up else NotificationEmail.Status.PENDING,
             next_attempt_at=None if give_up else now + timedelta(seconds=delays[attempts - 1]),
         )

@@ -238,6 +238,10 @@ def webhook_events_erase_personal_data(*, organization, session_ids: list[str]) 
             )
             delivery.save(update_fields=["body"])
     NotificationEmail.objects.filter(event__in=events).update(body=ERASED_EMAIL_BODY)
+    for email in NotificationEmail.objects.filter(event__in=events).exclude(last_error=""):
+        # What failed stays (its class); its words go, whatever an older release kept in them.
+        failure = email.last_error.split(":", 1)[0]
+        NotificationEmail.objects.filter(pk=email.pk).update(last_error=f"{failure}: (erased)")
     # A payer's own receipt went to the payer's address: that goes too.
     NotificationEmail.objects.filter(event__in=events, event_type__startswith="receipt.").update(
         to_address=""

@@ -17,6 +17,30 @@ from webhooks.models import NotificationEmail, WebhookDelivery, WebhookEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+
+def _send_to_a_server_refusing_everyone(email: NotificationEmail) -> NotificationEmail:
+    from aiosmtpd.controller import Controller
+    from django.test import override_settings
+
+    from tests.webhooks.test_notifications import Refusing, _free_port
+    from webhooks import notifications
+
+    port = _free_port()
+    controller = Controller(Refusing(), hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        with override_settings(
+            EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
+            EMAIL_HOST="127.0.0.1",
+            EMAIL_PORT=port,
+        ):
+            notifications.send(email.id)
+    finally:
+        controller.stop()
+    email.refresh_from_db()
+    return email
+
+
 EMAIL = "ada.payer@example.com"
 STREET = "12 Analytical Row"
 WALLET = "0x" + "4" * 40
@@ -76,6 +100,12 @@ def test_erasing_a_customer_removes_their_personal_data_everywhere(admin_client,
     assert (
         NotificationEmail.objects.get(event_type="receipt.completed").to_address == EMAIL
     )  # the payer's copy
+    # The payer's receipt is refused by the mail server, which names the address in its answer: the error
+    # column keeps what failed, not the address.
+    refused = _send_to_a_server_refusing_everyone(
+        NotificationEmail.objects.get(event_type="receipt.completed")
+    )
+    assert refused.status == "failed" and refused.last_error.startswith("SMTPRecipientsRefused")
     # At rest, nothing holds it in the clear, before erasure too.
     dump = everything_stored()
     assert EMAIL not in dump and STREET not in dump
@@ -95,6 +125,7 @@ def test_erasing_a_customer_removes_their_personal_data_everywhere(admin_client,
     kept += [e.body for e in NotificationEmail.objects.all()] + [
         e.to_address for e in NotificationEmail.objects.all()
     ]
+    kept += [e.last_error for e in NotificationEmail.objects.all()]  # the error columns too
     assert all(EMAIL not in text and STREET not in text for text in kept)
     completed = WebhookEvent.objects.get(event_type="payment.completed").data
     assert completed["id"] == transaction.id and completed["sender_address"] == WALLET  # the books stay

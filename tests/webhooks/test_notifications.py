@@ -200,3 +200,62 @@ def test_the_test_email_is_queued_for_a_worker(admin_client, organization):
     assert response.json()["object"] == "action" and response.json()["action"] == "test_email"
     email = NotificationEmail.objects.get()
     assert (email.to_address, email.status, email.event_type) == ("o@acme.example", "pending", "test")
+
+
+class Refusing(Inbox):
+    """A mail server that refuses every recipient, naming it in its answer (as Postfix does)."""
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # aiosmtpd's hook name
+        return f"550 5.1.1 <{address}>: Recipient address rejected: User unknown"
+
+
+def test_a_refused_recipient_fails_at_once_and_its_address_is_kept_nowhere_in_clear(organization, settings):
+    port = _free_port()
+    controller = Controller(Refusing(), hostname="127.0.0.1", port=port)
+    controller.start()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", port, 5
+    try:
+        email = notifications.queue(
+            organization=organization,
+            event=None,
+            event_type="receipt.completed",
+            to="ada.payer@example.com",
+            subject="S",
+            body="B",
+        )
+        assert notifications.send(email.id) == "failed"  # no retry mends a refused recipient
+    finally:
+        controller.stop()
+    email.refresh_from_db()
+    assert (email.status, email.attempts, email.next_attempt_at) == ("failed", 1, None)
+    assert email.last_error.startswith("SMTPRecipientsRefused: ") and "[address]" in email.last_error
+    assert "ada.payer" not in email.last_error and "\n" not in email.last_error
+    assert sweep_due_notifications() == 0
+
+
+def test_an_address_that_would_split_a_header_is_never_queued(organization, caplog):
+    """Found by probing: `victim@payer.example\\r\\nBcc: attacker@evil.example` was accepted, its send failed with
+    BadHeaderError, and the error column kept the whole address in clear."""
+    with caplog.at_level("WARNING"):
+        queued = notifications.queue(
+            organization=organization,
+            event=None,
+            event_type="receipt.completed",
+            to="victim@payer.example\r\nBcc: attacker@evil.example",
+            subject="S",
+            body="B",
+        )
+    assert queued is None and not NotificationEmail.objects.exists()
+    assert "victim" not in caplog.text and "not queued" in caplog.text
+
+
+def test_a_header_error_from_the_mail_backend_fails_the_email_at_once_redacted(organization):
+    email = notifications.queue(
+        organization=organization, event=None, event_type="test", to="o@acme.example", subject="S", body="B"
+    )
+    NotificationEmail.objects.filter(pk=email.pk).update(to_address="o@acme.example\nBcc: x@evil.example")
+    assert notifications.send(email.id) == "failed"
+    email.refresh_from_db()
+    assert email.status == "failed" and email.last_error.startswith("BadHeaderError: ")
+    assert "acme" not in email.last_error and "evil" not in email.last_error
