@@ -263,4 +263,9 @@ class BalanceTransactionExportView(PlatformAPIView):
                     )
                 yield item
 
-        return stream_export(data(), fmt=fmt, filename="balance-transactions")
+        return stream_export(
+            data(),
+            fmt=fmt,
+            filename="balance-transactions",
+            fields=list(BalanceTransactionSerializer().fields),
+        )

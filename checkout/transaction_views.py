@@ -125,7 +125,9 @@ class TransactionExportView(PlatformAPIView):
         rows = selectors.transaction_list(organization=request.auth.organization, **filters)
         rows = rows.order_by("-created_at", "-pk")[:TRANSACTION_EXPORT_LIMIT]
         data = (TransactionSerializer(t).data for t in rows.iterator(chunk_size=1000))
-        return stream_export(data, fmt=fmt, filename="transactions")
+        return stream_export(
+            data, fmt=fmt, filename="transactions", fields=list(TransactionSerializer().fields)
+        )
 
 
 TRANSACTION_EXPORT_LIMIT = 50_000

@@ -260,4 +260,4 @@ class CustomerExportView(PlatformAPIView):
         fmt = export_format(request)
         rows = Customer.objects.filter(organization=request.auth.organization).order_by("-created_at", "-pk")
         data = (CustomerSerializer(c).data for c in rows[:CUSTOMER_EXPORT_LIMIT].iterator(chunk_size=500))
-        return stream_export(data, fmt=fmt, filename="customers")
+        return stream_export(data, fmt=fmt, filename="customers", fields=list(CustomerSerializer().fields))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import itertools
 import json
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
@@ -15,17 +14,20 @@ from drf_spectacular.utils import OpenApiParameter
 from platform_api.errors import PlatformError
 
 
-def stream_export(rows: Iterable[dict[str, Any]], *, fmt: str, filename: str) -> StreamingHttpResponse:
-    """CSV (a header row, then one line per row) or a JSON array, written as the rows are read."""
+def stream_export(
+    rows: Iterable[dict[str, Any]], *, fmt: str, filename: str, fields: list[str]
+) -> StreamingHttpResponse:
+    """CSV (a header row of `fields`, also when there is no row, then one line per row) or a JSON array,
+    written as the rows are read."""
 
     class Echo:
         def write(self, value: str) -> str:
             return value
 
-    def as_csv(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[str]:
-        writer = csv.DictWriter(Echo(), fieldnames=list(first))
+    def as_csv(rows_iter: Iterator[dict[str, Any]]) -> Iterator[str]:
+        writer = csv.DictWriter(Echo(), fieldnames=fields)
         yield writer.writeheader()
-        for row in itertools.chain([first], rest):
+        for row in rows_iter:
             yield writer.writerow(
                 {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in row.items()}
             )
@@ -36,13 +38,10 @@ def stream_export(rows: Iterable[dict[str, Any]], *, fmt: str, filename: str) ->
             yield ("," if index else "") + json.dumps(row, default=_json_default, separators=(",", ":"))
         yield "]"
 
-    iterator = iter(rows)
     if fmt == "csv":
-        first = next(iterator, None)
-        body: Iterator[str] = iter(()) if first is None else as_csv(first, iterator)
-        content_type = "text/csv; charset=utf-8"
+        body, content_type = as_csv(iter(rows)), "text/csv; charset=utf-8"
     else:
-        body, content_type = as_json(iterator), "application/json"
+        body, content_type = as_json(iter(rows)), "application/json"
     response = StreamingHttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
     return response

@@ -141,3 +141,20 @@ def test_transactions_filter_stats_and_export(admin_client, organization):
     assert admin_client.get(f"/api/v1/transactions/{done.id}").json()["amount_usd"] == "12.50"
     other = Transaction.objects.exclude(organization=organization).get()
     assert admin_client.get(f"/api/v1/transactions/{other.id}").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("path", "first_columns"),
+    [
+        ("/api/v1/customers/export", ["object", "id", "wallet_address"]),
+        ("/api/v1/transactions/export", ["object", "id"]),
+        ("/api/v1/balance-transactions/export", ["object", "id"]),
+    ],
+)
+def test_an_export_with_no_rows_still_has_its_header(admin_client, path, first_columns):
+    """Found by probing: an empty CSV export was an empty file, which spreadsheet imports refuse."""
+    response = admin_client.get(f"{path}?format=csv")
+    text = b"".join(response.streaming_content).decode()
+    header = next(csv.reader(io.StringIO(text)))
+    assert text.count("\n") == 1 and header[: len(first_columns)] == first_columns
+    assert json.loads(b"".join(admin_client.get(f"{path}?format=json").streaming_content)) == []
