@@ -23,6 +23,7 @@ from checkout.serializers import (
     PaymentLinkWriteSerializer,
     PlatformSessionSerializer,
 )
+from checkout.visits import views_settled
 from core import openapi
 from merchant.products import product_get
 from platform_api.api import PlatformAPIView, deleted, list_of, render_list
@@ -207,7 +208,9 @@ class PaymentLinkStatsView(PaymentLinkViewMixin, PlatformAPIView):
         },
     )
     def get(self, request, link_id: str):
-        return Response(selectors.payment_link_stats(link=self.get_link(link_id), days=_days(request)))
+        link = self.get_link(link_id)
+        views_settled()  # the views still buffered in Redis count too
+        return Response(selectors.payment_link_stats(link=link, days=_days(request)))
 
 
 class VisitSerializer(serializers.Serializer):
@@ -245,7 +248,9 @@ class PaymentLinkVisitorsView(PaymentLinkViewMixin, PlatformAPIView):
         responses={200: list_of("PaymentLinkVisitorList", VisitSerializer(many=True)), **ERRORS},
     )
     def get(self, request, link_id: str):
-        visits = selectors.payment_link_visitors(link=self.get_link(link_id), days=_days(request))
+        link = self.get_link(link_id)
+        views_settled()
+        visits = selectors.payment_link_visitors(link=link, days=_days(request))
         return render_list(request, visits, VisitSerializer, ("created_at",))
 
 

@@ -3,8 +3,8 @@
 A flash sale is thousands of payers opening one link's page at once. Each view used to insert a row
 (`LinkVisit`, or a `WidgetEvent` and an increment of `Widget.current_views`) in the request, the page's
 costliest part after the template. With a shared Redis a view is now one RPUSH onto a list, and beat's
-`checkout.tasks.flush_views` moves the list into the database in batches every VIEWS_FLUSH_SECONDS: a
-merchant's stats lag the page by that long at most.
+`checkout.tasks.flush_views` moves the list into the database in batches every VIEWS_FLUSH_SECONDS; a read
+of the counts (`views_settled`) writes what is buffered first, so a merchant's stats never lag the page.
 
 The flush is safe to kill at any point. It claims a batch by moving it, in one Lua script, onto a
 "flushing" list, writes it in one transaction, and only then deletes the claim; a flush that died leaves
@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import time
 from collections import Counter
 from datetime import datetime
 
@@ -127,13 +128,27 @@ def _write(views: list[dict]) -> None:
 
 def flush_views(batch: int = BATCH) -> int:
     """Write what the pages buffered; returns the views written. One flusher at a time (a lock in Redis)."""
+    return _flush(batch) or 0
+
+
+def views_settled(*, timeout: float = 2.0) -> None:
+    """Before a read of view counts (a link's stats and visitors, a widget's views): every view buffered so
+    far is written, so a view the reader just made is counted (an SDK reads the stats right after a visit).
+    Waits up to `timeout` for a flush another process is running. Merchant reads only: pages never wait."""
+    deadline = time.monotonic() + timeout
+    while _flush(BATCH) is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # another flush holds the lock, writing what this read waits for
+
+
+def _flush(batch: int) -> int | None:
+    """The views written, or None when another flush holds the lock."""
     client = shared_redis()
     if client is None:
         return 0
     token = new_visitor_id()
     try:
         if not client.set(LOCK, token, nx=True, ex=LOCK_SECONDS):
-            return 0  # another flush is running
+            return None  # another flush is running
     except RedisError as exc:
         logger.warning("Views not flushed (%s): they wait in Redis", exc)
         return 0

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from checkout.models import Widget
 from checkout.selectors import MAX_DAYS
+from checkout.visits import views_settled
 from checkout.widgets import (
     ThemeSerializer,
     widget_create,
@@ -133,6 +134,7 @@ class WidgetCollectionView(PlatformAPIView):
         responses={200: list_of("WidgetList", WidgetSerializer(many=True)), **ERRORS},
     )
     def get(self, request):
+        views_settled()  # `current_views` counts the views still buffered in Redis too
         widgets = widget_list(
             organization=request.auth.organization, **WidgetFilters.filters(request.query_params)
         )
@@ -161,7 +163,10 @@ class WidgetDetailView(PlatformAPIView):
         operation_id="widgets_retrieve", tags=["Widgets"], responses={200: WidgetSerializer, **ERRORS}
     )
     def get(self, request, widget_id: str):
-        return Response(WidgetSerializer(_widget(request, widget_id)).data)
+        widget = _widget(request, widget_id)
+        views_settled()
+        widget.refresh_from_db(fields=["current_views"])
+        return Response(WidgetSerializer(widget).data)
 
     @extend_schema(
         operation_id="widgets_update",
@@ -198,4 +203,5 @@ class WidgetStatsView(PlatformAPIView):
     def get(self, request, widget_id: str):
         widget = _widget(request, widget_id)
         days = parse_positive_int(request.query_params, "days", 30, MAX_DAYS)
+        views_settled()
         return Response(widget_stats(widget=widget, days=days))

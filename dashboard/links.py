@@ -19,6 +19,7 @@ from checkout import selectors
 from checkout.display import display_token, format_units, qr_svg
 from checkout.models import PaymentLink
 from checkout.serializers import LinkItemSerializer, PaymentLinkUpdateSerializer, PaymentLinkWriteSerializer
+from checkout.visits import views_settled
 from core.errors import DomainError
 from dashboard.auth import member_view
 from dashboard.charts import daily_chart
@@ -148,6 +149,7 @@ class ItemForm(ApiForm):
 
 def _detail_page(request: HttpRequest, link: PaymentLink, item_form: ItemForm | None = None) -> HttpResponse:
     url = _link_url(link)
+    views_settled()
     stats = selectors.payment_link_stats(link=link, days=30)
     token = display_token(link.chain_id, link.token_address)
     items = [

@@ -124,3 +124,39 @@ def test_the_cached_link_page_shows_an_edit_at_once_and_its_own_nonce_and_token(
     form = {"pay_with": f"8453:{link.token_address}", "csrfmiddlewaretoken": tokens[0]}
     assert payer.post(f"/pay/{link.short_code}", form).status_code == 302
     assert Client(enforce_csrf_checks=True).post(f"/pay/{link.short_code}", form).status_code == 403
+
+
+def test_counts_read_right_after_a_visit_include_the_views_still_in_redis(
+    shared_redis, admin_client, organization
+):
+    """Found with the anchor's SDK: it reads a link's stats right after a visit; on Redis the view was not there
+    until beat flushed it."""
+    link = PaymentLinkFactory(organization=organization)
+    widget = WidgetFactory(organization=organization)
+    Client().get(f"/pay/{link.short_code}?utm_source=sdk")
+    Client().get(f"/widgets/{widget.short_code}")
+    assert shared_redis.llen(visits.PENDING) == 2  # not flushed yet
+
+    stats = admin_client.get(f"/api/v1/payment-links/{link.pk}/stats").json()
+    assert stats["views"] == 1
+    visitors = admin_client.get(f"/api/v1/payment-links/{link.pk}/visitors").json()["data"]
+    assert [v["utm_source"] for v in visitors] == ["sdk"]
+    Client().get(f"/widgets/{widget.short_code}")
+    assert admin_client.get(f"/api/v1/widgets/{widget.pk}").json()["current_views"] == 2
+    assert admin_client.get(f"/api/v1/widgets/{widget.pk}/stats").json()["views"] == 2
+    assert not shared_redis.exists(visits.PENDING, visits.CLAIMED)
+    assert LinkVisit.objects.count() == 1  # each view once
+
+
+def test_a_read_waits_for_a_flush_another_process_is_running(shared_redis, link, monkeypatch):
+    Client().get(f"/pay/{link.short_code}")
+    shared_redis.set(visits.LOCK, "another flusher", ex=visits.LOCK_SECONDS)
+    released = []
+
+    def sleep(seconds):  # the other flusher finishes while this read waits
+        shared_redis.delete(visits.LOCK)
+        released.append(seconds)
+
+    monkeypatch.setattr(visits.time, "sleep", sleep)
+    visits.views_settled()
+    assert released and LinkVisit.objects.filter(payment_link=link).count() == 1
