@@ -156,14 +156,17 @@ def _customer_paid(session: Session, row: Transaction, usd: Decimal, now) -> Cus
         last_payment_at=now,
         updated_at=now,
     )
-    if (
-        not created
-        and customer.erased_at is None
-        and ((session.customer_name and not customer.name) or (email and not customer.email))
-    ):
-        customer.name = customer.name or session.customer_name
-        customer.email = customer.email or email[:254]
-        customer.save(update_fields=["name", "email"])
+    # A repeat payer's newest name and email are recorded: what they typed last is how to reach them now (an
+    # erased customer stays erased; a payment without them keeps what was known).
+    newer = {
+        field: value
+        for field, value in (("name", session.customer_name), ("email", email[:254]))
+        if value and value != getattr(customer, field)
+    }
+    if not created and customer.erased_at is None and newer:
+        for field, value in newer.items():
+            setattr(customer, field, value)
+        customer.save(update_fields=list(newer))
     return customer
 
 
