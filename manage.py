@@ -6,6 +6,9 @@ import sys
 
 
 def main() -> None:
+    from config.runenv import adopt
+
+    adopt()  # the settings `make run` started the server with, unless told otherwise (config/runenv.py)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     # Commands work in a development checkout without extra variables; a production
     # environment always sets DJANGO_SECRET_KEY, and so stays in production mode.

@@ -63,3 +63,22 @@ def _resume_lost_work(sender, **_):
     if settings.CELERY_TASK_DEFAULT_QUEUE in consumed:
         for task in ("orders.tasks.resume_settlements", "quickpay.tasks.resume_quick_payments"):
             sender.app.send_task(task, queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+@worker_ready.connect
+def _tell_the_supervisor_worker(sender, **_):
+    _ready_file(f"worker-{sender.hostname}")
+
+
+@beat_init.connect
+def _tell_the_supervisor_beat(sender, **_):
+    _ready_file("beat")
+
+
+def _ready_file(name: str) -> None:
+    """Under `make run` (config/supervise.py), a file saying this process is up: the supervisor prints what
+    to open next once the web server and every worker are, so that it is the last thing on the console."""
+    folder = os.environ.get("SUPERVISE_READY_DIR")
+    if folder:
+        with open(os.path.join(folder, name.replace("/", "_")), "w") as marker:
+            marker.write(str(os.getpid()))

@@ -1,4 +1,4 @@
-"""Health checks for a load balancer and a process supervisor, outside both interfaces.
+"""Health checks for a load balancer and a process supervisor, outside both interfaces; and the root page.
 
 - `GET /healthz` (liveness): the process answers. Touches nothing: a database outage must not get every web
   process restarted.
@@ -11,13 +11,16 @@ Neither is cached, logged as an error or rate limited; both are plain HTTP (exem
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import DatabaseError, connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from redis.exceptions import RedisError
 
 from core.shared_redis import shared_redis
+from orders.views import order_route_not_found
 
 
 def _read_only(view):
@@ -55,3 +58,12 @@ def ready(request: HttpRequest) -> JsonResponse:
     return JsonResponse(
         {"status": "ok" if ok else "unavailable", "checks": checks}, status=200 if ok else 503
     )
+
+
+@never_cache
+def home(request: HttpRequest) -> HttpResponse:
+    """`GET /`: a small page that leads to the dashboard, the API docs and the admin (any other method on
+    the root is the order interface's 405)."""
+    if request.method not in ("GET", "HEAD"):
+        return order_route_not_found(request, path="")
+    return render(request, "service/home.html", {"devnets": settings.DEVELOPMENT})

@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+from config import runenv
 
 GRACE_SECONDS = 15
 GUNICORN_CONFIG = Path(__file__).with_name("gunicorn_conf.py")
@@ -34,7 +38,7 @@ GUNICORN_CONFIG = Path(__file__).with_name("gunicorn_conf.py")
 def commands(port: int, bin_dir: Path) -> dict[str, list[str]]:
     from django.conf import settings
 
-    celery = [str(bin_dir / "celery"), "-A", "config"]
+    celery = [str(bin_dir / "celery"), "-A", "config", "--quiet"]  # no start-up banners: make run prints one
     webhook_workers = {
         # One thread-pool process per core: a process runs Python on one core at a time (the GIL).
         # Deliveries are short and bounded by their deadline, so each thread may hold 4 messages.
@@ -234,6 +238,9 @@ def main() -> int:
         print(f"supervise: the devnets did not start: {exc}", file=sys.stderr)
         return 1
     environments = process_environments(devnets=bool(children))
+    ready_dir = Path(tempfile.mkdtemp(prefix="ready-", dir=runenv.var_dir()))
+    for env in environments.values():
+        env["SUPERVISE_READY_DIR"] = str(ready_dir)
     children.update(
         {
             name: spawn(cmd, env=environments["worker" if name == "worker" else "other"])
@@ -241,6 +248,12 @@ def main() -> int:
         }
     )
     print(f"supervise: started {', '.join(f'{n} (pid {c.pid})' for n, c in children.items())}", flush=True)
+    pid_file = runenv.pid_path()
+    pid_file.write_text(f"{os.getpid()}\n")
+    celery = [name for name in children if name in ("worker", "beat") or name.startswith("webhooks-")]
+    if wait_for_service(args.port, children, stopping, ready_dir=ready_dir, expected=len(celery)):
+        print(banner(args.port, devnets=[n for n in children if n.startswith("devnet-")]), flush=True)
+    shutil.rmtree(ready_dir, ignore_errors=True)
     exited = None
     while not stopping and exited is None:
         time.sleep(0.2)
@@ -253,8 +266,76 @@ def main() -> int:
     else:
         print(f"supervise: {signal.Signals(stopping[0]).name} received; stopping", flush=True)
     stop(children)
+    pid_file.unlink(missing_ok=True)
     print("supervise: all stopped", flush=True)
     return 1 if exited is not None else 0
+
+
+def wait_for_service(
+    port: int,
+    children: dict[str, subprocess.Popen],
+    stopping: list[int],
+    *,
+    ready_dir: Path,
+    expected: int,
+    timeout: float = 180,
+) -> bool:
+    """Whether the web server answers on `port` (its liveness probe) and the `expected` Celery processes
+    said they are ready (config.celery), before `timeout`, a stop or a child's exit."""
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    web_up = False
+    while time.monotonic() < deadline and not stopping:
+        if any(child.poll() is not None for child in children.values()):
+            return False
+        if not web_up:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                    web_up = True
+            except (urllib.error.URLError, OSError):
+                pass
+        if web_up and len(list(ready_dir.iterdir())) >= expected:
+            time.sleep(0.5)  # what a ready worker logs right after saying so
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def banner(port: int, *, devnets: list[str]) -> str:
+    """What to open and type next, once the server listens: the last thing `make run` prints."""
+    from django.conf import settings
+
+    base = f"http://127.0.0.1:{port}"
+    manage = ".venv/bin/python manage.py"
+    lines = [
+        "",
+        f"The service is up at {base}/  (Ctrl-C stops it all)",
+        f"  API docs     {base}/api/docs/",
+        f"  Dashboard    {base}/dashboard/   first member: {manage} create_member --org acme "
+        "--email you@shop.example --role owner",
+        f"  Admin        {base}/admin/       staff user: {manage} createsuperuser",
+        f"  First key    {manage} create_api_key --org acme --name dev --permissions admin",
+    ]
+    if devnets:
+        from chains.registry import chain_get
+
+        nodes = [chain_get(int(name.split("-", 1)[1])) for name in devnets]
+        lines.append(
+            "  Devnets      "
+            + ", ".join(f"{c.name} {c.rpc_urls[0]} (chain {c.chain_id})" for c in nodes if c)
+        )
+    kept = runenv.recorded()
+    where = runenv.masked(kept.get("DATABASE_URL", "")) + (
+        f" and {runenv.masked(kept['REDIS_URL'])}" if kept.get("REDIS_URL") else ""
+    )
+    lines += [
+        f"  Payer pages  {settings.PUBLIC_BASE_URL}/pay/...",
+        f"  Settings     var/run.env: commands in another terminal use the same ({where})",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ platform = [
 ]
 
 urlpatterns = [
+    path("", health.home, name="home"),
     path("healthz", health.live, name="healthz"),
     path("readyz", health.ready, name="readyz"),
     path("admin/", admin.site.urls),

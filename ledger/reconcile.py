@@ -226,8 +226,8 @@ def compare(chain_id: int, at_block: int | None = None) -> tuple[int, str, list[
 
 
 def reconcile_chain(chain_id: int, at_block: int | None = None, *, opening: bool = False) -> ReconcileRun:
-    """Compare, record the run, log a difference at ERROR (at INFO when `opening`: balances about to be
-    adopted as a new devnet's opening ones); a clean run closes the chain's open differences."""
+    """Compare, record the run, log a difference at ERROR (none when `opening`: those are balances about to
+    be adopted as a new devnet's opening ones); a clean run closes the chain's open differences."""
     try:
         block, block_hash, rows = compare(chain_id, at_block)
     except CannotReconcile as exc:
@@ -249,7 +249,18 @@ def reconcile_chain(chain_id: int, at_block: int | None = None, *, opening: bool
             ).exclude(pk=run.pk).update(resolved_at=timezone.now(), resolved_by=f"clean run {run.pk}")
             ReconcileRun.objects.filter(pk=run.pk).update(resolved_at=run.created_at, resolved_by="clean")
     for row in different:
-        (logger.info if opening else logger.error)(
+        if opening:  # not a difference: what a fresh devnet's vault and solver start with
+            logger.debug(
+                "Opening balance of chain %s at block %s: %s %s holds %s of %s",
+                chain_id,
+                block,
+                row.kind,
+                row.address,
+                row.actual,
+                row.token,
+            )
+            continue
+        logger.error(
             "Reconciliation of chain %s at block %s: %s %s holds %s of %s, the ledger expects %s (+%s in flight): "
             "difference %s",
             chain_id,

@@ -11,6 +11,9 @@ from django.conf import settings
 from rest_framework.test import APIClient
 
 from config.celery import app as celery_app
+
+# The suite chooses its databases itself: the commands it runs never adopt what `make run` recorded.
+os.environ["MANAGE_USES_RUN_SETTINGS"] = "0"
 from tests.devnets import (  # noqa: F401 (fixtures)
     anvil,
     devnet,

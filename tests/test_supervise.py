@@ -92,6 +92,15 @@ def test_the_supervisor_serves_and_stops_every_child(tmp_path, signum):
                 symbols = {t["symbol"] for t in json.loads(response.read())["data"]}
             assert symbols == {"ETH", "dUSDC", "dWETH"}
 
+        # What to open next is printed once the server and every worker are up, after their start-up lines.
+        deadline = time.monotonic() + 60
+        while "The service is up at" not in output.read_text() and time.monotonic() < deadline:
+            time.sleep(0.3)
+        started = output.read_text()
+        banner = started[started.index("The service is up at") :]
+        assert f"http://127.0.0.1:{port}/dashboard/" in banner and "create_api_key" in banner
+        assert "celery@" not in banner and "-------------- " not in started  # no Celery start-up banners
+        assert (tmp_path / "run.pid").read_text().strip() == str(process.pid)
         time.sleep(6)  # several beat ticks: scans every second, outbox polls
         if signum == signal.SIGINT:
             os.killpg(
@@ -101,6 +110,7 @@ def test_the_supervisor_serves_and_stops_every_child(tmp_path, signum):
             process.send_signal(signum)
         assert process.wait(timeout=40) == 0
         assert [pid for pid in children if _alive(pid)] == []
+        assert not (tmp_path / "run.pid").exists()
         log = output.read_text()
         # Routine task chatter stays out of the console; a requested stop reads as one.
         assert "Sending due task" not in log and not re.search(

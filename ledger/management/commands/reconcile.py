@@ -133,4 +133,7 @@ class Command(BaseCommand):
             if run.error:
                 raise CommandError(f"{chain.name}: {run.error}")
             keys = adopt(run, reason="opening balances of a new devnet", by="make run")
-            self.stdout.write(f"{chain.name}: opened at block {run.block_number} ({len(keys)} balances)")
+            self.stdout.write(
+                f"{chain.name}: the ledger opens at block {run.block_number} with what the devnet's vault and "
+                f"solver hold ({len(keys)} balances); reconciliation is clean from here"
+            )
