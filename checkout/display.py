@@ -13,6 +13,7 @@ import segno
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from chains.evm import ZERO_ADDRESS
 from chains.models import Token
 from chains.registry import chains
 from chains.tokens import token_get
@@ -68,9 +69,20 @@ def payable_tokens() -> list[dict[str, Any]]:
 
 
 @lru_cache(maxsize=4096)
-def qr_svg(address: str) -> str:
-    """The deposit address as an inline SVG QR code (the same address always draws the same code)."""
-    return segno.make(address, error="m").svg_inline(scale=5, dark="#111111", light="#ffffff")
+def qr_svg(text: str) -> str:
+    """`text` (a payment URI, a link) as an inline SVG QR code (the same text always draws the same code)."""
+    return segno.make(text, error="m").svg_inline(scale=4, dark="#111111", light="#ffffff")
+
+
+def payment_uri(order, amount: int) -> str:
+    """An EIP-681 payment request that wallets read from a QR code: `amount` (smallest units) of the order's
+    token, on its chain, to its deposit address; a native coin as the transaction's value."""
+    if order.src_token_address.lower() == ZERO_ADDRESS:
+        return f"ethereum:{order.global_address}@{order.src_chain}?value={amount}"
+    return (
+        f"ethereum:{order.src_token_address}@{order.src_chain}/transfer"
+        f"?address={order.global_address}&uint256={amount}"
+    )
 
 
 _tokens: dict[tuple[int, str], tuple[float, Token | None]] = {}

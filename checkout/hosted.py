@@ -31,7 +31,15 @@ from chains.evm import ZERO_ADDRESS
 from chains.registry import chain_get
 from chains.wallet import devnet_transfer
 from checkout import payments, sessions
-from checkout.display import display_token, format_units, luminance, parse_units, payable_tokens, qr_svg
+from checkout.display import (
+    display_token,
+    format_units,
+    luminance,
+    parse_units,
+    payable_tokens,
+    payment_uri,
+    qr_svg,
+)
 from checkout.inputs import SessionRequest
 from checkout.languages import payer_language, payer_query_of
 from checkout.models import PaymentLink, PlatformCheckoutSession
@@ -393,7 +401,7 @@ def _status_context(session: PlatformCheckoutSession, order: Order | None) -> di
             "pay_amount": format_units(int(order.src_amount), decimals),
             "remaining": format_units(int(status["order"]["remaining"]), decimals),
             "received": format_units(int(status["order"]["received"]), decimals),
-            "qr_svg": qr_svg(order.global_address),
+            "qr_svg": qr_svg(payment_uri(order, int(status["order"]["remaining"]) or int(order.src_amount))),
             "summary": _summary(session, order, context, token),
             "wallet": _wallet_data(session, order, token, chain),
             "devnet_wallet": bool(chain and chain.devnet and settings.DEVELOPMENT),
@@ -402,8 +410,17 @@ def _status_context(session: PlatformCheckoutSession, order: Order | None) -> di
         "status": status,
         "success_url": success_redirect(session),
         "now_ms": int(timezone.now().timestamp() * 1000),
+        # A receipt for what happened to money: a completed or failed checkout, and an expired one that
+        # had received part of its price (sent back: where to, on which chain, with the hash).
         "receipt": receipt_facts(session, order)
-        if order and session.status in ("completed", "failed")
+        if order
+        and (
+            session.status in ("completed", "failed")
+            or (session.status == "expired" and order.deposit_txs.filter(counted=True).exists())
+        )
+        else None,
+        "again_url": reverse("pay-link", kwargs={"short_code": session.payment_link.short_code})
+        if session.status in ("expired", "failed") and session.payment_link and session.payment_link.is_active
         else None,
     }
 
@@ -477,7 +494,7 @@ def _wallet_data(session: PlatformCheckoutSession, order: Order, token, chain) -
 
 def _summary(session: PlatformCheckoutSession, order: Order, context: dict[str, Any], pay_token) -> dict:
     """The pay step's breakdown: the items, subtotal, discount and shipping in the merchant's token, their
-    total, and what the payer sends in theirs, with the service fee when the payer carries it."""
+    price, the service fee when the payer carries it, and last the total: what the payer sends, in theirs."""
     token = context["token"]
     decimals = token.decimals if token else 0
     pay_decimals = pay_token.decimals if pay_token else 0
@@ -501,7 +518,8 @@ def _summary(session: PlatformCheckoutSession, order: Order, context: dict[str, 
         }
         if shipping
         else None,
-        "total": format_units(int(session.amount), decimals) if session.amount is not None else None,
+        # What the merchant asks, in their token; the total to pay (the last row) is `pay_amount`.
+        "price": format_units(int(session.amount), decimals) if session.amount is not None else None,
         "fee": format_units(fee, pay_decimals) if fee else None,
         "same_token": bool(
             token

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
@@ -22,6 +23,8 @@ from checkout.display import display_token, format_units
 from checkout.models import PlatformCheckoutSession
 from merchant.branding import brand_for
 from orders.models import Order
+from orders.refunds import refund_target
+from webhooks.models import NotificationEmail
 
 RECEIPT_EMAIL = "receipt.completed"
 REFUND_EMAIL = "receipt.refunded"
@@ -37,47 +40,118 @@ def success_redirect(session: PlatformCheckoutSession) -> str | None:
     return url.replace("{SESSION_ID}", session.id) if url else None
 
 
+def short_hash(value: str) -> str:
+    """`0x1234ab…cdef90`: a hash or an address as people compare them (the whole value is copied)."""
+    return f"{value[:8]}…{value[-6:]}" if value and len(value) > 20 else value
+
+
+def _tx(label, chain_id: int, tx_hash: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "label": label,
+        "hash": tx_hash,
+        "short": short_hash(tx_hash),
+        "url": explorer_link(chain_id, tx_hash),
+        **extra,
+    }
+
+
+# Why a payment went back, in the payer's words, by the first word of the order's error.
+FAILURE_REASONS = {
+    "SLIPPAGE": _("The exchange rate moved too far while your payment arrived, so it was not converted."),
+    "NO_ROUTE": _("Your payment could not be converted into what %(merchant)s accepts."),
+    "RELAY_UNAVAILABLE": _("Your payment could not be converted into what %(merchant)s accepts."),
+    "RELAY_FAILED": _("Your payment could not be delivered to %(merchant)s."),
+    "SWEEP_FAILED": _("Your payment could not be delivered to %(merchant)s."),
+    "EXECUTION_INVALID": _("Your payment could not be delivered to %(merchant)s."),
+    "EXECUTION_REVERTED": _("Your payment could not be delivered to %(merchant)s."),
+    "REFUNDED_BY_STAFF": _("The payment service cancelled this payment."),
+}
+
+
+def failure_reason(session: PlatformCheckoutSession, order: Order, merchant: str) -> str:
+    """Why the checkout failed, for the payer (never the service's internal words)."""
+    code = (order.error_details or "").split(":", 1)[0].strip()
+    if code in FAILURE_REASONS:
+        return str(FAILURE_REASONS[code]) % {"merchant": merchant}
+    if order.status_changes.filter(to_status=Order.Status.EXPIRED).exists():
+        return str(_("The time to pay ran out before the whole amount arrived."))
+    return str(_("The payment could not be completed."))
+
+
+def _masked_email(address: str) -> str:
+    local, _at, domain = address.partition("@")
+    return f"{local[:1]}•••{local[-1:] if len(local) > 1 else ''}@{domain}"
+
+
 def receipt_facts(session: PlatformCheckoutSession, order: Order) -> dict[str, Any]:
     """The receipt of a completed or refunded checkout (see the module's docstring)."""
     token = display_token(order.src_chain, order.src_token_address)
     decimals = token.decimals if token else 0
     chain = chain_get(order.src_chain)
     deposits = list(order.deposit_txs.filter(counted=True).order_by("created_at"))
-    transactions = [
-        {"label": _("Payment transaction"), "hash": tx.tx_hash, "url": explorer_link(tx.chain, tx.tx_hash)}
-        for tx in deposits
-    ]
-    if session.status == PlatformCheckoutSession.Status.COMPLETED:
+    transactions = [_tx(_("Payment transaction"), tx.chain, tx.tx_hash) for tx in deposits]
+    completed = session.status == PlatformCheckoutSession.Status.COMPLETED
+    received = None
+    if completed:
         transactions += [
-            {
-                "label": _("Delivery transaction"),
-                "hash": tx.tx_hash,
-                "url": explorer_link(tx.chain, tx.tx_hash),
-            }
+            _tx(_("Delivery transaction"), tx.chain, tx.tx_hash)
             for tx in order.relay_txs.filter(status="success").order_by("created_at")
         ]
-    refunded = list(order.refund_txs.filter(status="success").order_by("created_at"))
-    refunds = [
-        {
-            "label": _("Refund transaction"),
-            "hash": tx.tx_hash,
-            "url": explorer_link(tx.chain, tx.tx_hash),
-            "amount": format_units(int(tx.amount), decimals),
-        }
-        for tx in refunded
-    ]
+        delivered = (order.settlement or {}).get("actualDstAmount") or (order.settlement or {}).get(
+            "dstAmount"
+        )
+        merchant_token = display_token(session.chain_id, session.token_address)
+        merchant_chain = chain_get(session.chain_id)
+        if delivered is not None and merchant_token is not None:
+            received = {
+                "amount": format_units(int(delivered), merchant_token.decimals),
+                "symbol": merchant_token.symbol,
+                "chain": merchant_chain.name if merchant_chain else str(session.chain_id),
+            }
+    refunded = list(
+        order.refund_txs.filter(status="success").select_related("deposit").order_by("created_at")
+    )
+    refunds = []
+    for tx in refunded:
+        to = refund_target(order, tx.deposit) if tx.deposit is not None else ""
+        refund_chain = chain_get(tx.chain)
+        refunds.append(
+            _tx(
+                _("Refund transaction"),
+                tx.chain,
+                tx.tx_hash,
+                amount=format_units(int(tx.amount), decimals),
+                to=to,
+                to_short=short_hash(to),
+                chain=refund_chain.name if refund_chain else str(tx.chain),
+            )
+        )
     link = session.payment_link
+    emailed = (
+        session.customer_email
+        and NotificationEmail.objects.filter(
+            event__subject=session.id, event_type__startswith="receipt.", status__in=("pending", "sent")
+        ).exists()
+    )
     return {
         "amount": format_units(sum(int(tx.amount) for tx in deposits), decimals),
         "symbol": token.symbol if token else "",
         "chain": chain.name if chain else str(order.src_chain),
+        "received": received,
         "reference": session.client_reference_id,
         "at": session.completed_at or order.filled_at or order.received_deposit_at,
         "transactions": transactions,
         "refunds": refunds,
         "refunded": format_units(sum(int(tx.amount) for tx in refunded), decimals) if refunded else None,
+        "reason": None
+        if completed
+        else failure_reason(session, order, brand_for(session.organization)["name"]),
+        "emailed_to": _masked_email(session.customer_email) if emailed else None,
         "back_url": success_redirect(session) or (link.return_url if link else ""),
         "back_label": (link.return_label if link else "") or _("Back to the shop"),
+        "again_url": reverse("pay-link", kwargs={"short_code": link.short_code})
+        if link is not None and not completed and link.is_active
+        else None,
         "url": f"{settings.PUBLIC_BASE_URL.rstrip('/')}/pay/s/{session.id}",
     }
 

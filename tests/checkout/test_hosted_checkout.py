@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from chains.watcher import scan_chain
+from checkout.display import format_units, qr_svg
 from checkout.models import LinkVisit, PaymentLink, PlatformCheckoutSession, Transaction
 from checkout.visits import flush_views
 from merchant.models import Customer
@@ -87,6 +88,15 @@ def test_a_link_paid_on_the_hosted_page_completes_its_session_transaction_and_cu
 
     waiting = payer.get(f"/pay/s/{session.id}").content.decode()
     assert order.global_address in waiting and "<svg" in waiting and "Pay with devnet wallet" in waiting
+    # The pay step: the price, the fee, and last the total, which is what to send.
+    rows = re.findall(r'<tr[^>]*><th scope="row">([^<]+)</th><td[^>]*>([^<]+)</td></tr>', waiting)
+    labels = [label for label, _ in rows]
+    assert labels[-3:] == ["Price", "Service fee", "Total"] and rows[-3][1] == "10 dUSDC"
+    sent = f"{format_units(asked, 6)} dUSDC"
+    assert rows[-1][1] == sent and f'data-value="{format_units(asked, 6)}"' in waiting
+    # The QR code is a payment request wallets read: token, chain, amount and deposit address (EIP-681).
+    uri = f"ethereum:{order.src_token_address}@{a['chain_id']}/transfer?address={order.global_address}&uint256={asked}"
+    assert qr_svg(uri) in waiting
 
     recipient_before = erc20((chain_b, b)).functions.balanceOf(link["recipient_address"]).call()
     assert payer.post(f"/pay/s/{session.id}/devnet-pay").status_code == 302
@@ -98,6 +108,13 @@ def test_a_link_paid_on_the_hosted_page_completes_its_session_transaction_and_cu
     assert received == 10_000_000  # fee on top: the merchant gets the whole price, to the unit
     status = payer.get(f"/pay/s/{session.id}/status").json()
     assert status["session"]["status"] == "completed"
+    done = payer.get(f"/pay/s/{session.id}").content.decode()
+    receipt = done[done.index('id="receipt"') :]
+    assert "T-shirt" in receipt and re.search(r"received</dt><dd[^>]*>10 dUSDC on Devnet B", receipt)
+    deposit_hash = order.deposit_txs.get().tx_hash
+    assert f'data-value="{deposit_hash}"' in receipt and f"{deposit_hash[:8]}…{deposit_hash[-6:]}" in receipt
+    assert receipt.count('class="copy small-copy"') >= 2  # the payment's and the delivery's hashes
+    assert "A copy was emailed to p•••r@example.com." in receipt
     assert status["success_url"] == f"https://shop.example/thanks?s={session.id}"
 
     transaction = Transaction.objects.get(order_id=order.pk)
@@ -201,6 +218,18 @@ def test_half_paid_then_expired_through_the_api_gives_the_half_back_by_itself(
     assert erc20((chain_a, a)).functions.balanceOf(order.global_address).call() == 0
     failed = WebhookEvent.objects.get(event_type="payment.failed").data
     assert failed["refund_tx_hash"] == refund.tx_hash
+
+    # The payer's page says why, what went back to which address on which chain with the hash, and offers
+    # to try again.
+    page = payer.get(f"/pay/s/{session.id}").content.decode()
+    assert "The time to pay ran out: what you paid was sent back to you." in page
+    assert "The time to pay ran out before the whole amount arrived." in page
+    assert f'data-value="{payer_address}"' in page and f'data-value="{refund.tx_hash}"' in page
+    assert re.search(r"2 dUSDC on Devnet A|[0-9.]+ dUSDC on Devnet A", page)
+    assert (
+        f'href="/pay/{link["short_code"]}" id="try-again"' in page
+        or f'id="try-again" href="/pay/{link["short_code"]}"' in page
+    )
 
 
 def test_paying_twice_the_price_of_a_link_sends_the_surplus_back_and_the_records_show_it(

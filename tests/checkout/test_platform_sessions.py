@@ -167,9 +167,9 @@ def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin
     expire = admin_client.post(f"/api/v1/checkout-sessions/{session.id}/expire")
     assert expire.status_code == 400 and expire.json()["error"]["code"] == "invalid_status_transition"
     page = client.get(f"/pay/s/{session.id}").content.decode()
-    assert "0x" + "b" * 64 in page, page
+    assert 'data-value="0x' + "b" * 64 + '"' in page, page
     assert 'id="receipt-refunded"' in page
-    assert "The payment failed and was refunded." in page
+    assert "This payment did not go through: what you paid was sent back to you." in page
 
 
 @pytest.mark.parametrize(
