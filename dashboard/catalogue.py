@@ -4,18 +4,18 @@ customers. Everything comes from the same selectors as the API, scoped to the me
 from __future__ import annotations
 
 from datetime import date
-from decimal import Decimal
 from functools import partial
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from checkout.analytics import PERIODS, analytics_overview
 from checkout.discount_api import discount_code_list
 from dashboard.auth import member_view
-from dashboard.charts import Bar, bar_chart
+from dashboard.charts import daily_chart
 from dashboard.discount_pages import code_token, discount_text
 from dashboard.pages import token_amount
 from merchant.customers import customer_list
@@ -35,10 +35,19 @@ def analytics(request: HttpRequest) -> HttpResponse:
     if period not in PERIODS:
         period = "30d"
     overview = analytics_overview(organization=request.member.organization, period=period)
-    bars = [
-        Bar(day=date.fromisoformat(row["date"]), value=Decimal(row["revenue_usd"]))
-        for row in overview["daily"]
-    ]
+    # A bar for every day of the period, zero where nothing was paid, as the home page's chart.
+    days = PERIODS[period] or (
+        (timezone.now().date() - date.fromisoformat(overview["daily"][0]["date"])).days + 1
+        if overview["daily"]
+        else 30
+    )
+    chart = daily_chart(
+        overview["daily"],
+        "revenue_usd",
+        days=min(days, 90),
+        label=f"Revenue per day, in USD, period {period}",
+        unit="$",
+    )
     return render(
         request,
         "dashboard/analytics.html",
@@ -47,7 +56,7 @@ def analytics(request: HttpRequest) -> HttpResponse:
             "overview": overview,
             "period": period,
             "periods": list(PERIODS),
-            "chart": bar_chart(bars[-90:], label=f"Revenue per day, in USD, period {period}"),
+            "chart": chart,
             "nav": "analytics",
         },
     )

@@ -8,21 +8,21 @@ from datetime import timedelta
 from decimal import Decimal
 
 from django.core.paginator import Paginator
-from django.db.models import QuerySet, Sum
+from django.db.models import Q, QuerySet, Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from chains.evm import to_checksum_address
-from chains.registry import chain_get
-from checkout.display import display_token, format_units
 from checkout.models import PlatformCheckoutSession, Transaction
-from checkout.receipts import explorer_link
+from checkout.receipts import explorer_link, short_hash
+from dashboard import payment_story
+from dashboard.amounts import chain_name, token_amount
 from dashboard.auth import member_view, owned
 from dashboard.charts import Bar, bar_chart
 from merchant.models import RevenueDay
-from orders.models import DepositTx, Order, OrderStatusChange, RefundTx, RelayTx
+from orders.models import DepositTx, Order, RefundTx, RelayTx
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 # What a payment's row shows: only these columns are read (a row's personal data stays encrypted, unread).
@@ -40,16 +40,7 @@ CHART_DAYS = 30
 PAGE_SIZE = 25
 
 
-def token_amount(chain_id: int, address: str, amount) -> str:
-    token = display_token(chain_id, address)
-    if token is None or amount is None:
-        return f"{amount} units" if amount is not None else "-"
-    return f"{format_units(int(amount), token.decimals)} {token.symbol}"
-
-
-def _chain(chain_id: int) -> str:
-    chain = chain_get(chain_id)
-    return chain.name if chain else f"chain {chain_id}"
+_chain = chain_name
 
 
 @require_GET
@@ -87,15 +78,9 @@ def home(request: HttpRequest) -> HttpResponse:
         "failed_deliveries": WebhookDelivery.objects.filter(
             endpoint__organization=organization, status="failed", created_at__gte=week_ago
         ).count(),
-        # On the (organization, status, created_at) and (organization, created_at) indexes: a week's rows.
-        "refunds": Transaction.objects.filter(
-            organization=organization, status=Transaction.Status.FAILED, created_at__gte=week_ago
-        ).count()
-        + Transaction.objects.filter(
-            organization=organization, created_at__gte=week_ago, refunded_amount__gt=0
-        )
-        .exclude(status=Transaction.Status.FAILED)
-        .count(),
+        # The same rows the payments page lists for "failed or refunded" (a week's, on the organization's
+        # created_at index), so the count and the list agree.
+        "refunds": needing_attention(Transaction.objects.filter(organization=organization)).count(),
     }
     return render(
         request,
@@ -113,6 +98,17 @@ def home(request: HttpRequest) -> HttpResponse:
             "attention": attention,
             "nav": "home",
         },
+    )
+
+
+ATTENTION = "attention"  # the payments list's filter: failed or refunded in the last 7 days
+
+
+def needing_attention(payments: QuerySet[Transaction]) -> QuerySet[Transaction]:
+    """Payments of the last 7 days that failed, or that were refunded in part or in full."""
+    week_ago = timezone.now() - timedelta(days=7)
+    return payments.filter(created_at__gte=week_ago).filter(
+        Q(status=Transaction.Status.FAILED) | Q(refunded_amount__gt=0)
     )
 
 
@@ -157,6 +153,8 @@ def payments(request: HttpRequest) -> HttpResponse:
     status = request.GET.get("status", "")
     if status in Transaction.Status.values:
         found = found.filter(status=status)
+    elif status == ATTENTION:
+        found = needing_attention(found)
     query = request.GET.get("q", "").strip()[:100]
     if query:
         found = _searched(found, organization, query)
@@ -169,7 +167,8 @@ def payments(request: HttpRequest) -> HttpResponse:
         "page": page,
         "status": status,
         "q": query,
-        "statuses": Transaction.Status.values,
+        "statuses": [(value, value) for value in Transaction.Status.values]
+        + [(ATTENTION, "failed or refunded, last 7 days")],
         "nav": "payments",
     }
     template = (
@@ -188,13 +187,13 @@ def payment(request: HttpRequest, transaction_id: str) -> HttpResponse:
         "payment",
     )
     order = Order.objects.filter(pk=txn.order_id).first()
-    timeline = list(OrderStatusChange.objects.filter(order_id=txn.order_id).order_by("created_at", "id"))
 
     def hashes(rows, label):
         return [
             {
                 "label": label,
                 "hash": row.tx_hash,
+                "short": short_hash(row.tx_hash),
                 "chain": _chain(row.chain),
                 "url": explorer_link(row.chain, row.tx_hash),
                 "amount": token_amount(
@@ -228,7 +227,9 @@ def payment(request: HttpRequest, transaction_id: str) -> HttpResponse:
             "row": payment_row(txn),
             "source_chain": _chain(txn.source_chain_id),
             "order": order,
-            "timeline": timeline,
+            "money": payment_story.money(txn, order),
+            "refunded": txn.status == Transaction.Status.FAILED or bool(txn.refunded_amount),
+            "timeline": payment_story.timeline(order),
             "transfers": transfers,
             "nav": "payments",
         },

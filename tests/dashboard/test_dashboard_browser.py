@@ -15,12 +15,14 @@ from tests.dashboard.conftest import PASSWORD, code_for, make_member
 from tests.dashboard.test_webhooks import _failed
 from tests.factories import (
     CustomerFactory,
+    DepositTxFactory,
     DiscountCodeFactory,
     OrderFactory,
     PaymentLinkFactory,
     PaymentLinkItemFactory,
     PlatformCheckoutSessionFactory,
     ProductFactory,
+    RefundTxFactory,
     RevenueDayFactory,
     TransactionFactory,
 )
@@ -58,6 +60,19 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
     payment = TransactionFactory(
         organization=organization, order_id=order.pk, status="completed", amount_usd=4
     )
+    # A payment refunded in full, its timeline holding a long hash (it widened the page to 597 px on a phone).
+    failed_order = OrderFactory(organization=organization, status="refunded")
+    deposit = DepositTxFactory(order=failed_order, amount=1_000_000, from_address="0x" + "7" * 40)
+    RefundTxFactory(order=failed_order, deposit=deposit, amount=1_000_000)
+    for to_status, reason in (
+        ("expired", "its checkout session expired (expired_by_merchant)"),
+        ("refunding", "it expired holding part of its price: that goes back to the payer"),
+        ("refunded", "refunded in 0x" + "c8" * 32),
+    ):
+        OrderStatusChange.objects.create(order=failed_order, to_status=to_status, reason=reason)
+    refunded_payment = TransactionFactory(
+        organization=organization, order_id=failed_order.pk, status="failed", amount=1_000_000
+    )
     RevenueDayFactory(organization=organization, day=timezone.now().date(), amount_usd=4, transactions=1)
     link = PaymentLinkFactory(organization=organization, name="Poster A2")
     PaymentLinkItemFactory(payment_link=link, name="Frame", amount=2_500_000)
@@ -88,6 +103,10 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
     device = TOTPDevice.objects.get(user=owner.user, confirmed=False)
     page.get_by_label("Code", exact=True).fill(code_for(device))  # what the authenticator app shows
     page.get_by_role("button", name="Turn on two-factor sign-in").click()
+    expect(page.get_by_role("heading", name="Save your recovery codes")).to_be_visible()
+    assert page.locator("#recovery-codes li").count() == 10
+    page.screenshot(path=ARTIFACTS / "phone-recovery-codes.png", full_page=True)
+    page.get_by_role("link", name="I have saved them").click()
     expect(page.get_by_role("heading", name="Home")).to_be_visible()
     assert page.inner_text("#today-revenue") == "$4.00"
 
@@ -97,6 +116,8 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
             "home": "/dashboard/",
             "payments": "/dashboard/payments/",
             "payment": f"/dashboard/payments/{payment.id}",
+            "payment-refunded": f"/dashboard/payments/{refunded_payment.id}",
+            "account": "/dashboard/account/",
             "links": "/dashboard/links/",
             "link": f"/dashboard/links/{link.id}",
             "link-new": "/dashboard/links/new/",
@@ -129,12 +150,22 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
     # The filter updates the table in place (htmx) and the address with it.
     page.goto(f"{live_server.url}/dashboard/payments/")
     page.get_by_label("Status").select_option("failed")
-    expect(page.locator("#payments-table")).to_contain_text("No payments yet.")
+    expect(page.locator("#payments-table")).to_contain_text(refunded_payment.id)
+    expect(page.locator("#payments-table")).not_to_contain_text(payment.id)
     expect(page).to_have_url(f"{live_server.url}/dashboard/payments/?q=&status=failed")
     page.get_by_label("Status").select_option("completed")
     expect(page.locator("#payments-table")).to_contain_text(payment.id)
     page.get_by_role("link", name=payment.id).click()
-    expect(page.locator("#timeline")).to_contain_text("delivered")
+    expect(page.locator("#timeline")).to_contain_text("Delivered")
+
+    # A payment refunded in full says so, and its timeline speaks in words and token amounts.
+    page.goto(f"{live_server.url}/dashboard/payments/{refunded_payment.id}")
+    expect(page.locator(".money").first).to_have_text("Nothing: the payment did not go through")
+    expect(page.locator("#timeline")).to_contain_text("You expired the checkout")
+    expect(page.locator("#timeline")).to_contain_text("1 USDC goes back to the payer on Base")
+    assert "expired_by_merchant" not in page.inner_text("#timeline") and "refunding" not in page.inner_text(
+        "#timeline"
+    )
 
     # A failed webhook delivery, found in the endpoint's log and sent again.
     page.goto(f"{live_server.url}/dashboard/webhooks/{endpoint.id}")

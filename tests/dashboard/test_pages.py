@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from decimal import Decimal
 
@@ -86,7 +87,7 @@ def test_a_payment_shows_its_timeline_and_another_organizations_is_not_found(org
     theirs = TransactionFactory(organization=OrganizationFactory(slug="other"), status="completed")
     browser = signed_in(viewer)
     page = browser.get(f"/dashboard/payments/{mine.id}").content.decode()
-    assert "delivered" in page and 'id="payment-status">completed<' in page
+    assert "Delivered" in page and 'id="payment-status">completed<' in page
     assert browser.get(f"/dashboard/payments/{theirs.id}").status_code == 404
     assert browser.get("/dashboard/payments/txn_doesnotexist000000000000").status_code == 404
 
@@ -174,3 +175,59 @@ def test_payments_are_found_by_id_link_hash_payer_or_reference_whatever_the_case
     assert (
         browser.get("/dashboard/payments/", {"q": "order-9999"}).content.decode().count("/payments/txn_") == 0
     )
+
+
+def test_what_needs_attention_counts_the_payments_its_link_lists(organization, viewer, tokens):
+    """Found black-box: "2 payments failed or refunded ... See them" led to a list of 1."""
+    failed = TransactionFactory(organization=organization, status="failed")
+    part_refunded = TransactionFactory(
+        organization=organization, status="completed", refunded_amount=1_000_000
+    )
+    TransactionFactory(organization=organization, status="completed")
+    old = TransactionFactory(organization=organization, status="failed")
+    type(old).objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=8))
+    TransactionFactory(organization=OrganizationFactory(slug="other"), status="failed")
+    browser = signed_in(viewer)
+    home = browser.get("/dashboard/").content.decode()
+    assert "2 payments failed or refunded in the last 7 days" in home
+    assert 'href="/dashboard/payments/?status=attention"' in home
+    listed = browser.get("/dashboard/payments/?status=attention").content.decode()
+    assert listed.count("/dashboard/payments/txn_") == 2
+    assert failed.id in listed and part_refunded.id in listed and old.id not in listed
+
+
+def test_the_analytics_chart_draws_every_day_of_the_period(organization, viewer, tokens):
+    TransactionFactory(
+        organization=organization, status="completed", amount_usd=Decimal("4"), completed_at=timezone.now()
+    )
+    RevenueDayFactory(
+        organization=organization, day=timezone.now().date(), amount_usd=Decimal("4"), transactions=1
+    )
+    browser = signed_in(viewer)
+    assert browser.get("/dashboard/analytics/").content.decode().count("<rect ") == 30
+    assert browser.get("/dashboard/analytics/?period=7d").content.decode().count("<rect ") == 7
+
+
+def test_a_refunded_payment_says_so_in_words_and_token_amounts(organization, viewer, tokens):
+    from tests.factories import DepositTxFactory, RefundTxFactory
+
+    order = OrderFactory(organization=organization, status="refunded", src_amount=2_000_000)
+    deposit = DepositTxFactory(order=order, amount=2_000_000, from_address="0x" + "7" * 40)
+    RefundTxFactory(order=order, deposit=deposit, amount=2_000_000, tx_hash="0x" + "c8" * 32)
+    for to_status, reason in (
+        ("quoting_after_deposit", "2000000 received"),
+        ("failure", "SLIPPAGE: 2000000 received buys 1 after fees, below 1980000 less 100 bps"),
+        ("refunding", "the deposit goes back to its sender"),
+        ("refunded", "refunded in 0x" + "c8" * 32),
+    ):
+        OrderStatusChange.objects.create(order=order, to_status=to_status, reason=reason)
+    txn = TransactionFactory(organization=organization, order_id=order.pk, status="failed")
+    page = signed_in(viewer).get(f"/dashboard/payments/{txn.id}").content.decode()
+    assert 'Received</th><td class="money">Nothing: the payment did not go through' in page
+    assert 'Refunded to the payer</th><td class="money">2 USDC on Base' in page
+    timeline = page[page.index('id="timeline"') : page.index("</ol>")]
+    shown = re.sub(r'title="[^"]*"', "", timeline)  # the service's own words stay in the tooltips only
+    assert "2 USDC from the payer on Base" in shown
+    assert "The exchange rate moved beyond the slippage allowed" in shown
+    assert "0xc8c8c8…c8c8c8" in shown
+    assert "2000000" not in shown and "quoting_after_deposit" not in shown and "SLIPPAGE" not in shown
