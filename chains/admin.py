@@ -75,7 +75,10 @@ class ChainAdmin(admin.ModelAdmin):
     still settles what is in flight there; its RPC nodes show as the watcher last found them."""
 
     form = ChainForm
-    list_display = ("chain_id", "name", "payments", "confirmations", "nodes", "watcher", "gas")
+    # Fits a 1,280 px window beside the admin's navigation and the filters: the chain named with its id, the
+    # watcher's state and the signers' gas in one column.
+    list_display = ("chain", "payments", "blocks_to_confirm", "nodes", "health")
+    list_display_links = ("chain",)
     list_filter = ("takes_payments", "devnet", "source")
     search_fields = ("name", "=chain_id")
     readonly_fields = ("node_status", "source", "created_at", "updated_at")
@@ -96,13 +99,26 @@ class ChainAdmin(admin.ModelAdmin):
             )
         )
 
+    @admin.display(description="chain", ordering="chain_id")
+    def chain(self, chain: Chain) -> str:
+        return f"{chain.name} ({chain.chain_id})"
+
+    @admin.display(description="confirmations", ordering="confirmations")
+    def blocks_to_confirm(self, chain: Chain) -> int:
+        return chain.confirmations
+
+    @admin.display(description="watcher and gas")
+    def health(self, chain: Chain):
+        return format_html("<div>{}</div>{}", self.watcher(chain), self.gas(chain))
+
     @admin.display(description="payments", boolean=True)
     def payments(self, chain: Chain) -> bool:
         return chain.takes_payments and bool(chain.factory_address)
 
     @admin.display(description="RPC nodes")
-    def nodes(self, chain: Chain) -> str:
-        return ", ".join(node_label(url) for url in chain.rpc_urls or []) or "-"
+    def nodes(self, chain: Chain):
+        labels = [node_label(url).split("://", 1)[-1] for url in chain.rpc_urls or []]
+        return format_html_join("", "<div>{}</div>", ((label,) for label in labels)) or "-"
 
     @admin.display(description="watcher")
     def watcher(self, chain: Chain):
@@ -114,13 +130,13 @@ class ChainAdmin(admin.ModelAdmin):
         if chain.cursor_error:  # type: ignore[attr-defined]
             return format_html('<span title="{}">last scan failed</span>', chain.cursor_error)  # type: ignore[attr-defined]
         head = chain.cursor_head  # type: ignore[attr-defined]
-        return f"block {chain.cursor_scanned_to} (lag {head - chain.cursor_scanned_to if head is not None else '-'})"  # type: ignore[attr-defined]
+        return f"block {chain.cursor_scanned_to}, lag {head - chain.cursor_scanned_to if head is not None else '-'}"  # type: ignore[attr-defined]
 
     @admin.display(description="signers' gas")
     def gas(self, chain: Chain):
         gas = getattr(chain, "cursor_gas", None)
         if not gas:
-            return "-"
+            return ""
         thresholds = {"vault": int(chain.vault_gas_threshold), "solver": int(chain.solver_gas_threshold)}
         return format_html_join(
             "",
@@ -128,7 +144,7 @@ class ChainAdmin(admin.ModelAdmin):
             (
                 (
                     role,
-                    f"{Decimal(int(wei)) / Decimal(10) ** chain.native_decimals:.4f}",
+                    f"{Decimal(int(wei)) / Decimal(10) ** chain.native_decimals:,.2f}",
                     chain.native_symbol,
                     format_html(' <strong class="errornote">{}</strong>', "LOW")
                     if int(wei) < thresholds.get(role, 0)

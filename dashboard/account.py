@@ -92,7 +92,7 @@ def recovery_code_used(device: RecoveryCodes) -> str:
     )
 
 
-def _spaced(key: bytes) -> str:
+def spaced_key(key: bytes) -> str:
     text = b32encode(key).decode().rstrip("=")
     return " ".join(text[i : i + 4] for i in range(0, len(text), 4))
 
@@ -168,7 +168,7 @@ def two_factor(request: HttpRequest) -> HttpResponse:
             "member": None if pending else member,
             "required": member.role == Role.OWNER,
             "qr": qr_svg(device.config_url),
-            "secret": _spaced(device.bin_key),
+            "secret": spaced_key(device.bin_key),
         },
         status=status,
     )
@@ -227,7 +227,7 @@ def account_page(request: HttpRequest) -> HttpResponse:
             "ask_current": not auth.recently_proven(request),
             "recovery_left": codes.remaining() if codes else 0,
             "qr": qr_svg(device.config_url),
-            "secret": _spaced(device.bin_key),
+            "secret": spaced_key(device.bin_key),
             "nav": "account",
         },
         status=status,

@@ -4,7 +4,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import Q
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
 from chains.evm import is_address, to_checksum_address
@@ -63,6 +63,14 @@ def amount_cell(chain_id: int, token_address: str, amount):
     return format_html(
         '<span class="nowrap">{}</span> ({})', in_units(chain_id, token_address, amount), amount
     )
+
+
+def chain_label(chain_id: int | None) -> str:
+    """`Devnet A (31337)`: a chain as staff name it, with the id the chain reports."""
+    if chain_id is None:
+        return "-"
+    chain = chain_get(chain_id)
+    return f"{chain.name} ({chain_id})" if chain else str(chain_id)
 
 
 def tx_link(chain_id: int, tx_hash: str):
@@ -127,8 +135,12 @@ class DepositTxInline(ReadOnlyInline):
 
 class RelayTxInline(ReadOnlyInline):
     model = RelayTx
-    fields = ("when", "chain", "transaction", "status")
-    readonly_fields = ("when", "transaction")
+    fields = ("when", "on_chain", "transaction", "status")
+    readonly_fields = ("when", "on_chain", "transaction")
+
+    @admin.display(description="chain")
+    def on_chain(self, relay: RelayTx):
+        return chain_label(relay.chain)
 
     @admin.display(description="when (UTC)")
     def when(self, relay: RelayTx):
@@ -141,8 +153,12 @@ class RelayTxInline(ReadOnlyInline):
 
 class RefundTxInline(ReadOnlyInline):
     model = RefundTx
-    fields = ("when", "chain", "transaction", "deposit", "refunded", "status")
-    readonly_fields = ("when", "transaction", "refunded")
+    fields = ("when", "on_chain", "transaction", "deposit", "refunded", "status")
+    readonly_fields = ("when", "on_chain", "transaction", "refunded")
+
+    @admin.display(description="chain")
+    def on_chain(self, refund: RefundTx):
+        return chain_label(refund.chain)
 
     @admin.display(description="when (UTC)")
     def when(self, refund: RefundTx):
@@ -180,9 +196,9 @@ class OrderAdmin(admin.ModelAdmin):
         "id",
         "type",
         "status",
-        "src_chain",
-        "dst_chain",
-        "src_amount",
+        "source_chain",
+        "destination_chain",
+        "price",
         "organization",
         "created_at",
     )
@@ -200,7 +216,12 @@ class OrderAdmin(admin.ModelAdmin):
     inlines = [StatusChangeInline, DepositTxInline, RelayTxInline, RefundTxInline]
     # Every field, read-only; the JSON documents indented, amounts in token units beside base units.
     fields = [
-        *[f.name for f in Order._meta.fields if f.name not in (*JSON_FIELDS, "src_amount")],
+        "session",
+        *[
+            {"src_chain": "source_chain", "dst_chain": "destination_chain"}.get(f.name, f.name)
+            for f in Order._meta.fields
+            if f.name not in (*JSON_FIELDS, "src_amount", "checkout_session")
+        ],
         "price",
         "delivered",
         "fee_shown",
@@ -222,6 +243,30 @@ class OrderAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    @admin.display(description="checkout session")
+    def session(self, order: Order):
+        """The checkout the order pays: the order interface's session, or the merchant's `cs_` session (its
+        id is in the order's metadata; the checkout app's admin page is reached by URL name, not import)."""
+        if order.checkout_session_id:
+            url = reverse("admin:orders_checkoutsession_change", args=[order.checkout_session_id])
+            return format_html('<a href="{}">{}</a> (order interface)', url, order.checkout_session_id)
+        session_id = (order.metadata or {}).get("checkoutSessionId")
+        if not session_id:
+            return "-"
+        try:
+            url = reverse("admin:checkout_platformcheckoutsession_change", args=[session_id])
+        except NoReverseMatch:
+            return session_id
+        return format_html('<a href="{}">{}</a>', url, session_id)
+
+    @admin.display(description="source chain", ordering="src_chain")
+    def source_chain(self, order: Order):
+        return chain_label(order.src_chain)
+
+    @admin.display(description="destination chain", ordering="dst_chain")
+    def destination_chain(self, order: Order):
+        return chain_label(order.dst_chain)
 
     @admin.display(description="price (srcAmount)")
     def price(self, order: Order):
@@ -245,13 +290,13 @@ class OrderAdmin(admin.ModelAdmin):
         return (
             format_html_join(
                 "",
-                '<div><a href="{}">{}</a>: {} on chain {} {} {}</div>',
+                '<div><a href="{}">{}</a>: {} on {} {} {}</div>',
                 (
                     (
                         reverse("admin:chains_outboxtx_change", args=[tx.pk]),
                         tx.key.split(":", 2)[2],
                         tx.status,
-                        tx.chain_id,
+                        chain_label(tx.chain_id),
                         short_hex(tx.tx_hash) if tx.tx_hash else "",
                         tx.error,
                     )
@@ -280,7 +325,7 @@ class OrderAdmin(admin.ModelAdmin):
                         e.account.kind,
                         short_hex(e.account.ref),
                         amount_cell(e.account.chain_id, e.account.token, e.amount),
-                        f"on chain {e.account.chain_id}",
+                        f"on {chain_label(e.account.chain_id)}",
                     )
                     for e in entries
                 ),

@@ -188,12 +188,42 @@ def admin_client(admin_key):
 
 
 @pytest.fixture
+def admin_user(admin_user):
+    """pytest-django's superuser (`admin`, `password`), with an authenticator: the admin asks for its code."""
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    TOTPDevice.objects.create(user=admin_user, name="authenticator", confirmed=True)
+    return admin_user
+
+
+def staff_code(user) -> str:
+    """The code the user's authenticator shows now (as a new one: each is accepted once)."""
+    from django_otp.oath import totp
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    TOTPDevice.objects.filter(user=user).update(last_t=-1, throttling_failure_timestamp=None)
+    device = TOTPDevice.objects.get(user=user, confirmed=True)
+    return f"{totp(device.bin_key, step=device.step, t0=device.t0, digits=device.digits):06d}"
+
+
+def staff_verified(client, user) -> None:
+    """`client` signed in as `user` and verified by their authenticator, as the admin's sign-in leaves it."""
+    from django_otp import DEVICE_ID_SESSION_KEY
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    client.force_login(user)
+    session = client.session
+    session[DEVICE_ID_SESSION_KEY] = TOTPDevice.objects.get(user=user, confirmed=True).persistent_id
+    session.save()
+
+
+@pytest.fixture
 def staff(admin_user):
-    """A browser session of a logged-in superuser, for the admin."""
+    """A browser session of a superuser signed in with their second factor, for the admin."""
     from django.test import Client
 
     client = Client()
-    client.force_login(admin_user)
+    staff_verified(client, admin_user)
     return client
 
 

@@ -9,6 +9,7 @@ import re
 import pytest
 from django.test import Client
 
+from tests.conftest import staff_code
 from tests.orders.conftest import RECIPIENT, USDC_BASE
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -104,6 +105,7 @@ def test_pages_work_in_chromium_with_no_violation_and_nothing_from_another_origi
     page.goto(f"{live_server.url}/admin/login/")
     page.fill("#id_username", "admin")
     page.fill("#id_password", "password")
+    page.fill("#id_otp_token", staff_code(admin_user))
     page.click("input[type=submit]")
     page.wait_for_url(f"{live_server.url}/admin/")
     page.goto(f"{live_server.url}/admin/orders/order/")

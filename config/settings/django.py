@@ -41,7 +41,7 @@ ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if 
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.admin_apps.StaffAdminConfig",  # django.contrib.admin, its site asking staff for a second factor
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

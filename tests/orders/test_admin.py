@@ -4,6 +4,7 @@ import pytest
 
 from orders.lifecycle import order_record_deposit
 from orders.models import CheckoutSession, Order
+from tests.conftest import staff_code
 from tests.orders.conftest import order_body
 
 pytestmark = pytest.mark.django_db
@@ -166,6 +167,7 @@ def test_the_order_page_fits_a_1400_px_window_and_reads_as_staff_expect(
     page.goto(f"{live_server.url}/admin/login/")
     page.fill("#id_username", "admin")
     page.fill("#id_password", "password")
+    page.fill("#id_otp_token", staff_code(admin_user))
     page.click("input[type=submit]")
     page.goto(f"{live_server.url}/admin/orders/order/{order.pk}/change/")
 
@@ -183,3 +185,56 @@ def test_the_order_page_fits_a_1400_px_window_and_reads_as_staff_expect(
         "parseFloat(getComputedStyle(document.querySelector('td.field-when span')).lineHeight)"
     )
     assert when.locator("span").bounding_box()["height"] < 2 * line  # one line, not five
+    assert "Base (8453)" in page.inner_text(".field-source_chain") and "Arbitrum One (42161)" in text
+
+    # No cell breaks a word it could keep whole: a one-word cell that wraps is broken mid-word.
+    broken = page.evaluate(
+        """() => [...document.querySelectorAll('.inline-group td')].filter(cell => {
+              const text = cell.innerText.trim();
+              if (!/^\\S{4,40}$/.test(text)) return false;
+              const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+              const tops = new Set();
+              for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+                if (!node.textContent.trim()) continue;
+                const range = document.createRange(); range.selectNodeContents(node);
+                for (const rect of range.getClientRects()) tops.add(Math.round(rect.top));
+              }
+              return tops.size > 1;
+            }).map(cell => cell.innerText.trim())"""
+    )
+    assert broken == []
+
+
+def test_an_orders_page_names_the_checkout_session_it_pays(staff, api_client, tokens):
+    from checkout.models import PlatformCheckoutSession  # noqa: F401  (its admin page is what is linked)
+
+    order = Order.objects.get(pk=api_client.post("/orders", order_body(), format="json").json()["data"]["id"])
+    Order.objects.filter(pk=order.pk).update(metadata={"checkoutSessionId": "cs_abc123"})
+    page = staff.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'href="/admin/checkout/platformcheckoutsession/cs_abc123/change/">cs_abc123</a>' in page
+    listing = staff.get("/admin/orders/order/").content.decode()
+    assert "Base (8453)" in listing
+
+
+def test_the_chains_list_fits_a_1280_px_window(staff, live_server, browser_page, admin_user):
+    from chains.models import ChainCursor
+
+    ChainCursor.objects.create(
+        chain_id=8453, scanned_to=1000, head=1001, gas={"vault": str(10**22), "solver": str(10**18)}
+    )
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "password")
+    page.fill("#id_otp_token", staff_code(admin_user))
+    page.click("input[type=submit]")
+    page.goto(f"{live_server.url}/admin/chains/chain/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    widths = page.evaluate(
+        "(() => { const r = document.querySelector('#changelist .results'); return [r.scrollWidth, r.clientWidth]; })()"
+    )
+    assert widths[0] <= widths[1]  # every column in view, none behind a scroll bar
+    assert "Base (8453)" in page.inner_text("#result_list") and "10,000.00 ETH" in page.inner_text(
+        "#result_list"
+    )

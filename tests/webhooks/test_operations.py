@@ -6,6 +6,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 
+from tests.conftest import staff_verified
 from tests.factories import OrganizationFactory
 from tests.webhooks.conftest import make_endpoint
 from webhooks.crypto import decrypt_secret, encrypt_secret, sign
@@ -73,7 +74,7 @@ def test_admin_pages_and_actions(admin_user, failed):
     endpoint, rows = failed
     WebhookAttempt.objects.create(delivery=rows[0], number=1, response_code=500, error="HTTP 500")
     staff = Client()
-    staff.force_login(admin_user)
+    staff_verified(staff, admin_user)
     for url in (
         "/admin/webhooks/webhookendpoint/",
         "/admin/webhooks/webhookdelivery/?status__exact=failed",
@@ -107,7 +108,7 @@ def test_admin_actions_go_through_the_service_audited_and_resending_what_the_pau
 
     endpoint, _ = make_endpoint(organization, "https://hooks.example.com/a")
     staff = Client()
-    staff.force_login(admin_user)
+    staff_verified(staff, admin_user)
     staff.post("/admin/webhooks/webhookendpoint/", {"action": "disable", "_selected_action": [endpoint.pk]})
     paused = WebhookEndpoint.objects.get(pk=endpoint.pk)
     assert (paused.is_active, paused.disabled_reason) == (False, f"disabled by staff ({admin_user})")
