@@ -303,6 +303,13 @@ def wait_for_service(
     return False
 
 
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def banner(port: int, *, devnets: list[str]) -> str:
     """What to open and type next, once the server listens: the last thing `make run` prints."""
     from django.conf import settings
@@ -315,7 +322,8 @@ def banner(port: int, *, devnets: list[str]) -> str:
         f"  API docs     {base}/api/docs/",
         f"  Dashboard    {base}/dashboard/   first member: {manage} create_member --org acme "
         "--email you@shop.example --role owner",
-        f"  Admin        {base}/admin/       staff user: {manage} createsuperuser",
+        f"  Admin        {base}/admin/       staff: {manage} createsuperuser, then {manage} staff_two_factor "
+        "<username>",
         f"  First key    {manage} create_api_key --org acme --name dev --permissions admin",
     ]
     if devnets:
@@ -332,7 +340,7 @@ def banner(port: int, *, devnets: list[str]) -> str:
     )
     lines += [
         f"  Payer pages  {settings.PUBLIC_BASE_URL}/pay/...",
-        f"  Settings     var/run.env: commands in another terminal use the same ({where})",
+        f"  Settings     {_shown(runenv.record_path())}: commands in another terminal use the same ({where})",
         "",
     ]
     return "\n".join(lines)
