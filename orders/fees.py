@@ -24,16 +24,9 @@ BPS = 10_000
 FEE_VERSION = 1
 USDC_DECIMALS = 6
 
-# The fee schedule of feeVersion 1 (docs/decisions.md, "Quotes, fees and points"): (USD upper bound, bps), in
-# ascending order; above the last bound, the top tier.
-FEE_TIERS_USD = [(10, 120), (500, 80), (5_000, 60), (50_000, 40)]
-FEE_TOP_TIER_BPS = 28
-# The share of the fee the discount token waives for its holders: (tokens held, bps of the fee).
+# The fee schedule of feeVersion 1 is the operator's (settings FEE_TIERS_USD, FEE_TOP_TIER_BPS,
+# WHALE_DISCOUNT_TIERS, CARD_VENDOR_FEE_BPS, CARD_VENDOR_FEE_USD, CARD_SERVICE_FEE_USD), read at each use.
 DISCOUNT_TOKEN_DECIMALS = 18
-WHALE_DISCOUNT_TIERS = [(100_000, 5_000), (500_000, 7_500), (1_000_000, 10_000)]
-# Card payments through vendorB: 5.4 % + $0.30 to the vendor (plus the service's CARD_SERVICE_FEE_USD setting).
-CARD_VENDOR_FEE_BPS = 540
-CARD_VENDOR_FEE_USD = "0.30"
 # Points: one per whole USD of order value, multiplied for discount-token holders: (tokens held, multiplier).
 POINTS_PER_USD = 1
 POINTS_MULTIPLIER_TIERS = [(100_000, 2), (1_000_000, 3)]
@@ -41,17 +34,17 @@ POINTS_MULTIPLIER_TIERS = [(100_000, 2), (1_000_000, 3)]
 
 def service_fee_bps(usd_value: Decimal) -> int:
     """Base fee for an order worth `usd_value`: the first tier whose bound it is under."""
-    for bound, bps in FEE_TIERS_USD:
+    for bound, bps in settings.FEE_TIERS_USD:
         if usd_value < Decimal(bound):
             return bps
-    return FEE_TOP_TIER_BPS
+    return settings.FEE_TOP_TIER_BPS
 
 
 def whale_discount_bps(balance: int) -> int:
     """Share of the base fee waived (in bps of it) for the recipient's discount-token balance (smallest unit)."""
     unit = 10**DISCOUNT_TOKEN_DECIMALS
     discount = 0
-    for threshold_tokens, bps in WHALE_DISCOUNT_TIERS:
+    for threshold_tokens, bps in settings.WHALE_DISCOUNT_TIERS:
         if balance >= threshold_tokens * unit:
             discount = max(discount, bps)
     return discount
@@ -163,8 +156,8 @@ def card_fee(*, original_amount: int, usd_value: Decimal, recipient_balance: int
     `original_amount` is in USDC units (6 decimals).
     """
     standard = standard_fee(usd_value=usd_value, recipient_balance=recipient_balance)
-    vendor_bps = CARD_VENDOR_FEE_BPS
-    vendor_usd = Decimal(CARD_VENDOR_FEE_USD)
+    vendor_bps = settings.CARD_VENDOR_FEE_BPS
+    vendor_usd = Decimal(settings.CARD_VENDOR_FEE_USD)
     service_usd = Decimal(settings.CARD_SERVICE_FEE_USD)
     total_bps = vendor_bps + standard.final_fee_bps
     fixed_units = usd_to_usdc_units(vendor_usd + service_usd)
@@ -213,3 +206,26 @@ def recipient_discount_balance(recipient: str | None) -> int:
 def token_usd_value(*, chain_id: int, address: str, amount: int) -> Decimal:
     token = token_get(chain_id=chain_id, address=address)
     return Decimal(0) if token is None else amount_usd(token, amount)
+
+
+@dataclass(frozen=True)
+class FeeSchedule:
+    """The schedule in force, as merchants read it (the dashboard's Settings page)."""
+
+    tiers: list[tuple[str, str]]  # (order value, fee), e.g. ("under $10", "1.20 %")
+    discounts: list[tuple[str, str]]  # (discount tokens held, share of the fee waived)
+    card: str
+
+
+def _percent(bps: int) -> str:
+    return f"{Decimal(bps) / 100:.2f} %"
+
+
+def fee_schedule() -> FeeSchedule:
+    tiers = [(f"under ${bound:,}", _percent(bps)) for bound, bps in settings.FEE_TIERS_USD]
+    last = settings.FEE_TIERS_USD[-1][0]
+    tiers.append((f"${last:,} and more", _percent(settings.FEE_TOP_TIER_BPS)))
+    discounts = [(f"{tokens:,}", _percent(bps)) for tokens, bps in settings.WHALE_DISCOUNT_TIERS]
+    fixed = Decimal(settings.CARD_VENDOR_FEE_USD) + Decimal(settings.CARD_SERVICE_FEE_USD)
+    card = f"{_percent(settings.CARD_VENDOR_FEE_BPS)} + ${fixed:.2f} to the card processor and the service"
+    return FeeSchedule(tiers=tiers, discounts=discounts, card=card)

@@ -10,8 +10,8 @@ turns on the conveniences: an insecure default secret key, plain-HTTP
 webhooks to localhost, console email, static files from the app folders) and
 DJANGO_DEBUG (Django's debug pages, off unless asked for, development only).
 
-Business rules are not settings: fee tiers, discount tiers and points are
-constants of the domain that owns them (`orders/fees.py`). What a deployment
+The fee schedule is the operator's (config/settings/orders.py, applied by
+`orders/fees.py`); points stay constants of the orders app. What a deployment
 chooses is here, by topic, each module importing what it needs of the ones
 before it.
 """

@@ -4,10 +4,13 @@ providers, settlement and refunds."""
 from __future__ import annotations
 
 import os
+from decimal import Decimal, InvalidOperation
+
+from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.chains import DEVNET, VAULT_ADDRESS
 from config.settings.django import DEVELOPMENT
-from config.settings.env import BASE_DIR, env_int
+from config.settings.env import BASE_DIR, env_int, parse_tiers
 
 ORDER_LIFETIME_SECONDS = 15 * 60
 # Above any payment: an amount worth more than this at its token's reference price is refused where it is sent
@@ -17,14 +20,31 @@ MAX_PAYMENT_USD = env_int("MAX_PAYMENT_USD", 10**12)
 ORDER_LIST_MAX_LIMIT = 100
 TOKEN_LIST_FILE = BASE_DIR / "chains" / "data" / "tokens.json"
 
-# The fee schedule, the discount tiers and points are business rules of the orders app (orders/fees.py).
-# What a deployment chooses stays here: the discount token (B3 on Base) and the card service fee.
+# The fee schedule (feeVersion 1; orders/fees.py applies it): the base fee by the order's USD value, as
+# "upper bound USD:bps" tiers in ascending order and the bps above the last bound; the share of that fee waived
+# for holders of the discount token ("tokens held:bps of the fee"); card payments through vendorB: the
+# vendor's bps and fixed USD, plus the service's own fixed USD. The dashboard's Settings page and the README
+# show the schedule in force; a schedule that does not parse stops the service at start.
+FEE_TIERS_USD = parse_tiers("FEE_TIERS_USD", "10:120,500:80,5000:60,50000:40", high=10_000)
+FEE_TOP_TIER_BPS = env_int("FEE_TOP_TIER_BPS", 28)
+WHALE_DISCOUNT_TIERS = parse_tiers("WHALE_DISCOUNT_TIERS", "100000:5000,500000:7500,1000000:10000", high=10_000)
+CARD_VENDOR_FEE_BPS = env_int("CARD_VENDOR_FEE_BPS", 540)
+CARD_VENDOR_FEE_USD = os.environ.get("CARD_VENDOR_FEE_USD", "0.30")
+if not 0 <= FEE_TOP_TIER_BPS <= 10_000 or not 0 <= CARD_VENDOR_FEE_BPS < 10_000:
+    raise ImproperlyConfigured("FEE_TOP_TIER_BPS and CARD_VENDOR_FEE_BPS are basis points (0 to 10000)")
+# The deployment's discount token (B3 on Base) and the card service fee.
 DISCOUNT_TOKEN_CHAIN_ID = env_int("DISCOUNT_TOKEN_CHAIN_ID", 8453)
 DISCOUNT_TOKEN_ADDRESS = os.environ.get(
     "DISCOUNT_TOKEN_ADDRESS", "0xB3B32F9f8827D4634fE7d973Fa1034Ec9fdDB3B3"
 )
-# The service's fixed fee on card payments through vendorB, in USD (the vendor's own is in orders/fees.py).
+# The service's fixed fee on card payments through vendorB, in USD (beside the vendor's, above).
 CARD_SERVICE_FEE_USD = os.environ.get("CARD_SERVICE_FEE_USD", "0.00")
+for _name, _usd in (("CARD_VENDOR_FEE_USD", CARD_VENDOR_FEE_USD), ("CARD_SERVICE_FEE_USD", CARD_SERVICE_FEE_USD)):
+    try:
+        if Decimal(_usd) < 0:
+            raise InvalidOperation
+    except InvalidOperation:
+        raise ImproperlyConfigured(f"{_name} is a USD amount such as 0.30, not {_usd!r}") from None
 
 # External providers. "offline" prices from the token registry and reads balances as 0;
 # "relay" / "rpc" call the real services.

@@ -50,11 +50,36 @@ def test_whale_discount_tiers(tokens, discount):
     assert fees.whale_discount_bps(tokens * UNIT - 1 if tokens else 0) <= discount
 
 
-def test_the_tiers_are_the_schedules(monkeypatch):
-    monkeypatch.setattr(fees, "FEE_TIERS_USD", [(100, 50)])
-    monkeypatch.setattr(fees, "FEE_TOP_TIER_BPS", 5)
+def test_the_tiers_are_the_operators_settings(settings):
+    settings.FEE_TIERS_USD = [(100, 50)]
+    settings.FEE_TOP_TIER_BPS = 5
     assert fees.service_fee_bps(Decimal(99)) == 50
     assert fees.service_fee_bps(Decimal(100)) == 5
+    schedule = fees.fee_schedule()
+    assert schedule.tiers == [("under $100", "0.50 %"), ("$100 and more", "0.05 %")]
+
+
+def test_the_default_schedule_is_the_documented_one():
+    from django.conf import settings
+
+    assert settings.FEE_TIERS_USD == [(10, 120), (500, 80), (5_000, 60), (50_000, 40)]
+    assert (settings.FEE_TOP_TIER_BPS, settings.CARD_VENDOR_FEE_BPS, settings.CARD_VENDOR_FEE_USD) == (
+        28,
+        540,
+        "0.30",
+    )
+    assert settings.WHALE_DISCOUNT_TIERS == [(100_000, 5_000), (500_000, 7_500), (1_000_000, 10_000)]
+
+
+@pytest.mark.parametrize("raw", ["10:120,5:80", "10:12000", "ten:120", "0:120", "10:120,10:80"])
+def test_a_schedule_that_does_not_parse_stops_the_service(monkeypatch, raw):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from config.settings.env import parse_tiers
+
+    monkeypatch.setenv("FEE_TIERS_USD", raw)
+    with pytest.raises(ImproperlyConfigured, match="FEE_TIERS_USD"):
+        parse_tiers("FEE_TIERS_USD", "10:120", high=10_000)
 
 
 @given(usd=usd_values, balance=balances)
