@@ -186,3 +186,57 @@ def member_remove(*, ctx: RequestContext, remover: Member, member_id: str) -> Me
         ctx=ctx, event_type="member.deleted", resource_type="member", resource_id=member_id, status_code=200
     )
     return target
+
+
+def _payout_text(values: dict) -> str:
+    from chains.registry import chain_get
+    from chains.tokens import token_get
+
+    chain_id, token_address = values.get("default_chain_id"), values.get("default_token_address")
+    token = token_get(chain_id=chain_id, address=token_address) if chain_id and token_address else None
+    chain = chain_get(chain_id) if chain_id else None
+    paid_in = (
+        f"{token.symbol if token else token_address} on {chain.name if chain else f'chain {chain_id}'}"
+        if token_address
+        else "not set"
+    )
+    return f"recipient {values.get('default_recipient_address') or 'not set'}, paid in {paid_in}"
+
+
+def _actor_text(actor: str) -> str:
+    kind, _, ident = actor.partition(":")
+    if kind == "member":
+        member = Member.objects.select_related("user").filter(pk=ident).first()
+        return f"{member.user.email} in the dashboard" if member else actor
+    if kind == "api_key":
+        return f"the API key {ident}"
+    if kind == "staff":
+        return f"the service's staff ({ident})"
+    return actor or "the service"
+
+
+def on_payout_defaults_changed(
+    sender, *, organization: Organization, before: dict, after: dict, actor: str, **_
+):
+    """`merchant.signals.payout_defaults_changed`: every owner of the organization is emailed, in the
+    transaction of the change (the notification outbox sends it after commit)."""
+    owners = Member.objects.filter(organization=organization, role=Role.OWNER).select_related("user")
+    body = render_to_string(
+        "dashboard/email/payouts_changed.txt",
+        {
+            "organization": organization,
+            "before": _payout_text(before),
+            "after": _payout_text(after),
+            "actor": _actor_text(actor),
+            "settings_url": f"{settings.PUBLIC_BASE_URL.rstrip('/')}/dashboard/settings/",
+        },
+    )
+    for owner in owners:
+        queue(
+            organization=organization,
+            event=None,
+            event_type="organization.payouts_changed",
+            to=owner.user.email,
+            subject=f"Where {organization.name}'s payments go was changed"[:200],
+            body=body,
+        )

@@ -16,6 +16,7 @@ from chains.fields import AddressField, SupportedChainIdField
 from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest
 from core.fields import EpochMillisField, StrictCharField
 from merchant.branding import Logo, logo_url, organization_logo_set
+from merchant.signals import payout_defaults_changed
 from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
@@ -112,6 +113,7 @@ def organization_update(
     if not data:
         raise InvalidRequest(NOTHING_TO_UPDATE, code=ErrorCode.NOTHING_TO_UPDATE)
     organization = Organization.objects.select_for_update().get(pk=organization.pk)
+    before = payout_defaults(organization)
     for name, value in data.items():
         setattr(organization, name, value if value is not None or name == "default_chain_id" else "")
     chain, token = organization.default_chain_id, organization.default_token_address
@@ -128,7 +130,23 @@ def organization_update(
         resource_id=organization.id,
         status_code=200,
     )
+    after = payout_defaults(organization)
+    if after != before:
+        payout_defaults_changed.send(
+            sender=Organization, organization=organization, before=before, after=after, actor=ctx.actor
+        )
     return organization
+
+
+PAYOUT_FIELDS = ("default_recipient_address", "default_chain_id", "default_token_address")
+
+
+def payout_defaults(organization: Organization) -> dict[str, Any]:
+    """Where new links and products pay out unless they say otherwise (addresses compared lower-cased)."""
+    values = {name: getattr(organization, name) or None for name in PAYOUT_FIELDS}
+    for name in ("default_recipient_address", "default_token_address"):
+        values[name] = values[name].lower() if values[name] else None
+    return values
 
 
 # --- views ------------------------------------------------------------------------------------------
