@@ -127,10 +127,16 @@ def settings_page(request: HttpRequest) -> HttpResponse:
     )
 
 
-PAYOUT_ERRORS = {"default_chain_id": "pay_to", "default_token_address": "pay_to", "default_recipient_address": "recipient_address"}
+PAYOUT_ERRORS = {
+    "default_chain_id": "pay_to",
+    "default_token_address": "pay_to",
+    "default_recipient_address": "recipient_address",
+}
 
 
-def _payouts(request: HttpRequest, organization, ctx: RequestContext, errors: dict[str, str]) -> tuple[int, bool]:
+def _payouts(
+    request: HttpRequest, organization, ctx: RequestContext, errors: dict[str, str]
+) -> tuple[int, bool]:
     """The payout defaults and redirect domains from the form, through the API's serializer and service;
     (status, saved). A change of where money goes is refused without the member's current code."""
     pay_to = request.POST.get("pay_to", "").strip()

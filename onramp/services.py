@@ -108,7 +108,9 @@ def card_charge_cents(
     """The smallest card charge (in cents) whose amount after card and service fees covers `needed_units` of USDC."""
     standard = fees.standard_fee(usd_value=usd_value, recipient_balance=recipient_balance)
     total_bps = settings.CARD_VENDOR_FEE_BPS + standard.final_fee_bps
-    fixed = fees.usd_to_usdc_units(Decimal(settings.CARD_VENDOR_FEE_USD) + Decimal(settings.CARD_SERVICE_FEE_USD))
+    fixed = fees.usd_to_usdc_units(
+        Decimal(settings.CARD_VENDOR_FEE_USD) + Decimal(settings.CARD_SERVICE_FEE_USD)
+    )
     cents = math.ceil((needed_units + fixed) * fees.BPS / (fees.BPS - total_bps) / 10**4)
     while True:
         card = fees.card_fee(

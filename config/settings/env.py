@@ -32,7 +32,9 @@ def parse_tiers(name: str, default: str, *, high: int) -> list[tuple[int, int]]:
 
     raw = os.environ.get(name) or default
     try:
-        tiers = [(int(bound), int(value)) for bound, _, value in (item.partition(":") for item in raw.split(","))]
+        tiers = [
+            (int(bound), int(value)) for bound, _, value in (item.partition(":") for item in raw.split(","))
+        ]
     except ValueError:
         raise ImproperlyConfigured(f"{name} is tiers such as {default!r}, not {raw!r}") from None
     bounds = [bound for bound, _ in tiers]

@@ -27,7 +27,9 @@ TOKEN_LIST_FILE = BASE_DIR / "chains" / "data" / "tokens.json"
 # show the schedule in force; a schedule that does not parse stops the service at start.
 FEE_TIERS_USD = parse_tiers("FEE_TIERS_USD", "10:120,500:80,5000:60,50000:40", high=10_000)
 FEE_TOP_TIER_BPS = env_int("FEE_TOP_TIER_BPS", 28)
-WHALE_DISCOUNT_TIERS = parse_tiers("WHALE_DISCOUNT_TIERS", "100000:5000,500000:7500,1000000:10000", high=10_000)
+WHALE_DISCOUNT_TIERS = parse_tiers(
+    "WHALE_DISCOUNT_TIERS", "100000:5000,500000:7500,1000000:10000", high=10_000
+)
 CARD_VENDOR_FEE_BPS = env_int("CARD_VENDOR_FEE_BPS", 540)
 CARD_VENDOR_FEE_USD = os.environ.get("CARD_VENDOR_FEE_USD", "0.30")
 if not 0 <= FEE_TOP_TIER_BPS <= 10_000 or not 0 <= CARD_VENDOR_FEE_BPS < 10_000:
@@ -39,7 +41,10 @@ DISCOUNT_TOKEN_ADDRESS = os.environ.get(
 )
 # The service's fixed fee on card payments through vendorB, in USD (beside the vendor's, above).
 CARD_SERVICE_FEE_USD = os.environ.get("CARD_SERVICE_FEE_USD", "0.00")
-for _name, _usd in (("CARD_VENDOR_FEE_USD", CARD_VENDOR_FEE_USD), ("CARD_SERVICE_FEE_USD", CARD_SERVICE_FEE_USD)):
+for _name, _usd in (
+    ("CARD_VENDOR_FEE_USD", CARD_VENDOR_FEE_USD),
+    ("CARD_SERVICE_FEE_USD", CARD_SERVICE_FEE_USD),
+):
     try:
         if Decimal(_usd) < 0:
             raise InvalidOperation
