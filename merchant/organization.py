@@ -143,10 +143,12 @@ PAYOUT_FIELDS = ("default_recipient_address", "default_chain_id", "default_token
 
 def payout_defaults(organization: Organization) -> dict[str, Any]:
     """Where new links and products pay out unless they say otherwise (addresses compared lower-cased)."""
-    values = {name: getattr(organization, name) or None for name in PAYOUT_FIELDS}
-    for name in ("default_recipient_address", "default_token_address"):
-        values[name] = values[name].lower() if values[name] else None
-    return values
+    recipient, token = organization.default_recipient_address, organization.default_token_address
+    return {
+        "default_recipient_address": recipient.lower() if recipient else None,
+        "default_chain_id": organization.default_chain_id,
+        "default_token_address": token.lower() if token else None,
+    }
 
 
 # --- views ------------------------------------------------------------------------------------------
