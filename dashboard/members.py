@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from core.emails import is_email
 from dashboard.auth import normalise_email, sign_out_everywhere
 from dashboard.models import Invitation, Member, Role
 from platform_api.context import RequestContext
@@ -45,9 +46,17 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def _checked_email(email: str) -> str:
+    """The address lower-cased, or MemberError: one address as Django's validator takes it (no CR/LF)."""
+    email = normalise_email(email)
+    if not is_email(email):
+        raise MemberError(f"{email!r} is not an email address.")
+    return email
+
+
 @transaction.atomic
 def member_create(*, organization: Organization, email: str, role: str, password: str) -> Member:
-    email = normalise_email(email)
+    email = _checked_email(email)
     if role not in Role.values:
         raise MemberError(f"{role!r} is not a role: owner, admin, developer or viewer.")
     users = get_user_model()
@@ -67,7 +76,7 @@ def member_create(*, organization: Organization, email: str, role: str, password
 def invitation_create(
     *, organization: Organization, email: str, role: str, invited_by: Member | None
 ) -> InvitationLink:
-    email = normalise_email(email)
+    email = _checked_email(email)
     if role not in Role.values:
         raise MemberError(f"{role!r} is not a role: owner, admin, developer or viewer.")
     if get_user_model().objects.filter(username=email).exists():

@@ -170,6 +170,13 @@ def test_a_member_without_an_authenticator_may_turn_it_on(organization):
     ] == ("/dashboard/sign-in/code/")
 
 
+@pytest.mark.parametrize("email", ["owner@shop.example\r\nBcc: x@evil.example", "not-an-address"])
+def test_create_member_refuses_what_is_not_one_email_address(organization, email):
+    with pytest.raises(CommandError, match="is not an email address"):
+        call_command("create_member", org="acme", email=email, role="owner", stdout=io.StringIO())
+    assert not Invitation.objects.exists() and not get_user_model().objects.exists()
+
+
 def test_create_member_on_a_new_install_makes_the_organization(db):
     out = io.StringIO()
     call_command("create_member", org="newshop", email="owner@newshop.example", role="owner", stdout=out)
