@@ -249,26 +249,14 @@ def reconcile_chain(chain_id: int, at_block: int | None = None, *, opening: bool
             ).exclude(pk=run.pk).update(resolved_at=timezone.now(), resolved_by=f"clean run {run.pk}")
             ReconcileRun.objects.filter(pk=run.pk).update(resolved_at=run.created_at, resolved_by="clean")
     for row in different:
+        where = (chain_id, block, row.kind, row.address, row.actual, row.token)
         if opening:  # not a difference: what a fresh devnet's vault and solver start with
-            logger.debug(
-                "Opening balance of chain %s at block %s: %s %s holds %s of %s",
-                chain_id,
-                block,
-                row.kind,
-                row.address,
-                row.actual,
-                row.token,
-            )
+            logger.debug("Opening balance of chain %s at block %s: %s %s holds %s of %s", *where)
             continue
         logger.error(
             "Reconciliation of chain %s at block %s: %s %s holds %s of %s, the ledger expects %s (+%s in flight): "
             "difference %s",
-            chain_id,
-            block,
-            row.kind,
-            row.address,
-            row.actual,
-            row.token,
+            *where,
             row.expected,
             row.in_flight,
             row.difference,

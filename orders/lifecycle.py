@@ -298,14 +298,14 @@ def order_fail(*, order: Order, error: str, actor: str = "system") -> bool:
     refunding = order.deposit_txs.exists()
     events.announce(events.Failed(order, error=order.error_details or error, refunding=refunding))
     if refunding:
-        order_transition(
-            order,
-            from_statuses=[Order.Status.FAILURE],
-            to_status=Order.Status.REFUNDING,
-            reason="the deposit goes back to its sender",
-            actor=actor,
-        )
+        _refunding(order, Order.Status.FAILURE, "the deposit goes back to its sender", actor)
     return True
+
+
+def _refunding(order: Order, from_status: str, reason: str, actor: str) -> None:
+    order_transition(
+        order, from_statuses=[from_status], to_status=Order.Status.REFUNDING, reason=reason, actor=actor
+    )
 
 
 @transaction.atomic
@@ -337,12 +337,11 @@ def order_expire(*, order: Order, reason: str, announce: bool = True, actor: str
     if announce:
         events.announce(events.Expired(order))
     if order.deposit_txs.filter(withdrawn_at__isnull=True).exists():
-        order_transition(
+        _refunding(
             order,
-            from_statuses=[Order.Status.EXPIRED],
-            to_status=Order.Status.REFUNDING,
-            reason="it expired holding part of its price: that goes back to the payer",
-            actor=actor,
+            Order.Status.EXPIRED,
+            "it expired holding part of its price: that goes back to the payer",
+            actor,
         )
         from orders.tasks import settle_order_task  # the task module imports this one
 

@@ -217,6 +217,15 @@ def staff_verified(client, user) -> None:
     session.save()
 
 
+def admin_sign_in(page, base_url: str, user, password: str = "password") -> None:  # noqa: S107 - pytest-django's admin
+    """A browser signs in to the admin as `user`: password and the authenticator's current code."""
+    page.goto(f"{base_url}/admin/login/")
+    page.fill("#id_username", user.get_username())
+    page.fill("#id_password", password)
+    page.fill("#id_otp_token", staff_code(user))
+    page.click("input[type=submit]")
+
+
 @pytest.fixture
 def staff(admin_user):
     """A browser session of a superuser signed in with their second factor, for the admin."""

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.test import Client
 
-from tests.conftest import staff_code
+from tests.conftest import admin_sign_in
 from tests.orders.conftest import RECIPIENT, USDC_BASE
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -102,11 +102,7 @@ def test_pages_work_in_chromium_with_no_violation_and_nothing_from_another_origi
     assert page.get_by_role("button").first.is_visible()
     page.goto(f"{live_server.url}/api/docs/")
     page.wait_for_selector(".opblock", timeout=20_000)  # Swagger UI ran: the operations are listed
-    page.goto(f"{live_server.url}/admin/login/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", "password")
-    page.fill("#id_otp_token", staff_code(admin_user))
-    page.click("input[type=submit]")
+    admin_sign_in(page, live_server.url, admin_user)
     page.wait_for_url(f"{live_server.url}/admin/")
     page.goto(f"{live_server.url}/admin/orders/order/")
     assert page.locator("#changelist").is_visible()

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from checkout.models import PlatformCheckoutSession
-from tests.orders.conftest import RECIPIENT, USDC_BASE
+from tests.orders.conftest import EMAIL_FIELD, RECIPIENT, USDC_BASE, poster_link
 from webhooks.models import NotificationEmail
 
 pytestmark = pytest.mark.django_db
@@ -15,18 +15,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def link(admin_client, tokens):
-    return admin_client.post(
-        "/api/v1/payment-links",
-        {
-            "name": "Poster",
-            "amount": "4000000",
-            "token_address": USDC_BASE,
-            "chain_id": 8453,
-            "recipient_address": RECIPIENT,
-            "form_schema": {"fields": [{"id": "email", "type": "email", "label": "Email", "required": True}]},
-        },
-        format="json",
-    ).json()
+    return poster_link(admin_client, form_schema=EMAIL_FIELD)
 
 
 @pytest.mark.parametrize(

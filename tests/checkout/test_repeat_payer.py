@@ -9,7 +9,7 @@ from checkout.models import PlatformCheckoutSession
 from merchant.models import Customer
 from orders.lifecycle import order_mark_executed, order_record_deposit, order_transition
 from orders.models import Order
-from tests.orders.conftest import RECIPIENT, USDC_BASE
+from tests.orders.conftest import EMAIL_FIELD, USDC_BASE, poster_link
 
 pytestmark = pytest.mark.django_db
 
@@ -18,20 +18,8 @@ WALLET = "0x" + "4" * 40
 
 @pytest.fixture
 def link(admin_client, tokens):
-    return admin_client.post(
-        "/api/v1/payment-links",
-        {
-            "name": "Poster",
-            "amount": "4000000",
-            "token_address": USDC_BASE,
-            "chain_id": 8453,
-            "recipient_address": RECIPIENT,
-            "form_schema": {
-                "fields": [{"id": "email", "type": "email", "label": "Email", "required": False}]
-            },
-        },
-        format="json",
-    ).json()
+    optional = {"fields": [{**EMAIL_FIELD["fields"][0], "required": False}]}
+    return poster_link(admin_client, form_schema=optional)
 
 
 def _paid(link, email: str, n: int) -> None:

@@ -11,7 +11,7 @@ from django.test import Client
 from checkout.models import PlatformCheckoutSession, Transaction
 from orders.lifecycle import order_mark_executed, order_record_deposit, order_transition
 from orders.models import Order
-from tests.orders.conftest import RECIPIENT, USDC_BASE
+from tests.orders.conftest import EMAIL_FIELD, USDC_BASE, poster_link
 from tests.test_migrations import everything_stored
 from webhooks.models import NotificationEmail, WebhookDelivery, WebhookEvent
 
@@ -57,19 +57,7 @@ def test_erasing_a_customer_removes_their_personal_data_everywhere(admin_client,
         },
         format="json",
     )
-    link = admin_client.post(
-        "/api/v1/payment-links",
-        {
-            "name": "Poster",
-            "amount": "4000000",
-            "token_address": USDC_BASE,
-            "chain_id": 8453,
-            "recipient_address": RECIPIENT,
-            "collect_shipping_address": True,
-            "form_schema": {"fields": [{"id": "email", "type": "email", "label": "Email", "required": True}]},
-        },
-        format="json",
-    ).json()
+    link = poster_link(admin_client, collect_shipping_address=True, form_schema=EMAIL_FIELD)
     paid = Client().post(
         f"/pay/{link['short_code']}",
         {

@@ -60,3 +60,24 @@ def order_body(order_type="swap", **overrides):
         body["metadata"]["nft"] = {"name": "Pass #7", "imageUrl": "https://example.com/7.png"}
     body.update(overrides)
     return body
+
+
+EMAIL_FIELD = {"fields": [{"id": "email", "type": "email", "label": "Email", "required": True}]}
+
+
+def poster_link(admin_client, **fields) -> dict:
+    """A 4 USDC link on Base (through the API), with `fields` over the defaults."""
+    response = admin_client.post(
+        "/api/v1/payment-links",
+        {
+            "name": "Poster",
+            "amount": "4000000",
+            "token_address": USDC_BASE,
+            "chain_id": 8453,
+            "recipient_address": RECIPIENT,
+            **fields,
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    return response.json()

@@ -4,7 +4,7 @@ import pytest
 
 from orders.lifecycle import order_record_deposit
 from orders.models import CheckoutSession, Order
-from tests.conftest import staff_code
+from tests.conftest import admin_sign_in
 from tests.orders.conftest import order_body
 
 pytestmark = pytest.mark.django_db
@@ -164,11 +164,7 @@ def test_the_order_page_fits_a_1400_px_window_and_reads_as_staff_expect(
 
     page = browser_page
     page.set_viewport_size({"width": 1400, "height": 900})
-    page.goto(f"{live_server.url}/admin/login/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", "password")
-    page.fill("#id_otp_token", staff_code(admin_user))
-    page.click("input[type=submit]")
+    admin_sign_in(page, live_server.url, admin_user)
     page.goto(f"{live_server.url}/admin/orders/order/{order.pk}/change/")
 
     assert page.evaluate("document.documentElement.scrollWidth") <= 1400  # nothing overflows the window
@@ -224,11 +220,7 @@ def test_the_chains_list_fits_a_1280_px_window(staff, live_server, browser_page,
     )
     page = browser_page
     page.set_viewport_size({"width": 1280, "height": 800})
-    page.goto(f"{live_server.url}/admin/login/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", "password")
-    page.fill("#id_otp_token", staff_code(admin_user))
-    page.click("input[type=submit]")
+    admin_sign_in(page, live_server.url, admin_user)
     page.goto(f"{live_server.url}/admin/chains/chain/")
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
     widths = page.evaluate(

@@ -59,6 +59,12 @@ def smtp():
     controller.stop()
 
 
+def smtp_on(settings, port: int) -> None:
+    """The mail backend is SMTP to a server of the test's on localhost."""
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", port, 5
+
+
 @pytest.fixture
 def enabled(organization):
     return NotificationSettings.objects.create(
@@ -130,8 +136,7 @@ def test_a_rolled_back_event_sends_nothing(organization, enabled):
 
 def test_an_smtp_failure_is_retried_then_sent(organization, enabled, settings, tokens):
     port = _free_port()  # nothing listens yet
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", port, 5
+    smtp_on(settings, port)
     email = notifications.queue(
         organization=organization,
         event=None,
@@ -160,8 +165,7 @@ def test_an_smtp_failure_is_retried_then_sent(organization, enabled, settings, t
 
 
 def test_attempts_past_the_retries_fail_the_email(organization, settings):
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", _free_port(), 5
+    smtp_on(settings, _free_port())
     settings.NOTIFICATION_RETRY_DELAYS = [0]
     email = notifications.queue(
         organization=organization, event=None, event_type="test", to="o@acme.example", subject="S", body="B"
@@ -213,8 +217,7 @@ def test_a_refused_recipient_fails_at_once_and_its_address_is_kept_nowhere_in_cl
     port = _free_port()
     controller = Controller(Refusing(), hostname="127.0.0.1", port=port)
     controller.start()
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", port, 5
+    smtp_on(settings, port)
     try:
         email = notifications.queue(
             organization=organization,
