@@ -30,7 +30,7 @@ from checkout.models import (
     WidgetEvent,
 )
 from core.models import ClusterIdentity
-from dashboard.models import Invitation, Member, Role
+from dashboard.models import Invitation, Member, RecoveryCode, RecoveryCodes, Role, recovery_digest
 from ledger.models import Account, BalanceTransaction, Entry, Posting, ReconcileRun, ReconcileStart
 from merchant.models import Customer, OrganizationLogo, Product, RevenueDay
 from onramp.models import VendorBEvent
@@ -657,6 +657,25 @@ class MemberFactory(factory.django.DjangoModelFactory):
     user = factory.SubFactory(UserFactory)
     organization = factory.SubFactory(OrganizationFactory)
     role = Role.VIEWER
+
+
+class RecoveryCodesFactory(factory.django.DjangoModelFactory):
+    """A member's set of recovery codes (a django-otp device); its codes are RecoveryCodeFactory rows."""
+
+    class Meta:
+        model = RecoveryCodes
+
+    user = factory.SubFactory(UserFactory)
+    name = "recovery codes"
+    confirmed = True
+
+
+class RecoveryCodeFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RecoveryCode
+
+    device = factory.SubFactory(RecoveryCodesFactory)
+    digest = factory.Sequence(lambda n: recovery_digest(f"{n:05d}-abcde"))
 
 
 class InvitationFactory(factory.django.DjangoModelFactory):
