@@ -13,6 +13,8 @@ record off for the commands it runs. Nothing secret is recorded but what a datab
 is readable by its owner only.
 
     python -m config.runenv record --port 8000
+    python -m config.runenv url          # http://127.0.0.1:<the port make run serves on>
+    python -m config.runenv show         # the recorded settings, passwords masked
 """
 
 from __future__ import annotations
@@ -136,13 +138,17 @@ def masked(url: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="Record the settings `make run` starts with.")
-    parser.add_argument("action", choices=["record", "show"])
+    parser.add_argument("action", choices=["record", "show", "url"])
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT") or 8000))
     args = parser.parse_args()
     if args.action == "record":
         record(args.port)
         return 0
-    for name, value in recorded().items():
+    found = recorded()
+    if args.action == "url":  # where the server make run started is reached from this machine
+        print(f"http://127.0.0.1:{found.get('PORT') or args.port}")
+        return 0
+    for name, value in found.items():
         print(f"{name}={shlex.quote(masked(value) if name in DATA else value)}")
     return 0
 

@@ -99,3 +99,12 @@ def test_a_command_told_another_database_says_so_while_the_server_runs(server, t
         (var / "run.pid").unlink()
     stopped = _manage(var, "check", DATABASE_URL="postgres://app:s3cret@127.0.0.1:5432/elsewhere")
     assert "note:" not in stopped.stderr  # no server runs: nothing to compare with
+
+
+def test_the_servers_address_for_the_readme_examples(server):
+    var, _ = server
+    env = {k: v for k, v in _environment(var).items() if v != ""}
+    shown = subprocess.run(
+        [sys.executable, "-m", "config.runenv", "url"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert shown.stdout.strip() == "http://127.0.0.1:8800"
