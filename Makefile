@@ -37,6 +37,7 @@ install: $(VENV)/.installed $(TOOLS)
 run: $(VENV)/.installed $(TOOLS)
 	@$(BIN)/python -m config.runenv record --port $(PORT)
 	@$(MANAGE) compile_catalogs
+	@$(MANAGE) create_database
 	@$(MANAGE) migrate --noinput -v0
 	@$(MANAGE) load_tokens
 	@if [ "$(SERVICE_ENV)" = "production" ]; then $(MANAGE) collectstatic --noinput -v0; fi
