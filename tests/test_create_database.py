@@ -40,7 +40,11 @@ def test_a_missing_database_is_created_once_and_an_existing_one_left_alone(fresh
 
     def create():
         return subprocess.run(
-            [sys.executable, "manage.py", "create_database"], cwd=ROOT, env=env, capture_output=True, text=True
+            [sys.executable, "manage.py", "create_database"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
         )
 
     first = create()

@@ -37,5 +37,7 @@ class Command(BaseCommand):
                 f"the database {name!r} does not exist and this user may not create it: create it, then run again"
             ) from None
         except psycopg.OperationalError as exc:
-            raise CommandError(f"cannot reach the database server: {str(exc).strip().splitlines()[0]}") from None
+            raise CommandError(
+                f"cannot reach the database server: {str(exc).strip().splitlines()[0]}"
+            ) from None
         self.stdout.write(f"Created the PostgreSQL database {name}.")
