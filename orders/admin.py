@@ -14,7 +14,7 @@ from chains.registry import chain_get
 from chains.tokens import token_get
 from core.admin import ReadOnlyModelAdmin, moment, pretty_json, short_hex
 from ledger.models import Entry
-from orders import lifecycle
+from orders import lifecycle, states
 from orders.models import (
     CheckoutSession,
     DepositTx,
@@ -218,7 +218,9 @@ class OrderAdmin(admin.ModelAdmin):
     fields = [
         "session",
         *[
-            {"src_chain": "source_chain", "dst_chain": "destination_chain"}.get(f.name, f.name)
+            {"src_chain": "source_chain", "dst_chain": "destination_chain", "status": "status_explained"}.get(
+                f.name, f.name
+            )
             for f in Order._meta.fields
             if f.name not in (*JSON_FIELDS, "src_amount", "checkout_session")
         ],
@@ -259,6 +261,20 @@ class OrderAdmin(admin.ModelAdmin):
         except NoReverseMatch:
             return session_id
         return format_html('<a href="{}">{}</a>', url, session_id)
+
+    @admin.display(description="status")
+    def status_explained(self, order: Order):
+        """The status, what it means and where it may go, from the declared machine (orders.states)."""
+        state = states.MACHINE.get(order.status)
+        if state is None:
+            return order.status
+        moves = ", ".join(sorted(state.to)) or "nowhere: final"
+        return format_html(
+            '<strong>{}</strong><div class="help">{}; may move to {}</div>',
+            order.status,
+            state.meaning,
+            moves,
+        )
 
     @admin.display(description="source chain", ordering="src_chain")
     def source_chain(self, order: Order):

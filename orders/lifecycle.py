@@ -1,4 +1,5 @@
-"""An order's lifecycle: every transition, and what it announces (`orders.events`).
+"""An order's lifecycle: every transition, and what it announces (`orders.events`); the moves it may make are
+declared in `orders.states`, which `order_transition` enforces.
 
     scanning_deposit | waiting_stripe_payment
         -> quoting_after_deposit (Paid) -> sending_token_from_vault -> relay [-> executing]
@@ -23,7 +24,7 @@ from django.utils import timezone
 
 from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx
-from orders import events
+from orders import events, states
 from orders.accounting import CARD_PAYMENT_PREFIX, card_payment_posted
 from orders.models import DepositTx, Order, OrderStatusChange
 
@@ -36,7 +37,7 @@ ADVANCE: dict[str, tuple[str, ...]] = {  # target status -> the statuses it may 
 }
 CALLS_CONTRACT = {"custom", "custom_exact_in", "mint_nft", "join_tournament", "fund_tournament"}
 TERMINAL = {Order.Status.EXECUTED, Order.Status.REFUNDED, Order.Status.FAILURE, Order.Status.EXPIRED}
-WAITING = [Order.Status.SCANNING_DEPOSIT, Order.Status.WAITING_STRIPE_PAYMENT]  # for a deposit or a card
+WAITING = states.WAITING  # for a deposit or a card
 # How long after an order expires its deposit address is still watched, so that a late payment is
 # seen (and marked for refund) rather than lost.
 WATCH_AFTER_EXPIRY = timedelta(days=1)
@@ -49,6 +50,8 @@ def order_transition(
     """Move the order to `to_status` if it is in one of `from_statuses`, and record the change; refreshes it."""
     from_statuses = list(from_statuses)
     current = Order.objects.select_for_update().filter(pk=order.pk).values_list("status", flat=True).first()
+    if current is not None and current in from_statuses:
+        states.check_move(current, to_status)  # the declared machine (orders.states) lists every move
     changed = current in from_statuses and Order.objects.filter(pk=order.pk, status__in=from_statuses).update(
         status=to_status, status_changed_at=timezone.now(), **fields
     )

@@ -49,7 +49,7 @@ from chains.handlers import outbox_handler
 from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import sweep_covers
-from orders import lifecycle
+from orders import lifecycle, states
 from orders.fees import fee_amount
 from orders.models import DepositTx, Order, RefundTx, RelayTx
 from orders.providers import ProviderUnavailable, QuoteRejected
@@ -276,13 +276,9 @@ def _refunding(order: Order, actor: str) -> bool:
     )
 
 
+# What runs in each status, as the declared machine names it (orders.states, the `step` column).
 STEPS: dict[str, Callable[[Order, str], bool]] = {
-    Status.QUOTING_AFTER_DEPOSIT: _quote,
-    Status.SENDING_TOKEN_FROM_VAULT: _send_to_vault,
-    Status.RELAY: _relay,
-    Status.EXECUTING: _execute,
-    Status.EXPIRED: _expired,
-    Status.REFUNDING: _refunding,
+    status: globals()[state.step] for status, state in states.MACHINE.items() if state.step
 }
 
 

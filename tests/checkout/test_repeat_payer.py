@@ -7,7 +7,7 @@ from django.test import Client
 
 from checkout.models import PlatformCheckoutSession
 from merchant.models import Customer
-from orders.lifecycle import order_mark_executed, order_record_deposit, order_transition
+from orders.lifecycle import order_advance, order_mark_executed, order_record_deposit, order_transition
 from orders.models import Order
 from tests.orders.conftest import EMAIL_FIELD, USDC_BASE, poster_link
 
@@ -30,9 +30,10 @@ def _paid(link, email: str, n: int) -> None:
     order_record_deposit(
         order=order, chain=8453, tx_hash=f"0x{n:064x}", amount=int(order.src_amount), from_address=WALLET
     )
+    order_advance(order=order, to_status="sending_token_from_vault")
     order_transition(
         order,
-        from_statuses=["quoting_after_deposit"],
+        from_statuses=["sending_token_from_vault"],
         to_status="relay",
         settlement={"dstAmount": order.payload["expectedDstAmount"]},
     )

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from checkout.models import PlatformCheckoutSession, Transaction
-from orders.lifecycle import order_mark_executed, order_record_deposit, order_transition
+from orders.lifecycle import order_advance, order_mark_executed, order_record_deposit, order_transition
 from orders.models import Order
 from tests.orders.conftest import EMAIL_FIELD, USDC_BASE, poster_link
 from tests.test_migrations import everything_stored
@@ -73,9 +73,10 @@ def test_erasing_a_customer_removes_their_personal_data_everywhere(admin_client,
     order_record_deposit(
         order=order, chain=8453, tx_hash="0x" + "a" * 64, amount=int(order.src_amount), from_address=WALLET
     )
+    order_advance(order=order, to_status="sending_token_from_vault")
     order_transition(
         order,
-        from_statuses=["quoting_after_deposit"],
+        from_statuses=["sending_token_from_vault"],
         to_status="relay",
         settlement={"dstAmount": order.payload["expectedDstAmount"]},
     )

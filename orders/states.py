@@ -1,0 +1,128 @@
+"""The order's state machine, declared: each status, the statuses it may move to, the event it announces when
+an order enters it, the settlement step that runs while an order is in it, and what it means.
+
+`lifecycle.order_transition` refuses any move this table does not list (a programming error: it raises
+`ForbiddenTransition`); `settlement.STEPS` is built from the `step` column; the admin's order page and
+`docs/architecture.md` (`manage.py order_states`) render it; a test walks it (every status reachable from a
+first one, no move outside it).
+
+An event in `announces` is announced by the lifecycle function that makes the move (it carries what that
+move knows: the error of a failure, the refund's hash); `orders.events.Changed` is announced on every move.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from orders.models import Order
+
+Status = Order.Status
+
+
+class ForbiddenTransition(RuntimeError):
+    """A move the state machine does not list: a bug in the caller, never a payer's doing."""
+
+
+@dataclass(frozen=True)
+class State:
+    to: frozenset[str]
+    announces: str  # the orders.events class announced on entering this status; "" for none
+    step: str  # the orders.settlement function run while an order is here; "" for none
+    meaning: str
+
+
+MACHINE: dict[str, State] = {
+    Status.SCANNING_DEPOSIT: State(
+        to=frozenset({Status.QUOTING_AFTER_DEPOSIT, Status.EXPIRED, Status.FAILURE}),
+        announces="",
+        step="",
+        meaning="waiting for the payer's deposit at its address; partial deposits add up to srcAmount",
+    ),
+    Status.WAITING_STRIPE_PAYMENT: State(
+        to=frozenset({Status.QUOTING_AFTER_DEPOSIT, Status.EXPIRED, Status.FAILURE}),
+        announces="",
+        step="",
+        meaning="waiting for the card payment (vendorB); the vault fronts the USDC once it is made",
+    ),
+    Status.QUOTING_AFTER_DEPOSIT: State(
+        to=frozenset({Status.SENDING_TOKEN_FROM_VAULT, Status.FAILURE}),
+        announces="Paid",
+        step="_quote",
+        meaning="paid: what arrived is priced again; below the payer's expectation less the slippage, it fails",
+    ),
+    Status.SENDING_TOKEN_FROM_VAULT: State(
+        to=frozenset({Status.RELAY, Status.FAILURE}),
+        announces="",
+        step="_send_to_vault",
+        meaning="the deposit address is swept into the vault (a solver that fronts delivers beside the sweep)",
+    ),
+    Status.RELAY: State(
+        to=frozenset({Status.EXECUTING, Status.EXECUTED, Status.FAILURE}),
+        announces="",
+        step="_relay",
+        meaning="the relay provider (or the devnet solver) delivers on the destination chain",
+    ),
+    Status.EXECUTING: State(
+        to=frozenset({Status.EXECUTED, Status.FAILURE}),
+        announces="",
+        step="_execute",
+        meaning="contract types: the call is made on the destination chain",
+    ),
+    Status.EXECUTED: State(
+        to=frozenset(),
+        announces="Executed",
+        step="",
+        meaning="delivered: points, filledAt; a surplus or late deposit is still refunded beside it",
+    ),
+    Status.FAILURE: State(
+        to=frozenset({Status.REFUNDING}),
+        announces="Failed",
+        step="",
+        meaning="cannot complete; with a deposit it moves on to refunding at once",
+    ),
+    Status.EXPIRED: State(
+        to=frozenset({Status.REFUNDING}),
+        announces="Expired",
+        step="_expired",
+        meaning="not paid in time (or its session expired); holding a deposit, it is refunded",
+    ),
+    Status.REFUNDING: State(
+        to=frozenset({Status.REFUNDED}),
+        announces="",
+        step="_refunding",
+        meaning="every deposit goes back to its sender from the vault (or to the card)",
+    ),
+    Status.REFUNDED: State(
+        to=frozenset(),
+        announces="Refunded",
+        step="",
+        meaning="every deposit is back with its sender",
+    ),
+}
+
+# Where an order starts: a crypto deposit, or a card payment.
+INITIAL = (Status.SCANNING_DEPOSIT, Status.WAITING_STRIPE_PAYMENT)
+# Where an order waits for its payer, and where nothing more happens to its status.
+WAITING = [status for status in INITIAL]
+FINAL = frozenset(status for status, state in MACHINE.items() if not state.to)
+
+
+def check_move(from_status: str, to_status: str) -> None:
+    """ForbiddenTransition unless the table lists `from_status -> to_status`."""
+    state = MACHINE.get(from_status)
+    if state is None or to_status not in state.to:
+        raise ForbiddenTransition(f"an order does not move from {from_status} to {to_status} (orders.states)")
+
+
+def table_markdown() -> str:
+    """The table as docs/architecture.md shows it."""
+    lines = [
+        "| status | may move to | announces | settlement step | meaning |",
+        "|---|---|---|---|---|",
+    ]
+    for status, state in MACHINE.items():
+        to = ", ".join(f"`{s}`" for s in sorted(state.to)) or "(final)"
+        lines.append(
+            f"| `{status}` | {to} | {state.announces or '-'} | {state.step or '-'} | {state.meaning} |"
+        )
+    return "\n".join(lines)
