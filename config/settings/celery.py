@@ -54,7 +54,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 600.0,
     },
     "platform-expire-quick-payments": {
-        "task": "platform_api.tasks.expire_quick_payments",
+        "task": "quickpay.tasks.expire_quick_payments",
         "schedule": 60.0,
     },
 }

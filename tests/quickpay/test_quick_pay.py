@@ -299,3 +299,16 @@ def test_a_deposit_withdrawn_after_the_payment_was_paid_holds_it_for_staff(api_c
     incident = Incident.objects.get()
     assert (incident.kind, incident.subject) == ("deposit_reorged", f"quick_payment:{payment.id}")
     assert quick_payment_settle(payment.id) == {}  # held: no sweep, no payout
+
+
+def test_tasks_carry_their_modules_names_and_the_old_names_still_run(organization):
+    from config.celery import app
+    from quickpay import tasks
+
+    assert tasks.expire_quick_payments.name == "quickpay.tasks.expire_quick_payments"
+    assert tasks.settle_quick_payment.name == "quickpay.tasks.settle_quick_payment"
+    assert {"platform_api.tasks.expire_quick_payments", "platform_api.tasks.settle_quick_payment"} <= set(app.tasks)
+    assert app.tasks["platform_api.tasks.expire_quick_payments"]() == 0  # runs as the task it names
+    schedule = {entry["task"] for entry in app.conf.beat_schedule.values()}
+    assert "quickpay.tasks.expire_quick_payments" in schedule
+    assert not any(name.startswith("platform_api.tasks.") and "quick" in name for name in schedule)
