@@ -307,7 +307,9 @@ def test_tasks_carry_their_modules_names_and_the_old_names_still_run(organizatio
 
     assert tasks.expire_quick_payments.name == "quickpay.tasks.expire_quick_payments"
     assert tasks.settle_quick_payment.name == "quickpay.tasks.settle_quick_payment"
-    assert {"platform_api.tasks.expire_quick_payments", "platform_api.tasks.settle_quick_payment"} <= set(app.tasks)
+    assert {"platform_api.tasks.expire_quick_payments", "platform_api.tasks.settle_quick_payment"} <= set(
+        app.tasks
+    )
     assert app.tasks["platform_api.tasks.expire_quick_payments"]() == 0  # runs as the task it names
     schedule = {entry["task"] for entry in app.conf.beat_schedule.values()}
     assert "quickpay.tasks.expire_quick_payments" in schedule
