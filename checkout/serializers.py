@@ -6,19 +6,25 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
-from core.fields import EpochMillisField, StrictBooleanField, StrictCharField, StrictIntegerField
+from core.fields import (
+    EpochMillisField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictIntegerField,
+    WholeSerializer,
+)
 from merchant.serializers import MAX_SHIPPING_OPTIONS, FormSchemaSerializer, ShippingOptionSerializer
 from platform_api.fields import MetadataField, StrictUrlField, https_url_field
 
 MAX_ITEMS = 100
 
 
-class BrandingSerializer(serializers.Serializer):
+class BrandingSerializer(WholeSerializer):
     logo_url = https_url_field(required=False, allow_blank=True)
     business_name = StrictCharField(max_length=100, required=False, allow_blank=True)
 
 
-class LinkItemSerializer(serializers.Serializer):
+class LinkItemSerializer(WholeSerializer):
     name = StrictCharField(max_length=100)
     amount = TokenAmountField(allow_zero=True)
     quantity = StrictIntegerField(required=False, default=1, min_value=1, max_value=1_000_000)
@@ -85,15 +91,6 @@ class PaymentLinkUpdateSerializer(PaymentLinkWriteSerializer):
         help_text="Replaces every item of the link (an empty list removes them); "
         "/payment-links/{id}/items adds or removes one.",
     )
-
-    def to_internal_value(self, data):
-        values = super().to_internal_value(data)
-        if "items" in values:  # `partial` reaches nested fields: each item is checked whole, as on create
-            items = LinkItemSerializer(many=True, data=data["items"])
-            if not items.is_valid():
-                raise serializers.ValidationError({"items": items.errors})
-            values["items"] = items.validated_data
-        return values
 
 
 class PaymentLinkItemSerializer(serializers.Serializer):

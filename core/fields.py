@@ -60,6 +60,24 @@ class EpochMillisField(serializers.Field):
         return int(value.timestamp() * 1000) if value is not None else None
 
 
+class WholeSerializer(serializers.Serializer):
+    """A nested object that is checked whole even inside a partial update.
+
+    DRF passes `partial` down to nested serializers, so a PATCH carrying `{"form_schema": {"fields":
+    [{"name": "x"}]}}` would skip the item's required `id`, `type` and `label` and hand the service an
+    object it cannot use. A nested value that is sent replaces the stored one, so it is validated as on
+    create: by a serializer of its own, not partial.
+    """
+
+    def run_validation(self, data=serializers.empty):
+        root = self.root
+        if data is serializers.empty or root is self or not getattr(root, "partial", False):
+            return super().run_validation(data)
+        whole = type(self)(data=data, context=self.context)
+        whole.is_valid(raise_exception=True)
+        return whole.validated_data
+
+
 class StrictSerializer(serializers.Serializer):
     """Refuses fields it does not know, so a typo is an error and not a silently ignored option.
 

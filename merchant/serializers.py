@@ -8,7 +8,7 @@ import re
 from rest_framework import serializers
 
 from chains.fields import TokenAmountField
-from core.fields import StrictBooleanField, StrictCharField, StrictIntegerField
+from core.fields import StrictBooleanField, StrictCharField, StrictIntegerField, WholeSerializer
 
 FORM_FIELD_TYPES = ("text", "email", "phone", "select", "textarea", "number", "checkbox", "address")
 
@@ -22,7 +22,7 @@ MAX_SHIPPING_OPTIONS = 20
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
-class FormFieldSerializer(serializers.Serializer):
+class FormFieldSerializer(WholeSerializer):
     id = serializers.RegexField(_ID, error_messages={"invalid": "Letters, digits, '_' or '-', at most 40."})
     type = serializers.ChoiceField(choices=FORM_FIELD_TYPES)
     label = StrictCharField(max_length=100)
@@ -38,7 +38,7 @@ class FormFieldSerializer(serializers.Serializer):
         return attrs
 
 
-class FormSchemaSerializer(serializers.Serializer):
+class FormSchemaSerializer(WholeSerializer):
     fields = FormFieldSerializer(many=True, max_length=MAX_FORM_FIELDS, required=False, default=list)
 
     def validate_fields(self, value):
@@ -48,7 +48,7 @@ class FormSchemaSerializer(serializers.Serializer):
         return value
 
 
-class ShippingOptionSerializer(serializers.Serializer):
+class ShippingOptionSerializer(WholeSerializer):
     id = serializers.RegexField(_ID, error_messages={"invalid": "Letters, digits, '_' or '-', at most 40."})
     name = StrictCharField(max_length=100)
     amount = TokenAmountField(allow_zero=True)

@@ -307,3 +307,29 @@ def test_an_update_with_bad_items_changes_nothing(admin_client, link):
     assert unknown_product.json()["error"]["param"] == "items[0].product_id"
     stored = admin_client.get(url).json()
     assert [item["name"] for item in stored["items"]] == ["Sticker"] and stored["description"] != "x"
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        (
+            {"form_schema": {"fields": [{"name": "email", "type": "email", "label": "Email"}]}},
+            "form_schema.fields[0].id",
+        ),
+        ({"form_schema": {"fields": [{"id": "email", "label": "Email"}]}}, "form_schema.fields[0].type"),
+        ({"shipping_options": [{"id": "post", "amount": "1"}]}, "shipping_options[0].name"),
+    ],
+)
+def test_an_update_checks_a_nested_object_whole_and_changes_nothing(admin_client, link, body, param):
+    """`partial` must not reach inside a nested object: a PATCH's form field without its id was a 500."""
+    url = f"/api/v1/payment-links/{link['id']}"
+    response = admin_client.patch(url, {"description": "x", **body}, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["param"] == param
+    stored = admin_client.get(url).json()
+    assert stored["description"] != "x" and stored["form_schema"] == link["form_schema"]
+    assert stored["shipping_options"] == link["shipping_options"]
+    whole = {"fields": [{"id": "email", "type": "email", "label": "Email", "required": True}]}
+    good = admin_client.patch(url, {"form_schema": whole}, format="json")
+    assert good.status_code == 200, good.content
+    assert good.json()["form_schema"]["fields"][0]["id"] == "email"

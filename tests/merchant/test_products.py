@@ -193,3 +193,12 @@ def test_only_admin_keys_change_the_organization(organization):
     writer = client_for(make_api_key(organization, permissions=["write"])[1])
     assert writer.get("/api/v1/organization").status_code == 200
     assert writer.patch("/api/v1/organization", {"name": "x"}, format="json").status_code == 403
+
+
+def test_an_update_with_a_partial_form_field_is_refused_and_changes_nothing(admin_client, product):
+    url = f"/api/v1/products/{product['id']}"
+    body = {"name": "Renamed", "form_schema": {"fields": [{"id": "size", "type": "select", "label": "Size"}]}}
+    response = admin_client.patch(url, body, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["param"] == "form_schema.fields[0].options"
+    assert admin_client.get(url).json()["name"] == "Mug"
