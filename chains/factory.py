@@ -25,7 +25,7 @@ from web3 import Web3
 
 from chains.artifacts import artifact
 from chains.evm import create2_address
-from chains.handlers import outbox_handler
+from chains.handlers import OwnerKind, outbox_handler
 from chains.models import Chain as ChainRow
 from chains.models import OutboxTx
 from chains.registry import Chain
@@ -109,7 +109,7 @@ def factory_record(chain_id: int, address: str) -> bool:
     return bool(changed)
 
 
-@outbox_handler("chains")  # the chains app's own transactions: `chains:deploy-factory:<id>`
+@outbox_handler(OwnerKind.CHAINS)  # the chains app's own transactions: `chains:deploy-factory:<id>`
 def factory_recorded(tx: OutboxTx) -> None:
     """The outbox finished a factory deployment: record the factory if its code is there now."""
     if not tx.key.startswith("chains:deploy-factory:"):

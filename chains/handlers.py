@@ -8,8 +8,12 @@ the first colon is the owner's kind. An app registers one handler per kind
 and event in its `AppConfig.ready`, so every edge up from here is a line of
 code that import-linter and a reader can follow:
 
-    @deposit_handler("order")
+    @deposit_handler(OwnerKind.ORDER)
     def order_deposit_changed(deposit: Deposit) -> None: ...
+
+The kinds are `OwnerKind`: a handler registered under a name the enum does not have is refused, so the
+watched addresses' owners, the outbox's keys and the handlers cannot drift apart. `manage.py wiring` prints
+every registration.
 
 Handlers run in the transaction that records the change (a deposit confirmed
 or withdrawn; an outbox transaction mined or failed); one that raises rolls
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from enum import StrEnum
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -31,6 +36,21 @@ DepositHandler = Callable[["Deposit"], None]
 OutboxHandler = Callable[["OutboxTx"], None]
 H = TypeVar("H", bound=Callable)
 
+
+class OwnerKind(StrEnum):
+    """Who a watched address or an outbox transaction belongs to: the part of its owner or key before the
+    first colon."""
+
+    ORDER = "order"  # orders of the order interface and of payment links: `order:<uuid>`
+    QUICKPAY = "quickpay"  # quick payments: `quickpay:<qp_id>:payout`, ...
+    CHAINS = "chains"  # the chains app's own transactions: `chains:deploy-factory:<id>`
+
+
+# Owners written under another name before the kinds were one enum. A quick payment's deposit address is
+# watched as `quick_payment:<qp_id>`, which is also its CREATE2 salt's kind (quickpay.services.QUICK_PAYMENT_OWNER):
+# the address is derived from it, so it is never renamed; it is read as the kind it is.
+_STORED_AS = {"quick_payment": OwnerKind.QUICKPAY}
+
 _deposit_handlers: dict[str, DepositHandler] = {}
 _outbox_handlers: dict[str, OutboxHandler] = {}
 _deposit_observers: list[DepositHandler] = []
@@ -39,10 +59,14 @@ _outbox_observers: list[OutboxHandler] = []
 
 def owner_kind(owner_or_key: str) -> str:
     """`"order"` of `"order:…"`: the kind of an address's owner or of an outbox transaction's key."""
-    return owner_or_key.partition(":")[0]
+    prefix = owner_or_key.partition(":")[0]
+    return _STORED_AS.get(prefix, prefix)
 
 
-def _register(table: dict[str, H], kind: str, what: str) -> Callable[[H], H]:
+def _register(table: dict[str, H], kind: OwnerKind, what: str) -> Callable[[H], H]:
+    if not isinstance(kind, OwnerKind):
+        raise TypeError(f"{what}: {kind!r} is not a chains.handlers.OwnerKind")
+
     def register(handler: H) -> H:
         existing = table.get(kind)
         if existing is not None and existing is not handler:
@@ -53,12 +77,12 @@ def _register(table: dict[str, H], kind: str, what: str) -> Callable[[H], H]:
     return register
 
 
-def deposit_handler(kind: str) -> Callable[[DepositHandler], DepositHandler]:
+def deposit_handler(kind: OwnerKind) -> Callable[[DepositHandler], DepositHandler]:
     """Register the handler of deposits to addresses whose owner is of `kind` (confirmed, or withdrawn)."""
     return _register(_deposit_handlers, kind, "the deposit handler")
 
 
-def outbox_handler(kind: str) -> Callable[[OutboxHandler], OutboxHandler]:
+def outbox_handler(kind: OwnerKind) -> Callable[[OutboxHandler], OutboxHandler]:
     """Register the handler of finished (mined or failed) outbox transactions whose key is of `kind`."""
     return _register(_outbox_handlers, kind, "the outbox handler")
 
@@ -116,7 +140,9 @@ PaymentDue = tuple[int, str, str, int]  # (chain id, token, deposit address, amo
 _payables: dict[str, Callable[[str], PaymentDue | None]] = {}
 
 
-def payable(kind: str) -> Callable[[Callable[[str], PaymentDue | None]], Callable[[str], PaymentDue | None]]:
+def payable(
+    kind: OwnerKind,
+) -> Callable[[Callable[[str], PaymentDue | None]], Callable[[str], PaymentDue | None]]:
     """Register how to find what one payment of owner `kind` asks for, by its id (None: no such payment)."""
     return _register(_payables, kind, "the payable lookup")
 
@@ -128,3 +154,14 @@ def payment_due(identifier: str) -> PaymentDue | None:
         if (due := lookup(identifier)) is not None:
             return due
     return None
+
+
+def registrations() -> dict[str, list[tuple[str, Callable]]]:
+    """Every handler and observer registered here, by table: what `manage.py wiring` prints."""
+    return {
+        "deposit handlers": sorted(_deposit_handlers.items()),
+        "outbox handlers": sorted(_outbox_handlers.items()),
+        "payable lookups": sorted(_payables.items()),
+        "deposit observers": [("*", observer) for observer in _deposit_observers],
+        "outbox observers": [("*", observer) for observer in _outbox_observers],
+    }

@@ -37,7 +37,7 @@ from orders.lifecycle import WAITING, order_expire
 from orders.models import Order
 from platform_api.inputs import check_amounts_worth, check_token
 from platform_api.models import Organization
-from webhooks.events import emit_event
+from webhooks.events import EventType, emit_event
 
 logger = logging.getLogger(__name__)
 Session = PlatformCheckoutSession
@@ -238,7 +238,7 @@ def platform_session_expire(*, session_id: str, reason: str, strict: bool = Fals
     release_discount_hold(session)
     emit_event(
         organization=session.organization,
-        event_type="checkout.expired",
+        event_type=EventType.CHECKOUT_EXPIRED,
         subject=session.id,
         data=session_data(session) | {"checkoutSession": session_block(session), "reason": reason},
     )

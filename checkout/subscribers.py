@@ -41,7 +41,14 @@ from orders import events
 from orders.fees import fee_amount, token_usd_value
 from orders.models import Order
 from platform_api.signals import personal_data_erased
-from webhooks.events import Payment, emit_event, payment_completed_data, payment_failed_data
+from webhooks.events import (
+    EventType,
+    Payment,
+    PaymentOutcome,
+    emit_event,
+    emit_payment,
+    payment_completed_data,
+)
 
 
 def _session_id(order: Order) -> str:
@@ -225,13 +232,17 @@ def on_executed(event: events.Executed) -> None:
         completed_now = False
     session.refresh_from_db()
     row.refresh_from_db()
-    data = payment_completed_data(transaction_payment(row, session))
-    emit_event(
-        organization=session.organization, event_type="payment.completed", data=data, subject=session.id
+    payment = transaction_payment(row, session)
+    data = payment_completed_data(payment)
+    emit_payment(
+        organization=session.organization,
+        outcome=PaymentOutcome.DELIVERED,
+        payment=payment,
+        subject=session.id,
     )
     completed_event = emit_event(
         organization=session.organization,
-        event_type="checkout.completed",
+        event_type=EventType.CHECKOUT_COMPLETED,
         subject=session.id,
         data=data
         | {
@@ -246,7 +257,7 @@ def on_executed(event: events.Executed) -> None:
         payer_email_queue(session=session, order=order, event=completed_event, kind=RECEIPT_EMAIL)
 
 
-def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None) -> None:
+def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None, outcome: PaymentOutcome) -> None:
     """The payment failed (and what came is back): the session fails, its transaction too; `payment.failed`."""
     session = _locked_session(order)
     row = _transaction_for(order, session)
@@ -261,9 +272,13 @@ def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None) -> 
         release_discount_hold(session)
     session.refresh_from_db()
     row.refresh_from_db()
-    data = payment_failed_data(transaction_payment(row, session), error=error, refund_tx_hash=refund_tx_hash)
-    failed_event = emit_event(
-        organization=session.organization, event_type="payment.failed", subject=session.id, data=data
+    failed_event = emit_payment(
+        organization=session.organization,
+        outcome=outcome,
+        payment=transaction_payment(row, session),
+        error=error,
+        refund_tx_hash=refund_tx_hash,
+        subject=session.id,
     )
     if failed_now and refund_tx_hash:  # the payer sent something and it is back: tell them where
         payer_email_queue(session=session, order=order, event=failed_event, kind=REFUND_EMAIL)
@@ -271,11 +286,13 @@ def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None) -> 
 
 def on_failed(event: events.Failed) -> None:
     if not event.refunding:  # nothing was paid; otherwise `Refunded` tells once it is back
-        _payment_failed(event.order, error=event.error, refund_tx_hash=None)
+        _payment_failed(event.order, error=event.error, refund_tx_hash=None, outcome=PaymentOutcome.UNPAID)
 
 
 def on_refunded(event: events.Refunded) -> None:
-    _payment_failed(event.order, error=event.error, refund_tx_hash=event.refund_tx_hash)
+    _payment_failed(
+        event.order, error=event.error, refund_tx_hash=event.refund_tx_hash, outcome=PaymentOutcome.REFUNDED
+    )
 
 
 def on_refund_paid(event: events.RefundPaid) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from chains.handlers import PaymentDue, deposit_handler, payable
+from chains.handlers import OwnerKind, PaymentDue, deposit_handler, payable
 from chains.models import Deposit
 from orders.lifecycle import order_record_deposit, order_withdraw_deposit
 from orders.models import Order
@@ -17,7 +17,7 @@ from orders.settlement import enqueue_settlement
 logger = logging.getLogger(__name__)
 
 
-@deposit_handler("order")
+@deposit_handler(OwnerKind.ORDER)
 def order_deposit_changed(deposit: Deposit) -> None:
     """Called in the transaction that records the deposit, or withdraws it (or retries either); idempotent."""
     identifier = deposit.owner.partition(":")[2]
@@ -54,7 +54,7 @@ def _order_deposit(deposit: Deposit, identifier: str) -> None:
     enqueue_settlement(order.pk)  # settle it, or refund what it did not count
 
 
-@payable("order")
+@payable(OwnerKind.ORDER)
 def order_due(identifier: str) -> PaymentDue | None:
     """What an order asks its payer for (the devnet wallet pays it)."""
     try:

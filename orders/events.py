@@ -7,7 +7,10 @@ order of the order interface), and each app subscribes, in its
 `AppConfig.ready`, to the events of its own orders (or of all, with
 `owner=ANY`):
 
-    events.subscribe(events.Executed, checkout_order_executed, owner="checkout")
+    events.subscribe(events.Executed, checkout_order_executed, owner=events.OrderOwner.CHECKOUT)
+
+Owners are `OrderOwner`: a subscription under a name the enum does not have is refused, and `manage.py
+wiring` prints every subscription.
 
 Every event is announced inside the transaction of the change it describes,
 after the change; a subscriber that raises rolls the change back. Subscribers
@@ -18,10 +21,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from orders.models import DepositTx, Order
+
+
+class OrderOwner(StrEnum):
+    """Which app an order belongs to (`Order.owner`): whose subscribers hear of it."""
+
+    INTERFACE = ""  # the order interface's own orders (orders.receivers)
+    CHECKOUT = "checkout"  # a payment link's or platform checkout session's order (checkout.subscribers)
+
 
 ANY = None  # subscribe to every order's events, whatever its owner
 
@@ -98,9 +110,11 @@ E = TypeVar("E", bound=OrderEvent)
 _subscribers: list[tuple[type[OrderEvent], str | None, Callable[[Any], None]]] = []
 
 
-def subscribe(event_type: type[E], handler: Callable[[E], None], *, owner: str | None) -> None:
+def subscribe(event_type: type[E], handler: Callable[[E], None], *, owner: OrderOwner | None) -> None:
     """Call `handler(event)` for each `event_type` of the orders whose owner is `owner` (ANY: all orders).
     Subscribing the same handler twice is harmless."""
+    if owner is not ANY and not isinstance(owner, OrderOwner):
+        raise TypeError(f"{owner!r} is not an orders.events.OrderOwner")
     entry = (event_type, owner, handler)
     if entry not in _subscribers:
         _subscribers.append(entry)
@@ -111,3 +125,11 @@ def announce(event: OrderEvent) -> None:
     for event_type, owner, handler in list(_subscribers):
         if isinstance(event, event_type) and owner in (ANY, event.order.owner):
             handler(event)
+
+
+def subscriptions() -> list[tuple[str, str, Callable[[Any], None]]]:
+    """(event, owner, handler) of every subscription, in the order they run: what `manage.py wiring` prints."""
+    return [
+        (event_type.__name__, "*" if owner is ANY else (owner or "interface"), handler)
+        for event_type, owner, handler in _subscribers
+    ]

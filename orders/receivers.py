@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from orders import events, sessions
 from orders.models import Order
-from webhooks.events import Payment, emit_event, payment_completed_data, payment_failed_data
+from webhooks.events import Payment, PaymentOutcome, emit_payment
 
-OWN = ""  # the order interface's orders: no app above owns them
+OWN = events.OrderOwner.INTERFACE  # the order interface's orders: no app above owns them
 
 
 def order_payment(order: Order) -> Payment:
@@ -37,27 +37,29 @@ def order_payment(order: Order) -> Payment:
 
 def _executed(event: events.Executed) -> None:
     order = event.order
-    emit_event(
-        organization=order.organization,
-        event_type="payment.completed",
-        data=payment_completed_data(order_payment(order)),
+    emit_payment(
+        organization=order.organization, outcome=PaymentOutcome.DELIVERED, payment=order_payment(order)
     )
 
 
 def _failed(event: events.Failed) -> None:
     if not event.refunding:  # nothing was paid: this is the end; otherwise `Refunded` tells
-        _payment_failed(event.order, error=event.error, refund_tx_hash=None)
+        _payment_failed(event.order, error=event.error, refund_tx_hash=None, outcome=PaymentOutcome.UNPAID)
 
 
 def _refunded(event: events.Refunded) -> None:
-    _payment_failed(event.order, error=event.error, refund_tx_hash=event.refund_tx_hash)
+    _payment_failed(
+        event.order, error=event.error, refund_tx_hash=event.refund_tx_hash, outcome=PaymentOutcome.REFUNDED
+    )
 
 
-def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None) -> None:
-    emit_event(
+def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None, outcome: PaymentOutcome) -> None:
+    emit_payment(
         organization=order.organization,
-        event_type="payment.failed",
-        data=payment_failed_data(order_payment(order), error=error, refund_tx_hash=refund_tx_hash),
+        outcome=outcome,
+        payment=order_payment(order),
+        error=error,
+        refund_tx_hash=refund_tx_hash,
     )
 
 

@@ -20,7 +20,7 @@ from orders.lifecycle import WAITING, order_expire
 from orders.models import CheckoutSession, Order
 from orders.representations import session_event_data
 from platform_api.models import Organization
-from webhooks.events import emit_event
+from webhooks.events import EventType, emit_event
 
 
 def checkout_session_create(
@@ -76,7 +76,7 @@ def checkout_session_expire(
     session = CheckoutSession.objects.select_related("organization").get(pk=session_id)
     emit_event(
         organization=session.organization,
-        event_type="checkout.expired",
+        event_type=EventType.CHECKOUT_EXPIRED,
         data=session_event_data(session) | {"reason": reason},
     )
     return session
@@ -119,7 +119,7 @@ def on_executed(event: events.Executed) -> None:
         session = CheckoutSession.objects.select_related("organization").get(pk=order.checkout_session_id)
         emit_event(
             organization=session.organization,
-            event_type="checkout.completed",
+            event_type=EventType.CHECKOUT_COMPLETED,
             data=session_event_data(session) | {"order_id": str(order.id)},
         )
 

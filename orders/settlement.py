@@ -45,7 +45,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from chains.handlers import outbox_handler
+from chains.handlers import OwnerKind, outbox_handler
 from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import sweep_covers
@@ -289,7 +289,7 @@ def enqueue_settlement(order_id: uuid.UUID | str) -> None:
     transaction.on_commit(lambda: settle_order_task.delay(str(order_id)))
 
 
-@outbox_handler("order")
+@outbox_handler(OwnerKind.ORDER)
 def order_tx_finished(tx: OutboxTx) -> None:
     """One of an order's transactions was mined or failed; settle the order on.
 

@@ -3,21 +3,22 @@ transactions' outcomes. Registered with `chains.handlers` when the app is ready.
 
 from __future__ import annotations
 
-from chains.handlers import PaymentDue, deposit_handler, outbox_handler, payable
+from chains.handlers import OwnerKind, PaymentDue, deposit_handler, outbox_handler, payable
 from chains.models import Deposit, OutboxTx
 from ledger.balance import Type, balance_record, postings_of
 from ledger.models import Account, Entry
-from quickpay.models import QuickPayment
+from quickpay.models import QuickPayment, QuickPaymentDeposit
 from quickpay.services import (
     QUICK_PAYMENT_OWNER,
     enqueue_quick_payment_settlement,
     quick_payment_record_deposit,
     quick_payment_withdraw_deposit,
 )
-from webhooks.events import Payment, emit_event, payment_completed_data
+from webhooks.events import PAYMENT_EVENTS, Payment, PaymentOutcome, emit_payment
+from webhooks.models import WebhookEvent
 
 
-@deposit_handler(QUICK_PAYMENT_OWNER)
+@deposit_handler(OwnerKind.QUICKPAY)
 def quick_payment_deposit_changed(deposit: Deposit) -> None:
     """Called in the transaction that records the deposit, or withdraws it (or retries either); idempotent."""
     identifier = deposit.owner.partition(":")[2]
@@ -38,25 +39,23 @@ def _quick_payment_deposit(deposit: Deposit, payment_id: str) -> None:
         deposit_id=deposit.pk,
     )
     enqueue_quick_payment_settlement(payment_id)  # the payout, or what goes back
-    if paid is None:
-        return
-    if paid.organization_id:  # an anonymous quick payment has no balance to show
+    if paid is not None and paid.organization_id:  # an anonymous quick payment has no balance to show
         _payment_recorded(paid)
-    data = payment_completed_data(
-        Payment(
-            id=paid.id,
-            amount=int(paid.amount),
-            token_address=paid.token_address,
-            chain_id=paid.chain_id,
-            sender_address=paid.payer_address or None,
-            recipient_address=paid.recipient_address,
-            tx_hash=paid.tx_hash or None,
-            status="completed",
-            created_at=paid.created_at,
-            completed_at=paid.paid_at,
-        )
+
+
+def _as_payment(payment: QuickPayment, *, status: str) -> Payment:
+    return Payment(
+        id=payment.id,
+        amount=int(payment.amount),
+        token_address=payment.token_address,
+        chain_id=payment.chain_id,
+        sender_address=payment.payer_address or None,
+        recipient_address=payment.recipient_address,
+        tx_hash=payment.tx_hash or None,
+        status=status,
+        created_at=payment.created_at,
+        completed_at=payment.paid_at,
     )
-    emit_event(organization=paid.organization, event_type="payment.completed", data=data)  # anonymous: nobody
 
 
 def _payment_recorded(paid: QuickPayment) -> None:
@@ -74,14 +73,51 @@ def _payment_recorded(paid: QuickPayment) -> None:
     )
 
 
-@outbox_handler("quickpay")
+@outbox_handler(OwnerKind.QUICKPAY)
 def quick_payment_tx_finished(tx: OutboxTx) -> None:
     """One of a quick payment's transactions was mined or failed; settle it on. A refund or a return mined
     is a balance transaction of the payment's organization (what the ledger posted for it, to the payer)."""
-    payment_id = tx.key.split(":")[1]
+    payment_id, _, what = tx.key.split(":", 1)[1].partition(":")
     enqueue_quick_payment_settlement(payment_id)
-    if tx.status == OutboxTx.Status.MINED and tx.key.split(":")[2:3] in (["refund"], ["return"]):
+    if tx.status != OutboxTx.Status.MINED:
+        return
+    if what.split(":")[0] in ("refund", "return"):
         _refund_recorded(tx, payment_id)
+    if what == "payout":
+        _payment_ended(payment_id, PaymentOutcome.DELIVERED, tx)
+    elif what.startswith("return:"):
+        _payment_ended(payment_id, PaymentOutcome.REFUNDED, tx)
+
+
+def _payment_ended(payment_id: str, outcome: PaymentOutcome, tx: OutboxTx) -> None:
+    """`payment.completed` once the payout to the recipient is mined; `payment.failed` once everything an
+    expired payment counted is back with its senders (the last return's hash). Once per payment: the row is
+    locked, so two returns mined at once do not both (or neither) see the last one."""
+    payment = QuickPayment.objects.select_for_update().filter(pk=payment_id).first()
+    if payment is None or payment.organization_id is None:  # anonymous: nobody to tell
+        return
+    if outcome is PaymentOutcome.REFUNDED:
+        counted = QuickPaymentDeposit.objects.filter(payment=payment, counted__gt=0).values_list(
+            "deposit_id", flat=True
+        )
+        keys = [f"quickpay:{payment.id}:return:{deposit_id}" for deposit_id in counted]
+        if OutboxTx.objects.filter(key__in=keys, status=OutboxTx.Status.MINED).count() < len(keys):
+            return  # another return is still on its way
+    event_type = PAYMENT_EVENTS[outcome]
+    if WebhookEvent.objects.filter(
+        organization_id=payment.organization_id, subject=payment.id, event_type=event_type
+    ).exists():
+        return
+    emit_payment(
+        organization=payment.organization,
+        outcome=outcome,
+        payment=_as_payment(
+            payment, status="completed" if outcome is PaymentOutcome.DELIVERED else "expired"
+        ),
+        error="" if outcome is PaymentOutcome.DELIVERED else "expired before it was paid in full",
+        refund_tx_hash=tx.tx_hash if outcome is PaymentOutcome.REFUNDED else None,
+        subject=payment.id,
+    )
 
 
 def _refund_recorded(tx: OutboxTx, payment_id: str) -> None:
@@ -110,7 +146,7 @@ def _refund_recorded(tx: OutboxTx, payment_id: str) -> None:
     )
 
 
-@payable(QUICK_PAYMENT_OWNER)
+@payable(OwnerKind.QUICKPAY)
 def quick_payment_due(identifier: str) -> PaymentDue | None:
     """What a quick payment asks its payer for (the devnet wallet pays it)."""
     payment = QuickPayment.objects.filter(pk=identifier).first()

@@ -17,6 +17,9 @@ from core.errors import InvalidRequest
 from platform_api.models import Organization
 from quickpay.models import QuickPayment, QuickPaymentDeposit, new_quick_payment_id
 
+# The owner a quick payment's deposit address is watched under (`quick_payment:<qp_id>`) and its CREATE2 salt's
+# kind: every quick payment's address is derived from it, so it never changes. chains.handlers reads it as
+# OwnerKind.QUICKPAY, the kind its outbox keys (`quickpay:<qp_id>:payout`) and handlers use.
 QUICK_PAYMENT_OWNER = "quick_payment"
 
 

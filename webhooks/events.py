@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from django.db import transaction
@@ -14,7 +15,17 @@ from platform_api.models import Organization
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.notifications import notify
 
-EVENT_TYPES = ("payment.completed", "payment.failed", "checkout.completed", "checkout.expired")
+
+class EventType(StrEnum):
+    """What a merchant's endpoint may subscribe to; nothing else is emitted."""
+
+    PAYMENT_COMPLETED = "payment.completed"
+    PAYMENT_FAILED = "payment.failed"
+    CHECKOUT_COMPLETED = "checkout.completed"
+    CHECKOUT_EXPIRED = "checkout.expired"
+
+
+EVENT_TYPES = tuple(event_type.value for event_type in EventType)
 TEST_EVENT = "test.ping"
 
 
@@ -90,8 +101,43 @@ def payment_failed_data(payment: Payment, *, error: str, refund_tx_hash: str | N
     return payment_completed_data(payment) | {"error": error, "refund_tx_hash": refund_tx_hash}
 
 
+class PaymentOutcome(StrEnum):
+    """How a payment of any kind ends, as the merchant is told: the one mapping from each kind's lifecycle
+    (an order, a link's session, a quick payment) to `payment.completed` / `payment.failed`."""
+
+    DELIVERED = "delivered"  # the merchant's recipient has the money: an order executed, a payout mined
+    REFUNDED = "refunded"  # what the payer sent is back with them (the refund's hash is in the event)
+    UNPAID = "unpaid"  # it cannot complete and nothing was paid: nothing to give back
+
+
+PAYMENT_EVENTS: dict[PaymentOutcome, EventType] = {
+    PaymentOutcome.DELIVERED: EventType.PAYMENT_COMPLETED,
+    PaymentOutcome.REFUNDED: EventType.PAYMENT_FAILED,
+    PaymentOutcome.UNPAID: EventType.PAYMENT_FAILED,
+}
+
+
+def emit_payment(
+    *,
+    organization: Organization | None,
+    outcome: PaymentOutcome,
+    payment: Payment,
+    error: str = "",
+    refund_tx_hash: str | None = None,
+    subject: str = "",
+) -> WebhookEvent | None:
+    """Tell the merchant how `payment` ended, at the moment it ended (delivered, or back with the payer)."""
+    if outcome is PaymentOutcome.DELIVERED:
+        data = payment_completed_data(payment)
+    else:
+        data = payment_failed_data(payment, error=error, refund_tx_hash=refund_tx_hash)
+    return emit_event(
+        organization=organization, event_type=PAYMENT_EVENTS[outcome], data=data, subject=subject
+    )
+
+
 def emit_event(
-    *, organization: Organization | None, event_type: str, data: dict[str, Any], subject: str = ""
+    *, organization: Organization | None, event_type: EventType, data: dict[str, Any], subject: str = ""
 ) -> WebhookEvent | None:
     """Record `event_type` and one delivery per subscribed active endpoint, in the caller's transaction.
 

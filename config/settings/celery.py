@@ -53,7 +53,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "platform_api.tasks.purge_expired_platform_rows",
         "schedule": 600.0,
     },
-    "platform-expire-quick-payments": {
+    "quickpay-expire-payments": {
         "task": "quickpay.tasks.expire_quick_payments",
         "schedule": 60.0,
     },

@@ -42,6 +42,7 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "config.admin_apps.StaffAdminConfig",  # django.contrib.admin, its site asking staff for a second factor
+    "config.apps.ServiceConfig",  # the top layer's commands (manage.py wiring)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

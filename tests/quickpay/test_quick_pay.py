@@ -4,12 +4,13 @@ import pytest
 from django.utils import timezone
 
 from chains.evm import is_address
+from chains.handlers import outbox_finished
 from chains.models import WatchedAddress
 from chains.registry import deposit_address
 from quickpay.models import QuickPayment
 from quickpay.services import quick_payments_expire
 from quickpay.tasks import expire_quick_payments
-from tests.factories import make_api_key
+from tests.factories import OutboxTxFactory, make_api_key
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("tokens")]
 
@@ -227,7 +228,11 @@ def test_an_organizations_payment_tells_its_webhooks_once(api_client, organizati
 
     paying = _deposit(payment, 2_500_000, n=1)
     _deposit(payment, 7, n=2)  # after it was paid: recorded by the watcher, not counted, no second event
+    assert not WebhookEvent.objects.exists()  # paid, but the recipient has nothing yet
 
+    payout = OutboxTxFactory(key=f"quickpay:{payment.id}:payout", status="mined", tx_hash="0x" + "e" * 64)
+    outbox_finished(payout)
+    outbox_finished(payout)  # handed over again (a retry): still one event
     event = WebhookEvent.objects.get()
     assert (event.organization, event.event_type) == (organization, "payment.completed")
     assert event.data == {

@@ -16,6 +16,7 @@ from quickpay.models import QuickPayment
 from quickpay.services import quick_payments_expire
 from quickpay.settlement import quick_payment_settle
 from tests.orders.devnet_checkout import random_address
+from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
 
@@ -93,7 +94,11 @@ def test_the_recipient_gets_the_amount_and_the_rest_goes_back(admin_client, devn
         time.sleep(0.3)
     ids = {accounts.index(Web3.to_checksum_address(a)): pk for a, pk in deposits().items()}
     refunds = [f"quickpay:{payment.id}:refund:{payment.deposits.get(pk=ids[n]).deposit_id}" for n in (2, 3)]
-    settle_until(payment.id, [f"quickpay:{payment.id}:payout", *refunds])
+    payout = f"quickpay:{payment.id}:payout"
+    settle_until(payment.id, [payout, *refunds])
+    completed = WebhookEvent.objects.get(subject=payment.id)  # told once the recipient has the money
+    assert (completed.event_type, completed.data["amount"]) == ("payment.completed", "2500000")
+    assert completed.created_at >= OutboxTx.objects.get(key=payout).finished_at
 
     payment.refresh_from_db()
     assert payment.status == "paid"
@@ -118,11 +123,11 @@ def test_the_recipient_gets_the_amount_and_the_rest_goes_back(admin_client, devn
     assert dict(OutboxTx.objects.values_list("key", "tx_hash")) == sent
 
 
-def test_what_an_expired_payment_received_goes_back(api_client, devnet_a):
+def test_what_an_expired_payment_received_goes_back(admin_client, devnet_a):
     w3, usdc = token(devnet_a, "dUSDC")
     payer = w3.eth.accounts[4]
     recipient = random_address()
-    payment = create(api_client, devnet_a, recipient)
+    payment = create(admin_client, devnet_a, recipient)  # a merchant's: its webhooks are told
     before = usdc.functions.balanceOf(payer).call()
     devnet_transfer(
         chain=devnet_a[0],
@@ -139,7 +144,14 @@ def test_what_an_expired_payment_received_goes_back(api_client, devnet_a):
 
     assert quick_payments_expire(now=timezone.now() + timedelta(days=1)) == 1
     deposit_id = payment.deposits.get().deposit_id
-    settle_until(payment.id, [f"quickpay:{payment.id}:return:{deposit_id}"])
+    returned = f"quickpay:{payment.id}:return:{deposit_id}"
+    settle_until(payment.id, [returned])
+    failed = WebhookEvent.objects.get(subject=payment.id)  # told once the payer has it back, with the hash
+    assert failed.event_type == "payment.failed"
+    assert (failed.data["status"], failed.data["refund_tx_hash"]) == (
+        "expired",
+        OutboxTx.objects.get(key=returned).tx_hash,
+    )
 
     assert usdc.functions.balanceOf(payer).call() == before
     assert usdc.functions.balanceOf(recipient).call() == 0

@@ -58,8 +58,10 @@ def _link_payment(admin_client) -> dict:
 
 
 def _quick_payment(admin_client) -> dict:
+    from chains.handlers import outbox_finished
     from chains.models import Deposit
     from chains.watcher import handle_deposit
+    from tests.factories import OutboxTxFactory
 
     body = {
         "amount": "2500000",
@@ -83,6 +85,8 @@ def _quick_payment(admin_client) -> dict:
         owner=f"quick_payment:{payment.id}",
     )
     assert handle_deposit(deposit)
+    payout = OutboxTxFactory(key=f"quickpay:{payment.id}:payout", status="mined", tx_hash="0x" + "e" * 64)
+    outbox_finished(payout)  # told once the recipient has the money, as every kind of payment
     return WebhookEvent.objects.filter(event_type="payment.completed").order_by("-created_at", "-pk")[0].data
 
 

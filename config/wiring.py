@@ -1,0 +1,110 @@
+"""Every edge up the layers, read from where it is registered: what `manage.py wiring` prints.
+
+Lower apps never import upper ones; an upper app registers with a lower app's registry in its
+`AppConfig.ready`. This module reads each registry once every app is ready, so the list is what runs, not
+what someone remembered to write down. `docs/architecture.md` includes the output; a test keeps them equal.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django.apps import apps
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.db.models.signals import post_delete, post_migrate, post_save
+from django.dispatch import Signal
+
+from chains.handlers import registrations
+from merchant.signals import customer_erased, payout_defaults_changed
+from orders.events import subscriptions
+from orders.onramps import get_onramp_adapter
+from platform_api.signals import personal_data_erased, resource_written
+from webhooks.payloads import CALLBACKS
+
+PROJECT = ("core", "chains", "platform_api", "ledger", "merchant", "audit", "orders", "quickpay", "webhooks")
+PROJECT += ("checkout", "onramp", "dashboard", "config")
+
+SIGNALS: dict[str, Signal] = {
+    "platform_api.signals.resource_written": resource_written,
+    "platform_api.signals.personal_data_erased": personal_data_erased,
+    "merchant.signals.customer_erased": customer_erased,
+    "merchant.signals.payout_defaults_changed": payout_defaults_changed,
+    "django post_save": post_save,
+    "django post_delete": post_delete,
+    "django post_migrate": post_migrate,
+    "django setting_changed": setting_changed,
+}
+
+
+def _name(function: Callable[..., Any]) -> str:
+    return f"`{function.__module__}.{getattr(function, '__qualname__', type(function).__qualname__)}`"
+
+
+def _table(header: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _senders() -> dict[int, str]:
+    named: dict[int, str] = {id(model): f"{model._meta.label}" for model in apps.get_models()}
+    named.update({id(config): f"app {config.label}" for config in apps.get_app_configs()})
+    return named
+
+
+def _signal_rows() -> list[tuple[str, str, str]]:
+    senders = _senders()
+    rows = []
+    for name, signal in SIGNALS.items():
+        for entry in signal.receivers:
+            (_receiver_id, sender_id), reference = entry[0], entry[1]
+            receiver = reference() if isinstance(reference, weakref.ReferenceType) else reference
+            if receiver is None or not receiver.__module__.startswith(PROJECT):
+                continue
+            sender = "any" if sender_id == id(None) else senders.get(sender_id, "another")
+            rows.append((f"`{name}`", sender, _name(receiver)))
+    return sorted(rows)
+
+
+def _beat_rows() -> list[tuple[str, str, str]]:
+    from config.celery import app
+
+    app.loader.import_default_modules()  # every app's tasks module, as a worker does at start
+    tasks = app.tasks
+    rows = []
+    for entry, options in sorted(settings.CELERY_BEAT_SCHEDULE.items()):
+        task = tasks.get(options["task"])
+        code = _name(task.run) if task is not None else "**not registered**"
+        rows.append((f"`{entry}`", f"`{options['task']}`", code))
+    return rows
+
+
+def wiring_markdown() -> str:
+    """The registrations as Markdown tables, in a stable order."""
+    lines = ["#### Chains: deposits and outbox transactions by owner kind (`chains.handlers`)", ""]
+    handler_rows = [
+        (table, f"`{kind}`", _name(handler))
+        for table, entries in registrations().items()
+        for kind, handler in entries
+    ]
+    lines += _table(("registry", "kind", "handler"), handler_rows)
+    lines += ["", "#### Orders: lifecycle events by owner (`orders.events`, in the order they run)", ""]
+    lines += _table(
+        ("event", "owner", "subscriber"),
+        [(f"`{event}`", f"`{owner}`", _name(handler)) for event, owner, handler in subscriptions()],
+    )
+    lines += ["", "#### Signals and their receivers", ""]
+    lines += _table(("signal", "sender", "receiver"), _signal_rows())
+    lines += ["", "#### Other registries", ""]
+    other = [("`orders.onramps.register_onramp`", "order creation", _name(type(get_onramp_adapter())))]
+    other += [
+        ("`webhooks.payloads` event bodies", f"`{callback.name}`", "documented in the OpenAPI schema")
+        for callback in sorted(CALLBACKS, key=lambda callback: callback.name)
+    ]
+    lines += _table(("registry", "key", "registered"), other)
+    lines += ["", "#### Beat: periodic tasks and the code they run", ""]
+    lines += _table(("entry", "task", "code"), _beat_rows())
+    return "\n".join(lines) + "\n"
