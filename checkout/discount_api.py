@@ -20,13 +20,13 @@ from checkout.models import DiscountCode, PaymentLink
 from core import openapi
 from core.errors import NOTHING_TO_UPDATE, Conflict, DomainError, ErrorCode, InvalidRequest
 from core.fields import EpochMillisField, StrictBooleanField, StrictCharField, StrictIntegerField
-from platform_api.api import PlatformAPIView, deleted, list_of, render_list
+from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.filters import BoolFilter, FilterSerializer, IdFilter, TextFilter
 from platform_api.models import Organization, Permission
-from platform_api.selectors import scoped_get
+from platform_api.resources import Resource, resource_views
 from platform_api.signals import record_write
-from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
+from platform_api.views import ERRORS, IDEMPOTENCY_HEADER
 
 CODE = re.compile(r"^[A-Za-z0-9_-]{1,50}$")
 SORTS = ("created_at", "updated_at", "code", "current_uses")
@@ -225,90 +225,32 @@ class DiscountFilters(FilterSerializer):
     search = TextFilter()
 
 
-def _get(request, code_id: str) -> DiscountCode:
-    return scoped_get(
-        DiscountCode.objects.filter(deleted_at__isnull=True),
-        organization=request.auth.organization,
-        resource_type="discount_code",
-        resource_id=code_id,
-    )
-
-
-class DiscountCollectionView(PlatformAPIView):
-    permissions_by_method = {"POST": Permission.ADMIN}
-
-    @extend_schema(
-        operation_id="discount_codes_list",
-        tags=["Discount codes"],
-        parameters=[
-            *LIST_PARAMETERS,
-            OpenApiParameter("sort", str, enum=list(SORTS)),
-            openapi.text("payment_link_id", max_length=64),
-            OpenApiParameter("active", str, enum=["true", "false"]),
-            openapi.text("search", description="Part of the code."),
-        ],
-        responses={200: list_of("DiscountCodeList", DiscountSerializer(many=True)), **ERRORS},
-    )
-    def get(self, request):
-        codes = discount_code_list(
-            organization=request.auth.organization, **DiscountFilters.filters(request.query_params)
-        )
-        return render_list(request, codes, DiscountSerializer, SORTS)
-
-    @extend_schema(
-        operation_id="discount_codes_create",
-        tags=["Discount codes"],
-        request=DiscountWriteSerializer,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={201: DiscountSerializer, **ERRORS},
-    )
-    def post(self, request):
-        serializer = DiscountWriteSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        code = discount_code_create(
-            ctx=RequestContext.from_request(request),
-            organization=request.auth.organization,
-            data=serializer.validated_data,
-        )
-        return Response(DiscountSerializer(code).data, status=status.HTTP_201_CREATED)
-
-
-class DiscountDetailView(PlatformAPIView):
-    permissions_by_method = {"PATCH": Permission.ADMIN, "DELETE": Permission.ADMIN}
-
-    @extend_schema(
-        operation_id="discount_codes_retrieve",
-        tags=["Discount codes"],
-        responses={200: DiscountSerializer, **ERRORS},
-    )
-    def get(self, request, code_id: str):
-        return Response(DiscountSerializer(_get(request, code_id)).data)
-
-    @extend_schema(
-        operation_id="discount_codes_update",
-        tags=["Discount codes"],
-        request=DiscountUpdateSerializer,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={200: DiscountSerializer, **ERRORS},
-    )
-    def patch(self, request, code_id: str):
-        code = _get(request, code_id)
-        serializer = DiscountUpdateSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        code = discount_code_update(
-            ctx=RequestContext.from_request(request), code=code, data=serializer.validated_data
-        )
-        return Response(DiscountSerializer(code).data)
-
-    @extend_schema(
-        operation_id="discount_codes_delete",
-        tags=["Discount codes"],
-        responses={200: deleted("DiscountCodeDeleted"), **ERRORS},
-    )
-    def delete(self, request, code_id: str):
-        code = _get(request, code_id)
-        discount_code_delete(ctx=RequestContext.from_request(request), code=code)
-        return Response({"object": "discount_code", "id": code.id, "deleted": True})
+DISCOUNT_CODES = Resource(
+    object_type="discount_code",
+    operations="discount_codes",
+    tag="Discount codes",
+    schema_name="DiscountCode",
+    serializer=DiscountSerializer,
+    write_serializer=DiscountWriteSerializer,
+    update_serializer=DiscountUpdateSerializer,
+    rows=lambda: DiscountCode.objects.filter(deleted_at__isnull=True),
+    select=discount_code_list,
+    filters=DiscountFilters,
+    sorts=SORTS,
+    list_parameters=[
+        OpenApiParameter("sort", str, enum=list(SORTS)),
+        openapi.text("payment_link_id", max_length=64),
+        OpenApiParameter("active", str, enum=["true", "false"]),
+        openapi.text("search", description="Part of the code."),
+    ],
+    create=lambda ctx, organization, data: discount_code_create(
+        ctx=ctx, organization=organization, data=data
+    ),
+    update=lambda ctx, code, data: discount_code_update(ctx=ctx, code=code, data=data),
+    delete=lambda ctx, code: discount_code_delete(ctx=ctx, code=code),
+    permissions_by_method={"POST": Permission.ADMIN, "PATCH": Permission.ADMIN, "DELETE": Permission.ADMIN},
+)
+DiscountCollectionView, DiscountDetailView = resource_views(DISCOUNT_CODES)
 
 
 class DiscountValidateView(PlatformAPIView):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.response import Response
 
 from checkout.models import Widget
@@ -30,12 +30,11 @@ from core.fields import (
     StrictBooleanField,
     StrictCharField,
 )
-from platform_api.api import PlatformAPIView, deleted, list_of, render_list
-from platform_api.context import RequestContext
+from platform_api.api import PlatformAPIView
 from platform_api.filters import BoolFilter, ChoiceFilter, FilterSerializer, TextFilter
 from platform_api.pagination import parse_positive_int
-from platform_api.selectors import scoped_get
-from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
+from platform_api.resources import Resource, ResourceCollectionView, ResourceDetailView, resource_views
+from platform_api.views import ERRORS
 
 WIDGET_SORTS = ("created_at", "updated_at", "name", "current_views")
 
@@ -111,86 +110,41 @@ class WidgetFilters(FilterSerializer):
     active = BoolFilter()
 
 
-def _widget(request, widget_id: str) -> Widget:
-    return scoped_get(
-        Widget.objects.all(),
-        organization=request.auth.organization,
-        resource_type="widget",
-        resource_id=widget_id,
-    )
-
-
-class WidgetCollectionView(PlatformAPIView):
-    @extend_schema(
-        operation_id="widgets_list",
-        tags=["Widgets"],
-        parameters=[
-            *LIST_PARAMETERS,
-            OpenApiParameter("sort", str, enum=list(WIDGET_SORTS)),
-            openapi.text("search", description="Part of the name or short code."),
-            OpenApiParameter("widget_type", str, enum=Widget.Type.values),
-            OpenApiParameter("active", str, enum=["true", "false"]),
-        ],
-        responses={200: list_of("WidgetList", WidgetSerializer(many=True)), **ERRORS},
-    )
-    def get(self, request):
+class _WidgetCollectionView(ResourceCollectionView):
+    def before_read(self, request):
         views_settled()  # `current_views` counts the views still buffered in Redis too
-        widgets = widget_list(
-            organization=request.auth.organization, **WidgetFilters.filters(request.query_params)
-        )
-        return render_list(request, widgets, WidgetSerializer, WIDGET_SORTS)
-
-    @extend_schema(
-        operation_id="widgets_create",
-        tags=["Widgets"],
-        request=WidgetWriteSerializer,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={201: WidgetSerializer, **ERRORS},
-    )
-    def post(self, request):
-        serializer = WidgetWriteSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        widget = widget_create(
-            ctx=RequestContext.from_request(request),
-            organization=request.auth.organization,
-            data=serializer.validated_data,
-        )
-        return Response(WidgetSerializer(widget).data, status=status.HTTP_201_CREATED)
 
 
-class WidgetDetailView(PlatformAPIView):
-    @extend_schema(
-        operation_id="widgets_retrieve", tags=["Widgets"], responses={200: WidgetSerializer, **ERRORS}
-    )
-    def get(self, request, widget_id: str):
-        widget = _widget(request, widget_id)
+class _WidgetDetailView(ResourceDetailView):
+    def before_read(self, request, record):
         views_settled()
-        widget.refresh_from_db(fields=["current_views"])
-        return Response(WidgetSerializer(widget).data)
+        record.refresh_from_db(fields=["current_views"])
 
-    @extend_schema(
-        operation_id="widgets_update",
-        tags=["Widgets"],
-        request=WidgetWriteSerializer,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={200: WidgetSerializer, **ERRORS},
-    )
-    def patch(self, request, widget_id: str):
-        widget = _widget(request, widget_id)
-        serializer = WidgetWriteSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        widget = widget_update(
-            ctx=RequestContext.from_request(request), widget=widget, data=serializer.validated_data
-        )
-        return Response(WidgetSerializer(widget).data)
 
-    @extend_schema(
-        operation_id="widgets_delete", tags=["Widgets"], responses={200: deleted("WidgetDeleted"), **ERRORS}
-    )
-    def delete(self, request, widget_id: str):
-        widget = _widget(request, widget_id)
-        widget_delete(ctx=RequestContext.from_request(request), widget=widget)
-        return Response({"object": "widget", "id": widget.id, "deleted": True})
+WIDGETS = Resource(
+    object_type="widget",
+    operations="widgets",
+    tag="Widgets",
+    schema_name="Widget",
+    serializer=WidgetSerializer,
+    write_serializer=WidgetWriteSerializer,
+    rows=Widget.objects.all,
+    select=widget_list,
+    filters=WidgetFilters,
+    sorts=WIDGET_SORTS,
+    list_parameters=[
+        OpenApiParameter("sort", str, enum=list(WIDGET_SORTS)),
+        openapi.text("search", description="Part of the name or short code."),
+        OpenApiParameter("widget_type", str, enum=Widget.Type.values),
+        OpenApiParameter("active", str, enum=["true", "false"]),
+    ],
+    create=lambda ctx, organization, data: widget_create(ctx=ctx, organization=organization, data=data),
+    update=lambda ctx, widget, data: widget_update(ctx=ctx, widget=widget, data=data),
+    delete=lambda ctx, widget: widget_delete(ctx=ctx, widget=widget),
+)
+WidgetCollectionView, WidgetDetailView = resource_views(
+    WIDGETS, collection=_WidgetCollectionView, detail=_WidgetDetailView
+)
 
 
 class WidgetStatsView(PlatformAPIView):
@@ -201,7 +155,7 @@ class WidgetStatsView(PlatformAPIView):
         responses={200: STATS, **ERRORS},
     )
     def get(self, request, widget_id: str):
-        widget = _widget(request, widget_id)
+        widget = WIDGETS.get(request, widget_id)
         days = parse_positive_int(request.query_params, "days", 30, MAX_DAYS)
         views_settled()
         return Response(widget_stats(widget=widget, days=days))

@@ -24,8 +24,10 @@ from orders.onramps import get_onramp_adapter
 from platform_api.signals import personal_data_erased, resource_written
 from webhooks.payloads import CALLBACKS
 
-PROJECT = ("core", "chains", "platform_api", "ledger", "merchant", "audit", "orders", "quickpay", "webhooks")
-PROJECT += ("checkout", "onramp", "dashboard", "config")
+PROJECT: tuple[str, ...] = (
+    *("core", "chains", "platform_api", "ledger", "merchant", "audit", "orders", "quickpay", "webhooks"),
+    *("checkout", "onramp", "dashboard", "config"),
+)
 
 SIGNALS: dict[str, Signal] = {
     "platform_api.signals.resource_written": resource_written,

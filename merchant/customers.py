@@ -14,8 +14,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema
-from rest_framework import serializers, status
-from rest_framework.response import Response
+from rest_framework import serializers
 
 from chains.fields import AddressField
 from core import openapi
@@ -25,15 +24,15 @@ from core.fields import EpochMillisField, StrictCharField
 from merchant.exports import EXPORT_PARAMETERS, export_format, stream_export
 from merchant.models import Customer
 from merchant.signals import customer_erased
-from platform_api.api import PlatformAPIView, deleted, list_of, render_list
+from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 from platform_api.fields import MetadataField
 from platform_api.filters import FilterSerializer, TextFilter
 from platform_api.models import Organization
-from platform_api.selectors import scoped_get
+from platform_api.resources import Resource, ResourceDetailView, resource_views
 from platform_api.signals import record_write
-from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
+from platform_api.views import ERRORS
 
 SORTS = ("created_at", "updated_at", "total_paid", "transaction_count")
 
@@ -89,15 +88,6 @@ def customer_list(*, organization: Organization, search: str | None = None) -> Q
 
 class CustomerFilters(FilterSerializer):
     search = TextFilter()
-
-
-def customer_get(request, customer_id: str) -> Customer:
-    return scoped_get(
-        Customer.objects.all(),
-        organization=request.auth.organization,
-        resource_type="customer",
-        resource_id=customer_id,
-    )
 
 
 def _duplicate(wallet: str) -> Conflict:
@@ -167,81 +157,38 @@ def customer_erase(*, ctx: RequestContext, customer: Customer) -> None:
     _audit(ctx, "customer.deleted", customer.id, 200)
 
 
-class CustomerCollectionView(PlatformAPIView):
-    @extend_schema(
-        operation_id="customers_list",
-        tags=["Customers"],
-        parameters=[
-            *LIST_PARAMETERS,
-            OpenApiParameter("sort", str, enum=list(SORTS)),
-            openapi.text("search", description="Part of the wallet, or the exact name or email."),
-        ],
-        responses={200: list_of("CustomerList", CustomerSerializer(many=True)), **ERRORS},
-    )
-    def get(self, request):
-        customers = customer_list(
-            organization=request.auth.organization, **CustomerFilters.filters(request.query_params)
-        )
-        return render_list(request, customers, CustomerSerializer, SORTS)
-
-    @extend_schema(
-        operation_id="customers_create",
-        tags=["Customers"],
-        request=CustomerWriteSerializer,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={201: CustomerSerializer, **ERRORS},
-    )
-    def post(self, request):
-        serializer = CustomerWriteSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        customer = customer_create(
-            ctx=RequestContext.from_request(request),
-            organization=request.auth.organization,
-            data=serializer.validated_data,
-        )
-        return Response(CustomerSerializer(customer).data, status=status.HTTP_201_CREATED)
-
-
-class CustomerDetailView(PlatformAPIView):
-    @extend_schema(
-        operation_id="customers_retrieve", tags=["Customers"], responses={200: CustomerSerializer, **ERRORS}
-    )
-    def get(self, request, customer_id: str):
-        return Response(CustomerSerializer(customer_get(request, customer_id)).data)
-
-    @extend_schema(
-        operation_id="customers_update",
-        tags=["Customers"],
-        request=CustomerUpdateSerializer,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={200: CustomerSerializer, **ERRORS},
-    )
-    def patch(self, request, customer_id: str):
-        customer = customer_get(request, customer_id)
+class _CustomerDetailView(ResourceDetailView):
+    def check_update(self, request):
         if isinstance(request.data, dict) and "wallet_address" in request.data:
             raise PlatformError.invalid_field("wallet_address", "'wallet_address' cannot change.")
-        serializer = CustomerUpdateSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        return Response(
-            CustomerSerializer(
-                customer_update(
-                    ctx=RequestContext.from_request(request),
-                    customer=customer,
-                    data=serializer.validated_data,
-                )
-            ).data
-        )
 
-    @extend_schema(
-        operation_id="customers_delete",
-        tags=["Customers"],
-        responses={200: deleted("CustomerDeleted"), **ERRORS},
-        description="Erases the name, email and metadata; the wallet's payments stay.",
-    )
-    def delete(self, request, customer_id: str):
-        customer = customer_get(request, customer_id)
-        customer_erase(ctx=RequestContext.from_request(request), customer=customer)
-        return Response({"object": "customer", "id": customer.id, "deleted": True})
+
+CUSTOMERS = Resource(
+    object_type="customer",
+    operations="customers",
+    tag="Customers",
+    schema_name="Customer",
+    serializer=CustomerSerializer,
+    write_serializer=CustomerWriteSerializer,
+    update_serializer=CustomerUpdateSerializer,
+    rows=Customer.objects.all,
+    select=customer_list,
+    filters=CustomerFilters,
+    sorts=SORTS,
+    list_parameters=[
+        OpenApiParameter("sort", str, enum=list(SORTS)),
+        openapi.text("search", description="Part of the wallet, or the exact name or email."),
+    ],
+    create=lambda ctx, organization, data: customer_create(ctx=ctx, organization=organization, data=data),
+    update=lambda ctx, customer, data: customer_update(ctx=ctx, customer=customer, data=data),
+    delete=lambda ctx, customer: customer_erase(ctx=ctx, customer=customer),
+    delete_description="Erases the name, email and metadata; the wallet's payments stay.",
+)
+CustomerCollectionView, CustomerDetailView = resource_views(CUSTOMERS, detail=_CustomerDetailView)
+
+
+def customer_get(request, customer_id: str) -> Customer:
+    return CUSTOMERS.get(request, customer_id)
 
 
 class CustomerExportView(PlatformAPIView):

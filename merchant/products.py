@@ -7,9 +7,8 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers, status
-from rest_framework.response import Response
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
 
 from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
 from core import openapi
@@ -18,15 +17,13 @@ from core.fields import EpochMillisField, StrictCharField
 from merchant.models import Product
 from merchant.organization import fill_defaults
 from merchant.serializers import FormSchemaSerializer, ShippingOptionSerializer
-from platform_api.api import PlatformAPIView, deleted, list_of, render_list
 from platform_api.context import RequestContext
 from platform_api.fields import MetadataField, https_url_field
 from platform_api.filters import BoolFilter, ChoiceFilter, FilterSerializer, TextFilter
 from platform_api.inputs import check_amounts_worth, check_token, stored_values
 from platform_api.models import Organization
-from platform_api.selectors import scoped_get
+from platform_api.resources import Resource, resource_views
 from platform_api.signals import record_write
-from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 
 PRODUCT_SORTS = ("created_at", "updated_at", "name")
 
@@ -173,90 +170,38 @@ class ProductFilters(FilterSerializer):
     product_type = ChoiceFilter(Product.Type.values, refusal="must be one_time or variable.")
 
 
+PRODUCTS = Resource(
+    object_type="product",
+    operations="products",
+    tag="Products",
+    schema_name="Product",
+    serializer=ProductSerializer,
+    write_serializer=ProductWriteSerializer,
+    rows=Product.objects.all,
+    select=product_list,
+    filters=ProductFilters,
+    sorts=PRODUCT_SORTS,
+    list_parameters=[
+        OpenApiParameter("sort", str, enum=list(PRODUCT_SORTS)),
+        openapi.text("search", description="Part of the name."),
+        OpenApiParameter(
+            "active",
+            str,
+            enum=["true", "false"],
+            description="Default true: archived products only with false.",
+        ),
+        OpenApiParameter("product_type", str, enum=Product.Type.values),
+    ],
+    create=lambda ctx, organization, data: product_create(ctx=ctx, organization=organization, data=data),
+    update=lambda ctx, product, data: product_update(ctx=ctx, product=product, data=data),
+    delete=lambda ctx, product: product_archive(ctx=ctx, product=product),
+    delete_description="Archives the product: hidden from the default list; its links keep working.",
+)
+ProductCollectionView, ProductDetailView = resource_views(PRODUCTS)
+
+
 def product_get(request, product_id: str) -> Product:
-    return scoped_get(
-        Product.objects.all(),
-        organization=request.auth.organization,
-        resource_type="product",
-        resource_id=product_id,
-    )
-
-
-class ProductCollectionView(PlatformAPIView):
-    @extend_schema(
-        operation_id="products_list",
-        tags=["Products"],
-        parameters=[
-            *LIST_PARAMETERS,
-            OpenApiParameter("sort", str, enum=list(PRODUCT_SORTS)),
-            openapi.text("search", description="Part of the name."),
-            OpenApiParameter(
-                "active",
-                str,
-                enum=["true", "false"],
-                description="Default true: archived products only with false.",
-            ),
-            OpenApiParameter("product_type", str, enum=Product.Type.values),
-        ],
-        responses={200: list_of("ProductList", ProductSerializer(many=True)), **ERRORS},
-    )
-    def get(self, request):
-        products = product_list(
-            organization=request.auth.organization, **ProductFilters.filters(request.query_params)
-        )
-        return render_list(request, products, ProductSerializer, PRODUCT_SORTS)
-
-    @extend_schema(
-        operation_id="products_create",
-        tags=["Products"],
-        request=ProductWriteSerializer,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={201: ProductSerializer, **ERRORS},
-    )
-    def post(self, request):
-        serializer = ProductWriteSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        product = product_create(
-            ctx=RequestContext.from_request(request),
-            organization=request.auth.organization,
-            data=serializer.validated_data,
-        )
-        return Response(ProductSerializer(product).data, status=status.HTTP_201_CREATED)
-
-
-class ProductDetailView(PlatformAPIView):
-    @extend_schema(
-        operation_id="products_retrieve", tags=["Products"], responses={200: ProductSerializer, **ERRORS}
-    )
-    def get(self, request, product_id: str):
-        return Response(ProductSerializer(product_get(request, product_id)).data)
-
-    @extend_schema(
-        operation_id="products_update",
-        tags=["Products"],
-        request=ProductWriteSerializer,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={200: ProductSerializer, **ERRORS},
-    )
-    def patch(self, request, product_id: str):
-        product = product_get(request, product_id)
-        serializer = ProductWriteSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        product = product_update(
-            ctx=RequestContext.from_request(request), product=product, data=serializer.validated_data
-        )
-        return Response(ProductSerializer(product).data)
-
-    @extend_schema(
-        operation_id="products_delete",
-        tags=["Products"],
-        responses={200: deleted("ProductDeleted"), **ERRORS},
-        description="Archives the product: hidden from the default list; its links keep working.",
-    )
-    def delete(self, request, product_id: str):
-        product = product_get(request, product_id)
-        product_archive(ctx=RequestContext.from_request(request), product=product)
-        return Response({"object": "product", "id": product.id, "deleted": True})
+    return PRODUCTS.get(request, product_id)
 
 
 def check_product(organization: Organization, product_id: str | None, param: str = "product_id") -> None:

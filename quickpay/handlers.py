@@ -40,7 +40,7 @@ def _quick_payment_deposit(deposit: Deposit, payment_id: str) -> None:
     )
     enqueue_quick_payment_settlement(payment_id)  # the payout, or what goes back
     if paid is not None and paid.organization_id:  # an anonymous quick payment has no balance to show
-        _payment_recorded(paid)
+        _payment_recorded(paid, paid.organization_id)
 
 
 def _as_payment(payment: QuickPayment, *, status: str) -> Payment:
@@ -58,10 +58,10 @@ def _as_payment(payment: QuickPayment, *, status: str) -> Payment:
     )
 
 
-def _payment_recorded(paid: QuickPayment) -> None:
+def _payment_recorded(paid: QuickPayment, organization_id: str) -> None:
     balance_record(
         key=f"payment:{paid.id}",
-        organization_id=paid.organization_id,
+        organization_id=organization_id,
         type=Type.PAYMENT,
         chain_id=paid.chain_id,
         token_address=paid.token_address,
