@@ -9,13 +9,13 @@ class AuditConfig(AppConfig):
         from audit.services import audit_event_record
         from platform_api.signals import resource_written
 
-        def record(sender, *, ctx, event_type, resource_type, resource_id, status_code, **_):
+        def record(sender, *, ctx, event_type, resource_type, resource_id, created, **_):
             audit_event_record(
                 ctx=ctx,
                 event_type=event_type,
                 resource_type=resource_type,
                 resource_id=resource_id,
-                status_code=status_code,
+                created=created,
             )
 
         resource_written.connect(record, dispatch_uid="audit.record", weak=False)

@@ -13,9 +13,13 @@ from platform_api.context import RequestContext
 
 
 def audit_event_record(
-    *, ctx: RequestContext, event_type: str, resource_type: str, resource_id: str, status_code: int
+    *, ctx: RequestContext, event_type: str, resource_type: str, resource_id: str, created: bool = False
 ) -> AuditEvent:
-    """Record one platform create, update or delete; call it inside the write's transaction."""
+    """Record one platform create, update or delete; call it inside the write's transaction.
+
+    Services say what they did, not how a request answered: the row's `status_code` (a field of the
+    contract's audit event) is what the platform answers such a write, 201 when it made a new resource
+    (`created`), else 200."""
     if ctx.organization is None:
         raise ValueError("audit events belong to an organization")
     return AuditEvent.objects.create(
@@ -26,7 +30,7 @@ def audit_event_record(
         ip_address=ctx.ip_address or None,
         request_method=ctx.method,
         request_path=ctx.path[:500],
-        status_code=status_code,
+        status_code=201 if created else 200,
         actor=ctx.actor[:200],
     )
 

@@ -132,9 +132,9 @@ def _duplicate(code: str) -> Conflict:
     return Conflict(f"A discount code {code} already exists.", field="code", code=ErrorCode.UNIQUE)
 
 
-def _audit(ctx: RequestContext, event: str, code_id: str, status_code: int) -> None:
+def _audit(ctx: RequestContext, event: str, code_id: str, *, created: bool = False) -> None:
     record_write(
-        ctx=ctx, event_type=event, resource_type="discount_code", resource_id=code_id, status_code=status_code
+        ctx=ctx, event_type=event, resource_type="discount_code", resource_id=code_id, created=created
     )
 
 
@@ -147,7 +147,7 @@ def discount_code_create(
     try:
         with transaction.atomic():
             created = DiscountCode.objects.create(organization=organization, code=code, **values)
-            _audit(ctx, "discount_code.created", created.id, 201)
+            _audit(ctx, "discount_code.created", created.id, created=True)
     except IntegrityError:
         raise _duplicate(code) from None
     return created
@@ -165,7 +165,7 @@ def discount_code_update(*, ctx: RequestContext, code: DiscountCode, data: dict[
     try:
         with transaction.atomic():
             DiscountCode.objects.filter(pk=code.pk).update(**values, updated_at=timezone.now())
-            _audit(ctx, "discount_code.updated", code.id, 200)
+            _audit(ctx, "discount_code.updated", code.id)
     except IntegrityError:
         raise _duplicate(values.get("code", code.code)) from None
     code.refresh_from_db()
@@ -176,7 +176,7 @@ def discount_code_update(*, ctx: RequestContext, code: DiscountCode, data: dict[
 def discount_code_delete(*, ctx: RequestContext, code: DiscountCode) -> None:
     """The code stops working and leaves the API; checkouts that used it keep their discount."""
     DiscountCode.objects.filter(pk=code.pk).update(deleted_at=timezone.now(), is_active=False)
-    _audit(ctx, "discount_code.deleted", code.id, 200)
+    _audit(ctx, "discount_code.deleted", code.id)
 
 
 def discount_code_list(

@@ -15,12 +15,11 @@ from django.utils import timezone
 from checkout.models import PaymentLink, PaymentLinkItem
 from checkout.serializers import PaymentLinkWriteSerializer
 from checkout.sessions import link_sessions_expire
-from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest, NotFound
+from core.errors import NOTHING_TO_UPDATE, Conflict, ErrorCode, InvalidRequest, NotFound
 from merchant.models import Product
 from merchant.organization import fill_defaults
 from merchant.products import check_product
 from platform_api.context import RequestContext
-from platform_api.errors import PlatformError
 from platform_api.inputs import check_amounts_worth, check_token, stored_values
 from platform_api.models import Organization
 from platform_api.signals import record_write
@@ -53,14 +52,14 @@ LINK_FIELDS = (
 
 
 def _audit(
-    ctx: RequestContext, event_type: str, resource_type: str, resource_id: str, status_code: int
+    ctx: RequestContext, event_type: str, resource_type: str, resource_id: str, *, created: bool = False
 ) -> None:
     record_write(
         ctx=ctx,
         event_type=event_type,
         resource_type=resource_type,
         resource_id=resource_id,
-        status_code=status_code,
+        created=created,
     )
 
 
@@ -110,7 +109,7 @@ def _save_new_link(organization: Organization, values: dict[str, Any]) -> Paymen
                 return link
         except IntegrityError:
             continue
-    raise PlatformError.internal()
+    raise RuntimeError(f"no free short code for a payment link of {organization.pk} after 5 tries")
 
 
 @transaction.atomic
@@ -123,7 +122,7 @@ def payment_link_create(
     check_product(organization, values.get("product_id"))
     link = _save_new_link(organization, values)
     _create_items(link, list(data.get("items") or []))
-    _audit(ctx, "payment_link.created", "payment_link", link.id, 201)
+    _audit(ctx, "payment_link.created", "payment_link", link.id, created=True)
     return link
 
 
@@ -150,7 +149,7 @@ def payment_link_update(*, ctx: RequestContext, link: PaymentLink, data: dict[st
     if "items" in data:  # a create field: the request's list replaces the link's items
         link.items.all().delete()
         _create_items(link, list(data["items"]))
-    _audit(ctx, "payment_link.updated", "payment_link", link.id, 200)
+    _audit(ctx, "payment_link.updated", "payment_link", link.id)
     return link
 
 
@@ -162,7 +161,7 @@ def payment_link_delete(*, ctx: RequestContext, link: PaymentLink) -> None:
         deleted_at=now, is_active=False, updated_at=now
     )
     link_sessions_expire(link_id=link.pk)
-    _audit(ctx, "payment_link.deleted", "payment_link", link.id, 200)
+    _audit(ctx, "payment_link.deleted", "payment_link", link.id)
 
 
 @transaction.atomic
@@ -197,7 +196,7 @@ def payment_link_duplicate(
             for item in link.items.all()
         ]
     _create_items(copy, list(items))
-    _audit(ctx, "payment_link.created", "payment_link", copy.id, 201)
+    _audit(ctx, "payment_link.created", "payment_link", copy.id, created=True)
     return copy
 
 
@@ -205,7 +204,7 @@ def payment_link_duplicate(
 def payment_link_item_add(*, ctx: RequestContext, link: PaymentLink, data: dict[str, Any]) -> PaymentLinkItem:
     (item,) = _create_items(link, [data])
     PaymentLink.objects.filter(pk=link.pk).update(updated_at=timezone.now())
-    _audit(ctx, "payment_link.updated", "payment_link", link.id, 201)
+    _audit(ctx, "payment_link.updated", "payment_link", link.id, created=True)
     return item
 
 
@@ -214,14 +213,16 @@ def payment_link_item_delete(*, ctx: RequestContext, link: PaymentLink, item_id:
     if PaymentLinkItem.objects.filter(payment_link=link, pk=item_id).delete()[0] == 0:
         raise NotFound(f"No payment_link_item with id '{item_id}'.")
     PaymentLink.objects.filter(pk=link.pk).update(updated_at=timezone.now())
-    _audit(ctx, "payment_link.updated", "payment_link", link.id, 200)
+    _audit(ctx, "payment_link.updated", "payment_link", link.id)
 
 
 @transaction.atomic
 def product_generate_link(*, ctx: RequestContext, product: Product, overrides: dict[str, Any]):
     """A payment link with the product's name, price, token, chain, recipient, image, form and shipping."""
     if not product.is_active:
-        raise PlatformError.invalid_transition(f"product {product.id} is archived; it makes no new links.")
+        raise Conflict(
+            f"product {product.id} is archived; it makes no new links.", code=ErrorCode.INVALID_STATE
+        )
     data = {
         name: getattr(product, name)
         for name in (

@@ -151,7 +151,6 @@ def second_factor_reset(*, member: Member, ctx: RequestContext) -> None:
         event_type="member.two_factor_reset",
         resource_type="member",
         resource_id=member.id,
-        status_code=200,
     )
 
 
@@ -164,7 +163,6 @@ def audit_member(request: HttpRequest, member: Member, event_type: str) -> None:
         event_type=event_type,
         resource_type="member",
         resource_id=member.id,
-        status_code=200,
     )
 
 

@@ -139,7 +139,7 @@ def member_invite(*, ctx: RequestContext, inviter: Member, email: str, role: str
         event_type="invitation.created",
         resource_type="invitation",
         resource_id=link.invitation.id,
-        status_code=201,
+        created=True,
     )
     body = render_to_string(
         "dashboard/email/invitation.txt",
@@ -168,7 +168,6 @@ def invitation_revoke(*, ctx: RequestContext, organization: Organization, invita
             event_type="invitation.revoked",
             resource_type="invitation",
             resource_id=invitation_id,
-            status_code=200,
         )
     return True
 
@@ -191,9 +190,7 @@ def member_remove(*, ctx: RequestContext, remover: Member, member_id: str) -> Me
     target.delete()
     user.is_active = False
     user.save(update_fields=["is_active"])
-    record_write(
-        ctx=ctx, event_type="member.deleted", resource_type="member", resource_id=member_id, status_code=200
-    )
+    record_write(ctx=ctx, event_type="member.deleted", resource_type="member", resource_id=member_id)
     return target
 
 

@@ -133,7 +133,6 @@ def organization_logo_set(*, ctx: RequestContext, organization: Organization, lo
         event_type="organization.logo_updated",
         resource_type="organization",
         resource_id=organization.id,
-        status_code=200,
     )
     return organization
 
@@ -150,7 +149,6 @@ def organization_logo_delete(*, ctx: RequestContext, organization: Organization)
         event_type="organization.logo_deleted",
         resource_type="organization",
         resource_id=organization.id,
-        status_code=200,
     )
     return organization
 

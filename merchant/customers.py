@@ -96,13 +96,13 @@ def _duplicate(wallet: str) -> Conflict:
     )
 
 
-def _audit(ctx: RequestContext, event_type: str, customer_id: str, status_code: int) -> None:
+def _audit(ctx: RequestContext, event_type: str, customer_id: str, *, created: bool = False) -> None:
     record_write(
         ctx=ctx,
         event_type=event_type,
         resource_type="customer",
         resource_id=customer_id,
-        status_code=status_code,
+        created=created,
     )
 
 
@@ -117,7 +117,7 @@ def customer_create(*, ctx: RequestContext, organization: Organization, data: di
                 email=data.get("email", ""),
                 metadata=data.get("metadata") or {},
             )
-            _audit(ctx, "customer.created", customer.id, 201)
+            _audit(ctx, "customer.created", customer.id, created=True)
             return customer
     except IntegrityError:
         raise _duplicate(wallet) from None
@@ -133,7 +133,7 @@ def customer_update(*, ctx: RequestContext, customer: Customer, data: dict[str, 
             setattr(customer, name, data[name])
     customer.updated_at = timezone.now()
     customer.save()
-    _audit(ctx, "customer.updated", customer.id, 200)
+    _audit(ctx, "customer.updated", customer.id)
     return customer
 
 
@@ -154,7 +154,7 @@ def customer_erase(*, ctx: RequestContext, customer: Customer) -> None:
     customer.erased_at = customer.updated_at = timezone.now()
     customer.save()
     customer_erased.send(sender=Customer, customer=customer)
-    _audit(ctx, "customer.deleted", customer.id, 200)
+    _audit(ctx, "customer.deleted", customer.id)
 
 
 class _CustomerDetailView(ResourceDetailView):

@@ -128,7 +128,6 @@ def organization_update(
         event_type="organization.updated",
         resource_type="organization",
         resource_id=organization.id,
-        status_code=200,
     )
     after = payout_defaults(organization)
     if after != before:

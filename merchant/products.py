@@ -107,7 +107,7 @@ def product_create(*, ctx: RequestContext, organization: Organization, data: dic
         event_type="product.created",
         resource_type="product",
         resource_id=product.id,
-        status_code=201,
+        created=True,
     )
     return product
 
@@ -130,7 +130,6 @@ def product_update(*, ctx: RequestContext, product: Product, data: dict[str, Any
         event_type="product.updated",
         resource_type="product",
         resource_id=product.id,
-        status_code=200,
     )
     return product
 
@@ -144,7 +143,6 @@ def product_archive(*, ctx: RequestContext, product: Product) -> None:
         event_type="product.deleted",
         resource_type="product",
         resource_id=product.id,
-        status_code=200,
     )
 
 

@@ -67,7 +67,7 @@ def api_key_create(
             event_type="api_key.created",
             resource_type="api_key",
             resource_id=api_key.id,
-            status_code=201,
+            created=True,
         )
     return api_key, raw_key
 
@@ -88,7 +88,6 @@ def api_key_revoke(*, api_key: ApiKey, ctx: RequestContext | None = None) -> Api
             event_type="api_key.revoked",
             resource_type="api_key",
             resource_id=api_key.id,
-            status_code=200,
         )
     api_key.refresh_from_db(fields=["is_active", "revoked_at"])
     return api_key

@@ -12,12 +12,12 @@ from django.dispatch import Signal
 
 from platform_api.context import RequestContext
 
-# kwargs: ctx (RequestContext), event_type, resource_type, resource_id, status_code
+# kwargs: ctx (RequestContext), event_type, resource_type, resource_id, created (the write made a new resource)
 resource_written = Signal()
 
 
 def record_write(
-    *, ctx: RequestContext, event_type: str, resource_type: str, resource_id: str, status_code: int
+    *, ctx: RequestContext, event_type: str, resource_type: str, resource_id: str, created: bool = False
 ) -> None:
     resource_written.send(
         sender=RequestContext,
@@ -25,7 +25,7 @@ def record_write(
         event_type=event_type,
         resource_type=resource_type,
         resource_id=resource_id,
-        status_code=status_code,
+        created=created,
     )
 
 

@@ -39,13 +39,13 @@ ERASED_EMAIL_BODY = (
 )
 
 
-def _audit(ctx: RequestContext, endpoint_id: str, action: str, status_code: int) -> None:
+def _audit(ctx: RequestContext, endpoint_id: str, action: str, *, created: bool = False) -> None:
     record_write(
         ctx=ctx,
         event_type=f"webhook.{action}",
         resource_type="webhook",
         resource_id=endpoint_id,
-        status_code=status_code,
+        created=created,
     )
 
 
@@ -72,7 +72,7 @@ def webhook_endpoint_create(
         description=description,
         secret_encrypted=encrypt_secret(secret),
     )
-    _audit(ctx, endpoint.id, "created", 201)
+    _audit(ctx, endpoint.id, "created", created=True)
     return endpoint, secret
 
 
@@ -106,7 +106,7 @@ def webhook_endpoint_update(
     endpoint.save(update_fields=[*changes, "consecutive_failures", "disabled_reason", "updated_at"])
     if resumed:
         _reschedule_paused(endpoint)
-    _audit(ctx, endpoint.id, "updated", 200)
+    _audit(ctx, endpoint.id, "updated")
     return endpoint
 
 
@@ -130,7 +130,7 @@ def webhook_endpoint_delete(*, ctx: RequestContext, endpoint: WebhookEndpoint) -
     # Its deliveries first, then the endpoint: the order in which delivery workers lock them.
     WebhookDelivery.objects.filter(endpoint=endpoint).delete()
     endpoint.delete()
-    _audit(ctx, endpoint_id, "deleted", 200)
+    _audit(ctx, endpoint_id, "deleted")
 
 
 @transaction.atomic
@@ -159,7 +159,7 @@ def webhook_endpoint_rotate_secret(
             "updated_at",
         ]
     )
-    _audit(ctx, endpoint.id, "secret_rotated", 200)
+    _audit(ctx, endpoint.id, "secret_rotated")
     return endpoint, secret
 
 
@@ -278,6 +278,5 @@ def notification_settings_update(*, ctx: RequestContext, organization: Organizat
         event_type="notification.updated",
         resource_type="notification",
         resource_id=row.id,
-        status_code=200,
     )
     return row
