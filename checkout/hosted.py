@@ -11,7 +11,6 @@ pay_order` does.
 from __future__ import annotations
 
 import logging
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.conf import settings
@@ -35,11 +34,11 @@ from checkout.display import (
     display_token,
     format_units,
     luminance,
-    parse_units,
     payable_tokens,
     payment_uri,
     qr_svg,
 )
+from checkout.hosted_form import ADDRESS_PARTS, HostedCheckoutForm
 from checkout.inputs import SessionRequest
 from checkout.languages import payer_language, payer_query_of
 from checkout.models import PaymentLink, PlatformCheckoutSession
@@ -47,7 +46,6 @@ from checkout.page_cache import cached_page
 from checkout.receipts import receipt_facts, success_redirect
 from checkout.status_version import status_forget, status_version
 from checkout.visits import link_visit_record
-from core.emails import is_email
 from core.errors import DomainError
 from core.geo import locate
 from core.http import client_ip, ip_digest
@@ -60,9 +58,6 @@ from platform_api.fields import MetadataField, StrictUrlField
 logger = logging.getLogger(__name__)
 
 
-ADDRESS_PARTS = ("line1", "line2", "city", "state", "zip", "country")
-
-
 def address_labels() -> dict[str, str]:
     return {
         "line1": _("Address"),
@@ -72,9 +67,6 @@ def address_labels() -> dict[str, str]:
         "zip": _("Postal code"),
         "country": _("Country"),
     }
-
-
-TEXT_LIMIT = 500
 
 
 PAYER_ACCOUNT = 1  # the devnet wallet pays from anvil's account 1, as `pay_order` does by default
@@ -167,64 +159,11 @@ def _page_context(link: PaymentLink | None, session: PlatformCheckoutSession | N
 
 
 def _read_form(post, context: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The payer's answers and the errors to show beside each field."""
-    errors: dict[str, str] = {}
-    values: dict[str, Any] = {"form_data": {}, "email": ""}
-    token = context["token"]
-    if context["fixed_amount"] is None:
-        typed = post.get("amount", "").strip()
-        if "," in typed and "." not in typed:  # a decimal comma (es: 4,5)
-            typed = typed.replace(",", ".")
-        amount = parse_units(typed, token.decimals if token else 0)
-        if amount is None:
-            errors["amount"] = _("Enter an amount greater than zero.")
-        values["amount"] = amount
-    for field in context["form_fields"]:
-        name = f"field_{field['id']}"
-        if field["type"] == "address":
-            answer: Any = {part: post.get(f"{name}_{part}", "").strip()[:200] for part in ADDRESS_PARTS}
-            empty = not answer["line1"]
-        elif field["type"] == "checkbox":
-            answer = post.get(name) == "on"
-            empty = not answer
-        else:
-            answer = post.get(name, "").strip()[:TEXT_LIMIT]
-            empty = not answer
-            if answer and field["type"] == "email" and not is_email(answer):
-                errors[name] = _("Enter an email address.")
-            if answer and field["type"] == "number":
-                try:
-                    Decimal(answer)
-                except InvalidOperation:
-                    errors[name] = _("Enter a number.")
-            if answer and field["type"] == "select" and answer not in field.get("options", []):
-                errors[name] = _("Choose one of the options.")
-        if field.get("required") and empty:
-            errors[name] = _("%(field)s is required.") % {"field": field["label"]}
-        values["form_data"][field["id"]] = answer
-        if field["type"] == "email" and answer and not values.get("email"):
-            values["email"] = answer
-    options = {option["id"]: option for option in context["shipping_options"]}
-    values["shipping_option"] = None
-    if options:
-        chosen = options.get(post.get("shipping_option", ""))
-        if chosen is None:
-            errors["shipping_option"] = _("Choose a shipping option.")
-        else:
-            values["shipping_option"] = {k: v for k, v in chosen.items() if k != "display"}
-    values["shipping_address"] = None
-    if context["collect_shipping_address"]:
-        address = {part: post.get(f"ship_{part}", "").strip()[:200] for part in ADDRESS_PARTS}
-        if not address["line1"] or not address["city"]:
-            errors["ship_line1"] = _("Enter the shipping address (street and city).")
-        values["shipping_address"] = address
-    values["discount_code"] = post.get("discount_code", "").strip()[:50]
-    chain_id, _colon, address = post.get("pay_with", "").partition(":")
-    if not any(option["value"] == post.get("pay_with") for option in context["pay_with"]):
-        errors["pay_with"] = _("Choose the token you pay with.")
-    else:
-        values["pay_with"] = (int(chain_id), address)
-    return values, errors
+    """The payer's answers and the errors to show beside each field (checkout.hosted_form)."""
+    form = HostedCheckoutForm(post, context=context)
+    if not form.is_valid():
+        return {}, form.messages()
+    return form.values(), {}
 
 
 def _record_visit(request: HttpRequest, link: PaymentLink) -> None:

@@ -1,0 +1,118 @@
+"""The hosted page's form (checkout.hosted_form): every kind of field the merchant may ask, refused beside
+the field with nothing made, then taken as the session's answers."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from checkout.models import PlatformCheckoutSession
+from tests.orders.conftest import USDC_BASE, poster_link
+
+pytestmark = pytest.mark.django_db
+
+FIELDS = [
+    {"id": "email", "type": "email", "label": "Email", "required": True},
+    {"id": "size", "type": "select", "label": "Size", "options": ["S", "M"]},
+    {"id": "count", "type": "number", "label": "Count"},
+    {"id": "terms", "type": "checkbox", "label": "Terms", "required": True},
+    {"id": "home", "type": "address", "label": "Home", "required": True},
+    {"id": "note", "type": "textarea", "label": "Note"},
+]
+SHIPPING = [{"id": "post", "name": "Post", "amount": "1000000"}]
+
+
+@pytest.fixture
+def link(admin_client, tokens):
+    return poster_link(
+        admin_client,
+        amount=None,
+        form_schema={"fields": FIELDS},
+        shipping_options=SHIPPING,
+        collect_shipping_address=True,
+    )
+
+
+def messages(page: str) -> dict[str, str]:
+    """Each message beside an input, by the input's id (`<id>-error`)."""
+    return dict(re.findall(r'<p class="error" id="([\w-]+)-error">([^<]+)</p>', page))
+
+
+def test_each_field_is_refused_beside_itself_and_nothing_is_made(link):
+    refused = Client().post(
+        f"/pay/{link['short_code']}",
+        {
+            "amount": "0",
+            "field_email": "not-an-address",
+            "field_size": "XL",
+            "field_count": "many",
+            "field_home_city": "Lisbon",  # no street: the address is not given
+            "pay_with": "1:0xnot-a-token",
+        },
+    )
+    page = refused.content.decode()
+    assert refused.status_code == 400
+    assert messages(page) == {
+        "amount": "Enter an amount greater than zero.",
+        "field_email": "Enter an email address.",
+        "field_size": "Choose one of the options.",
+        "field_count": "Enter a number.",
+        "field_terms": "Terms is required.",
+        "field_home": "Home is required.",
+        "pay-with": "Choose the token you pay with.",
+    }
+    for message in (
+        "Choose a shipping option.",
+        "Enter the shipping address (street and city).",
+        "Choose the token you pay with.",
+    ):
+        assert message in page
+    assert not PlatformCheckoutSession.objects.exists()
+
+
+def test_the_answers_become_the_sessions(link):
+    taken = Client().post(
+        f"/pay/{link['short_code']}",
+        {
+            "amount": "4,5",  # a decimal comma
+            "field_email": "  ada@payer.example ",
+            "field_size": "M",
+            "field_count": "2",
+            "field_terms": "on",
+            "field_home_line1": " 1 Main St ",
+            "field_home_city": "Lisbon",
+            "field_note": "x" * 600,
+            "shipping_option": "post",
+            "ship_line1": "2 Side St",
+            "ship_city": "Porto",
+            "discount_code": "",
+            "pay_with": f"8453:{USDC_BASE}",
+        },
+    )
+    assert taken.status_code == 302, taken.content.decode()[:2000]
+    session = PlatformCheckoutSession.objects.get()
+    assert session.form_data == {
+        "email": "ada@payer.example",
+        "size": "M",
+        "count": "2",
+        "terms": True,
+        "home": {"line1": "1 Main St", "line2": "", "city": "Lisbon", "state": "", "zip": "", "country": ""},
+        "note": "x" * 500,
+    }
+    assert session.customer_email == "ada@payer.example"
+    assert session.shipping_option == {
+        "id": "post",
+        "name": "Post",
+        "amount": "1000000",
+        "description": "",
+    }
+    assert session.shipping_address == {
+        "line1": "2 Side St",
+        "line2": "",
+        "city": "Porto",
+        "state": "",
+        "zip": "",
+        "country": "",
+    }
