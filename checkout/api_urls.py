@@ -3,7 +3,7 @@ transactions that paid them, discount codes, widgets and the analytics over them
 
 from django.urls import path
 
-from checkout import analytics, balance_api, discount_api, views, widget_api
+from checkout import analytics, discount_api, views, widget_api
 from checkout import link_views as links
 from checkout import transaction_views as transactions
 from core.inputs import register_converters
@@ -33,16 +33,6 @@ urlpatterns = [
         "transactions/<public_id:transaction_id>",
         transactions.TransactionDetailView.as_view(),
         name="transaction",
-    ),
-    path(
-        "balance-transactions",
-        balance_api.BalanceTransactionCollectionView.as_view(),
-        name="balance-transactions",
-    ),
-    path("balance-transactions/export", balance_api.BalanceTransactionExportView.as_view()),
-    path(
-        "balance-transactions/<public_id:balance_transaction_id>",
-        balance_api.BalanceTransactionDetailView.as_view(),
     ),
     path("customers/<public_id:customer_id>/transactions", transactions.CustomerTransactionsView.as_view()),
     path("discount-codes", discount_api.DiscountCollectionView.as_view(), name="discount-codes"),

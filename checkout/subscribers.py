@@ -22,7 +22,7 @@ from typing import Any
 from django.db.models import F, Q
 from django.utils import timezone
 
-from checkout.balance import payment_recorded, refund_recorded
+from checkout.balance import payment_refunded, payment_settled
 from checkout.discounts import discount_redeem
 from checkout.models import PaymentLink, SessionOrder, Transaction, WidgetEvent
 from checkout.payments import OWNER
@@ -34,6 +34,7 @@ from checkout.sessions import (
 )
 from checkout.status_version import status_changed
 from checkout.widgets import widget_event_record
+from ledger.balance import balance_payment_refunded, balance_payment_settled
 from merchant.models import Customer
 from merchant.revenue import revenue_record
 from merchant.signals import customer_erased
@@ -209,7 +210,7 @@ def on_executed(event: events.Executed) -> None:
         customer=customer,
     ):
         row.refresh_from_db()
-        payment_recorded(order, row)
+        balance_payment_settled(payment_settled(order, row))
         revenue_record(
             organization_id=row.organization_id,
             completed_at=now,
@@ -298,7 +299,9 @@ def on_refunded(event: events.Refunded) -> None:
 def on_refund_paid(event: events.RefundPaid) -> None:
     """Money went back to the session's payer: a balance transaction of the merchant (net 0)."""
     session = Session.objects.get(pk=_session_id(event.order))
-    refund_recorded(event.order, _transaction_for(event.order, session), event.refund)
+    balance_payment_refunded(
+        payment_refunded(event.order, _transaction_for(event.order, session), event.refund)
+    )
 
 
 def on_customer_erased(sender, *, customer: Customer, **_) -> None:

@@ -13,8 +13,8 @@ from checkout.models import Transaction
 from checkout.serializers import TransactionSerializer
 from core import openapi
 from merchant.customers import customer_get
-from merchant.exports import EXPORT_PARAMETERS, export_format, stream_export
 from platform_api.api import PlatformAPIView, list_of, render_list
+from platform_api.exports import EXPORT_PARAMETERS, export_format, stream_export
 from platform_api.inputs import MAX_MILLIS
 from platform_api.views import ERRORS, LIST_PARAMETERS
 

@@ -1,9 +1,18 @@
-"""Recording a merchant's balance transactions (ledger.models.BalanceTransaction), once per business key, by
-the app that owns the payment, in the transaction of the change."""
+"""The merchant's balance transactions (ledger.models.BalanceTransaction): the ledger writes every row, once
+per business key, in the transaction of the change.
+
+Payment kinds (a link's or session's payment, a quick payment) do not write rows: they tell the ledger what
+happened, as facts (`PaymentSettled`: a payment reached the merchant; `PaymentRefunded`: money went back to a
+payer), through `balance_payment_settled` / `balance_payment_refunded`. The ledger decides the row: its key,
+type, direction, what counts as net, and which postings back it. Staff adjustments (`manage.py
+balance_adjust`) go through `balance_record` directly.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import IntegrityError, transaction
 
@@ -63,3 +72,78 @@ def balance_record(
             )
     except IntegrityError:  # recorded by another worker meanwhile
         return BalanceTransaction.objects.get(key=key)
+
+
+@dataclass(frozen=True)
+class PaymentSettled:
+    """A payment of the merchant's completed: `gross` is what it bought in the token and on the chain the merchant
+    is paid in, `net` what reached their address (the rest is the service's fee)."""
+
+    organization_id: str
+    payment_id: str  # the payment's public id (`txn_…`, `qp_…`): the row's source
+    chain_id: int
+    token_address: str
+    gross: int
+    net: int
+    tx_hashes: Sequence[tuple[str, int, str]]  # (role, chain id, hash)
+    posting_keys: Sequence[str]  # the ledger postings that moved it (postings_of)
+    description: str
+    refs: Mapping[str, Any] = field(
+        default_factory=dict
+    )  # order_id, payment_link_id, session_id, transaction_id
+
+
+@dataclass(frozen=True)
+class PaymentRefunded:
+    """Money went back to a payer of the merchant's payment (one refund mined): it never reached the merchant."""
+
+    organization_id: str
+    payment_id: str
+    refund_id: str  # what makes this refund one of a kind (a refund's row, an outbox key)
+    chain_id: int
+    token_address: str
+    amount: int
+    tx_hash: str
+    posting_keys: Sequence[str]
+    description: str
+    refs: Mapping[str, Any] = field(default_factory=dict)
+
+
+def balance_payment_settled(fact: PaymentSettled) -> BalanceTransaction:
+    """The `payment` row of a completed payment (once, whatever is told twice)."""
+    if fact.net > fact.gross:
+        raise ValueError("a payment cannot deliver more than it bought")
+    return balance_record(
+        key=f"payment:{fact.payment_id}",
+        organization_id=fact.organization_id,
+        type=Type.PAYMENT,
+        chain_id=fact.chain_id,
+        token_address=fact.token_address,
+        gross=fact.gross,
+        fee=fact.gross - fact.net,
+        net=fact.net,
+        source_id=fact.payment_id,
+        tx_hashes=fact.tx_hashes,
+        posting_keys=fact.posting_keys,
+        description=fact.description,
+        **fact.refs,
+    )
+
+
+def balance_payment_refunded(fact: PaymentRefunded) -> BalanceTransaction:
+    """The `refund` row of one refund to a payer: out of the balance's view, net 0 (it never arrived)."""
+    return balance_record(
+        key=f"refund:{fact.refund_id}",
+        organization_id=fact.organization_id,
+        type=Type.REFUND,
+        sign=-1,
+        chain_id=fact.chain_id,
+        token_address=fact.token_address,
+        gross=fact.amount,
+        net=0,
+        source_id=fact.payment_id,
+        tx_hashes=[("refund", fact.chain_id, fact.tx_hash)],
+        posting_keys=fact.posting_keys,
+        description=fact.description,
+        **fact.refs,
+    )

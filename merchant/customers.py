@@ -21,12 +21,12 @@ from core import openapi
 from core.crypto import blind_index
 from core.errors import NOTHING_TO_UPDATE, Conflict, ErrorCode, InvalidRequest
 from core.fields import EpochMillisField, StrictCharField
-from merchant.exports import EXPORT_PARAMETERS, export_format, stream_export
 from merchant.models import Customer
 from merchant.signals import customer_erased
 from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
+from platform_api.exports import EXPORT_PARAMETERS, export_format, stream_export
 from platform_api.fields import MetadataField
 from platform_api.filters import FilterSerializer, TextFilter
 from platform_api.models import Organization

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from chains.handlers import OwnerKind, PaymentDue, deposit_handler, outbox_handler, payable
 from chains.models import Deposit, OutboxTx
-from ledger.balance import Type, balance_record, postings_of
+from ledger.balance import (
+    PaymentRefunded,
+    PaymentSettled,
+    balance_payment_refunded,
+    balance_payment_settled,
+    postings_of,
+)
 from ledger.models import Account, Entry
 from quickpay.models import QuickPayment, QuickPaymentDeposit
 from quickpay.services import (
@@ -59,17 +65,18 @@ def _as_payment(payment: QuickPayment, *, status: str) -> Payment:
 
 
 def _payment_recorded(paid: QuickPayment, organization_id: str) -> None:
-    balance_record(
-        key=f"payment:{paid.id}",
-        organization_id=organization_id,
-        type=Type.PAYMENT,
-        chain_id=paid.chain_id,
-        token_address=paid.token_address,
-        gross=int(paid.amount),
-        source_id=paid.id,
-        tx_hashes=[("deposit", paid.chain_id, paid.tx_hash)],
-        posting_keys=postings_of(owner=f"{QUICK_PAYMENT_OWNER}:{paid.id}"),
-        description=f"quick payment {paid.id}",
+    balance_payment_settled(
+        PaymentSettled(
+            organization_id=organization_id,
+            payment_id=paid.id,
+            chain_id=paid.chain_id,
+            token_address=paid.token_address,
+            gross=int(paid.amount),
+            net=int(paid.amount),
+            tx_hashes=[("deposit", paid.chain_id, paid.tx_hash)],
+            posting_keys=postings_of(owner=f"{QUICK_PAYMENT_OWNER}:{paid.id}"),
+            description=f"quick payment {paid.id}",
+        )
     )
 
 
@@ -130,19 +137,18 @@ def _refund_recorded(tx: OutboxTx, payment_id: str) -> None:
     )
     if payment is None or entry is None or not payment.organization_id:
         return
-    balance_record(
-        key=f"refund:{tx.key}",
-        organization_id=payment.organization_id,
-        type=Type.REFUND,
-        sign=-1,
-        chain_id=tx.chain_id,
-        token_address=entry.account.token,
-        gross=int(entry.amount),
-        net=0,
-        source_id=payment.id,
-        tx_hashes=[("refund", tx.chain_id, tx.tx_hash)],
-        posting_keys=[entry.posting.key],
-        description=f"returned to the payer of quick payment {payment.id}",
+    balance_payment_refunded(
+        PaymentRefunded(
+            organization_id=payment.organization_id,
+            payment_id=payment.id,
+            refund_id=tx.key,
+            chain_id=tx.chain_id,
+            token_address=entry.account.token,
+            amount=int(entry.amount),
+            tx_hash=tx.tx_hash,
+            posting_keys=[entry.posting.key],
+            description=f"returned to the payer of quick payment {payment.id}",
+        )
     )
 
 

@@ -19,8 +19,8 @@ from core import openapi
 from core.errors import NotFound
 from core.fields import EpochMillisField
 from ledger.models import BalanceTransaction
-from merchant.exports import EXPORT_PARAMETERS, export_format, stream_export
 from platform_api.api import PlatformAPIView, list_of, render_list
+from platform_api.exports import EXPORT_PARAMETERS, export_format, stream_export
 from platform_api.filters import (
     ChoiceFilter,
     FilterSerializer,
