@@ -17,13 +17,11 @@ from checkout.models import SessionOrder
 from checkout.sessions import Session, check_link_payable
 from checkout.status_version import status_changed
 from core.errors import Conflict, InvalidRequest
-from orders.creation import order_create
 from orders.events import OrderOwner
 from orders.fees import amount_before_fee_added, fee_amount, gross_for_net, standard_fee, token_usd_value
 from orders.inputs import EXACT_OUTPUT, OrderRequest, QuoteInput
-from orders.lifecycle import WAITING, order_expire
 from orders.models import Order
-from orders.quotes import quote_build
+from orders.services import WAITING, order_create, order_expire, quote_build
 
 ORDER_TYPE = "x402_swap"  # the merchant's amount is fixed; the payer's follows from the quote
 OWNER = OrderOwner.CHECKOUT  # the owner of the orders the checkout creates (orders.events)

@@ -23,7 +23,7 @@ from checkout.display import display_token, format_units
 from checkout.models import PlatformCheckoutSession
 from merchant.branding import brand_for
 from orders.models import Order
-from orders.refunds import refund_target
+from orders.selectors import refund_target
 from webhooks.models import NotificationEmail
 
 RECEIPT_EMAIL = "receipt.completed"

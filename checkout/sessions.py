@@ -33,8 +33,8 @@ from checkout.status_version import status_changed
 from checkout.widgets import deposit_options, widget_event_record
 from core.errors import Conflict, InvalidRequest
 from merchant.products import check_product
-from orders.lifecycle import WAITING, order_expire
 from orders.models import Order
+from orders.services import WAITING, order_expire
 from platform_api.inputs import check_amounts_worth, check_token
 from platform_api.models import Organization
 from webhooks.events import EventType, emit_event

@@ -40,7 +40,7 @@ from checkout.page_cache import cached_page
 from checkout.widgets import deposit_options, widget_event_record
 from core.errors import DomainError, InvalidRequest
 from orders.inputs import EXACT_INPUT, QuoteInput
-from orders.quotes import quote_build
+from orders.services import quote_build
 from platform_api.errors import PlatformError
 
 logger = logging.getLogger(__name__)

@@ -19,9 +19,8 @@ from onramp.vendor_a import VendorAClient, map_buy_options
 from onramp.vendor_b import VendorBClient, WebhookRejected, is_configured, webhook_event
 from orders import fees
 from orders.inputs import OrderRequest
-from orders.lifecycle import order_record_card_payment
 from orders.models import Order
-from orders.settlement import enqueue_settlement
+from orders.services import enqueue_settlement, order_record_card_payment
 
 # vendorA's network names for the chains the service settles on.
 VENDOR_A_NETWORKS = {

@@ -12,9 +12,7 @@ from core.geo import locate
 from core.http import client_ip
 from onramp import services
 from onramp.serializers import DirectUrlSerializer, OnrampUrlSerializer, SessionTokenSerializer
-from orders.envelope import OrderAPIView, OrderError, ok
-from orders.serializers.responses import envelope
-from orders.views import ERROR
+from orders.envelope import ERROR, OrderAPIView, OrderError, envelope, ok
 
 URL_DATA = inline_serializer(
     "OnrampUrlData",

@@ -14,13 +14,16 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, JsonResponse
+from drf_spectacular.utils import inline_serializer
 from rest_framework import exceptions as drf_exceptions
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core import errors as domain
 from core.http import client_ip, ip_digest
 from core.inputs import InputChecksMixin, InvalidInput, PayloadTooLarge
+from orders.serializers.responses import envelope  # noqa: F401 - a response's schema in the envelope, for other apps
 from platform_api import ratelimit
 from platform_api.api import OptionalApiKeyAuthentication, authenticate_limiting_failures
 from platform_api.errors import PlatformError, first_validation_error
@@ -135,3 +138,14 @@ class OrderAPIView(InputChecksMixin, APIView):
     @property
     def api_key(self) -> ApiKey | None:
         return self.request.auth
+
+
+# The schema of the interface's error body, for the OpenAPI docs of every app that answers on it.
+ERROR = inline_serializer(
+    name="OrderError",
+    fields={
+        "success": serializers.BooleanField(default=False),
+        "message": serializers.CharField(),
+        "statusCode": serializers.IntegerField(),
+    },
+)

@@ -21,6 +21,7 @@ from orders import events, lifecycle
 from orders.accounting import card_refund_posted
 from orders.models import DepositTx, Order, RefundTx
 from orders.onramps import get_onramp_adapter
+from orders.selectors import refund_target
 from orders.sweeps import order_sweep
 
 logger = logging.getLogger("orders.settlement")  # refunds are settlement's news
@@ -48,12 +49,6 @@ def _owed(order: Order) -> list[tuple[DepositTx, int, str]]:
                 (deposit, rest, f"order:{order.pk}:refund:{deposit.pk}" + (":rest" if flagged else ""))
             )
     return owed
-
-
-def refund_target(order: Order, deposit: DepositTx) -> str:
-    """Where a deposit's refund goes: its sender; for a deposit seen by balance (a contract wallet's internal
-    payment, no sender known), the order's refundAddress, else the address staff entered; '' when none."""
-    return deposit.from_address or order.refund_address or deposit.refund_to or ""
 
 
 def _hold_unattributed(order: Order, deposit: DepositTx, amount: int) -> None:

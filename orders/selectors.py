@@ -104,3 +104,9 @@ def tokens_on_chain(*, chain_id: int, term: str | None, limit: int) -> QuerySet[
 
 def order_for_session(session_id: uuid.UUID) -> Order | None:
     return Order.objects.filter(checkout_session_id=session_id).first()
+
+
+def refund_target(order: Order, deposit: DepositTx) -> str:
+    """Where a deposit's refund goes: its sender; for a deposit seen by balance (a contract wallet's internal
+    payment, no sender known), the order's refundAddress, else the address staff entered; '' when none."""
+    return deposit.from_address or order.refund_address or deposit.refund_to or ""

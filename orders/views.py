@@ -5,8 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpRequest
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 
 from chains.evm import is_address
 from chains.registry import chains
@@ -14,7 +13,7 @@ from core import openapi
 from core.http import client_ip
 from orders import examples, selectors, sessions
 from orders.creation import order_create
-from orders.envelope import OrderAPIView, OrderError, ok, order_error_response
+from orders.envelope import ERROR, OrderAPIView, OrderError, ok, order_error_response
 from orders.inputs import OrderRequest, QuoteInput
 from orders.providers import token_shape
 from orders.quotes import quote_build
@@ -30,14 +29,6 @@ from orders.serializers.orders import (
 from orders.serializers.sessions import CheckoutSessionCreateSerializer
 from platform_api.models import Permission
 
-ERROR = inline_serializer(
-    name="OrderError",
-    fields={
-        "success": serializers.BooleanField(default=False),
-        "message": serializers.CharField(),
-        "statusCode": serializers.IntegerField(),
-    },
-)
 ERRORS = {400: ERROR, 401: ERROR, 404: ERROR, 429: ERROR, 500: ERROR}
 
 
