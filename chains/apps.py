@@ -1,5 +1,5 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_delete, post_migrate, post_save
+from django.db.models.signals import post_migrate
 
 
 class ChainsConfig(AppConfig):
@@ -8,18 +8,11 @@ class ChainsConfig(AppConfig):
     verbose_name = "Chains"
 
     def ready(self) -> None:
-        from chains import factory  # noqa: F401 - registers the handler of its own transactions
-        from chains.models import Chain, Token
-        from chains.registry import registry_forget
-        from chains.tokens import tokens_forget
+        # The handler of its own transactions (chains.factory); the caches of chain and token rows, forgotten
+        # when a row changes (receivers in chains.registry and chains.tokens).
+        from chains import factory, registry, tokens  # noqa: F401
 
-        def forget(**kwargs) -> None:
-            registry_forget()
-
-        post_save.connect(forget, sender=Chain, dispatch_uid="chains.registry.saved", weak=False)
-        post_delete.connect(forget, sender=Chain, dispatch_uid="chains.registry.deleted", weak=False)
-        post_save.connect(tokens_forget, sender=Token, dispatch_uid="chains.tokens.saved", weak=False)
-        post_delete.connect(tokens_forget, sender=Token, dispatch_uid="chains.tokens.deleted", weak=False)
+        # Django connects post_migrate to the app's own config, so this one stays a call (Django's docs).
         post_migrate.connect(_seed_chains, sender=self, dispatch_uid="chains.registry.seed")
 
 

@@ -27,6 +27,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import Count, Max
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 from django.utils import timezone
 
 from chains.evm import deposit_address_for, is_address, to_checksum_address
@@ -260,6 +262,13 @@ class _State:
 
 def registry_recheck_seconds() -> float:
     return REGISTRY_RECHECK_SECONDS
+
+
+@receiver(post_save, sender="chains.Chain", dispatch_uid="chains.registry.saved")
+@receiver(post_delete, sender="chains.Chain", dispatch_uid="chains.registry.deleted")
+def _chain_row_changed(**_signal) -> None:
+    """A chain's row changed (staff, `chains add`): every process reads the registry again."""
+    registry_forget()
 
 
 def registry_forget() -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 
 from chains.evm import is_address, to_checksum_address
 from chains.models import Token
@@ -43,6 +45,8 @@ def token_get(*, chain_id: int, address: str) -> Token | None:
     return token
 
 
+@receiver(post_save, sender=Token, dispatch_uid="chains.tokens.saved")
+@receiver(post_delete, sender=Token, dispatch_uid="chains.tokens.deleted")
 def tokens_forget(**_signal) -> None:
     """Drop what token_get keeps (a token was saved or deleted in this process)."""
     _tokens.clear()

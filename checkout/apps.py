@@ -7,7 +7,6 @@ class CheckoutConfig(AppConfig):
     verbose_name = "Checkout"
 
     def ready(self) -> None:
-        from checkout import payloads, subscribers
-
-        subscribers.connect()
-        payloads.register()
+        # What an order's lifecycle means for its session (orders.events), a customer's erasure (a signal), the
+        # bodies of the checkout's events (webhooks.payloads): registered by decorators where they are defined.
+        from checkout import payloads, subscribers  # noqa: F401

@@ -6,9 +6,10 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from checkout.serializers import PlatformSessionSerializer
-from webhooks.payloads import CheckoutSessionBlockSerializer, PaymentEventDataSerializer, register_event_body
+from webhooks.payloads import CheckoutSessionBlockSerializer, PaymentEventDataSerializer, event_body
 
 
+@event_body("checkout.completed", "WebhookCheckoutCompleted")
 class CheckoutCompletedDataSerializer(PaymentEventDataSerializer):
     session = PlatformSessionSerializer()
     shipping_address = serializers.DictField(allow_null=True)
@@ -16,11 +17,7 @@ class CheckoutCompletedDataSerializer(PaymentEventDataSerializer):
     discount_amount = serializers.CharField(allow_null=True)
 
 
+@event_body("checkout.expired", "WebhookCheckoutExpired")
 class CheckoutExpiredDataSerializer(PlatformSessionSerializer):
     checkoutSession = CheckoutSessionBlockSerializer()
     reason = serializers.CharField(help_text="timeout, expired_by_merchant or payment_link_deleted.")
-
-
-def register() -> None:
-    register_event_body("checkout.completed", "WebhookCheckoutCompleted", CheckoutCompletedDataSerializer())
-    register_event_body("checkout.expired", "WebhookCheckoutExpired", CheckoutExpiredDataSerializer())

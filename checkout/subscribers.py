@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import F, Q
+from django.dispatch import receiver
 from django.utils import timezone
 
 from checkout.balance import payment_refunded, payment_settled
@@ -113,15 +114,12 @@ def transaction_payment(row: Transaction, session: Session) -> Payment:
     )
 
 
-def on_changed(event: events.Changed | events.RefundPaid) -> None:
-    """The hosted page's poll shows something new: its cached version goes once this commits."""
-    status_changed(_session_id(event.order))
-
-
+@events.on(events.Locking, owner=OWNER)
 def on_locking(event: events.Locking) -> None:
     Session.objects.select_for_update().filter(pk=_session_id(event.order)).first()
 
 
+@events.on(events.DepositCounted, owner=OWNER)
 def on_deposit_counted(event: events.DepositCounted) -> None:
     """The transaction shows what arrived so far, and what of it goes back (beyond the price)."""
     order, deposit = event.order, event.deposit
@@ -189,6 +187,7 @@ def _session_completed(session: Session) -> None:
         widget_event_record(session.widget_id, WidgetEvent.Kind.COMPLETION, session.id)
 
 
+@events.on(events.Executed, owner=OWNER)
 def on_executed(event: events.Executed) -> None:
     """The merchant was paid: complete the session and its transaction, count the uses, tell the merchant."""
     order = event.order
@@ -285,17 +284,20 @@ def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None, out
         payer_email_queue(session=session, order=order, event=failed_event, kind=REFUND_EMAIL)
 
 
+@events.on(events.Failed, owner=OWNER)
 def on_failed(event: events.Failed) -> None:
     if not event.refunding:  # nothing was paid; otherwise `Refunded` tells once it is back
         _payment_failed(event.order, error=event.error, refund_tx_hash=None, outcome=PaymentOutcome.UNPAID)
 
 
+@events.on(events.Refunded, owner=OWNER)
 def on_refunded(event: events.Refunded) -> None:
     _payment_failed(
         event.order, error=event.error, refund_tx_hash=event.refund_tx_hash, outcome=PaymentOutcome.REFUNDED
     )
 
 
+@events.on(events.RefundPaid, owner=OWNER)
 def on_refund_paid(event: events.RefundPaid) -> None:
     """Money went back to the session's payer: a balance transaction of the merchant (net 0)."""
     session = Session.objects.get(pk=_session_id(event.order))
@@ -304,6 +306,13 @@ def on_refund_paid(event: events.RefundPaid) -> None:
     )
 
 
+@events.on(events.Changed, events.RefundPaid, owner=OWNER)
+def on_changed(event: events.Changed | events.RefundPaid) -> None:
+    """The hosted page's poll shows something new: its cached version goes once this commits."""
+    status_changed(_session_id(event.order))
+
+
+@receiver(customer_erased, dispatch_uid="checkout.customer_erased")
 def on_customer_erased(sender, *, customer: Customer, **_) -> None:
     """`merchant.signals.customer_erased`: the email, name, form answers and shipping address of every
     session and transaction of the customer (or of its wallet) go too; then the webhooks' copies."""
@@ -316,15 +325,3 @@ def on_customer_erased(sender, *, customer: Customer, **_) -> None:
         Q(customer=customer) | Q(from_address__iexact=customer.wallet_address) | Q(session_id__in=session_ids)
     ).update(form_data={}, shipping_address=None)
     personal_data_erased.send(sender=Customer, organization=customer.organization, session_ids=session_ids)
-
-
-def connect() -> None:
-    events.subscribe(events.Locking, on_locking, owner=OWNER)
-    events.subscribe(events.DepositCounted, on_deposit_counted, owner=OWNER)
-    events.subscribe(events.Executed, on_executed, owner=OWNER)
-    events.subscribe(events.Failed, on_failed, owner=OWNER)
-    events.subscribe(events.Refunded, on_refunded, owner=OWNER)
-    events.subscribe(events.RefundPaid, on_refund_paid, owner=OWNER)
-    events.subscribe(events.Changed, on_changed, owner=OWNER)
-    events.subscribe(events.RefundPaid, on_changed, owner=OWNER)
-    customer_erased.connect(on_customer_erased, dispatch_uid="checkout.customer_erased", weak=False)

@@ -101,7 +101,7 @@ def wiring_markdown() -> str:
     lines += ["", "#### Signals and their receivers", ""]
     lines += _table(("signal", "sender", "receiver"), _signal_rows())
     lines += ["", "#### Other registries", ""]
-    other = [("`orders.onramps.register_onramp`", "order creation", _name(type(get_onramp_adapter())))]
+    other = [("`orders.onramps.onramp_adapter`", "order creation", _name(type(get_onramp_adapter())))]
     other += [
         ("`webhooks.payloads` event bodies", f"`{callback.name}`", "documented in the OpenAPI schema")
         for callback in sorted(CALLBACKS, key=lambda callback: callback.name)

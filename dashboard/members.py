@@ -15,12 +15,14 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.db import IntegrityError, transaction
+from django.dispatch import receiver
 from django.template.loader import render_to_string
 from django.utils import timezone
 
 from core.emails import is_email
 from dashboard.auth import normalise_email, sign_out_everywhere
 from dashboard.models import Invitation, Member, Role
+from merchant.signals import payout_defaults_changed
 from platform_api.context import RequestContext
 from platform_api.models import Organization
 from platform_api.signals import record_write
@@ -221,6 +223,7 @@ def _actor_text(actor: str) -> str:
     return actor or "the service"
 
 
+@receiver(payout_defaults_changed, dispatch_uid="dashboard.payout_defaults_changed")
 def on_payout_defaults_changed(
     sender, *, organization: Organization, before: dict, after: dict, actor: str, **_
 ):

@@ -7,8 +7,4 @@ class LedgerConfig(AppConfig):
     verbose_name = "Ledger"
 
     def ready(self) -> None:
-        from chains.handlers import deposit_observer, outbox_observer
-        from ledger.observed import deposit_posted, outbox_posted
-
-        deposit_observer(deposit_posted)
-        outbox_observer(outbox_posted)
+        from ledger import observed  # noqa: F401 - observes every deposit and outbox outcome (chains.handlers)

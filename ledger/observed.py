@@ -22,6 +22,7 @@ from eth_utils import keccak, to_checksum_address
 
 from chains.artifacts import forwarder_init_code_hash
 from chains.evm import ZERO_ADDRESS, create2_address
+from chains.handlers import deposit_observer, outbox_observer
 from chains.models import Deposit, OutboxTx, WatchedAddress
 from chains.outbox.send import SWEPT_TOPIC
 from chains.signers import signer_address
@@ -172,6 +173,7 @@ def order_of(owner: str):
         return None
 
 
+@outbox_observer
 def outbox_posted(tx: OutboxTx) -> None:
     """Make the ledger say what the row says now: the postings of blocks that no longer carry `tx` undone, and
     the block that carries it posted (once)."""
@@ -217,6 +219,7 @@ def posting_kind(key: str) -> str:
     return word[:40]
 
 
+@deposit_observer
 def deposit_posted(deposit: Deposit) -> None:
     """A deposit in the ledger: posted when handed over confirmed, undone when withdrawn."""
     key = f"deposit:{deposit.pk}"

@@ -6,8 +6,10 @@ from typing import Any
 
 from onramp.services import onramp_extras
 from onramp.vendor_b import VendorBClient
+from orders.onramps import onramp_adapter
 
 
+@onramp_adapter
 class OrderOnramp:
     """vendorA (session URLs) and vendorB-web2 (a card payment intent) for orders that name them."""
 

@@ -6,7 +6,4 @@ class OnrampConfig(AppConfig):
     verbose_name = "Fiat onramp"
 
     def ready(self) -> None:
-        from onramp.adapters import OrderOnramp
-        from orders.onramps import register_onramp
-
-        register_onramp(OrderOnramp())
+        from onramp import adapters  # noqa: F401 - its adapter is order creation's onramp (orders.onramps)

@@ -59,6 +59,7 @@ def card_refund_legs(order, refund, intent: str) -> list[Leg]:
     ]
 
 
+@events.on(events.Executed, owner=events.ANY)
 def _fee_earned(event: events.Executed) -> None:
     order = event.order
     legs = fee_legs(order)
@@ -122,7 +123,3 @@ def backfill(apps, run) -> int:
             tx_hash=refund.tx_hash,
         )
     return done
-
-
-def connect() -> None:
-    events.subscribe(events.Executed, _fee_earned, owner=events.ANY)

@@ -8,7 +8,6 @@ class OrdersConfig(AppConfig):
     def ready(self) -> None:
         # What the chains app hands up (chains.handlers): deposits to orders' addresses and the outcomes of
         # their outbox transactions; registered where they are handled.
+        # And what an order's lifecycle means here (orders.events): the fee an order earned, in the ledger
+        # (accounting); the order interface's own orders: their sessions, then their payment webhooks.
         from orders import accounting, deposits, receivers, settlement  # noqa: F401
-
-        accounting.connect()  # the fee an order earned, in the ledger
-        receivers.connect()  # the order interface's own orders: their sessions and payment webhooks

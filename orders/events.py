@@ -7,7 +7,8 @@ order of the order interface), and each app subscribes, in its
 `AppConfig.ready`, to the events of its own orders (or of all, with
 `owner=ANY`):
 
-    events.subscribe(events.Executed, checkout_order_executed, owner=events.OrderOwner.CHECKOUT)
+    @events.on(events.Executed, owner=events.OrderOwner.CHECKOUT)
+    def checkout_order_executed(event: events.Executed) -> None: ...
 
 Owners are `OrderOwner`: a subscription under a name the enum does not have is refused, and `manage.py
 wiring` prints every subscription.
@@ -107,6 +108,7 @@ class RefundPaid(OrderEvent):
 
 
 E = TypeVar("E", bound=OrderEvent)
+F = TypeVar("F", bound=Callable[..., None])
 _subscribers: list[tuple[type[OrderEvent], str | None, Callable[[Any], None]]] = []
 
 
@@ -118,6 +120,19 @@ def subscribe(event_type: type[E], handler: Callable[[E], None], *, owner: Order
     entry = (event_type, owner, handler)
     if entry not in _subscribers:
         _subscribers.append(entry)
+
+
+def on(*event_types: type[OrderEvent], owner: OrderOwner | None) -> Callable[[F], F]:
+    """Subscribe the decorated function to `event_types` of the orders of `owner` (ANY: every order). The
+    app's `AppConfig.ready` imports the module; subscribers run in the order they were defined (a module
+    imported by another's runs first)."""
+
+    def register(handler: F) -> F:
+        for event_type in event_types:
+            subscribe(event_type, handler, owner=owner)
+        return handler
+
+    return register
 
 
 def announce(event: OrderEvent) -> None:

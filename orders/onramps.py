@@ -8,7 +8,7 @@ an onramp is refused.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from core.errors import NotConfigured
 
@@ -51,9 +51,19 @@ _adapter: OnrampAdapter = NoOnramp()
 
 
 def register_onramp(adapter: OnrampAdapter) -> None:
-    """Make `adapter` the fiat onramp of order creation (the onramp app calls this when it is ready)."""
+    """Make `adapter` the fiat onramp of order creation."""
     global _adapter
     _adapter = adapter
+
+
+A = TypeVar("A", bound=type)
+
+
+def onramp_adapter(cls: A) -> A:
+    """Decorate the onramp app's adapter class: an instance becomes the fiat onramp of order creation when the
+    module is imported (by the onramp app's `AppConfig.ready`)."""
+    register_onramp(cls())
+    return cls
 
 
 def get_onramp_adapter() -> OnrampAdapter:

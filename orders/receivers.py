@@ -3,7 +3,7 @@ its checkout session follows it, and the merchant is told of the payment. Connec
 
 from __future__ import annotations
 
-from orders import events, sessions
+from orders import events
 from orders.models import Order
 from webhooks.events import Payment, PaymentOutcome, emit_payment
 
@@ -35,6 +35,7 @@ def order_payment(order: Order) -> Payment:
     )
 
 
+@events.on(events.Executed, owner=OWN)
 def _executed(event: events.Executed) -> None:
     order = event.order
     emit_payment(
@@ -42,11 +43,13 @@ def _executed(event: events.Executed) -> None:
     )
 
 
+@events.on(events.Failed, owner=OWN)
 def _failed(event: events.Failed) -> None:
     if not event.refunding:  # nothing was paid: this is the end; otherwise `Refunded` tells
         _payment_failed(event.order, error=event.error, refund_tx_hash=None, outcome=PaymentOutcome.UNPAID)
 
 
+@events.on(events.Refunded, owner=OWN)
 def _refunded(event: events.Refunded) -> None:
     _payment_failed(
         event.order, error=event.error, refund_tx_hash=event.refund_tx_hash, outcome=PaymentOutcome.REFUNDED
@@ -61,15 +64,3 @@ def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None, out
         error=error,
         refund_tx_hash=refund_tx_hash,
     )
-
-
-def connect() -> None:
-    subscribe = events.subscribe
-    subscribe(events.Locking, sessions.on_locking, owner=OWN)
-    subscribe(events.Paid, sessions.on_paid, owner=OWN)
-    subscribe(events.Executed, sessions.on_executed, owner=OWN)  # checkout.completed, then payment.completed
-    subscribe(events.Executed, _executed, owner=OWN)
-    subscribe(events.Failed, sessions.on_failed, owner=OWN)
-    subscribe(events.Failed, _failed, owner=OWN)
-    subscribe(events.Refunded, _refunded, owner=OWN)
-    subscribe(events.Expired, sessions.on_expired, owner=OWN)

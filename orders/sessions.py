@@ -99,16 +99,19 @@ def checkout_sessions_expire_due(*, now: datetime | None = None, batch_size: int
 # --- the session follows its order (subscribed in orders.apps) ------------------------------
 
 
+@events.on(events.Locking, owner=events.OrderOwner.INTERFACE)
 def on_locking(event: events.Locking) -> None:
     if event.order.checkout_session_id:
         CheckoutSession.objects.select_for_update().filter(pk=event.order.checkout_session_id).first()
 
 
+@events.on(events.Paid, owner=events.OrderOwner.INTERFACE)
 def on_paid(event: events.Paid) -> None:
     if event.order.checkout_session_id:
         _session_transition(event.order.checkout_session_id, from_status="open", to_status="processing")
 
 
+@events.on(events.Executed, owner=events.OrderOwner.INTERFACE)
 def on_executed(event: events.Executed) -> None:
     order = event.order
     if not order.checkout_session_id:
@@ -124,6 +127,7 @@ def on_executed(event: events.Executed) -> None:
         )
 
 
+@events.on(events.Failed, owner=events.OrderOwner.INTERFACE)
 def on_failed(event: events.Failed) -> None:
     if event.order.checkout_session_id:
         checkout_session_expire(
@@ -133,6 +137,7 @@ def on_failed(event: events.Failed) -> None:
         )
 
 
+@events.on(events.Expired, owner=events.OrderOwner.INTERFACE)
 def on_expired(event: events.Expired) -> None:
     if event.order.checkout_session_id:
         checkout_session_expire(session_id=event.order.checkout_session_id, reason="order_expired")

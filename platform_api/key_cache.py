@@ -19,6 +19,8 @@ import logging
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 from redis.exceptions import RedisError
 
 from core.shared_redis import shared_get, shared_redis
@@ -154,10 +156,12 @@ def forget(api_key: ApiKey) -> None:
     transaction.on_commit(tombstone)
 
 
+@receiver(post_save, sender=ApiKey, dispatch_uid="api_key_record_saved")
 def on_saved(sender, instance: ApiKey, created: bool, **_) -> None:
     if not created:
         refresh(instance)
 
 
+@receiver(post_delete, sender=ApiKey, dispatch_uid="api_key_record_deleted")
 def on_deleted(sender, instance: ApiKey, **_) -> None:
     forget(instance)

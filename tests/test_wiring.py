@@ -45,3 +45,17 @@ def test_every_beat_entry_runs_a_task_named_after_its_code():
         assert task is not None, entry
         assert options["task"] == f"{task.run.__module__}.{task.run.__name__}", entry
         assert entry.split("-")[0] == options["task"].split(".")[0].replace("platform_api", "platform"), entry
+
+
+def test_every_registration_is_a_decorator_where_its_handler_is_defined():
+    """One style: no app's ready connects or subscribes by hand (only post_migrate, which Django ties to the
+    app's own config), and no module calls events.subscribe outside the decorator."""
+    base = Path(settings.BASE_DIR)
+    for apps_module in base.glob("*/apps.py"):
+        text = apps_module.read_text()
+        calls = [line.strip() for line in text.splitlines() if ".connect(" in line or "subscribe(" in line]
+        assert all(call.startswith("post_migrate.connect(") for call in calls), (apps_module, calls)
+    for module in base.glob("*/*.py"):
+        if module.parts[-2] in ("tests", "tools") or module.name == "events.py":
+            continue
+        assert "events.subscribe(" not in module.read_text(), module

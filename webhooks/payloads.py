@@ -3,10 +3,13 @@
 Representation only. `payment.completed` and `payment.failed` are built by
 `webhooks.events.payment_completed_data` / `payment_failed_data` (one shape
 for every kind of payment); `checkout.completed` and `checkout.expired` of a
-platform session by the checkout, which documents them here (`register_event_body`).
+platform session by the checkout, which documents them here (`@event_body`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
 
 from drf_spectacular.utils import OpenApiCallback, extend_schema
 from rest_framework import serializers
@@ -62,6 +65,8 @@ def _body(name: str, data: serializers.Serializer) -> serializers.Serializer:
     )
 
 
+S = TypeVar("S", bound=type[serializers.Serializer])
+
 EVENT_BODIES = {
     "payment.completed": _body("WebhookPaymentCompleted", PaymentEventDataSerializer()),
     "payment.failed": _body("WebhookPaymentFailed", PaymentFailedDataSerializer()),
@@ -85,8 +90,13 @@ def _callback(event_type: str, body: serializers.Serializer) -> OpenApiCallback:
 CALLBACKS = [_callback(event_type, body) for event_type, body in EVENT_BODIES.items()]
 
 
-def register_event_body(event_type: str, name: str, data: serializers.Serializer) -> None:
-    """An app above this one documents the `data` of an event it sends (in its `AppConfig.ready`): the
-    schema's callbacks list is read when the schema is generated, after every app is ready."""
-    if all(callback.name != event_type for callback in CALLBACKS):
-        CALLBACKS.append(_callback(event_type, _body(name, data)))
+def event_body(event_type: str, name: str) -> Callable[[S], S]:
+    """Document the `data` of an event an app above this one sends: decorate its serializer. The schema's
+    callbacks list is read when the schema is generated, after every app is ready."""
+
+    def register(serializer: S) -> S:
+        if all(callback.name != event_type for callback in CALLBACKS):
+            CALLBACKS.append(_callback(event_type, _body(name, serializer())))
+        return serializer
+
+    return register
