@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from chains.fields import TokenAmountField
 from checkout.discounts import DiscountRefused, discount_evaluate
 from checkout.models import DiscountCode, PaymentLink
+from checkout.selectors import discount_code_list
 from core import openapi
 from core.errors import NOTHING_TO_UPDATE, Conflict, DomainError, ErrorCode, InvalidRequest
 from core.fields import EpochMillisField, StrictBooleanField, StrictCharField, StrictIntegerField
@@ -81,7 +82,7 @@ class DiscountUpdateSerializer(DiscountWriteSerializer):
 
 
 class DiscountBatchSerializer(DiscountWriteSerializer):
-    code = None  # type: ignore[assignment]
+    code = None
     codes = serializers.ListField(child=StrictCharField(max_length=60), min_length=1, max_length=MAX_BATCH)
 
 
@@ -177,23 +178,6 @@ def discount_code_delete(*, ctx: RequestContext, code: DiscountCode) -> None:
     """The code stops working and leaves the API; checkouts that used it keep their discount."""
     DiscountCode.objects.filter(pk=code.pk).update(deleted_at=timezone.now(), is_active=False)
     _audit(ctx, "discount_code.deleted", code.id)
-
-
-def discount_code_list(
-    *,
-    organization: Organization,
-    payment_link_id: str | None = None,
-    active: bool | None = None,
-    search: str | None = None,
-):
-    codes = DiscountCode.objects.filter(organization=organization, deleted_at__isnull=True)
-    if payment_link_id:
-        codes = codes.filter(payment_link_id=payment_link_id)
-    if active is not None:
-        codes = codes.filter(is_active=active)
-    if search:
-        codes = codes.filter(code__icontains=search)
-    return codes
 
 
 def discount_codes_batch(

@@ -10,7 +10,7 @@ from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from checkout.models import LinkVisit, PaymentLink, PlatformCheckoutSession, Transaction
+from checkout.models import DiscountCode, LinkVisit, PaymentLink, PlatformCheckoutSession, Transaction
 from platform_api.models import Organization
 from platform_api.selectors import scoped_get
 
@@ -208,3 +208,20 @@ def sum_usd(**kwargs):
     from django.db.models import DecimalField, Sum
 
     return Sum("amount_usd", output_field=DecimalField(max_digits=20, decimal_places=2), **kwargs)
+
+
+def discount_code_list(
+    *,
+    organization: Organization,
+    payment_link_id: str | None = None,
+    active: bool | None = None,
+    search: str | None = None,
+) -> QuerySet[DiscountCode]:
+    codes = DiscountCode.objects.filter(organization=organization, deleted_at__isnull=True)
+    if payment_link_id:
+        codes = codes.filter(payment_link_id=payment_link_id)
+    if active is not None:
+        codes = codes.filter(is_active=active)
+    if search:
+        codes = codes.filter(code__icontains=search)
+    return codes

@@ -281,3 +281,8 @@ class TransactionSerializer(serializers.Serializer):
         data["tx_hash"] = data["tx_hash"] or None
         data["from_address"] = data["from_address"] or None
         return data
+
+
+# The discount codes' write serializers are defined beside their API; the dashboard's forms use them from here.
+from checkout.discount_api import DiscountUpdateSerializer as DiscountUpdateSerializer  # noqa: E402
+from checkout.discount_api import DiscountWriteSerializer as DiscountWriteSerializer  # noqa: E402

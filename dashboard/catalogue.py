@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from checkout.analytics import PERIODS, analytics_overview
-from checkout.discount_api import discount_code_list
+from checkout.selectors import discount_code_list
 from dashboard.auth import member_view
 from dashboard.charts import daily_chart
 from dashboard.discount_pages import code_token, discount_text

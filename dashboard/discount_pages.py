@@ -16,9 +16,10 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_http_methods, require_POST
 
 from chains.models import Token
-from checkout import discount_api as services
+from checkout import services
 from checkout.display import display_token, format_units
 from checkout.models import DiscountCode, PaymentLink
+from checkout.serializers import DiscountUpdateSerializer, DiscountWriteSerializer
 from dashboard.auth import member_view, owned
 from dashboard.forms import ApiForm, form_page, submitted, to, whole_number
 from dashboard.roles import WRITE
@@ -95,7 +96,7 @@ class DiscountForm(ApiForm):
             "min_order_amount": None if minimum is None else str(minimum),
             "expires_at": self._expiry(),
         }
-        serializer = services.DiscountUpdateSerializer if editing else services.DiscountWriteSerializer
+        serializer = DiscountUpdateSerializer if editing else DiscountWriteSerializer
         return self.checked(serializer, body, partial=editing)
 
     def _expiry(self) -> int | None:

@@ -14,8 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from checkout import links as services
-from checkout import selectors
+from checkout import selectors, services
 from checkout.display import display_token, format_units, qr_svg
 from checkout.models import PaymentLink
 from checkout.serializers import LinkItemSerializer, PaymentLinkUpdateSerializer, PaymentLinkWriteSerializer

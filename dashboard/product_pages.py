@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
-from checkout import links as link_services
+from checkout import services as link_services
 from core.errors import DomainError
 from dashboard.auth import member_view, owned
 from dashboard.forms import PricedForm, form_page, submitted, to, token_options
