@@ -97,6 +97,7 @@ def _states(admin_client) -> dict[str, str]:
     lifecycle.order_fail(order=Order.objects.get(pk=failed_order.pk), error="SLIPPAGE: test")
     RefundTx.objects.create(
         order=failed_order,
+        deposit=failed_order.deposit_txs.get(),  # back to the address it came from, which the page shows
         chain=8453,
         tx_hash="0x" + "b" * 64,
         amount=failed_order.src_amount,

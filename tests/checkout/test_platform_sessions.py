@@ -155,7 +155,12 @@ def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin
     assert Transaction.objects.get(order_id=order.pk).status == "confirming"
     lifecycle.order_fail(order=Order.objects.get(pk=order.pk), error="SLIPPAGE: test")
     RefundTx.objects.create(
-        order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=order.src_amount, status="success"
+        order=order,
+        deposit=order.deposit_txs.get(),
+        chain=8453,
+        tx_hash="0x" + "b" * 64,
+        amount=order.src_amount,
+        status="success",
     )  # as the refund's outbox transaction records it
     lifecycle.order_refunded(order=Order.objects.get(pk=order.pk), refund_tx_hash="0x" + "b" * 64)
     session.refresh_from_db()
@@ -170,6 +175,30 @@ def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin
     assert 'data-value="0x' + "b" * 64 + '"' in page, page
     assert 'id="receipt-refunded"' in page
     assert "This payment did not go through: what you paid was sent back to you." in page
+    assert 'id="refund-to-1" data-value="0x' + "4" * 40 + '"' in page  # where it went: the sender's address
+
+
+def test_a_refund_whose_address_is_not_known_shows_no_empty_address(admin_client, tokens, client):
+    from orders import lifecycle
+
+    session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
+    order = payments.session_order_create(
+        session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
+    )
+    lifecycle.order_record_deposit(
+        order=order,
+        chain=8453,
+        tx_hash="0x" + "a" * 64,
+        amount=int(order.src_amount),
+        from_address="0x" + "4" * 40,
+    )
+    lifecycle.order_fail(order=Order.objects.get(pk=order.pk), error="SLIPPAGE: test")
+    RefundTx.objects.create(  # a card refund, or one staff made by hand: no deposit, no address to show
+        order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=order.src_amount, status="success"
+    )
+    lifecycle.order_refunded(order=Order.objects.get(pk=order.pk), refund_tx_hash="0x" + "b" * 64)
+    page = client.get(f"/pay/s/{session.id}").content.decode()
+    assert 'data-value="0x' + "b" * 64 + '"' in page and "Refunded to" not in page
 
 
 @pytest.mark.parametrize(
