@@ -88,9 +88,8 @@ class PaymentSettled:
     tx_hashes: Sequence[tuple[str, int, str]]  # (role, chain id, hash)
     posting_keys: Sequence[str]  # the ledger postings that moved it (postings_of)
     description: str
-    refs: Mapping[str, Any] = field(
-        default_factory=dict
-    )  # order_id, payment_link_id, session_id, transaction_id
+    # order_id, payment_link_id, session_id, transaction_id: what the row links to
+    refs: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

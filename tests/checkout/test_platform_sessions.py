@@ -136,7 +136,8 @@ def test_choosing_another_token_replaces_an_unpaid_order(admin_client, tokens):
     assert payments.session_current_order(session) == second
 
 
-def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin_client, tokens, client):
+def _paid_session(admin_client):
+    """A session whose order got its whole price from 0x44…44."""
     from orders import lifecycle
 
     session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
@@ -150,19 +151,32 @@ def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin
         amount=int(order.src_amount),
         from_address="0x" + "4" * 40,
     )
-    session.refresh_from_db()
-    assert session.status == "processing"
-    assert Transaction.objects.get(order_id=order.pk).status == "confirming"
+    return session, order
+
+
+def _refunded(order, *, deposit):
+    """The order failed and its refund was mined (as the refund's outbox transaction records it); `deposit`
+    None for a refund with no deposit behind it (a card refund, one staff made by hand)."""
+    from orders import lifecycle
+
     lifecycle.order_fail(order=Order.objects.get(pk=order.pk), error="SLIPPAGE: test")
     RefundTx.objects.create(
         order=order,
-        deposit=order.deposit_txs.get(),
+        deposit=deposit,
         chain=8453,
         tx_hash="0x" + "b" * 64,
         amount=order.src_amount,
         status="success",
-    )  # as the refund's outbox transaction records it
+    )
     lifecycle.order_refunded(order=Order.objects.get(pk=order.pk), refund_tx_hash="0x" + "b" * 64)
+
+
+def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin_client, tokens, client):
+    session, order = _paid_session(admin_client)
+    session.refresh_from_db()
+    assert session.status == "processing"
+    assert Transaction.objects.get(order_id=order.pk).status == "confirming"
+    _refunded(order, deposit=order.deposit_txs.get())
     session.refresh_from_db()
     assert session.status == "failed"
     assert Transaction.objects.get(order_id=order.pk).status == "failed"
@@ -179,24 +193,8 @@ def test_a_failed_payment_fails_the_processing_session_and_its_transaction(admin
 
 
 def test_a_refund_whose_address_is_not_known_shows_no_empty_address(admin_client, tokens, client):
-    from orders import lifecycle
-
-    session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
-    order = payments.session_order_create(
-        session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
-    )
-    lifecycle.order_record_deposit(
-        order=order,
-        chain=8453,
-        tx_hash="0x" + "a" * 64,
-        amount=int(order.src_amount),
-        from_address="0x" + "4" * 40,
-    )
-    lifecycle.order_fail(order=Order.objects.get(pk=order.pk), error="SLIPPAGE: test")
-    RefundTx.objects.create(  # a card refund, or one staff made by hand: no deposit, no address to show
-        order=order, chain=8453, tx_hash="0x" + "b" * 64, amount=order.src_amount, status="success"
-    )
-    lifecycle.order_refunded(order=Order.objects.get(pk=order.pk), refund_tx_hash="0x" + "b" * 64)
+    session, order = _paid_session(admin_client)
+    _refunded(order, deposit=None)  # no deposit behind it: no address to show
     page = client.get(f"/pay/s/{session.id}").content.decode()
     assert 'data-value="0x' + "b" * 64 + '"' in page and "Refunded to" not in page
 

@@ -4,6 +4,7 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
 from web3 import Web3
 
@@ -19,6 +20,7 @@ from tests.orders.devnet_checkout import random_address
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
+VAULT = settings.VAULT_ADDRESS
 
 
 @pytest.fixture
@@ -65,6 +67,7 @@ def test_the_recipient_gets_the_amount_and_the_rest_goes_back(admin_client, devn
     payment = create(admin_client, devnet_a, recipient)  # a merchant's: its balance transactions show it
     before = {n: usdc.functions.balanceOf(accounts[n]).call() for n in (1, 2)}
     weth_before = weth.functions.balanceOf(accounts[3]).call()
+    vault_before = (usdc.functions.balanceOf(VAULT).call(), weth.functions.balanceOf(VAULT).call())
     devnet_transfer(
         chain=devnet_a[0],
         token=payment.token_address,
@@ -108,6 +111,8 @@ def test_the_recipient_gets_the_amount_and_the_rest_goes_back(admin_client, devn
         usdc.functions.balanceOf(accounts[2]).call() == before[2] - 1_500_000
     )  # 0.5 beyond the amount came back
     assert weth.functions.balanceOf(accounts[3]).call() == weth_before  # another token came back
+    # the vault swept all of it and paid all of it out: it keeps nothing of either token
+    assert (usdc.functions.balanceOf(VAULT).call(), weth.functions.balanceOf(VAULT).call()) == vault_before
     balance = {
         (r["type"], r["token_address"].lower()): (r["amount"], r["net"])
         for r in admin_client.get(f"/api/v1/balance-transactions?source_id={payment.id}").json()["data"]
@@ -129,6 +134,7 @@ def test_what_an_expired_payment_received_goes_back(admin_client, devnet_a):
     recipient = random_address()
     payment = create(admin_client, devnet_a, recipient)  # a merchant's: its webhooks are told
     before = usdc.functions.balanceOf(payer).call()
+    vault_before = usdc.functions.balanceOf(VAULT).call()
     devnet_transfer(
         chain=devnet_a[0],
         token=payment.token_address,
@@ -155,4 +161,5 @@ def test_what_an_expired_payment_received_goes_back(admin_client, devnet_a):
 
     assert usdc.functions.balanceOf(payer).call() == before
     assert usdc.functions.balanceOf(recipient).call() == 0
+    assert usdc.functions.balanceOf(VAULT).call() == vault_before  # swept in, returned in full
     assert not OutboxTx.objects.filter(key=f"quickpay:{payment.id}:payout").exists()
