@@ -7,6 +7,7 @@ what someone remembered to write down. `docs/architecture.md` includes the outpu
 
 from __future__ import annotations
 
+import importlib
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -18,10 +19,8 @@ from django.db.models.signals import post_delete, post_migrate, post_save
 from django.dispatch import Signal
 
 from chains.handlers import registrations
-from merchant.signals import customer_erased, payout_defaults_changed
 from orders.events import subscriptions
 from orders.onramps import get_onramp_adapter
-from platform_api.signals import personal_data_erased, resource_written
 from webhooks.payloads import CALLBACKS
 
 PROJECT: tuple[str, ...] = (
@@ -29,16 +28,29 @@ PROJECT: tuple[str, ...] = (
     *("checkout", "onramp", "dashboard", "config"),
 )
 
-SIGNALS: dict[str, Signal] = {
-    "platform_api.signals.resource_written": resource_written,
-    "platform_api.signals.personal_data_erased": personal_data_erased,
-    "merchant.signals.customer_erased": customer_erased,
-    "merchant.signals.payout_defaults_changed": payout_defaults_changed,
+DJANGO_SIGNALS: dict[str, Signal] = {
     "django post_save": post_save,
     "django post_delete": post_delete,
     "django post_migrate": post_migrate,
     "django setting_changed": setting_changed,
 }
+
+
+def _signals() -> dict[str, Signal]:
+    """Every signal an app declares in its `signals` module, found there (a new one cannot be left out), and
+    the Django signals the apps receive."""
+    found: dict[str, Signal] = {}
+    for config in apps.get_app_configs():
+        if not config.name.startswith(PROJECT):
+            continue
+        try:
+            module = importlib.import_module(f"{config.name}.signals")
+        except ModuleNotFoundError:
+            continue
+        for name, value in sorted(vars(module).items()):
+            if isinstance(value, Signal):
+                found[f"{config.name}.signals.{name}"] = value
+    return found | DJANGO_SIGNALS
 
 
 def _name(function: Callable[..., Any]) -> str:
@@ -60,7 +72,7 @@ def _senders() -> dict[int, str]:
 def _signal_rows() -> list[tuple[str, str, str]]:
     senders = _senders()
     rows = []
-    for name, signal in SIGNALS.items():
+    for name, signal in _signals().items():
         for entry in signal.receivers:
             (_receiver_id, sender_id), reference = entry[0], entry[1]
             receiver = reference() if isinstance(reference, weakref.ReferenceType) else reference
