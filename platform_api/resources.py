@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Model, QuerySet
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -126,64 +126,37 @@ def resource_views(
     detail: type[ResourceDetailView] = ResourceDetailView,
 ) -> tuple[type[ResourceCollectionView], type[ResourceDetailView]]:
     """The collection and record views of `resource`, with their OpenAPI operations."""
-    ops, tag, name = resource.operations, [resource.tag], resource.schema_name
-    update_serializer = resource.update_serializer or resource.write_serializer
-
-    def method(base: type, verb: str, **schema: Any) -> Callable:
-        handler = getattr(base, verb)
-
-        def call(self, request, **kwargs):
-            return handler(self, request, **kwargs)
-
-        call.__name__ = verb
-        return extend_schema(tags=tag, **schema)(call)
-
-    collection_view = type(
-        f"{name}CollectionView",
-        (collection,),
-        {
-            "resource": resource,
-            "permissions_by_method": resource.permissions_by_method,
-            "__module__": collection.__module__,
-            "get": method(
-                collection,
-                "get",
-                operation_id=f"{ops}_list",
-                parameters=[*LIST_PARAMETERS, *resource.list_parameters],
-                responses={200: list_of(f"{name}List", resource.serializer(many=True)), **ERRORS},
-            ),
-            "post": method(
-                collection,
-                "post",
-                operation_id=f"{ops}_create",
-                request=resource.write_serializer,
-                parameters=[IDEMPOTENCY_HEADER],
-                responses={201: resource.serializer, **ERRORS},
-            ),
-        },
-    )
+    ops, tags, name = resource.operations, [resource.tag], resource.schema_name
+    attributes = {"resource": resource, "permissions_by_method": resource.permissions_by_method}
+    collection_view = extend_schema_view(
+        get=extend_schema(
+            tags=tags,
+            operation_id=f"{ops}_list",
+            parameters=[*LIST_PARAMETERS, *resource.list_parameters],
+            responses={200: list_of(f"{name}List", resource.serializer(many=True)), **ERRORS},
+        ),
+        post=extend_schema(
+            tags=tags,
+            operation_id=f"{ops}_create",
+            request=resource.write_serializer,
+            parameters=[IDEMPOTENCY_HEADER],
+            responses={201: resource.serializer, **ERRORS},
+        ),
+    )(type(f"{name}CollectionView", (collection,), {**attributes, "__module__": collection.__module__}))
     delete_schema: dict[str, Any] = {"responses": {200: deleted(f"{name}Deleted"), **ERRORS}}
     if resource.delete_description:
         delete_schema["description"] = resource.delete_description
-    detail_view = type(
-        f"{name}DetailView",
-        (detail,),
-        {
-            "resource": resource,
-            "permissions_by_method": resource.permissions_by_method,
-            "__module__": detail.__module__,
-            "get": method(
-                detail, "get", operation_id=f"{ops}_retrieve", responses={200: resource.serializer, **ERRORS}
-            ),
-            "patch": method(
-                detail,
-                "patch",
-                operation_id=f"{ops}_update",
-                request=update_serializer,
-                parameters=[IDEMPOTENCY_HEADER],
-                responses={200: resource.serializer, **ERRORS},
-            ),
-            "delete": method(detail, "delete", operation_id=f"{ops}_delete", **delete_schema),
-        },
-    )
+    detail_view = extend_schema_view(
+        get=extend_schema(
+            tags=tags, operation_id=f"{ops}_retrieve", responses={200: resource.serializer, **ERRORS}
+        ),
+        patch=extend_schema(
+            tags=tags,
+            operation_id=f"{ops}_update",
+            request=resource.update_serializer or resource.write_serializer,
+            parameters=[IDEMPOTENCY_HEADER],
+            responses={200: resource.serializer, **ERRORS},
+        ),
+        delete=extend_schema(tags=tags, operation_id=f"{ops}_delete", **delete_schema),
+    )(type(f"{name}DetailView", (detail,), {**attributes, "__module__": detail.__module__}))
     return collection_view, detail_view
