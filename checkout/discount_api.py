@@ -5,12 +5,11 @@ Writes need `admin`; reading needs `read`, and so does `validate`, which never u
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
@@ -18,9 +17,10 @@ from chains.fields import TokenAmountField
 from checkout.discounts import DiscountRefused, discount_evaluate
 from checkout.models import DiscountCode, PaymentLink
 from checkout.selectors import discount_code_list
+from checkout.serializers import CODE, DiscountUpdateSerializer, DiscountValueField, DiscountWriteSerializer
 from core import openapi
 from core.errors import NOTHING_TO_UPDATE, Conflict, DomainError, ErrorCode, InvalidRequest
-from core.fields import EpochMillisField, StrictBooleanField, StrictCharField, StrictIntegerField
+from core.fields import EpochMillisField, StrictCharField
 from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.filters import BoolFilter, FilterSerializer, IdFilter, TextFilter
@@ -29,56 +29,8 @@ from platform_api.resources import Resource, resource_views
 from platform_api.signals import record_write
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER
 
-CODE = re.compile(r"^[A-Za-z0-9_-]{1,50}$")
 SORTS = ("created_at", "updated_at", "code", "current_uses")
 MAX_BATCH = 100
-
-
-@extend_schema_field(
-    {
-        "oneOf": [
-            {"type": "integer", "minimum": 1, "maximum": 2**256 - 1},
-            {"type": "string", "pattern": "^[0-9]{1,78}$"},
-        ],
-        "description": "Percent (1..100), or the smallest token unit; answered as a string.",
-    }
-)
-class DiscountValueField(serializers.Field):
-    """A whole number, as a JSON number or a string of digits (a fixed value may pass 2**53)."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int | str):
-            raise serializers.ValidationError("Must be a whole number.")
-        text = str(data)
-        if not text.isascii() or not text.isdigit() or len(text.lstrip("0")) > 78 or int(text) < 1:
-            raise serializers.ValidationError("Must be a whole number greater than zero.")
-        if int(text) >= 2**256:
-            raise serializers.ValidationError("Is larger than a 256-bit amount.")
-        return int(text)
-
-    def to_representation(self, value):
-        return str(int(value))
-
-
-class DiscountWriteSerializer(serializers.Serializer):
-    code = serializers.RegexField(
-        CODE, error_messages={"invalid": "Letters, digits, '_' or '-', at most 50."}
-    )
-    type = serializers.ChoiceField(choices=DiscountCode.Type.values)
-    value = DiscountValueField()
-    payment_link_id = StrictCharField(max_length=64, required=False, allow_null=True)
-    max_uses = StrictIntegerField(required=False, allow_null=True, min_value=1, max_value=2_000_000_000)
-    min_order_amount = TokenAmountField(required=False, allow_null=True, allow_zero=True)
-    expires_at = EpochMillisField(required=False, allow_null=True)
-
-    def validate_expires_at(self, value):
-        if value is not None and value <= timezone.now():
-            raise serializers.ValidationError("Must be in the future.")
-        return value
-
-
-class DiscountUpdateSerializer(DiscountWriteSerializer):
-    is_active = StrictBooleanField(required=False)
 
 
 class DiscountBatchSerializer(DiscountWriteSerializer):

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
+from checkout.models import DiscountCode
 from core.fields import (
     EpochMillisField,
     StrictBooleanField,
@@ -283,6 +287,51 @@ class TransactionSerializer(serializers.Serializer):
         return data
 
 
-# The discount codes' write serializers are defined beside their API; the dashboard's forms use them from here.
-from checkout.discount_api import DiscountUpdateSerializer as DiscountUpdateSerializer  # noqa: E402
-from checkout.discount_api import DiscountWriteSerializer as DiscountWriteSerializer  # noqa: E402
+CODE = re.compile(r"^[A-Za-z0-9_-]{1,50}$")  # a discount code
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "integer", "minimum": 1, "maximum": 2**256 - 1},
+            {"type": "string", "pattern": "^[0-9]{1,78}$"},
+        ],
+        "description": "Percent (1..100), or the smallest token unit; answered as a string.",
+    }
+)
+class DiscountValueField(serializers.Field):
+    """A whole number, as a JSON number or a string of digits (a fixed value may pass 2**53)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | str):
+            raise serializers.ValidationError("Must be a whole number.")
+        text = str(data)
+        if not text.isascii() or not text.isdigit() or len(text.lstrip("0")) > 78 or int(text) < 1:
+            raise serializers.ValidationError("Must be a whole number greater than zero.")
+        if int(text) >= 2**256:
+            raise serializers.ValidationError("Is larger than a 256-bit amount.")
+        return int(text)
+
+    def to_representation(self, value):
+        return str(int(value))
+
+
+class DiscountWriteSerializer(serializers.Serializer):
+    code = serializers.RegexField(
+        CODE, error_messages={"invalid": "Letters, digits, '_' or '-', at most 50."}
+    )
+    type = serializers.ChoiceField(choices=DiscountCode.Type.values)
+    value = DiscountValueField()
+    payment_link_id = StrictCharField(max_length=64, required=False, allow_null=True)
+    max_uses = StrictIntegerField(required=False, allow_null=True, min_value=1, max_value=2_000_000_000)
+    min_order_amount = TokenAmountField(required=False, allow_null=True, allow_zero=True)
+    expires_at = EpochMillisField(required=False, allow_null=True)
+
+    def validate_expires_at(self, value):
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError("Must be in the future.")
+        return value
+
+
+class DiscountUpdateSerializer(DiscountWriteSerializer):
+    is_active = StrictBooleanField(required=False)
