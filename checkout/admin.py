@@ -4,10 +4,10 @@ from django.contrib import admin
 from django.utils.html import format_html
 
 from checkout.models import (
+    CheckoutSession,
     DiscountCode,
     PaymentLink,
     PaymentLinkItem,
-    PlatformCheckoutSession,
     Transaction,
     Widget,
 )
@@ -45,10 +45,11 @@ class PaymentLinkAdmin(ReadOnlyModelAdmin):
     inlines = [PaymentLinkItemInline]
 
 
-@admin.register(PlatformCheckoutSession)
-class PlatformCheckoutSessionAdmin(ReadOnlyModelAdmin):
+@admin.register(CheckoutSession)
+class CheckoutSessionAdmin(ReadOnlyModelAdmin):
     list_display = (
         "id",
+        "created_through",
         "organization",
         "payment_link",
         "status",
@@ -58,7 +59,7 @@ class PlatformCheckoutSessionAdmin(ReadOnlyModelAdmin):
         "created_at",
         "expires_at",
     )
-    list_filter = ("status", "chain_id", "organization")
+    list_filter = ("created_through", "status", "chain_id", "organization")
     search_fields = ("id", "client_reference_id", "tx_hash", "payer_address", "payment_link__short_code")
     list_select_related = ("organization", "payment_link")
     exclude = ("customer_email", "customer_name")  # personal data: not shown to staff by default

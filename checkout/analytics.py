@@ -27,7 +27,7 @@ from rest_framework.response import Response
 
 from chains.registry import chain_get
 from chains.tokens import tokens_by_chain_and_address
-from checkout.models import PaymentLink, PlatformCheckoutSession, Transaction
+from checkout.models import CheckoutSession, PaymentLink, Transaction
 from checkout.selectors import sum_usd
 from merchant.models import Customer, RevenueDay
 from platform_api.api import PlatformAPIView
@@ -185,7 +185,7 @@ def analytics_overview(
     links = PaymentLink.objects.filter(organization=organization, deleted_at__isnull=True).aggregate(
         total=Count("pk"), active=Count("pk", filter=Q(is_active=True))
     )
-    sessions = PlatformCheckoutSession.objects.filter(organization=organization)
+    sessions = CheckoutSession.objects.platform().filter(organization=organization)
     if since is not None:
         sessions = sessions.filter(created_at__gte=since)
     funnel = sessions.aggregate(total=Count("pk"), done=Count("pk", filter=Q(status="completed")))

@@ -41,7 +41,7 @@ from checkout.display import (
 from checkout.hosted_form import ADDRESS_PARTS, HostedCheckoutForm
 from checkout.inputs import SessionRequest
 from checkout.languages import payer_language, payer_query_of
-from checkout.models import PaymentLink, PlatformCheckoutSession
+from checkout.models import CheckoutSession, PaymentLink
 from checkout.page_cache import cached_page
 from checkout.receipts import receipt_facts, success_redirect
 from checkout.status_version import status_forget, status_version
@@ -96,7 +96,7 @@ def url_params(query) -> dict[str, Any]:
     return {name: value for name, value in raw.items() if name not in params.errors}
 
 
-def _page_context(link: PaymentLink | None, session: PlatformCheckoutSession | None) -> dict[str, Any]:
+def _page_context(link: PaymentLink | None, session: CheckoutSession | None) -> dict[str, Any]:
     source = link or (session.payment_link if session else None)
     widget = session.widget if session and session.widget_id else None  # a session a widget started
     organization = session.organization if session else link.organization  # type: ignore[union-attr]
@@ -229,7 +229,7 @@ def checkout_refused(request: HttpRequest, template: str = "pay/unavailable.html
     return response
 
 
-def _pay(request, session: PlatformCheckoutSession, values: dict[str, Any]) -> None:
+def _pay(request, session: CheckoutSession, values: dict[str, Any]) -> None:
     session = sessions.session_prepare(
         session=session,
         amount=values.get("amount"),
@@ -283,11 +283,10 @@ def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
     return redirect("pay-session", session_id=session.id)
 
 
-def _session_or_404(session_id: str) -> PlatformCheckoutSession:
+def _session_or_404(session_id: str) -> CheckoutSession:
     session = (
-        PlatformCheckoutSession.objects.select_related(
-            "payment_link", "organization", "discount_code", "widget"
-        )
+        CheckoutSession.objects.platform()
+        .select_related("payment_link", "organization", "discount_code", "widget")
         .filter(pk=session_id)
         .first()
     )
@@ -326,7 +325,7 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     return render(request, "pay/session.html", _status_context(session, order))
 
 
-def _status_context(session: PlatformCheckoutSession, order: Order | None) -> dict[str, Any]:
+def _status_context(session: CheckoutSession, order: Order | None) -> dict[str, Any]:
     context = _page_context(None, session)
     status = payments.session_status_data(session, order)
     if order is not None:
@@ -389,7 +388,7 @@ def wallet_messages() -> dict[str, str]:
     }
 
 
-def _wallet_data(session: PlatformCheckoutSession, order: Order, token, chain) -> dict[str, Any] | None:
+def _wallet_data(session: CheckoutSession, order: Order, token, chain) -> dict[str, Any] | None:
     """What the page's wallet script (checkout/static/checkout/wallet.js) needs: the payment's chain, token,
     deposit address and decimals, and the sentences it may show. A devnet's chain may be added to the wallet
     with its own RPC URL; another chain's RPC URLs may hold provider keys and are never shown."""
@@ -431,7 +430,7 @@ def _wallet_data(session: PlatformCheckoutSession, order: Order, token, chain) -
     }
 
 
-def _summary(session: PlatformCheckoutSession, order: Order, context: dict[str, Any], pay_token) -> dict:
+def _summary(session: CheckoutSession, order: Order, context: dict[str, Any], pay_token) -> dict:
     """The pay step's breakdown: the items, subtotal, discount and shipping in the merchant's token, their
     price, the service fee when the payer carries it, and last the total: what the payer sends, in theirs."""
     token = context["token"]
@@ -482,7 +481,7 @@ def session_status(request: HttpRequest, session_id: str) -> HttpResponse:
     if etag is not None and etag in parse_etags(request.headers.get("If-None-Match", "")):
         response: HttpResponse = HttpResponseNotModified()
     else:
-        session = PlatformCheckoutSession.objects.filter(pk=session_id).first()
+        session = CheckoutSession.objects.platform().filter(pk=session_id).first()
         if session is None:
             status_forget(session_id)
             return JsonResponse({"error": "There is no checkout at this address."}, status=404)

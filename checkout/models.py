@@ -1,5 +1,5 @@
-"""The checkout's records: payment links and their items, platform checkout sessions and the orders that
-pay them, discount codes, widgets, link visits, and each payment's transaction.
+"""The checkout's records: payment links and their items, checkout sessions (the platform's and the order
+interface's) and the orders that pay them, discount codes, widgets, link visits, and each payment's transaction.
 
 The tables were `platform_api`'s and keep their names (`db_table`): only Django's state moved here
 (`checkout 0002`). A session and a transaction name their customer (`merchant.Customer`, the app
@@ -8,6 +8,8 @@ below this one) once the payment completes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -15,6 +17,9 @@ from django.utils.translation import gettext
 
 from core.dbfields import EncryptedJSONField, EncryptedTextField, Uint256Field
 from core.ids import public_id, random_base62
+
+if TYPE_CHECKING:
+    from platform_api.models import Organization
 
 
 def new_link_id() -> str:
@@ -130,11 +135,26 @@ class PaymentLinkItem(models.Model):
         return self.name
 
 
-class PlatformCheckoutSession(models.Model):
-    """One payer's checkout (`cs_`), for a payment link or an amount; paid by at most one order at a time.
+class CheckoutSessionQuerySet(models.QuerySet):
+    def platform(self) -> CheckoutSessionQuerySet:
+        """The platform's `cs_` sessions: what `/api/v1`, the hosted page and the dashboard show."""
+        return self.filter(created_through=CheckoutSession.CreatedThrough.PLATFORM)
 
-    `open -> processing` (the payment arrived) `-> completed`; `open -> expired`
-    (time-out or the expire call); `processing -> failed` (refunded).
+    def order_interface(self) -> CheckoutSessionQuerySet:
+        """The order interface's sessions (`/checkout-sessions`, UUID ids)."""
+        return self.filter(created_through=CheckoutSession.CreatedThrough.ORDER_INTERFACE)
+
+
+class CheckoutSession(models.Model):
+    """One payer's checkout, paid by at most one order at a time: the one checkout session of the service.
+
+    Created through the platform (`cs_` ids, for a payment link, a widget or an amount: it names the token,
+    chain, recipient and amount) or through the order interface (UUID ids: the merchant's order names the
+    rest). `open -> processing` (the payment arrived) `-> completed`; `open -> expired` (time-out, the expire
+    call, its link deleted, or an order interface session's order failing or expiring unpaid);
+    `processing -> failed` (a platform session whose payment was refunded). Each interface shows it in its
+    own words: `checkout.interface.session_data` (the order interface says `complete`) and
+    `checkout.serializers.PlatformSessionSerializer`.
     """
 
     class Status(models.TextChoices):
@@ -144,9 +164,24 @@ class PlatformCheckoutSession(models.Model):
         EXPIRED = "expired"
         FAILED = "failed"
 
-    id = models.CharField(primary_key=True, max_length=32, default=new_session_id, editable=False)
+    class CreatedThrough(models.TextChoices):
+        PLATFORM = "platform"
+        ORDER_INTERFACE = "order_interface", "order interface"
+
+    id = models.CharField(primary_key=True, max_length=36, default=new_session_id, editable=False)
+    created_through = models.CharField(
+        max_length=16,
+        choices=CreatedThrough.choices,
+        default=CreatedThrough.PLATFORM,
+        help_text="Which interface made it, and so shows it.",
+    )
     organization = models.ForeignKey(
-        "platform_api.Organization", on_delete=models.CASCADE, related_name="platform_sessions"
+        "platform_api.Organization",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="platform_sessions",
+        help_text="Empty only for an order interface session made without an API key.",
     )
     widget = models.ForeignKey(
         "Widget",
@@ -162,12 +197,12 @@ class PlatformCheckoutSession(models.Model):
     product_id = models.CharField(max_length=32, null=True, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
     amount = Uint256Field(null=True, blank=True, help_text="What the payer pays, after any discount.")
-    token_address = models.CharField(max_length=42)
-    chain_id = models.PositiveBigIntegerField()
-    recipient_address = models.CharField(max_length=42)
+    token_address = models.CharField(max_length=42, blank=True)
+    chain_id = models.PositiveBigIntegerField(null=True, blank=True)
+    recipient_address = models.CharField(max_length=42, blank=True)
     success_url = models.CharField(max_length=2048, blank=True)
     cancel_url = models.CharField(max_length=2048, blank=True)
-    client_reference_id = models.CharField(max_length=200, blank=True)
+    client_reference_id = models.CharField(max_length=255, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     customer_email = EncryptedTextField()
     customer_name = EncryptedTextField()
@@ -193,14 +228,16 @@ class PlatformCheckoutSession(models.Model):
         max_length=10, blank=True, help_text="The language the payer's page was in: their receipt email's."
     )
     completed_at = models.DateTimeField(null=True, blank=True)
+    expired_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now)
 
+    objects = CheckoutSessionQuerySet.as_manager()
+
     class Meta:
         db_table = "platform_api_platformcheckoutsession"
         ordering = ["-created_at"]
-        verbose_name = "platform checkout session"
         indexes = [
             models.Index(fields=["organization", "-created_at"], name="psession_org_created"),
             models.Index(fields=["payment_link", "-created_at"], name="psession_link_created"),
@@ -211,6 +248,20 @@ class PlatformCheckoutSession(models.Model):
 
     def __str__(self) -> str:
         return self.id
+
+    # A platform session always names its merchant and where the merchant is paid; only a session made on the
+    # order interface may lack them (its order names them). The platform's code reads them through these.
+    @property
+    def merchant(self) -> Organization:
+        if self.organization is None:
+            raise ValueError(f"checkout session {self.id} has no organization (an order interface session)")
+        return self.organization
+
+    @property
+    def paid_on_chain(self) -> int:
+        if self.chain_id is None:
+            raise ValueError(f"checkout session {self.id} names no chain (an order interface session)")
+        return self.chain_id
 
 
 class DiscountCode(models.Model):
@@ -275,7 +326,7 @@ class Transaction(models.Model):
     )
     order_id = models.UUIDField(unique=True, help_text="The order underneath.")
     session = models.ForeignKey(
-        PlatformCheckoutSession, null=True, blank=True, on_delete=models.SET_NULL, related_name="transactions"
+        CheckoutSession, null=True, blank=True, on_delete=models.SET_NULL, related_name="transactions"
     )
     payment_link = models.ForeignKey(
         PaymentLink, null=True, blank=True, on_delete=models.SET_NULL, related_name="transactions"
@@ -417,9 +468,7 @@ class SessionOrder(models.Model):
     only that the checkout owns it (`Order.owner`); this is the link.
     """
 
-    session = models.ForeignKey(
-        PlatformCheckoutSession, on_delete=models.PROTECT, related_name="session_orders"
-    )
+    session = models.ForeignKey(CheckoutSession, on_delete=models.PROTECT, related_name="session_orders")
     order = models.OneToOneField("orders.Order", on_delete=models.PROTECT, related_name="session_order")
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -36,7 +36,7 @@ def _cost(session: Session, src_chain: int, src_token: str, amount: int) -> tupl
             trade_type=EXACT_OUTPUT,
             amount=amount,
             src_chain=src_chain,
-            dst_chain=session.chain_id,
+            dst_chain=session.paid_on_chain,
             src_token_address=src_token,
             dst_token_address=session.token_address,
             recipient_address=session.recipient_address or None,
@@ -106,7 +106,7 @@ def session_order_create(*, session: Session, src_chain: int, src_token: str, pa
         request = OrderRequest(
             type=ORDER_TYPE,
             src_chain=src_chain,
-            dst_chain=session.chain_id,
+            dst_chain=session.paid_on_chain,
             src_token_address=src_token,
             dst_token_address=session.token_address,
             src_amount=src_amount,

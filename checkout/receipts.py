@@ -20,7 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 from chains.registry import chain_get
 from checkout.display import display_token, format_units
-from checkout.models import PlatformCheckoutSession
+from checkout.models import CheckoutSession
 from merchant.branding import brand_for
 from orders.models import Order
 from orders.selectors import refund_target
@@ -35,7 +35,7 @@ def explorer_link(chain_id: int, tx_hash: str) -> str | None:
     return f"{chain.explorer_url.rstrip('/')}/tx/{tx_hash}" if chain and chain.explorer_url else None
 
 
-def success_redirect(session: PlatformCheckoutSession) -> str | None:
+def success_redirect(session: CheckoutSession) -> str | None:
     url = session.success_url or (session.payment_link.return_url if session.payment_link else "")
     return url.replace("{SESSION_ID}", session.id) if url else None
 
@@ -68,7 +68,7 @@ FAILURE_REASONS = {
 }
 
 
-def failure_reason(session: PlatformCheckoutSession, order: Order, merchant: str) -> str:
+def failure_reason(session: CheckoutSession, order: Order, merchant: str) -> str:
     """Why the checkout failed, for the payer (never the service's internal words)."""
     code = (order.error_details or "").split(":", 1)[0].strip()
     if code in FAILURE_REASONS:
@@ -83,14 +83,14 @@ def _masked_email(address: str) -> str:
     return f"{local[:1]}•••{local[-1:] if len(local) > 1 else ''}@{domain}"
 
 
-def receipt_facts(session: PlatformCheckoutSession, order: Order) -> dict[str, Any]:
+def receipt_facts(session: CheckoutSession, order: Order) -> dict[str, Any]:
     """The receipt of a completed or refunded checkout (see the module's docstring)."""
     token = display_token(order.src_chain, order.src_token_address)
     decimals = token.decimals if token else 0
     chain = chain_get(order.src_chain)
     deposits = list(order.deposit_txs.filter(counted=True).order_by("created_at"))
     transactions = [_tx(_("Payment transaction"), tx.chain, tx.tx_hash) for tx in deposits]
-    completed = session.status == PlatformCheckoutSession.Status.COMPLETED
+    completed = session.status == CheckoutSession.Status.COMPLETED
     received = None
     if completed:
         transactions += [
@@ -100,8 +100,8 @@ def receipt_facts(session: PlatformCheckoutSession, order: Order) -> dict[str, A
         delivered = (order.settlement or {}).get("actualDstAmount") or (order.settlement or {}).get(
             "dstAmount"
         )
-        merchant_token = display_token(session.chain_id, session.token_address)
-        merchant_chain = chain_get(session.chain_id)
+        merchant_token = display_token(session.paid_on_chain, session.token_address)
+        merchant_chain = chain_get(session.paid_on_chain)
         if delivered is not None and merchant_token is not None:
             received = {
                 "amount": format_units(int(delivered), merchant_token.decimals),
@@ -143,9 +143,7 @@ def receipt_facts(session: PlatformCheckoutSession, order: Order) -> dict[str, A
         "transactions": transactions,
         "refunds": refunds,
         "refunded": format_units(sum(int(tx.amount) for tx in refunded), decimals) if refunded else None,
-        "reason": None
-        if completed
-        else failure_reason(session, order, brand_for(session.organization)["name"]),
+        "reason": None if completed else failure_reason(session, order, brand_for(session.merchant)["name"]),
         "emailed_to": _masked_email(session.customer_email) if emailed else None,
         "back_url": success_redirect(session) or (link.return_url if link else ""),
         "back_label": (link.return_label if link else "") or _("Back to the shop"),
@@ -156,7 +154,7 @@ def receipt_facts(session: PlatformCheckoutSession, order: Order) -> dict[str, A
     }
 
 
-def payer_email_queue(*, session: PlatformCheckoutSession, order: Order, event, kind: str) -> None:
+def payer_email_queue(*, session: CheckoutSession, order: Order, event, kind: str) -> None:
     """Queue the payer's receipt (`kind` RECEIPT_EMAIL) or refund notice (REFUND_EMAIL) if the payer gave an
     email address; in the caller's transaction, in the language the payer's page was in."""
     from webhooks.notifications import queue
@@ -167,7 +165,7 @@ def payer_email_queue(*, session: PlatformCheckoutSession, order: Order, event, 
         context = {
             "receipt": receipt_facts(session, order),
             "brand": brand_for(
-                session.organization, session.payment_link.branding if session.payment_link else None
+                session.merchant, session.payment_link.branding if session.payment_link else None
             ),
             "session": session,
             "refund": kind == REFUND_EMAIL,
@@ -175,7 +173,7 @@ def payer_email_queue(*, session: PlatformCheckoutSession, order: Order, event, 
         subject = " ".join(render_to_string("pay/email/receipt_subject.txt", context).split())
         body = render_to_string("pay/email/receipt.txt", context)
     queue(
-        organization=session.organization,
+        organization=session.merchant,
         event=event,
         event_type=kind,
         to=session.customer_email,

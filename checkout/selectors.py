@@ -10,7 +10,7 @@ from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from checkout.models import DiscountCode, LinkVisit, PaymentLink, PlatformCheckoutSession, Transaction
+from checkout.models import CheckoutSession, DiscountCode, LinkVisit, PaymentLink, Transaction
 from platform_api.models import Organization
 from platform_api.selectors import scoped_get
 
@@ -54,10 +54,10 @@ def checkout_session_list(
     status: str | None = None,
     created_from: datetime | None = None,
     created_to: datetime | None = None,
-) -> QuerySet[PlatformCheckoutSession]:
+) -> QuerySet[CheckoutSession]:
     """`status` is one of SESSION_STATUS_FILTERS (`active` is open or processing)."""
-    sessions = PlatformCheckoutSession.objects.filter(organization=organization).select_related(
-        "discount_code"
+    sessions = (
+        CheckoutSession.objects.platform().filter(organization=organization).select_related("discount_code")
     )
     if link is not None:
         sessions = sessions.filter(payment_link=link)
@@ -72,9 +72,9 @@ def checkout_session_list(
     return sessions
 
 
-def checkout_session_get(*, organization: Organization, session_id: str) -> PlatformCheckoutSession:
+def checkout_session_get(*, organization: Organization, session_id: str) -> CheckoutSession:
     return scoped_get(
-        PlatformCheckoutSession.objects.select_related("discount_code"),
+        CheckoutSession.objects.platform().select_related("discount_code"),
         organization=organization,
         resource_type="checkout_session",
         resource_id=session_id,
@@ -90,7 +90,7 @@ def payment_link_stats(*, link: PaymentLink, days: int) -> dict[str, Any]:
     """Views, sessions and completions over the last `days` UTC days: totals, rates, per day, per UTM."""
     since = timezone.now() - timedelta(days=days)
     visits = LinkVisit.objects.filter(payment_link=link, created_at__gte=since)
-    sessions = PlatformCheckoutSession.objects.filter(payment_link=link, created_at__gte=since)
+    sessions = CheckoutSession.objects.filter(payment_link=link, created_at__gte=since)
     views = visits.count()
     session_counts = sessions.aggregate(
         total=Count("pk"), completed=Count("pk", filter=Q(status="completed"))

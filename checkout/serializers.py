@@ -221,9 +221,14 @@ class PlatformSessionSerializer(serializers.Serializer):
     def get_object(self, _obj) -> str:
         return "checkout_session"
 
-    def get_url(self, session) -> str:
+    @extend_schema_field(serializers.CharField())
+    def get_url(self, session) -> str | None:
+        """The hosted page (a session made on the order interface, seen only in `checkout.*` events, has none:
+        `checkout.payloads.EventSessionSerializer` documents the null)."""
         from django.conf import settings
 
+        if session.created_through != session.CreatedThrough.PLATFORM:
+            return None
         return f"{settings.PUBLIC_BASE_URL}/pay/s/{session.id}"
 
     def get_discount_code(self, session) -> str | None:
@@ -239,6 +244,8 @@ class PlatformSessionSerializer(serializers.Serializer):
             "customer_name",
             "tx_hash",
             "payer_address",
+            "token_address",
+            "recipient_address",
         ):
             data[name] = data[name] or None
         return data

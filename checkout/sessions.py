@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from checkout.discounts import (
@@ -27,8 +28,8 @@ from checkout.discounts import (
     discount_reserve,
 )
 from checkout.inputs import SessionRequest
-from checkout.models import PaymentLink, PlatformCheckoutSession, Widget, WidgetEvent
-from checkout.serializers import PlatformSessionSerializer
+from checkout.models import CheckoutSession, PaymentLink, Widget, WidgetEvent
+from checkout.payloads import checkout_expired_data
 from checkout.status_version import status_changed
 from checkout.widgets import deposit_options, widget_event_record
 from core.errors import Conflict, InvalidRequest
@@ -40,7 +41,7 @@ from platform_api.models import Organization
 from webhooks.events import EventType, emit_event
 
 logger = logging.getLogger(__name__)
-Session = PlatformCheckoutSession
+Session = CheckoutSession
 
 
 def _link_for(organization: Organization, link_id: str) -> PaymentLink:
@@ -172,7 +173,7 @@ def _apply_discount(session: Session, code: str, amount: int) -> None:
     """Take the code off the session's amount and hold one of its uses; InvalidRequest with the reason."""
     try:
         discount = discount_evaluate(
-            organization=session.organization,
+            organization=session.merchant,
             code=code,
             payment_link_id=session.payment_link_id,
             amount=amount,
@@ -201,38 +202,34 @@ def release_discount_hold(session: Session) -> None:
         discount_release(code_id)
 
 
-def session_data(session: Session) -> dict[str, Any]:
-    return dict(PlatformSessionSerializer(session).data)
-
-
-def session_block(session: Session) -> dict[str, Any]:
-    """The `checkoutSession` block of every event about a session's payment."""
-    return {
-        "id": session.id,
-        "clientReferenceId": session.client_reference_id or None,
-        "metadata": session.metadata,
-        "customerEmail": session.customer_email or None,
-        "customerName": session.customer_name or None,
-    }
-
-
 @transaction.atomic
-def platform_session_expire(*, session_id: str, reason: str, strict: bool = False) -> Session | None:
-    """`open -> expired`, with its waiting order and its discount hold; emits `checkout.expired`.
+def session_expire(
+    *, session_id: str, reason: str, from_statuses: tuple[str, ...] = ("open",), strict: bool = False
+) -> Session | None:
+    """`open -> expired` (or from `from_statuses`), for a session of either interface, with its waiting order
+    and its discount hold; emits `checkout.expired`.
 
-    None when the session is not open (or gone); with `strict`, that is a
-    Conflict (400 `invalid_status_transition`).
+    The session's row is locked first, as a payment to its order locks it (`orders.events.Locking`), so a
+    payment and the expiry never both win: the waiting order is `expired` in this transaction, and a deposit
+    that arrives later is refunded, never executed. None when the session is not in `from_statuses` (or is
+    gone); with `strict`, that is a Conflict (400 `invalid_status_transition`).
     """
     session = Session.objects.select_for_update().filter(pk=session_id).first()
-    if session is None or session.status != Session.Status.OPEN:
+    if session is None or session.status not in from_statuses:
         if strict and session is not None:
             raise Conflict(
                 f"checkout session {session_id} is {session.status}; only an open session can expire."
             )
         return None
-    Session.objects.filter(pk=session_id).update(status=Session.Status.EXPIRED, updated_at=timezone.now())
+    now = timezone.now()
+    Session.objects.filter(pk=session_id).update(
+        status=Session.Status.EXPIRED, expired_at=now, updated_at=now
+    )
     status_changed(session_id)
-    for order in Order.objects.filter(session_order__session_id=session_id, status__in=WAITING):
+    waiting = Order.objects.filter(
+        Q(session_order__session_id=session_id) | Q(checkout_session_id=session_id), status__in=WAITING
+    )
+    for order in waiting:
         order_expire(order=order, reason=f"its checkout session expired ({reason})", announce=False)
     session.refresh_from_db()
     release_discount_hold(session)
@@ -240,13 +237,13 @@ def platform_session_expire(*, session_id: str, reason: str, strict: bool = Fals
         organization=session.organization,
         event_type=EventType.CHECKOUT_EXPIRED,
         subject=session.id,
-        data=session_data(session) | {"checkoutSession": session_block(session), "reason": reason},
+        data=checkout_expired_data(session, reason),
     )
     return session
 
 
-def platform_sessions_expire_due(*, now=None, batch_size: int = 500) -> int:
-    """Every open session past `expires_at` expires (the periodic task calls this)."""
+def sessions_expire_due(*, now=None, batch_size: int = 500) -> int:
+    """Every open session past `expires_at` expires, whichever interface made it (the periodic task)."""
     now = now or timezone.now()
     expired = 0
     while True:
@@ -256,7 +253,7 @@ def platform_sessions_expire_due(*, now=None, batch_size: int = 500) -> int:
             ]
         )
         for session_id in due:
-            expired += platform_session_expire(session_id=session_id, reason="timeout") is not None
+            expired += session_expire(session_id=session_id, reason="timeout") is not None
         if len(due) < batch_size:
             return expired
 
@@ -266,7 +263,7 @@ def link_sessions_expire(*, link_id: str) -> None:
     for session_id in Session.objects.filter(payment_link_id=link_id, status="open").values_list(
         "pk", flat=True
     ):
-        platform_session_expire(session_id=session_id, reason="payment_link_deleted")
+        session_expire(session_id=session_id, reason="payment_link_deleted")
 
 
 # --- the payer's form ------------------------------------------------------------------

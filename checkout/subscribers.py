@@ -26,13 +26,10 @@ from django.utils import timezone
 from checkout.balance import payment_refunded, payment_settled
 from checkout.discounts import discount_redeem
 from checkout.models import PaymentLink, SessionOrder, Transaction, WidgetEvent
+from checkout.payloads import checkout_completed_data
 from checkout.payments import OWNER
 from checkout.receipts import RECEIPT_EMAIL, REFUND_EMAIL, payer_email_queue
-from checkout.sessions import (
-    Session,
-    release_discount_hold,
-    session_data,
-)
+from checkout.sessions import Session, release_discount_hold
 from checkout.status_version import status_changed
 from checkout.widgets import widget_event_record
 from ledger.balance import balance_payment_refunded, balance_payment_settled
@@ -49,7 +46,6 @@ from webhooks.events import (
     PaymentOutcome,
     emit_event,
     emit_payment,
-    payment_completed_data,
 )
 
 
@@ -233,7 +229,6 @@ def on_executed(event: events.Executed) -> None:
     session.refresh_from_db()
     row.refresh_from_db()
     payment = transaction_payment(row, session)
-    data = payment_completed_data(payment)
     emit_payment(
         organization=session.organization,
         outcome=PaymentOutcome.DELIVERED,
@@ -244,14 +239,7 @@ def on_executed(event: events.Executed) -> None:
         organization=session.organization,
         event_type=EventType.CHECKOUT_COMPLETED,
         subject=session.id,
-        data=data
-        | {
-            "session": session_data(session),
-            "form_data": session.form_data,
-            "shipping_address": session.shipping_address,
-            "shipping_option": session.shipping_option,
-            "discount_amount": str(session.discount_amount) if session.discount_amount is not None else None,
-        },
+        data=checkout_completed_data(session, payment),
     )
     if completed_now:
         payer_email_queue(session=session, order=order, event=completed_event, kind=RECEIPT_EMAIL)

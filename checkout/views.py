@@ -84,7 +84,5 @@ class PlatformSessionExpireView(PlatformAPIView):
         session = selectors.checkout_session_get(
             organization=request.auth.organization, session_id=session_id
         )
-        session = sessions.platform_session_expire(
-            session_id=session.id, reason="expired_by_merchant", strict=True
-        )
+        session = sessions.session_expire(session_id=session.id, reason="expired_by_merchant", strict=True)
         return Response(PlatformSessionSerializer(session).data)

@@ -30,6 +30,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="docs"),
     path("api/v1/", include(platform)),
     path("", include("orders.urls")),
+    path("", include("checkout.interface_urls")),
     path("", include("checkout.urls")),
     path("", include("onramp.urls")),
     path("dashboard/", include("dashboard.urls")),

@@ -19,7 +19,7 @@ from django.db.models.signals import post_delete, post_migrate, post_save
 from django.dispatch import Signal
 
 from chains.handlers import registrations
-from orders.events import subscriptions
+from orders.events import binders, subscriptions
 from orders.onramps import get_onramp_adapter
 from webhooks.payloads import CALLBACKS
 
@@ -114,6 +114,9 @@ def wiring_markdown() -> str:
     lines += _table(("signal", "sender", "receiver"), _signal_rows())
     lines += ["", "#### Other registries", ""]
     other = [("`orders.onramps.onramp_adapter`", "order creation", _name(type(get_onramp_adapter())))]
+    other += [
+        ("`orders.events.session_binder`", "`checkoutSessionId`", _name(binder)) for binder in binders()
+    ]
     other += [
         ("`webhooks.payloads` event bodies", f"`{callback.name}`", "documented in the OpenAPI schema")
         for callback in sorted(CALLBACKS, key=lambda callback: callback.name)

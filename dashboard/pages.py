@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from chains.evm import to_checksum_address
-from checkout.models import PlatformCheckoutSession, Transaction
+from checkout.models import CheckoutSession, Transaction
 from checkout.receipts import explorer_link, short_hash
 from dashboard import payment_story
 from dashboard.amounts import chain_name, token_amount
@@ -139,7 +139,7 @@ def _searched(found: QuerySet[Transaction], organization, query: str) -> QuerySe
         return found.filter(tx_hash__in={query, query.lower()})
     if ADDRESS.fullmatch(query):
         return found.filter(from_address__in={query, query.lower(), to_checksum_address(query)})
-    sessions = PlatformCheckoutSession.objects.filter(organization=organization, client_reference_id=query)
+    sessions = CheckoutSession.objects.platform().filter(organization=organization, client_reference_id=query)
     return found.filter(session__in=sessions.values("pk"))
 
 
@@ -241,7 +241,7 @@ def payment(request: HttpRequest, transaction_id: str) -> HttpResponse:
 def checkout(request: HttpRequest, session_id: str) -> HttpResponse:
     """One checkout session (from a link's list): what was asked, its state, who paid and its payments."""
     session = owned(
-        PlatformCheckoutSession.objects.select_related("payment_link", "discount_code", "customer"),
+        CheckoutSession.objects.platform().select_related("payment_link", "discount_code", "customer"),
         request,
         session_id,
         "checkout",

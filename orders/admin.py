@@ -12,11 +12,10 @@ from chains.incidents import incidents_resolve
 from chains.models import ChainCursor, Incident, OutboxTx
 from chains.registry import chain_get
 from chains.tokens import token_get
-from core.admin import ReadOnlyModelAdmin, moment, pretty_json, short_hex
+from core.admin import moment, pretty_json, short_hex
 from ledger.models import Entry
 from orders import lifecycle, states
 from orders.models import (
-    CheckoutSession,
     DepositTx,
     Order,
     OrderStatusChange,
@@ -222,7 +221,7 @@ class OrderAdmin(admin.ModelAdmin):
                 f.name, f.name
             )
             for f in Order._meta.fields
-            if f.name not in (*JSON_FIELDS, "src_amount", "checkout_session")
+            if f.name not in (*JSON_FIELDS, "src_amount", "checkout_session_id")
         ],
         "price",
         "delivered",
@@ -248,16 +247,14 @@ class OrderAdmin(admin.ModelAdmin):
 
     @admin.display(description="checkout session")
     def session(self, order: Order):
-        """The checkout the order pays: the order interface's session, or the merchant's `cs_` session (its
-        id is in the order's metadata; the checkout app's admin page is reached by URL name, not import)."""
-        if order.checkout_session_id:
-            url = reverse("admin:orders_checkoutsession_change", args=[order.checkout_session_id])
-            return format_html('<a href="{}">{}</a> (order interface)', url, order.checkout_session_id)
-        session_id = (order.metadata or {}).get("checkoutSessionId")
+        """The checkout session the order pays: the order interface's (`checkout_session_id`) or the
+        merchant's `cs_` session (its id is in the order's metadata). Both are the checkout's one session, whose
+        admin page is reached by URL name, not import."""
+        session_id = order.checkout_session_id or (order.metadata or {}).get("checkoutSessionId")
         if not session_id:
             return "-"
         try:
-            url = reverse("admin:checkout_platformcheckoutsession_change", args=[session_id])
+            url = reverse("admin:checkout_checkoutsession_change", args=[session_id])
         except NoReverseMatch:
             return session_id
         return format_html('<a href="{}">{}</a>', url, session_id)
@@ -397,15 +394,6 @@ class StuckOrderAdmin(OrderAdmin):
         from orders.settlement import orders_stuck
 
         return orders_stuck().select_related("organization")
-
-
-@admin.register(CheckoutSession)
-class CheckoutSessionAdmin(ReadOnlyModelAdmin):
-    list_display = ("id", "status", "organization", "client_reference_id", "expires_at", "created_at")
-    list_filter = ("status", "organization")
-    search_fields = ("=id", "client_reference_id")
-    list_select_related = ("organization",)
-    readonly_fields = [f.name for f in CheckoutSession._meta.fields]
 
 
 class RefundToForm(forms.ModelForm):

@@ -9,5 +9,6 @@ class OrdersConfig(AppConfig):
         # What the chains app hands up (chains.handlers): deposits to orders' addresses and the outcomes of
         # their outbox transactions; registered where they are handled.
         # And what an order's lifecycle means here (orders.events): the fee an order earned, in the ledger
-        # (accounting); the order interface's own orders: their sessions, then their payment webhooks.
-        from orders import accounting, deposits, receivers, settlement  # noqa: F401
+        # (accounting). The order interface's own orders are followed by the checkout (checkout.interface):
+        # their sessions, then their payment webhooks.
+        from orders import accounting, deposits, settlement  # noqa: F401

@@ -13,11 +13,11 @@ from django.utils import timezone
 from chains.registry import deposit_address
 from chains.tokens import check_amount_worth, tokens_by_chain_and_address
 from chains.watcher import watch_address
-from core.errors import Conflict, InvalidRequest
-from orders import fees
+from core.errors import Conflict
+from orders import events, fees
 from orders.inputs import OrderRequest
 from orders.lifecycle import WATCH_AFTER_EXPIRY
-from orders.models import CheckoutSession, Order
+from orders.models import Order
 from orders.onramps import get_onramp_adapter
 from orders.providers import token_shape
 from platform_api.models import Organization
@@ -32,17 +32,6 @@ def _onramp_metadata(onramp: dict | None, *, payer_ip: str, fingerprint: dict | 
     if chosen:
         metadata["fingerprint"] = dict(chosen)
     return metadata
-
-
-def _check_session(session: CheckoutSession | None, session_id, organization: Organization | None) -> None:
-    if session is None or (organization and session.organization_id not in (None, organization.pk)):
-        raise InvalidRequest(f"no checkout session {session_id}.", field="checkoutSessionId")
-    if session.status != CheckoutSession.Status.OPEN or session.expires_at <= timezone.now():
-        raise InvalidRequest(
-            f"checkout session {session.pk} is {session.status}, not open.", field="checkoutSessionId"
-        )
-    if Order.objects.filter(checkout_session=session).exists():
-        raise Conflict(f"checkout session {session.pk} already has an order.", field="checkoutSessionId")
 
 
 def with_token_shapes(request: OrderRequest) -> dict[str, Any]:
@@ -80,8 +69,10 @@ def order_create(
     answers; the session is checked before them and again under its row lock.
     """
     session_id = request.checkout_session_id
-    if session_id:
-        _check_session(CheckoutSession.objects.filter(pk=session_id).first(), session_id, organization)
+    if (
+        session_id
+    ):  # the checkout's session (orders.events.bind_session): checked now, and again under its lock
+        events.bind_session(session_id, organization, lock=False)
     check_amount_worth(
         chain_id=request.src_chain,
         address=request.src_token_address,
@@ -114,16 +105,12 @@ def order_create(
     now = timezone.now()
     try:
         with transaction.atomic():
-            session = None
             if session_id:
-                session = CheckoutSession.objects.select_for_update().filter(pk=session_id).first()
-                _check_session(session, session_id, organization)
-                assert session is not None  # _check_session refuses a missing one
-                organization = organization or session.organization
+                organization = events.bind_session(session_id, organization, lock=True)
             order = Order.objects.create(
                 id=order_id,
                 organization=organization,
-                checkout_session=session,
+                checkout_session_id=session_id,
                 owner=owner,
                 fixed_price=fixed_price,
                 type=request.type,

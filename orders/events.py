@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from orders.models import DepositTx, Order
+    from platform_api.models import Organization
 
 
 class OrderOwner(StrEnum):
     """Which app an order belongs to (`Order.owner`): whose subscribers hear of it."""
 
-    INTERFACE = ""  # the order interface's own orders (orders.receivers)
+    INTERFACE = ""  # the order interface's own orders (checkout.interface: their sessions and payment events)
     CHECKOUT = "checkout"  # a payment link's or platform checkout session's order (checkout.subscribers)
 
 
@@ -140,6 +141,33 @@ def announce(event: OrderEvent) -> None:
     for event_type, owner, handler in list(_subscribers):
         if isinstance(event, event_type) and owner in (ANY, event.order.owner):
             handler(event)
+
+
+# --- the one question orders ask an app above: may this order pay that session? ----------------------------
+
+SessionBinder = Callable[..., "Organization | None"]
+_session_binder: list[SessionBinder] = []
+
+
+def session_binder(binder: SessionBinder) -> SessionBinder:
+    """Register the function that checks an order interface order's `checkoutSessionId` (the checkout's):
+    `binder(session_id, organization, lock=...)` raises `core.errors` (unknown, not open, already paid by an
+    order) or answers the organization the order belongs to (the key's, else the session's). `lock=True` runs
+    in the order's creating transaction and holds the session's row until it commits. One binder."""
+    if _session_binder and _session_binder[0] is not binder:
+        raise RuntimeError(f"a session binder is registered already: {_session_binder[0].__qualname__}")
+    _session_binder[:] = [binder]
+    return binder
+
+
+def bind_session(session_id: str, organization: Organization | None, *, lock: bool) -> Organization | None:
+    if not _session_binder:
+        raise RuntimeError("no session binder: the checkout app registers one (checkout.interface)")
+    return _session_binder[0](session_id, organization, lock=lock)
+
+
+def binders() -> list[SessionBinder]:
+    return list(_session_binder)
 
 
 def subscriptions() -> list[tuple[str, str, Callable[[Any], None]]]:

@@ -6,12 +6,6 @@ USDC_BASE = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 USDC_ARBITRUM = "0xaf88d065e77c8cC2239327C5EDb3A432268e5831"
 RECIPIENT = "0x1111111111111111111111111111111111111111"
 
-CHECKOUT_SESSION = OpenApiExample(
-    "A checkout session",
-    request_only=True,
-    value={"success_url": "https://shop.example/done?s={SESSION_ID}", "metadata": {"cart": "42"}},
-)
-
 QUOTE = OpenApiExample(
     "Swap 100 USDC on Base to USDC on Arbitrum",
     request_only=True,

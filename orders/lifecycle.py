@@ -79,13 +79,13 @@ def has_fixed_price(order: Order) -> bool:
 def _lock(order: Order) -> Order:
     """The order's owners lock their rows first (`Locking`), then the order's row is locked and read."""
     events.announce(events.Locking(order))
-    return Order.objects.select_for_update(of=("self",)).select_related("checkout_session").get(pk=order.pk)
+    return Order.objects.select_for_update().get(pk=order.pk)
 
 
 def _late(order: Order, waiting_for: str) -> bool:
-    """A payment that arrives after the order stopped waiting for it (expired, or its session did)."""
-    session = order.checkout_session
-    return order.status != waiting_for or (session is not None and session.status == "expired")
+    """A payment that arrives after the order stopped waiting for it. (A session's expiry stops its waiting
+    order in the same transaction, under the session's lock that `Locking` takes first.)"""
+    return order.status != waiting_for
 
 
 def _paid(order: Order, *, from_status: str, reason: str) -> None:

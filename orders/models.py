@@ -1,4 +1,4 @@
-"""Checkout sessions, orders with their transactions, and the token registry."""
+"""Orders with their transactions (deposits, relays, refunds) and the history of their statuses."""
 
 from __future__ import annotations
 
@@ -8,44 +8,6 @@ from django.db import models
 from django.utils import timezone
 
 from core.dbfields import EncryptedJSONField, Uint256Field
-
-
-class CheckoutSession(models.Model):
-    """A merchant's checkout, paid by at most one order."""
-
-    class Status(models.TextChoices):
-        OPEN = "open"
-        PROCESSING = "processing"
-        COMPLETE = "complete"
-        EXPIRED = "expired"
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(
-        "platform_api.Organization",
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="checkout_sessions",
-    )
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
-    success_url = models.CharField(max_length=2048, null=True, blank=True)
-    cancel_url = models.CharField(max_length=2048, null=True, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
-    client_reference_id = models.CharField(max_length=255, null=True, blank=True)
-    expires_at = models.DateTimeField()
-    created_at = models.DateTimeField(default=timezone.now, editable=False)
-    completed_at = models.DateTimeField(null=True, blank=True)
-    expired_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        indexes = [
-            models.Index(fields=["status", "expires_at"], name="session_status_expiry"),
-            models.Index(fields=["organization", "-created_at"], name="session_org_created"),
-        ]
-
-    def __str__(self) -> str:
-        return str(self.id)
 
 
 class Order(models.Model):
@@ -78,8 +40,13 @@ class Order(models.Model):
     organization = models.ForeignKey(
         "platform_api.Organization", null=True, blank=True, on_delete=models.PROTECT, related_name="orders"
     )
-    checkout_session = models.OneToOneField(
-        CheckoutSession, null=True, blank=True, on_delete=models.PROTECT, related_name="order"
+    checkout_session_id = models.CharField(
+        max_length=36,
+        null=True,
+        blank=True,
+        unique=True,
+        help_text="The order interface's checkout session this order pays (checkout.CheckoutSession; at most "
+        "one order each). A platform session's orders are the checkout's SessionOrder rows.",
     )
     owner = models.CharField(
         max_length=32,

@@ -1,4 +1,4 @@
-"""How sessions and orders look on the order interface (camelCase, millisecond timestamps)."""
+"""How orders and chains look on the order interface (camelCase, millisecond timestamps)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from chains.registry import Chain
-from orders.models import CheckoutSession, Order
+from orders.models import Order
 from orders.selectors import OrderWithTransactions
 
 # Personal data that only the comprehensive view may show.
@@ -32,32 +32,6 @@ def chain_data(chain: Chain) -> dict[str, Any]:
     if chain.devnet:  # a real chain's RPC URL may carry a provider's key: never shown
         data["rpcUrl"] = chain.rpc_url
     return data
-
-
-def session_data(session: CheckoutSession) -> dict[str, Any]:
-    return {
-        "id": str(session.id),
-        "status": session.status,
-        "success_url": session.success_url,
-        "cancel_url": session.cancel_url,
-        "metadata": session.metadata,
-        "client_reference_id": session.client_reference_id,
-        "expires_at": iso(session.expires_at),
-        "created_at": iso(session.created_at),
-    }
-
-
-def session_event_data(session: CheckoutSession) -> dict[str, Any]:
-    """`data` of checkout.* webhook events."""
-    return {
-        "id": str(session.id),
-        "object": "checkout_session",
-        "status": session.status,
-        "client_reference_id": session.client_reference_id,
-        "metadata": session.metadata,
-        "expires_at": iso(session.expires_at),
-        "created_at": iso(session.created_at),
-    }
 
 
 def order_data(order: Order, *, sanitized: bool = True) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from chains.evm import is_address, to_checksum_address
 from chains.models import Token
 from core.dbfields import Uint256Field
 from core.errors import InvalidRequest
-from orders.models import CheckoutSession, DepositTx, Order, RefundTx, RelayTx
+from orders.models import DepositTx, Order, RefundTx, RelayTx
 
 
 def parse_uuid(value: str, what: str) -> uuid.UUID:
@@ -20,10 +20,6 @@ def parse_uuid(value: str, what: str) -> uuid.UUID:
         return uuid.UUID(str(value))
     except ValueError:
         raise InvalidRequest(f"must be a UUID, got '{value}'.", field=what) from None
-
-
-def checkout_session_get(session_id: uuid.UUID) -> CheckoutSession | None:
-    return CheckoutSession.objects.filter(pk=session_id).first()
 
 
 @dataclass(frozen=True)
@@ -65,7 +61,7 @@ def _transactions(model, order_id: uuid.UUID, kind: str, **columns) -> QuerySet:
 
 def order_with_transactions(order_id: uuid.UUID) -> OrderWithTransactions | None:
     """The order and its deposit, relay and refund transactions: two queries (one UNION ALL for the three)."""
-    order = Order.objects.select_related("checkout_session").filter(pk=order_id).first()
+    order = Order.objects.filter(pk=order_id).first()
     if order is None:
         return None
     rows = (
@@ -100,10 +96,6 @@ def tokens_on_chain(*, chain_id: int, term: str | None, limit: int) -> QuerySet[
         else:
             tokens = tokens.filter(Q(symbol__icontains=term) | Q(name__icontains=term))
     return tokens.order_by("symbol", "address")[:limit]
-
-
-def order_for_session(session_id: uuid.UUID) -> Order | None:
-    return Order.objects.filter(checkout_session_id=session_id).first()
 
 
 def refund_target(order: Order, deposit: DepositTx) -> str:

@@ -11,7 +11,7 @@ contract refuses another app's import of it.
 from __future__ import annotations
 
 from orders.creation import order_create
-from orders.lifecycle import WAITING, order_expire, order_record_card_payment
+from orders.lifecycle import WAITING, order_expire, order_record_card_payment, orders_expire_unpaid
 from orders.quotes import quote_build
 from orders.settlement import enqueue_settlement
 
@@ -21,5 +21,6 @@ __all__ = [
     "order_create",
     "order_expire",
     "order_record_card_payment",
+    "orders_expire_unpaid",
     "quote_build",
 ]

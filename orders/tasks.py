@@ -1,12 +1,6 @@
 from celery import shared_task
 
-from orders import lifecycle, sessions, settlement
-
-
-@shared_task
-def expire_checkout_sessions() -> int:
-    """The order interface's checkout sessions (the platform's `cs_` sessions: checkout.tasks)."""
-    return sessions.checkout_sessions_expire_due()
+from orders import lifecycle, settlement
 
 
 @shared_task

@@ -6,17 +6,6 @@ from orders import views
 register_converters()
 
 urlpatterns = [
-    path("checkout-sessions", views.CheckoutSessionCreateView.as_view(), name="checkout-sessions"),
-    path(
-        "checkout-sessions/<str:session_id>",
-        views.CheckoutSessionDetailView.as_view(),
-        name="checkout-session",
-    ),
-    path(
-        "checkout-sessions/<str:session_id>/expire",
-        views.CheckoutSessionExpireView.as_view(),
-        name="checkout-session-expire",
-    ),
     path("orders/quote", views.OrderQuoteView.as_view(), name="order-quote"),
     path("orders", views.OrderCollectionView.as_view(), name="orders"),
     path("orders/<str:order_id>", views.OrderDetailView.as_view(), name="order"),

@@ -11,13 +11,13 @@ from chains.evm import is_address
 from chains.registry import chains
 from core import openapi
 from core.http import client_ip
-from orders import examples, selectors, sessions
+from orders import examples, selectors
 from orders.creation import order_create
 from orders.envelope import ERROR, OrderAPIView, OrderError, ok, order_error_response
 from orders.inputs import OrderRequest, QuoteInput
 from orders.providers import token_shape
 from orders.quotes import quote_build
-from orders.representations import chain_data, order_data, order_detail_data, session_data
+from orders.representations import chain_data, order_data, order_detail_data
 from orders.serializers import responses
 from orders.serializers.orders import (
     ORDER_REQUEST,
@@ -26,7 +26,6 @@ from orders.serializers.orders import (
     order_type_of,
     quote_serializer_for,
 )
-from orders.serializers.sessions import CheckoutSessionCreateSerializer
 from platform_api.models import Permission
 
 ERRORS = {400: ERROR, 401: ERROR, 404: ERROR, 429: ERROR, 500: ERROR}
@@ -43,56 +42,6 @@ def query_int(query, name: str, default: int, minimum: int, maximum: int) -> int
     if not minimum <= value <= maximum:
         raise OrderError(f"{name} must be between {minimum} and {maximum}, got {value}.")
     return value
-
-
-class CheckoutSessionCreateView(OrderAPIView):
-    @extend_schema(
-        tags=["Checkout sessions"],
-        request=CheckoutSessionCreateSerializer,
-        examples=[examples.CHECKOUT_SESSION],
-        responses={200: responses.SESSION_RESPONSE, **ERRORS},
-    )
-    def post(self, request):
-        serializer = CheckoutSessionCreateSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        organization = self.api_key.organization if self.api_key else None
-        session = sessions.checkout_session_create(organization=organization, **serializer.validated_data)
-        return ok(session_data(session), "Checkout session created")
-
-
-class CheckoutSessionDetailView(OrderAPIView):
-    @extend_schema(
-        tags=["Checkout sessions"],
-        parameters=[
-            openapi.path("session_id", openapi.UUID),
-            OpenApiParameter("include", str, enum=["order"], description="Embed the session's order."),
-        ],
-        responses={200: responses.SESSION_DETAIL_RESPONSE, **ERRORS},
-    )
-    def get(self, request, session_id: str):
-        session = selectors.checkout_session_get(selectors.parse_uuid(session_id, "sessionId"))
-        if session is None:
-            raise OrderError(f"Checkout session {session_id} not found.", 404)
-        data = session_data(session)
-        if request.query_params.get("include") == "order":
-            order = selectors.order_for_session(session.pk)
-            data["order"] = order_data(order) if order else None
-        return ok(data)
-
-
-class CheckoutSessionExpireView(OrderAPIView):
-    @extend_schema(
-        tags=["Checkout sessions"],
-        request=None,
-        parameters=[openapi.path("session_id", openapi.UUID)],
-        responses={200: responses.SESSION_EXPIRED_RESPONSE, 400: ERROR, 429: ERROR},
-    )
-    def post(self, request, session_id: str):
-        parsed = selectors.parse_uuid(session_id, "sessionId")
-        session = sessions.checkout_session_expire(session_id=parsed, reason="expired_by_request")
-        if session is None:
-            raise OrderError(f"Checkout session {session_id} was not found or is not open.")
-        return ok({"id": str(session.id), "status": session.status}, "Checkout session expired")
 
 
 class OrderQuoteView(OrderAPIView):

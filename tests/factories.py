@@ -19,11 +19,11 @@ from django.utils import timezone
 from audit.models import AuditEvent
 from chains.models import Chain, ChainCursor, Deposit, Incident, OutboxTx, SenderNonce, Token, WatchedAddress
 from checkout.models import (
+    CheckoutSession,
     DiscountCode,
     LinkVisit,
     PaymentLink,
     PaymentLinkItem,
-    PlatformCheckoutSession,
     SessionOrder,
     Transaction,
     Widget,
@@ -35,7 +35,6 @@ from ledger.models import Account, BalanceTransaction, Entry, Posting, Reconcile
 from merchant.models import Customer, OrganizationLogo, Product, RevenueDay
 from onramp.models import VendorBEvent
 from orders.models import (
-    CheckoutSession,
     DepositTx,
     Order,
     OrderStatusChange,
@@ -369,9 +368,13 @@ class OrganizationLogoFactory(factory.django.DjangoModelFactory):
 
 
 class CheckoutSessionFactory(factory.django.DjangoModelFactory):
+    """A session of the order interface (a UUID id; its order names the token and the recipient)."""
+
     class Meta:
         model = CheckoutSession
 
+    id = factory.LazyFunction(lambda: str(uuid.uuid4()))
+    created_through = CheckoutSession.CreatedThrough.ORDER_INTERFACE
     expires_at = later(minutes=30)
 
 
@@ -579,7 +582,7 @@ class PlatformCheckoutSessionFactory(factory.django.DjangoModelFactory):
     """A session for an amount; `payment_link=` makes it a link's (its organization, token and price)."""
 
     class Meta:
-        model = PlatformCheckoutSession
+        model = CheckoutSession
 
     organization = factory.LazyAttribute(
         lambda s: s.payment_link.organization if s.payment_link else OrganizationFactory()

@@ -7,7 +7,7 @@ Each is a 400 naming the field, and nothing is written."""
 import pytest
 from django.test import Client
 
-from checkout.models import DiscountCode, PaymentLink, PlatformCheckoutSession, Widget
+from checkout.models import CheckoutSession, DiscountCode, PaymentLink, Widget
 from merchant.models import Product
 from orders.models import Order
 from quickpay.models import QuickPayment
@@ -98,7 +98,7 @@ def test_merchant_amounts_past_the_bound_are_400(admin_client, organization, tok
     if path != "/api/v1/widgets":
         body = {**TOKEN, **body}
     platform_refused(admin_client.post(path, body, format="json"), param)
-    for model in (PaymentLink, Product, PlatformCheckoutSession, Widget):
+    for model in (PaymentLink, Product, CheckoutSession, Widget):
         assert not model.objects.exists()
 
 
@@ -115,7 +115,7 @@ def test_the_payers_own_amount_past_the_bound_is_said_on_the_hosted_page(admin_c
 
     assert page.status_code == 400
     assert "is worth more than 1,000,000,000,000 USD" in page.content.decode()
-    assert not PlatformCheckoutSession.objects.exists() and not Order.objects.exists()
+    assert not CheckoutSession.objects.exists() and not Order.objects.exists()
 
 
 def test_a_swap_widget_quote_of_39_nines_is_said_beside_the_amount(admin_client, organization, tokens):

@@ -24,6 +24,22 @@ def migrate(targets):
     return executor.loader.project_state([t for t in targets if t[1] is not None]).apps
 
 
+def old_order(apps, n: int, **fields):
+    """An order as the historical models `apps` build it: a swap on Base at the `n`th address."""
+    return apps.get_model("orders", "Order").objects.create(
+        type="swap",
+        recipient_address="0x" + "2" * 40,
+        global_address=f"0x{n:040x}",
+        src_chain=8453,
+        dst_chain=8453,
+        src_token_address="0x" + "1" * 40,
+        dst_token_address="0x" + "1" * 40,
+        src_amount="1",
+        expired_at="2026-01-01T00:00:00Z",
+        **fields,
+    )
+
+
 def latest():
     executor = MigrationExecutor(connection)
     return executor.loader.graph.leaf_nodes()
@@ -100,11 +116,11 @@ def test_personal_data_is_encrypted_in_place_and_keeps_every_value():
     finally:
         migrate(latest())
 
-    from checkout.models import PlatformCheckoutSession, Transaction
+    from checkout.models import CheckoutSession, Transaction
     from orders.models import Order
     from webhooks.models import NotificationEmail, WebhookDelivery, WebhookEvent
 
-    session = PlatformCheckoutSession.objects.get(pk="cs_1")
+    session = CheckoutSession.objects.get(pk="cs_1")
     assert (session.form_data, session.shipping_address) == (form, address)
     assert (Transaction.objects.get().form_data, Transaction.objects.get().shipping_address) == (form, None)
     assert Order.objects.get().onramp_metadata == {"ipAddress": "203.0.113.77"}
@@ -237,6 +253,68 @@ def test_the_session_to_order_link_moves_to_the_checkout_without_losing_a_row():
     assert (mine.owner, mine.fixed_price) == ("", False)
 
 
+def test_the_order_interfaces_sessions_become_the_one_checkout_session_with_every_row():
+    """Issue 42: `orders.CheckoutSession` rows are copied into `checkout.CheckoutSession` (the platform's table)
+    with every value, `complete` said `completed`; each order keeps its session by id; platform rows stay."""
+    old = migrate(
+        [
+            ("checkout", "0005_dashboard_search_indexes"),
+            ("orders", "0016_deposit_refund_flagged_index"),
+        ]
+    )
+    try:
+        org = old.get_model("platform_api", "Organization").objects.create(id="org_3", slug="s3", name="S3")
+        Old = old.get_model("orders", "CheckoutSession")
+        old.get_model("checkout", "PlatformCheckoutSession").objects.create(
+            id="cs_kept",
+            organization=org,
+            token_address="0x" + "1" * 40,
+            chain_id=8453,
+            recipient_address="0x" + "2" * 40,
+            amount="7",
+            expires_at="2026-01-01T00:00:00Z",
+        )
+        paid = Old.objects.create(
+            organization=org,
+            status="complete",
+            success_url="https://shop.example/ok",
+            metadata={"cart": "42"},
+            client_reference_id="ref-1",
+            expires_at="2026-01-01T00:30:00Z",
+            created_at="2026-01-01T00:00:00Z",
+            completed_at="2026-01-01T00:10:00Z",
+        )
+        anonymous = Old.objects.create(status="expired", expires_at="2026-01-01T00:30:00Z")
+        order = old_order(old, 4, checkout_session=paid).pk
+    finally:
+        migrate(latest())
+
+    from checkout.models import CheckoutSession
+    from orders.models import Order as NewOrder
+
+    copied = CheckoutSession.objects.get(pk=str(paid.pk))
+    assert copied.created_through == "order_interface"
+    assert (copied.organization_id, copied.status, copied.success_url, copied.cancel_url) == (
+        "org_3",
+        "completed",
+        "https://shop.example/ok",
+        "",
+    )
+    assert (copied.metadata, copied.client_reference_id) == ({"cart": "42"}, "ref-1")
+    assert copied.completed_at.isoformat() == "2026-01-01T00:10:00+00:00"
+    alone = CheckoutSession.objects.get(pk=str(anonymous.pk))
+    assert (alone.organization_id, alone.status, alone.chain_id, alone.token_address) == (
+        None,
+        "expired",
+        None,
+        "",
+    )
+    assert NewOrder.objects.get(pk=order).checkout_session_id == str(paid.pk)
+    kept = CheckoutSession.objects.get(pk="cs_kept")
+    assert (kept.created_through, kept.amount, kept.chain_id) == ("platform", 7, 8453)
+    assert CheckoutSession.objects.count() == 3
+
+
 def test_quick_payments_move_to_their_app_with_every_row():
     """Issue 25: QuickPayment and QuickPaymentDeposit change app, not table: rows and links stay."""
     old = migrate(
@@ -363,10 +441,10 @@ def test_the_merchant_records_move_to_checkout_merchant_and_webhooks_with_every_
         migrate(latest())
 
     from checkout.models import (
+        CheckoutSession,
         DiscountCode,
         LinkVisit,
         PaymentLink,
-        PlatformCheckoutSession,
         Transaction,
         Widget,
         WidgetEvent,
@@ -377,7 +455,7 @@ def test_the_merchant_records_move_to_checkout_merchant_and_webhooks_with_every_
     moved = PaymentLink.objects.get(pk="pl_1")
     assert (moved.product_id, [i.pk for i in moved.items.all()]) == ("prod_1", ["pli_1"])
     assert DiscountCode.objects.get().payment_link_id == "pl_1"
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     assert (session.payment_link_id, session.discount_code_id, session.customer_id, session.widget_id) == (
         "pl_1",
         "dc_1",

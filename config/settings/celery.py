@@ -64,10 +64,7 @@ CELERY_BEAT_SCHEDULE.update(
         "orders-settle-stuck": {"task": "orders.tasks.settle_stuck_orders", "schedule": 60.0},
         # The relay provider's fills are asked for: it tells nothing by itself.
         "orders-poll-relays": {"task": "orders.tasks.poll_relays", "schedule": RELAY_POLL_SECONDS},
-        "orders-expire-checkout-sessions": {
-            "task": "orders.tasks.expire_checkout_sessions",
-            "schedule": 60.0,
-        },
+        # Every checkout session, whichever interface made it (the one session: checkout.models).
         "checkout-expire-sessions": {"task": "checkout.tasks.expire_sessions", "schedule": 60.0},
         # The hosted and widget pages' views, buffered in Redis (checkout/visits.py): stats lag by this much.
         "checkout-flush-views": {

@@ -62,7 +62,7 @@ SPECTACULAR_SETTINGS = {
         "OnrampVendorEnum": "orders.serializers.orders.ONRAMP_VENDORS",
         "OrderStatusEnum": "orders.models.Order.Status",
         "OrderTypeEnum": "orders.models.Order.Type",
-        "CheckoutSessionStatusEnum": "orders.models.CheckoutSession.Status",
+        "CheckoutSessionStatusEnum": "checkout.interface_views.STATUSES",
         "RelayTxStatusEnum": "orders.models.RelayTx.Status",
         "RefundTxStatusEnum": "orders.models.RefundTx.Status",
     },

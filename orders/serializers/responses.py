@@ -11,7 +11,7 @@ from __future__ import annotations
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
-from orders.models import CheckoutSession, Order, RefundTx, RelayTx
+from orders.models import Order, RefundTx, RelayTx
 from orders.serializers.common import TokenShapeSerializer
 
 JSON_OBJECT = serializers.DictField
@@ -98,28 +98,6 @@ class OrderDetailOutputSerializer(serializers.Serializer):
     )
 
 
-class SessionOutputSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    status = serializers.ChoiceField(choices=CheckoutSession.Status.choices)
-    success_url = serializers.CharField(allow_null=True)
-    cancel_url = serializers.CharField(allow_null=True)
-    metadata = JSON_OBJECT()
-    client_reference_id = serializers.CharField(allow_null=True)
-    expires_at = serializers.DateTimeField()
-    created_at = serializers.DateTimeField()
-
-
-class SessionWithOrderOutputSerializer(SessionOutputSerializer):
-    order = OrderOutputSerializer(
-        required=False, allow_null=True, help_text="Only with include=order: the session's order, or null."
-    )
-
-
-class SessionExpiredOutputSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    status = serializers.ChoiceField(choices=CheckoutSession.Status.choices)
-
-
 class AmountOutputSerializer(serializers.Serializer):
     currency = TokenShapeSerializer()
     amount = serializers.CharField()
@@ -144,9 +122,6 @@ class QuoteOutputSerializer(serializers.Serializer):
     fee = JSON_OBJECT(help_text="`standard_fee`, or `vendorBweb2_fee` for card quotes.")
 
 
-SESSION_RESPONSE = envelope("CheckoutSessionResponse", SessionOutputSerializer())
-SESSION_DETAIL_RESPONSE = envelope("CheckoutSessionDetailResponse", SessionWithOrderOutputSerializer())
-SESSION_EXPIRED_RESPONSE = envelope("CheckoutSessionExpiredResponse", SessionExpiredOutputSerializer())
 ORDER_RESPONSE = envelope("OrderResponse", OrderOutputSerializer())
 ORDER_LIST_RESPONSE = envelope("OrderListResponse", OrderOutputSerializer(many=True))
 ORDER_DETAIL_RESPONSE = envelope("OrderDetailResponse", OrderDetailOutputSerializer())

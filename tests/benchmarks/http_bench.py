@@ -246,7 +246,7 @@ def _seed_transactions(organization_id: str) -> None:
 def _seed_checkout(client) -> dict[str, str]:
     """A payment link on Base, and a session of it whose payer chose USDC on Base (the deposit page)."""
     from checkout import payments
-    from checkout.models import PlatformCheckoutSession
+    from checkout.models import CheckoutSession
     from tests.orders.conftest import RECIPIENT, USDC_BASE
 
     link = client.post(
@@ -265,7 +265,7 @@ def _seed_checkout(client) -> dict[str, str]:
     session_id = client.post(
         "/api/v1/checkout-sessions", {"payment_link_id": link["id"]}, content_type="application/json"
     ).json()["id"]
-    session = PlatformCheckoutSession.objects.get(pk=session_id)
+    session = CheckoutSession.objects.get(pk=session_id)
     payments.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="203.0.113.9"
     )

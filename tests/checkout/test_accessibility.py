@@ -17,8 +17,8 @@ from django.conf import settings
 from django.test import Client
 
 from checkout import payments
-from checkout.models import PlatformCheckoutSession
-from checkout.sessions import platform_session_expire
+from checkout.models import CheckoutSession
+from checkout.sessions import session_expire
 from orders import lifecycle
 from orders.models import Order, RefundTx, RelayTx
 from tests.checkout.test_widgets import CONFIGS
@@ -52,13 +52,13 @@ def _link(admin_client) -> dict:
     ).json()
 
 
-def _session(link: dict, client: Client) -> tuple[PlatformCheckoutSession, Order]:
+def _session(link: dict, client: Client) -> tuple[CheckoutSession, Order]:
     started = client.post(
         f"/pay/{link['short_code']}",
         {"pay_with": f"8453:{USDC_BASE}", "field_email": "payer@example.com", "shipping_option": "post"},
     )
     assert started.status_code == 302, started.content.decode()[:500]
-    session = PlatformCheckoutSession.objects.get(pk=started["Location"].rsplit("/", 1)[1])
+    session = CheckoutSession.objects.get(pk=started["Location"].rsplit("/", 1)[1])
     return session, payments.session_current_order(session)
 
 
@@ -106,7 +106,7 @@ def _states(admin_client) -> dict[str, str]:
     lifecycle.order_refunded(order=Order.objects.get(pk=failed_order.pk), refund_tx_hash="0x" + "b" * 64)
     states["failed"] = f"/pay/s/{failed.id}"
     expired, _ = _session(link, payer)
-    platform_session_expire(session_id=expired.id, reason="timeout")
+    session_expire(session_id=expired.id, reason="timeout")
     states["expired"] = f"/pay/s/{expired.id}"
     for name, config in (("checkout", CONFIGS["checkout"]), ("deposit", CONFIGS["deposit"])):
         widget = admin_client.post(

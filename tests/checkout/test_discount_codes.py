@@ -13,7 +13,7 @@ from audit.models import AuditEvent
 from checkout import sessions
 from checkout.discounts import discount_redeem
 from checkout.inputs import SessionRequest
-from checkout.models import DiscountCode, PaymentLink, PlatformCheckoutSession
+from checkout.models import CheckoutSession, DiscountCode, PaymentLink
 from core.errors import InvalidRequest
 from tests.conftest import client_for
 from tests.factories import make_api_key
@@ -179,4 +179,4 @@ def test_twenty_payers_at_once_never_use_a_code_past_max_uses(organization, toke
         thread.join()
     code.refresh_from_db()
     assert (code.current_uses, code.reserved_uses) == (5, 0)
-    assert PlatformCheckoutSession.objects.filter(discount_code=code).count() == 5
+    assert CheckoutSession.objects.filter(discount_code=code).count() == 5

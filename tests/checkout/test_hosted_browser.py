@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.conf import settings
 
-from checkout.models import PlatformCheckoutSession
+from checkout.models import CheckoutSession
 from checkout.visits import flush_views
 from orders.models import Order
 from tests.orders.devnet_checkout import drive, random_address
@@ -93,7 +93,7 @@ def test_a_payer_pays_a_link_in_the_browser_and_is_redirected(
     page.keyboard.press("Tab")  # past the select, to the pay button
     page.keyboard.press("Enter")
     page.wait_for_selector("#deposit-address")
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     order = Order.objects.get(session_order__session=session)
     assert page.inner_text("#deposit-address") == order.global_address
     assert page.locator(".qr svg").count() == 1
@@ -174,7 +174,7 @@ def test_a_widget_in_an_iframe_counts_its_view_and_opens_the_checkout_in_a_tab(
         frame.get_by_role("button", name="Pay").click()
     checkout = opened.value
     checkout.wait_for_load_state()
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     assert checkout.url == f"{live_server.url}/pay/s/{session.id}" and session.widget_id == widget["id"]
     assert checkout.get_by_label("Pay with").is_visible()
     assert checkout.get_by_role(

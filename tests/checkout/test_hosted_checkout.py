@@ -10,7 +10,7 @@ from django.test import Client
 
 from chains.watcher import scan_chain
 from checkout.display import format_units, qr_svg
-from checkout.models import LinkVisit, PaymentLink, PlatformCheckoutSession, Transaction
+from checkout.models import CheckoutSession, LinkVisit, PaymentLink, Transaction
 from checkout.visits import flush_views
 from merchant.models import Customer
 from orders.fees import fee_amount
@@ -66,7 +66,7 @@ def test_a_link_paid_on_the_hosted_page_completes_its_session_transaction_and_cu
     missing = payer.post(f"/pay/{link['short_code']}", {"pay_with": _pay_with(a)})
     assert missing.status_code == 400
     assert "Email is required." in missing.content.decode()
-    assert PlatformCheckoutSession.objects.count() == 0
+    assert CheckoutSession.objects.count() == 0
 
     started = payer.post(
         f"/pay/{link['short_code']}?client_reference_id=cart-7&metadata[order]=A-1&utm_source=mail"
@@ -74,7 +74,7 @@ def test_a_link_paid_on_the_hosted_page_completes_its_session_transaction_and_cu
         {"pay_with": _pay_with(a), "field_email": "payer@example.com"},
     )
     assert started.status_code == 302
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     assert started["Location"] == f"/pay/s/{session.id}"
     assert (session.client_reference_id, session.metadata, session.utm_source) == (
         "cart-7",
@@ -168,7 +168,7 @@ def test_a_partial_payment_asks_for_the_rest_on_the_same_address(devnets_registr
     link = _link(admin_client, b, form_schema={})
     payer = Client()
     payer.post(f"/pay/{link['short_code']}", {"pay_with": _pay_with(a)})
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     order = Order.objects.get(session_order__session=session)
     pay(order.pk, (chain_a, a), amount=int(order.src_amount) // 2)
     wait_for(lambda: scan_chain(a["chain_id"]) is not None and order.deposit_txs.exists(), timeout=30)
@@ -195,7 +195,7 @@ def test_half_paid_then_expired_through_the_api_gives_the_half_back_by_itself(
     link = _link(admin_client, devnets_registry[1][1], form_schema={}, amount="4000000", items=[])
     payer = Client()
     payer.post(f"/pay/{link['short_code']}", {"pay_with": _pay_with(a)})
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     order = Order.objects.get(session_order__session=session)
     payer_address = w3_of((chain_a, a)).eth.accounts[PAYER]
     before = erc20((chain_a, a)).functions.balanceOf(payer_address).call()
@@ -243,7 +243,7 @@ def test_paying_twice_the_price_of_a_link_sends_the_surplus_back_and_the_records
     link = _link(admin_client, b, form_schema={}, amount="4000000", items=[])
     payer = Client()
     payer.post(f"/pay/{link['short_code']}", {"pay_with": _pay_with(a)})
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     order = Order.objects.get(session_order__session=session)
     price = int(order.src_amount)
     payer_address = w3_of((chain_a, a)).eth.accounts[PAYER]

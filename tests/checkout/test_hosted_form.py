@@ -8,7 +8,7 @@ import re
 import pytest
 from django.test import Client
 
-from checkout.models import PlatformCheckoutSession
+from checkout.models import CheckoutSession
 from tests.orders.conftest import USDC_BASE, poster_link
 
 pytestmark = pytest.mark.django_db
@@ -69,7 +69,7 @@ def test_each_field_is_refused_beside_itself_and_nothing_is_made(link):
         "Choose the token you pay with.",
     ):
         assert message in page
-    assert not PlatformCheckoutSession.objects.exists()
+    assert not CheckoutSession.objects.exists()
 
 
 def test_the_answers_become_the_sessions(link):
@@ -92,7 +92,7 @@ def test_the_answers_become_the_sessions(link):
         },
     )
     assert taken.status_code == 302, taken.content.decode()[:2000]
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     assert session.form_data == {
         "email": "ada@payer.example",
         "size": "M",

@@ -84,9 +84,9 @@ def test_a_form_error_and_a_typed_decimal_comma_in_spanish(admin_client, tokens)
 
     paid = payer.post(f"/pay/{link['short_code']}", {"amount": "2,5", "pay_with": f"8453:{USDC_BASE}"})
     assert paid.status_code == 302
-    from checkout.models import PlatformCheckoutSession
+    from checkout.models import CheckoutSession
 
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     assert session.amount == 2_500_000 and session.locale == "es"
     page = payer.get(paid["Location"]).content.decode()
     assert "Envía exactamente" in page and "Copiar dirección" in page

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from checkout.models import PlatformCheckoutSession
+from checkout.models import CheckoutSession
 from tests.orders.conftest import EMAIL_FIELD, RECIPIENT, USDC_BASE, poster_link
 from webhooks.models import NotificationEmail
 
@@ -35,7 +35,7 @@ def test_the_hosted_form_refuses_what_is_not_one_email_address(link, typed):
     )
     page = refused.content.decode()
     assert refused.status_code == 400 and "Enter an email address." in page
-    assert not PlatformCheckoutSession.objects.exists() and not NotificationEmail.objects.exists()
+    assert not CheckoutSession.objects.exists() and not NotificationEmail.objects.exists()
 
 
 def test_a_plain_address_is_taken(link):
@@ -43,7 +43,7 @@ def test_a_plain_address_is_taken(link):
         f"/pay/{link['short_code']}", {"pay_with": f"8453:{USDC_BASE}", "field_email": " ada@payer.example "}
     )
     assert taken.status_code == 302
-    assert PlatformCheckoutSession.objects.get().customer_email == "ada@payer.example"
+    assert CheckoutSession.objects.get().customer_email == "ada@payer.example"
 
 
 @pytest.mark.parametrize(

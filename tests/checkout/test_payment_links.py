@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from audit.models import AuditEvent
-from checkout.models import PaymentLink, PaymentLinkItem, PlatformCheckoutSession
+from checkout.models import CheckoutSession, PaymentLink, PaymentLinkItem
 from checkout.visits import flush_views
 from tests.conftest import client_for
 from tests.factories import OrganizationFactory, make_api_key
@@ -202,7 +202,7 @@ def test_delete_hides_the_link_and_expires_its_open_sessions(admin_client, link,
     assert response.json() == {"object": "payment_link", "id": link["id"], "deleted": True}
     assert admin_client.get(f"/api/v1/payment-links/{link['id']}").status_code == 404
     assert client.get(f"/pay/{link['short_code']}").status_code == 404
-    assert PlatformCheckoutSession.objects.get(pk=session["id"]).status == "expired"
+    assert CheckoutSession.objects.get(pk=session["id"]).status == "expired"
     expired = WebhookEvent.objects.get(event_type="checkout.expired").data
     assert (expired["id"], expired["reason"]) == (session["id"], "payment_link_deleted")
     assert AuditEvent.objects.filter(event_type="payment_link.deleted", resource_id=link["id"]).exists()
@@ -246,7 +246,7 @@ def test_a_session_of_a_fixed_price_link_refuses_another_amount(admin_client, li
         "/api/v1/checkout-sessions", {"payment_link_id": link["id"], "amount": "5000000"}, format="json"
     )
     assert same.status_code == 201 and same.json()["amount"] == "5000000"
-    assert PlatformCheckoutSession.objects.count() == 1
+    assert CheckoutSession.objects.count() == 1
 
 
 def test_sessions_of_a_link_filter_by_status(admin_client, link):

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from checkout import payments, sessions
-from checkout.models import DiscountCode, PlatformCheckoutSession, Transaction
+from checkout.models import CheckoutSession, DiscountCode, Transaction
 from checkout.tasks import expire_sessions as expire_checkout_sessions
 from orders.models import Order, RefundTx
 from tests.conftest import client_for
@@ -47,8 +47,8 @@ def test_a_session_for_an_amount_carries_what_was_sent(admin_client, tokens, set
         "a@example.com",
     )
     assert 590_000 <= body["expires_at"] - body["created_at"] <= 600_000
-    stored = PlatformCheckoutSession.objects.get()
-    raw = PlatformCheckoutSession.objects.filter(pk=stored.pk).values_list("customer_email", flat=True)
+    stored = CheckoutSession.objects.get()
+    raw = CheckoutSession.objects.filter(pk=stored.pk).values_list("customer_email", flat=True)
     assert "a@example.com" not in str(
         list(raw.query.get_compiler("default").execute_sql())
     )  # encrypted at rest
@@ -75,7 +75,7 @@ def test_a_bad_session_is_refused_with_its_param(admin_client, tokens, fields, p
     response = admin_client.post("/api/v1/checkout-sessions", body, format="json")
     assert response.status_code == 400, response.content
     assert response.json()["error"]["param"] == param
-    assert not PlatformCheckoutSession.objects.exists()
+    assert not CheckoutSession.objects.exists()
 
 
 def test_expire_moves_only_an_open_session(admin_client, tokens):
@@ -93,7 +93,7 @@ def test_another_organizations_session_is_not_found(admin_client, tokens):
     other = client_for(make_api_key(OrganizationFactory(slug="globex"), permissions=["admin"])[1])
     assert other.get(f"/api/v1/checkout-sessions/{session['id']}").status_code == 404
     assert other.post(f"/api/v1/checkout-sessions/{session['id']}/expire").status_code == 404
-    assert PlatformCheckoutSession.objects.get().status == "open"
+    assert CheckoutSession.objects.get().status == "open"
 
 
 def test_list_filters_by_status_link_and_time(admin_client, tokens):
@@ -108,13 +108,11 @@ def test_list_filters_by_status_link_and_time(admin_client, tokens):
 
 
 def test_time_out_expires_the_session_and_its_waiting_order(admin_client, tokens, client):
-    session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
+    session = CheckoutSession.objects.get(pk=create(admin_client).json()["id"])
     order = payments.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
     )
-    PlatformCheckoutSession.objects.filter(pk=session.pk).update(
-        expires_at=timezone.now() - timedelta(seconds=1)
-    )
+    CheckoutSession.objects.filter(pk=session.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert expire_checkout_sessions() == 1
     session.refresh_from_db()
     order.refresh_from_db()
@@ -125,7 +123,7 @@ def test_time_out_expires_the_session_and_its_waiting_order(admin_client, tokens
 
 
 def test_choosing_another_token_replaces_an_unpaid_order(admin_client, tokens):
-    session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
+    session = CheckoutSession.objects.get(pk=create(admin_client).json()["id"])
     first = payments.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
     )
@@ -140,7 +138,7 @@ def _paid_session(admin_client):
     """A session whose order got its whole price from 0x44…44."""
     from orders import lifecycle
 
-    session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
+    session = CheckoutSession.objects.get(pk=create(admin_client).json()["id"])
     order = payments.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
     )
@@ -213,10 +211,8 @@ def test_a_refunded_payer_who_gave_an_email_is_told_where_the_money_went(
     from webhooks import notifications
     from webhooks.models import NotificationEmail
 
-    session = PlatformCheckoutSession.objects.get(pk=create(admin_client).json()["id"])
-    PlatformCheckoutSession.objects.filter(pk=session.pk).update(
-        customer_email="payer@example.com", locale=locale
-    )
+    session = CheckoutSession.objects.get(pk=create(admin_client).json()["id"])
+    CheckoutSession.objects.filter(pk=session.pk).update(customer_email="payer@example.com", locale=locale)
     order = payments.session_order_create(
         session=session, src_chain=8453, src_token=USDC_BASE, payer_ip="1.2.3.4"
     )
@@ -282,7 +278,7 @@ def test_the_payers_choices_price_the_session_once_however_often_they_change(
     ).json()
     DiscountCode.objects.create(organization=organization, code="HALF", type="percentage", value=50)
     created = admin_client.post("/api/v1/checkout-sessions", {"payment_link_id": link["id"]}, format="json")
-    session = PlatformCheckoutSession.objects.get(pk=created.json()["id"])
+    session = CheckoutSession.objects.get(pk=created.json()["id"])
     options = {option["id"]: option for option in link["shipping_options"]}
 
     def choose(option, code=""):
@@ -338,7 +334,7 @@ def test_a_discount_the_merchant_applied_survives_the_payers_submit(admin_client
     submitted = payer.post(f"/pay/s/{created['id']}", {"pay_with": f"8453:{USDC_BASE}"})
 
     assert submitted.status_code == 302, submitted.content.decode()
-    session = PlatformCheckoutSession.objects.get(pk=created["id"])
+    session = CheckoutSession.objects.get(pk=created["id"])
     assert (int(session.amount), int(session.discount_amount), session.discount_code_id) == (
         3_600_000,
         400_000,
@@ -376,11 +372,11 @@ def test_a_payers_url_cannot_choose_where_the_merchants_payers_are_sent(admin_cl
     assert updated.status_code == 200 and updated.json()["redirect_domains"] == ["shop.example"]
     payer = Client()
 
-    def start(query: str) -> PlatformCheckoutSession:
+    def start(query: str) -> CheckoutSession:
         page = payer.get(f"/pay/{link['short_code']}?{query}").content.decode()
         response = payer.post(f"/pay/{link['short_code']}?{query}", {"pay_with": f"8453:{USDC_BASE}"})
         assert response.status_code == 302, response.content.decode()
-        session = PlatformCheckoutSession.objects.get(pk=response["Location"].rsplit("/", 1)[1])
+        session = CheckoutSession.objects.get(pk=response["Location"].rsplit("/", 1)[1])
         session.page = page
         return session
 
@@ -409,3 +405,28 @@ def test_redirect_domains_must_be_host_names(admin_client, organization, domains
     assert response.status_code == 400 and response.json()["error"]["param"].startswith("redirect_domains")
     organization.refresh_from_db()
     assert organization.redirect_domains == []
+
+
+def test_the_platform_shows_only_its_own_sessions_not_the_order_interfaces(
+    admin_client, tokens, organization
+):
+    """One table holds both interfaces' sessions: the platform's list, detail, search and the hosted page see only
+    the `cs_` ones, even when an order interface session belongs to the same organization."""
+    _, raw = make_api_key(organization, permissions=["write"])
+    interface_id = admin_client.post(
+        "/checkout-sessions",
+        {"client_reference_id": "cart-1"},
+        format="json",
+        HTTP_AUTHORIZATION=f"Bearer {raw}",
+    ).json()["data"]["id"]
+    assert CheckoutSession.objects.get(pk=interface_id).organization == organization
+    platform_id = create(admin_client, client_reference_id="cart-1").json()["id"]
+
+    listed = admin_client.get("/api/v1/checkout-sessions").json()["data"]
+    assert [session["id"] for session in listed] == [platform_id]
+    assert admin_client.get(f"/api/v1/checkout-sessions/{interface_id}").status_code == 404
+    assert admin_client.post(f"/api/v1/checkout-sessions/{interface_id}/expire").status_code == 404
+    assert admin_client.get(f"/pay/s/{interface_id}").status_code == 404
+    assert CheckoutSession.objects.get(pk=interface_id).status == "open"
+    # And the order interface sees only its own.
+    assert admin_client.get(f"/checkout-sessions/{platform_id}").status_code == 400  # not a UUID

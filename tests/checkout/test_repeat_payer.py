@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from checkout.models import PlatformCheckoutSession
+from checkout.models import CheckoutSession
 from merchant.models import Customer
 from orders.lifecycle import order_advance, order_mark_executed, order_record_deposit, order_transition
 from orders.models import Order
@@ -25,7 +25,7 @@ def link(admin_client, tokens):
 def _paid(link, email: str, n: int) -> None:
     form = {"pay_with": f"8453:{USDC_BASE}"} | ({"field_email": email} if email else {})
     assert Client().post(f"/pay/{link['short_code']}", form).status_code == 302
-    session = PlatformCheckoutSession.objects.order_by("-created_at").first()
+    session = CheckoutSession.objects.order_by("-created_at").first()
     order = Order.objects.get(session_order__session=session)
     order_record_deposit(
         order=order, chain=8453, tx_hash=f"0x{n:064x}", amount=int(order.src_amount), from_address=WALLET

@@ -9,7 +9,7 @@ import pytest
 from django.db import transaction
 from django.test import Client
 
-from checkout.sessions import platform_session_expire
+from checkout.sessions import session_expire
 from checkout.status_version import status_version
 from orders.lifecycle import WAITING, order_fail, order_record_deposit, order_transition
 from orders.models import Order
@@ -78,7 +78,7 @@ def test_a_session_that_expires_gives_a_new_answer(shared_redis, django_capture_
     client = Client()
     before = _poll(client, link.session_id)
     with django_capture_on_commit_callbacks(execute=True):
-        platform_session_expire(session_id=link.session_id, reason="test")
+        session_expire(session_id=link.session_id, reason="test")
     after = _poll(client, link.session_id, before["ETag"])
     assert after.status_code == 200 and after.json()["session"]["status"] == "expired"
 

@@ -20,7 +20,7 @@ from django.conf import settings
 from playwright.sync_api import expect
 from web3 import Web3
 
-from checkout.models import PlatformCheckoutSession
+from checkout.models import CheckoutSession
 from orders.models import Order
 from tests.orders.devnet_checkout import drive, erc20, random_address
 
@@ -137,14 +137,14 @@ def _link(admin_client, b, *, fee_on_top=False):
     ).json()
 
 
-def _start(page, live_server, link, pay_with: str, discount: str = "") -> PlatformCheckoutSession:
+def _start(page, live_server, link, pay_with: str, discount: str = "") -> CheckoutSession:
     page.goto(f"{live_server.url}/pay/{link['short_code']}")
     page.get_by_label("Pay with").select_option(pay_with)
     if discount:
         page.get_by_label("Discount code").fill(discount)
     page.get_by_role("button", name="Pay").click()
     page.wait_for_selector("#deposit-address")
-    return PlatformCheckoutSession.objects.get(payment_link_id=link["id"])
+    return CheckoutSession.objects.get(payment_link_id=link["id"])
 
 
 def test_a_payer_pays_from_an_announced_wallet_after_it_switches_chain(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from checkout.models import PlatformCheckoutSession, Transaction, WidgetEvent
+from checkout.models import CheckoutSession, Transaction, WidgetEvent
 from checkout.visits import flush_views
 from orders.models import Order
 from tests.orders.devnet_checkout import drive, erc20, random_address
@@ -33,7 +33,7 @@ def test_a_payment_started_from_a_widget_counts_as_its_completion(devnets_regist
     payer = Client()
     assert "5 dUSDC" in payer.get(f"/widgets/{widget['short_code']}").content.decode()
     started = payer.post(f"/widgets/{widget['short_code']}")
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     assert started["Location"] == f"/pay/s/{session.id}"
     chosen = payer.post(started["Location"], {"pay_with": f"{a['chain_id']}:{a['contracts']['dUSDC']}"})
     assert chosen.status_code == 302

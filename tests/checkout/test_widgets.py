@@ -9,7 +9,7 @@ from django.test import Client
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from checkout.models import PlatformCheckoutSession, Widget, WidgetEvent
+from checkout.models import CheckoutSession, Widget, WidgetEvent
 from checkout.visits import flush_views
 from tests.conftest import client_for
 from tests.factories import OrganizationFactory, make_api_key
@@ -247,7 +247,7 @@ def test_the_page_can_be_framed_and_counts_views_without_the_ip(admin_client, to
 def test_a_checkout_widget_starts_a_session_for_its_recipient(admin_client, tokens):
     widget = _create(admin_client)
     started = Client().post(f"/widgets/{widget['short_code']}")
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     assert started.status_code == 302 and started["Location"] == f"/pay/s/{session.id}"
     assert (session.widget_id, session.recipient_address, session.token_address, session.chain_id) == (
         widget["id"],
@@ -272,9 +272,9 @@ def test_a_deposit_widget_takes_one_of_its_options_and_the_payer_chooses_the_amo
     assert f'value="8453:{USDC_BASE}"' in page and f'value="42161:{USDC_ARB}"' in page
     assert f'value="42161:{USDC_BASE}"' not in page  # Base's USDC is not on Arbitrum
     refused = Client().post(f"/widgets/{widget['short_code']}", {"deposit": f"42161:{USDC_BASE}"})
-    assert refused.status_code == 400 and not PlatformCheckoutSession.objects.exists()
+    assert refused.status_code == 400 and not CheckoutSession.objects.exists()
     started = Client().post(f"/widgets/{widget['short_code']}", {"deposit": f"42161:{USDC_ARB}"})
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     assert started["Location"] == f"/pay/s/{session.id}"
     assert (session.chain_id, session.token_address, session.amount) == (42161, USDC_ARB, None)
     assert 'name="amount"' in Client().get(started["Location"]).content.decode()  # asked on the checkout page
@@ -289,7 +289,7 @@ def test_swap_and_nft_widgets_render_and_start_no_checkout(admin_client, tokens)
     assert Client().post(f"/widgets/{swap['short_code']}").status_code == 302
     nft = _create(admin_client, "nft")
     assert "#42" in Client().get(f"/widgets/{nft['short_code']}").content.decode()
-    assert not PlatformCheckoutSession.objects.exists()
+    assert not CheckoutSession.objects.exists()
 
 
 def test_an_inactive_or_unknown_widget_is_unavailable_and_not_counted(admin_client, tokens):
@@ -298,7 +298,7 @@ def test_an_inactive_or_unknown_widget_is_unavailable_and_not_counted(admin_clie
     assert off.status_code == 410 and "turned off" in off.content.decode()
     assert Client().post(f"/widgets/{widget['short_code']}").status_code == 410
     assert Client().get("/widgets/zzzzzzzz").status_code == 404
-    assert not WidgetEvent.objects.exists() and not PlatformCheckoutSession.objects.exists()
+    assert not WidgetEvent.objects.exists() and not CheckoutSession.objects.exists()
 
 
 def test_widgets_in_the_admin(staff, admin_client, tokens):
@@ -317,5 +317,5 @@ def test_checkouts_started_are_limited_per_client_ip(admin_client, tokens, setti
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
     assert "Too many checkouts" in refused.content.decode()
     assert Client().post(url, REMOTE_ADDR="198.51.100.8").status_code == 302  # another payer is not held up
-    assert PlatformCheckoutSession.objects.count() == 3
+    assert CheckoutSession.objects.count() == 3
     assert Client().get(url, REMOTE_ADDR="198.51.100.7").status_code == 200  # viewing is never limited

@@ -250,7 +250,7 @@ def test_a_link_made_in_the_dashboard_is_paid_on_the_devnet_and_the_payment_appe
     import threading
 
     from checkout.hosted import PAYER_ACCOUNT
-    from checkout.models import PlatformCheckoutSession
+    from checkout.models import CheckoutSession
     from orders.models import Order
     from tests.orders.devnet_checkout import drive, erc20, random_address, w3_of
 
@@ -279,7 +279,7 @@ def test_a_link_made_in_the_dashboard_is_paid_on_the_devnet_and_the_payment_appe
     payer.get_by_label("Pay with").select_option(f"{a['chain_id']}:{a['contracts']['dUSDC']}")
     payer.get_by_role("button", name="Pay").click()
     payer.wait_for_selector("#deposit-address")
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     order = Order.objects.get(session_order__session=session)
     settled = threading.Thread(target=drive, args=(order.pk,), kwargs={"until": ("executed",), "timeout": 90})
     token_a, token_b = erc20((chain_a, a)), erc20((chain_b, b))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from checkout.models import PlatformCheckoutSession, Transaction
+from checkout.models import CheckoutSession, Transaction
 from orders.lifecycle import order_advance, order_mark_executed, order_record_deposit, order_transition
 from orders.models import Order
 from tests.orders.conftest import EMAIL_FIELD, USDC_BASE, poster_link
@@ -68,7 +68,7 @@ def test_erasing_a_customer_removes_their_personal_data_everywhere(admin_client,
         },
     )
     assert paid.status_code == 302, paid.content.decode()
-    session = PlatformCheckoutSession.objects.get()
+    session = CheckoutSession.objects.get()
     order = Order.objects.get(session_order__session=session)
     order_record_deposit(
         order=order, chain=8453, tx_hash="0x" + "a" * 64, amount=int(order.src_amount), from_address=WALLET

@@ -3,8 +3,9 @@ import re
 import pytest
 
 from orders.lifecycle import order_record_deposit
-from orders.models import CheckoutSession, Order
+from orders.models import Order
 from tests.conftest import admin_sign_in
+from tests.factories import CheckoutSessionFactory
 from tests.orders.conftest import order_body
 
 pytestmark = pytest.mark.django_db
@@ -23,13 +24,13 @@ def order(api_client, tokens):
     [
         "/admin/orders/order/",
         "/admin/orders/order/?status__exact=scanning_deposit_transaction&type__exact=swap&src_chain=8453",
-        "/admin/orders/checkoutsession/",
+        "/admin/checkout/checkoutsession/?created_through__exact=order_interface",
         "/admin/chains/token/?chain_id=8453",
         "/admin/webhooks/webhookevent/",
     ],
 )
 def test_order_admin_pages_render(staff, order, url):
-    CheckoutSession.objects.create(expires_at=order.expired_at)
+    CheckoutSessionFactory(expires_at=order.expired_at)
     assert staff.get(url).status_code == 200
 
 
@@ -202,14 +203,21 @@ def test_the_order_page_fits_a_1400_px_window_and_reads_as_staff_expect(
 
 
 def test_an_orders_page_names_the_checkout_session_it_pays(staff, api_client, tokens):
-    from checkout.models import PlatformCheckoutSession  # noqa: F401  (its admin page is what is linked)
-
     order = Order.objects.get(pk=api_client.post("/orders", order_body(), format="json").json()["data"]["id"])
     Order.objects.filter(pk=order.pk).update(metadata={"checkoutSessionId": "cs_abc123"})
     page = staff.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
-    assert 'href="/admin/checkout/platformcheckoutsession/cs_abc123/change/">cs_abc123</a>' in page
+    assert 'href="/admin/checkout/checkoutsession/cs_abc123/change/">cs_abc123</a>' in page
     listing = staff.get("/admin/orders/order/").content.decode()
     assert "Base (8453)" in listing
+
+
+def test_an_order_interface_orders_page_links_its_session_on_the_one_session_admin(staff, api_client, tokens):
+    session = CheckoutSessionFactory()
+    body = order_body(checkoutSessionId=session.id)
+    order_id = api_client.post("/orders", body, format="json").json()["data"]["id"]
+    page = staff.get(f"/admin/orders/order/{order_id}/change/").content.decode()
+    assert f'href="/admin/checkout/checkoutsession/{session.id}/change/">{session.id}</a>' in page
+    assert staff.get(f"/admin/checkout/checkoutsession/{session.id}/change/").status_code == 200
 
 
 def test_the_chains_list_fits_a_1280_px_window(staff, live_server, browser_page, admin_user):

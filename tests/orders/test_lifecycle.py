@@ -1,4 +1,4 @@
-"""Order and session transitions (orders.lifecycle, orders.sessions), driven through the services."""
+"""Order and session transitions (orders.lifecycle, checkout.interface), driven through the services."""
 
 from datetime import timedelta
 
@@ -6,7 +6,8 @@ import pytest
 from django.utils import timezone
 
 from orders import lifecycle
-from orders.models import CheckoutSession, Order, RefundTx
+from orders.models import Order, RefundTx
+from tests.factories import CheckoutSessionFactory
 from tests.orders.conftest import order_body
 from webhooks.models import WebhookEvent
 
@@ -15,9 +16,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def session(organization):
-    return CheckoutSession.objects.create(
-        organization=organization, expires_at=timezone.now() + timedelta(hours=1)
-    )
+    return CheckoutSessionFactory(organization=organization, expires_at=timezone.now() + timedelta(hours=1))
 
 
 def _order(api_client, session, order_type="swap"):
@@ -76,7 +75,7 @@ def test_happy_path_of_a_swap_awards_points_and_completes_the_session(
     assert order.status == "executed"
     assert order.points == 100  # $100 at one point per USD
     assert order.settlement == {"actualDstAmount": "99000000"}
-    assert session.status == "complete"
+    assert session.status == "completed"  # the order interface shows it as `complete`
     types = list(WebhookEvent.objects.order_by("created_at").values_list("event_type", flat=True))
     assert types == ["checkout.completed", "payment.completed"]
     payment = WebhookEvent.objects.get(event_type="payment.completed").data

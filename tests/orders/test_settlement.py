@@ -8,9 +8,9 @@ from web3 import Web3
 from chains.artifacts import artifact
 from chains.models import Incident, OutboxTx
 from chains.outbox import outbox_poll
+from checkout.tasks import expire_sessions
 from orders.models import Order
 from orders.settlement import settle_order
-from orders.tasks import expire_checkout_sessions
 from tests.orders.devnet_checkout import PAYER, checkout, drive, erc20, events, pay, receipt_on, w3_of
 from webhooks.models import WebhookEvent
 
@@ -181,10 +181,10 @@ def test_a_deposit_after_the_session_expired_is_refunded_never_executed(devnets,
     order_id, body = checkout(admin_client, a[1], b[1], "swap")
     # Attach the order to the session as POST /orders with checkoutSessionId would.
     Order.objects.filter(pk=order_id).update(checkout_session_id=session["id"])
-    from orders.models import CheckoutSession
+    from checkout.models import CheckoutSession
 
     CheckoutSession.objects.filter(pk=session["id"]).update(expires_at="2000-01-01T00:00:00Z")
-    expire_checkout_sessions()
+    expire_sessions()
     assert Order.objects.get(pk=order_id).status == "expired"
     payer = w3_of(a).eth.accounts[PAYER]
     before = erc20(a).functions.balanceOf(payer).call()

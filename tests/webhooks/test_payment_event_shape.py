@@ -4,7 +4,7 @@ session, or a quick payment (issue 25). Each is driven through its own path to c
 import pytest
 
 from checkout import payments
-from checkout.models import PlatformCheckoutSession
+from checkout.models import CheckoutSession
 from orders import lifecycle
 from orders.models import Order
 from quickpay.models import QuickPayment
@@ -48,7 +48,7 @@ def _link_payment(admin_client) -> dict:
         "recipient_address": "0x" + "1" * 40,
         "client_reference_id": "cart-9",
     }
-    session = PlatformCheckoutSession.objects.get(
+    session = CheckoutSession.objects.get(
         pk=admin_client.post("/api/v1/checkout-sessions", body, format="json").json()["id"]
     )
     order = payments.session_order_create(
@@ -132,3 +132,50 @@ def test_every_kind_of_payment_is_told_in_the_same_shape(admin_client):
     assert link["id"].startswith("txn_") and link["checkoutSession"]["id"].startswith("cs_")
     assert link["checkoutSession"]["clientReferenceId"] == "cart-9"
     assert quick["id"].startswith("qp_") and quick["order_id"] is None
+
+
+def _interface_session_completed(admin_client) -> dict:
+    """A session made on the order interface, paid by an order that names it, to `checkout.completed`."""
+    session_id = admin_client.post(
+        "/checkout-sessions", {"client_reference_id": "cart-1"}, format="json"
+    ).json()["data"]["id"]
+    response = admin_client.post("/orders", order_body(checkoutSessionId=session_id), format="json")
+    _executed(Order.objects.get(pk=response.json()["data"]["id"]), "f")
+    return WebhookEvent.objects.get(event_type="checkout.completed", subject=session_id).data
+
+
+def _link_session_completed(admin_client) -> dict:
+    _link_payment(admin_client)
+    return WebhookEvent.objects.filter(event_type="checkout.completed").order_by("-created_at", "-pk")[0].data
+
+
+def test_checkout_completed_has_one_body_whichever_interface_made_the_session(admin_client):
+    interface, platform = _interface_session_completed(admin_client), _link_session_completed(admin_client)
+
+    assert set(interface) == set(platform)
+    assert set(interface["session"]) == set(platform["session"])
+    assert set(interface["checkoutSession"]) == set(platform["checkoutSession"])
+    assert interface["session"]["status"] == platform["session"]["status"] == "completed"
+    assert interface["session"]["object"] == "checkout_session"
+    assert interface["session"]["client_reference_id"] == interface["checkoutSession"]["clientReferenceId"]
+    assert interface["session"]["url"] is None and platform["session"]["url"].endswith(
+        platform["session"]["id"]
+    )
+    assert interface["order_id"] == interface["id"]
+    for data in (interface, platform):
+        assert isinstance(data["session"]["created_at"], int) and isinstance(data["completed_at"], int)
+
+
+def test_checkout_expired_has_one_body_whichever_interface_made_the_session(admin_client):
+    interface_id = admin_client.post("/checkout-sessions", {}, format="json").json()["data"]["id"]
+    assert admin_client.post(f"/checkout-sessions/{interface_id}/expire").status_code == 200
+    body = {"amount": "2500000", "token_address": USDC_BASE, "chain_id": 8453, "recipient_address": PAYER}
+    platform_id = admin_client.post("/api/v1/checkout-sessions", body, format="json").json()["id"]
+    assert admin_client.post(f"/api/v1/checkout-sessions/{platform_id}/expire").status_code == 200
+
+    interface = WebhookEvent.objects.get(event_type="checkout.expired", subject=interface_id).data
+    platform = WebhookEvent.objects.get(event_type="checkout.expired", subject=platform_id).data
+    assert set(interface) == set(platform)
+    assert (interface["reason"], platform["reason"]) == ("expired_by_request", "expired_by_merchant")
+    assert interface["status"] == platform["status"] == "expired"
+    assert (interface["id"], interface["checkoutSession"]["id"]) == (interface_id, interface_id)

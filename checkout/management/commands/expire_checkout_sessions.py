@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
-from orders.lifecycle import orders_expire_unpaid
-from orders.sessions import checkout_sessions_expire_due
+from checkout.sessions import sessions_expire_due
+from orders.services import orders_expire_unpaid
 
 
 class Command(BaseCommand):
@@ -10,6 +10,6 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options):
-        sessions = checkout_sessions_expire_due()
+        sessions = sessions_expire_due()
         orders = orders_expire_unpaid()
         self.stdout.write(f"Expired {sessions} checkout sessions and {orders} unpaid orders.")

@@ -1,3 +1,6 @@
+"""The order interface's checkout sessions (`/checkout-sessions`): the checkout's one session, shown in that
+interface's words and envelope."""
+
 import uuid
 from datetime import timedelta
 
@@ -5,10 +8,10 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from orders.models import CheckoutSession
-from orders.sessions import checkout_sessions_expire_due
-from orders.tasks import expire_checkout_sessions
-from tests.factories import OrganizationFactory, make_api_key
+from checkout.models import CheckoutSession
+from checkout.sessions import sessions_expire_due
+from checkout.tasks import expire_sessions
+from tests.factories import CheckoutSessionFactory, OrganizationFactory, make_api_key
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
@@ -123,11 +126,11 @@ def test_get_unknown_session_is_404_and_malformed_is_400(api_client):
 
 def test_periodic_expiry_expires_only_sessions_past_their_time(api_client):
     org = OrganizationFactory()
-    late = CheckoutSession.objects.create(organization=org, expires_at=timezone.now() - timedelta(seconds=1))
-    fresh = CheckoutSession.objects.create(expires_at=timezone.now() + timedelta(minutes=5))
+    late = CheckoutSessionFactory(organization=org, expires_at=timezone.now() - timedelta(seconds=1))
+    fresh = CheckoutSessionFactory(expires_at=timezone.now() + timedelta(minutes=5))
 
-    assert expire_checkout_sessions() == 1
-    assert checkout_sessions_expire_due() == 0
+    assert expire_sessions() == 1
+    assert sessions_expire_due() == 0
 
     late.refresh_from_db()
     fresh.refresh_from_db()
@@ -136,6 +139,6 @@ def test_periodic_expiry_expires_only_sessions_past_their_time(api_client):
 
 
 def test_expiry_command(capsys):
-    CheckoutSession.objects.create(expires_at=timezone.now() - timedelta(seconds=1))
+    CheckoutSessionFactory(expires_at=timezone.now() - timedelta(seconds=1))
     call_command("expire_checkout_sessions")
     assert "Expired 1 checkout sessions" in capsys.readouterr().out
