@@ -49,7 +49,7 @@ from checkout.visits import link_visit_record
 from core.errors import DomainError
 from core.geo import locate
 from core.http import client_ip, ip_digest
-from merchant.branding import DEFAULT_ACCENT, brand_for
+from merchant.api import DEFAULT_ACCENT, brand_for
 from orders.fees import fee_amount
 from orders.models import Order
 from platform_api import ratelimit

@@ -25,7 +25,7 @@ from checkout.serializers import (
 )
 from checkout.visits import views_settled
 from core import openapi
-from merchant.products import product_get
+from merchant.api import product_get
 from platform_api.api import PlatformAPIView, deleted, list_of, render_list
 from platform_api.context import RequestContext
 from platform_api.pagination import parse_positive_int

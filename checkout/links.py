@@ -16,9 +16,8 @@ from checkout.models import PaymentLink, PaymentLinkItem
 from checkout.serializers import PaymentLinkWriteSerializer
 from checkout.sessions import link_sessions_expire
 from core.errors import NOTHING_TO_UPDATE, Conflict, ErrorCode, InvalidRequest, NotFound
+from merchant.api import check_product, fill_defaults
 from merchant.models import Product
-from merchant.organization import fill_defaults
-from merchant.products import check_product
 from platform_api.context import RequestContext
 from platform_api.inputs import check_amounts_worth, check_token, stored_values
 from platform_api.models import Organization

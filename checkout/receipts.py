@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy as _
 from chains.registry import chain_get
 from checkout.display import display_token, format_units
 from checkout.models import CheckoutSession
-from merchant.branding import brand_for
+from merchant.api import brand_for
 from orders.models import Order
 from orders.selectors import refund_target
 from webhooks.models import NotificationEmail

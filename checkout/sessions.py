@@ -33,7 +33,7 @@ from checkout.payloads import checkout_expired_data
 from checkout.status_version import status_changed
 from checkout.widgets import deposit_options, widget_event_record
 from core.errors import Conflict, InvalidRequest
-from merchant.products import check_product
+from merchant.api import check_product
 from orders.models import Order
 from orders.services import WAITING, order_expire
 from platform_api.inputs import check_amounts_worth, check_token

@@ -33,8 +33,8 @@ from checkout.sessions import Session, release_discount_hold
 from checkout.status_version import status_changed
 from checkout.widgets import widget_event_record
 from ledger.balance import balance_payment_refunded, balance_payment_settled
+from merchant.api import revenue_record
 from merchant.models import Customer
-from merchant.revenue import revenue_record
 from merchant.signals import customer_erased
 from orders import events
 from orders.fees import fee_amount, token_usd_value

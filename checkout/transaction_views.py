@@ -12,7 +12,7 @@ from checkout.filters import TransactionFilters
 from checkout.models import Transaction
 from checkout.serializers import TransactionSerializer
 from core import openapi
-from merchant.customers import customer_get
+from merchant.api import customer_get
 from platform_api.api import PlatformAPIView, list_of, render_list
 from platform_api.exports import EXPORT_PARAMETERS, export_format, stream_export
 from platform_api.inputs import MAX_MILLIS

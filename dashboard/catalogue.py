@@ -18,8 +18,7 @@ from dashboard.auth import member_view
 from dashboard.charts import daily_chart
 from dashboard.discount_pages import code_token, discount_text
 from dashboard.pages import token_amount
-from merchant.customers import customer_list
-from merchant.products import product_list
+from merchant.api import customer_list, product_list
 
 PAGE_SIZE = 25
 

@@ -13,7 +13,7 @@ from dashboard.auth import member_view, owned
 from dashboard.forms import ApiForm, form_page, submitted, to
 from dashboard.pages import ROW_FIELDS, payment_row
 from dashboard.roles import ADMIN, WRITE
-from merchant import customers as services
+from merchant import api as services
 from merchant.models import Customer
 from platform_api.context import RequestContext
 

@@ -13,7 +13,7 @@ from dashboard.auth import member_view, owned
 from dashboard.forms import PricedForm, form_page, submitted, to, token_options
 from dashboard.once import made_before, remember
 from dashboard.roles import WRITE
-from merchant import products as services
+from merchant import api as services
 from merchant.models import Product
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError

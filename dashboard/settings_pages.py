@@ -18,10 +18,12 @@ from core.errors import DomainError
 from dashboard.auth import SignInRefused, confirmed_device, member_view, prove
 from dashboard.forms import Shown, first_message, token_options
 from dashboard.roles import ADMIN
-from merchant.branding import LogoError, logo_from_upload, logo_url
-from merchant.organization import (
+from merchant.api import (
     PAYOUT_FIELDS,
+    LogoError,
     OrganizationUpdateSerializer,
+    logo_from_upload,
+    logo_url,
     organization_branding_update,
     organization_update,
     payout_defaults,

@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 
 from checkout.analytics import analytics_overview, revenue_rebuild
+from merchant.api import revenue_record
 from merchant.models import RevenueDay
-from merchant.revenue import revenue_record
 from tests.factories import (
     CustomerFactory,
     OrganizationFactory,
