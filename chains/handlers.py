@@ -44,6 +44,7 @@ class OwnerKind(StrEnum):
     ORDER = "order"  # orders of the order interface and of payment links: `order:<uuid>`
     QUICKPAY = "quickpay"  # quick payments: `quickpay:<qp_id>:payout`, ...
     CHAINS = "chains"  # the chains app's own transactions: `chains:deploy-factory:<id>`
+    RELAY = "relay"  # what the vault does for the relay provider, not for one order: `relay:allowance:...`
 
 
 # Owners written under another name before the kinds were one enum. A quick payment's deposit address is

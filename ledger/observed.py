@@ -211,7 +211,8 @@ def posting_kind(key: str) -> str:
     """The kind of an outbox transaction's posting, from its business key: sweep, delivery, execution,
     refund, payout, relay, deploy, nonce... (the word after the owner)."""
     parts = key.split(":")
-    if parts[0] in ("nonce", "chains"):  # a nonce filler; the chains' own (deploy-factory)
+    if parts[0] in ("nonce", "chains", "relay"):  # a nonce filler; the chains' own (deploy-factory); the
+        # vault's for the relay provider (its standing allowance: `relay:allowance:...`)
         word = "nonce" if parts[0] == "nonce" else parts[1].split("-")[0]
     else:
         word = parts[2] if len(parts) > 2 else parts[0]

@@ -42,6 +42,7 @@ class QuoteRequest:
     destination_currency: str
     amount: int
     trade_type: str
+    refund_to: str | None = None  # where the provider refunds a failed fill (the vault's quotes name it)
 
 
 def token_shape(token: Token) -> dict[str, Any]:
@@ -128,7 +129,8 @@ class OfflineQuoteProvider:
 
 
 class RelayQuoteProvider:
-    """A relay provider's quote API over HTTP: `POST {RELAY_API_URL}/quote`."""
+    """A relay provider's quote API over HTTP: `POST {RELAY_API_URL}/quote/v2` (Relay documents `/quote` as
+    deprecated)."""
 
     name = "relay"
     DETAIL_FIELDS = (
@@ -157,10 +159,12 @@ class RelayQuoteProvider:
             "amount": str(request.amount),
             "tradeType": request.trade_type,
         }
+        if request.refund_to:
+            body["refundTo"] = request.refund_to
         headers = {"x-api-key": self.api_key} if self.api_key else {}
         try:
             response = self.session.post(
-                f"{self.base_url}/quote",
+                f"{self.base_url}/quote/v2",
                 json=body,
                 headers=headers,
                 timeout=settings.PROVIDER_TIMEOUT_SECONDS,

@@ -28,6 +28,7 @@ from web3 import Web3
 
 from chains.artifacts import ERC20, encode_call
 from chains.evm import ZERO_ADDRESS, is_address
+from chains.handlers import OwnerKind
 from chains.models import OutboxTx
 from chains.outbox import outbox_submit, outbox_transfer
 from chains.registry import chain_get
@@ -271,14 +272,22 @@ class DevnetSolver:
 class RelayProvider:
     """The relay provider's HTTP API (RELAY_API_URL): the vault pays the relay on the origin chain.
 
-    1. `POST /quote` for what the vault holds of the order (what arrived, less
-       the service's fee), with the vault as `user` and the order's recipient;
-       the answer is kept in `settlement.relay`, once, under the order's lock;
+    1. `POST /quote/v2` for what the vault holds of the order (what arrived, less
+       the service's fee), with the vault as `user` and `refundTo` (without it the
+       provider's automatic refunds are off) and the order's recipient; the
+       answer is kept in `settlement.relay`, once, under the order's lock;
     2. every transaction of its steps, in order, through the outbox from the
-       vault (`order:<id>:relay:<n>`), each once mined before the next;
+       vault (`order:<id>:relay:<n>`), each once mined before the next. An
+       `approve` step is not sent as asked: an exact allowance per order is
+       replaced by the next order's before the first deposit spends it, so
+       deposits paid together failed (`transferFrom`). The vault gives the
+       provider's depository one standing allowance per chain and token
+       instead (`relay:allowance:...`, `vault_allowance`), and every deposit
+       draws its own amount from it;
     3. `GET /intents/status/v3?requestId=...` until `success` (delivered, its
        destination hashes become relayTxs) or `failure` / `refund` (the order
-       fails and the vault refunds the payer).
+       fails and the vault refunds the payer; the provider's own refund is
+       recorded on the origin chain, where it happens).
 
     Swap types only: a contract call on the destination through the relay
     provider is not offered, and such an order is refunded.
@@ -312,6 +321,7 @@ class RelayProvider:
             destination_currency=order.dst_token_address,
             amount=amount_in,
             trade_type=EXACT_INPUT,
+            refund_to=settings.VAULT_ADDRESS,
         )
         return int(RelayQuoteProvider(self.base_url, self.api_key).quote(request)["currencyOut"]["amount"])
 
@@ -351,8 +361,9 @@ class RelayProvider:
             "destinationCurrency": order.dst_token_address,
             "amount": str(amount),
             "tradeType": EXACT_INPUT,
+            "refundTo": settings.VAULT_ADDRESS,
         }
-        quote = self._request("POST", "/quote", json=body)
+        quote = self._request("POST", "/quote/v2", json=body)
         steps = [
             {
                 "requestId": step.get("requestId"),
@@ -387,6 +398,11 @@ class RelayProvider:
         if not items or not relay["requestId"]:
             return Delivery(FAILED, error="the relay quote has no transaction to send")
         for n, item in enumerate(items):
+            if (approval := _approval(item)) is not None:
+                tx = vault_allowance(chain_id=int(item["chainId"]), token=item["to"], spender=approval)
+                if tx.status != OutboxTx.Status.MINED:
+                    return Delivery.of(tx)  # pending; a failed one fails this order, the next tries again
+                continue
             tx = outbox_submit(
                 key=f"order:{order.pk}:relay:{n}",
                 chain_id=int(item["chainId"]),
@@ -410,9 +426,11 @@ class RelayProvider:
         if state == "success":
             return Delivery(DELIVERED, hashes)
         if state in ("failure", "refund", "refunded"):
-            status_name = str(RelayTx.Status.REFUND if state.startswith("refund") else RelayTx.Status.FAILURE)
+            refunded = state.startswith("refund")
+            status_name = str(RelayTx.Status.REFUND if refunded else RelayTx.Status.FAILURE)
+            chain = order.src_chain if refunded else order.dst_chain  # a refund goes back on the origin chain
             return Delivery(
-                FAILED, tuple((c, h, status_name) for c, h, _ in hashes), f"the relay ended {state}"
+                FAILED, tuple((chain, h, status_name) for _, h, _ in hashes), f"the relay ended {state}"
             )
         return Delivery(PENDING)
 
@@ -420,6 +438,37 @@ class RelayProvider:
         raise ExecutionInvalid(
             "contract calls are not offered through the relay provider"
         )  # check() refuses them
+
+
+APPROVE_SELECTOR = "0x095ea7b3"  # approve(address,uint256)
+STANDING_ALLOWANCE = 2**256 - 1
+
+
+def _approval(item: dict) -> str | None:
+    """The spender, if the quote's transaction is an ERC-20 `approve` (whatever amount it names)."""
+    data = str(item.get("data") or "").lower()
+    if not data.startswith(APPROVE_SELECTOR) or len(data) < 10 + 64:
+        return None
+    return to_checksum_address("0x" + data[10 + 24 : 10 + 64])
+
+
+def vault_allowance(*, chain_id: int, token: str, spender: str) -> OutboxTx:
+    """The vault's standing allowance of `token` for the provider's depository `spender` on `chain_id`: asked
+    for once (a failed one is asked for again, under the next attempt's key), shared by every order's deposit.
+
+    The depository pulls only from its caller, in the caller's own deposit call (its deposit methods, as the
+    provider documents them), so a standing allowance lets nothing but the vault's own deposits move the
+    vault's tokens; exact allowances per order raced (each replaced the last before its deposit was mined).
+    """
+    base = f"{OwnerKind.RELAY}:allowance:{chain_id}:{token.lower()}:{spender.lower()}"
+    attempt = OutboxTx.objects.filter(key__startswith=f"{base}:", status=OutboxTx.Status.FAILED).count()
+    return outbox_submit(
+        key=f"{base}:{attempt}",
+        chain_id=chain_id,
+        signer="vault",
+        to=token,
+        data=encode_call(ERC20, "approve", to_checksum_address(spender), STANDING_ALLOWANCE),
+    )
 
 
 def get_relay_provider() -> DevnetSolver | RelayProvider:

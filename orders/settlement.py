@@ -304,6 +304,15 @@ def order_tx_finished(tx: OutboxTx) -> None:
     enqueue_settlement(order_id)
 
 
+@outbox_handler(OwnerKind.RELAY)
+def relay_allowance_finished(tx: OutboxTx) -> None:
+    """The vault's standing allowance for the relay provider's depository was mined (or failed): the orders
+    waiting for it to pay their deposit on that chain move on (or fail, and the next asks again)."""
+    waiting = Order.objects.filter(status=Status.RELAY, src_chain=tx.chain_id).order_by("status_changed_at")
+    for order_id in waiting.values_list("pk", flat=True)[:200]:
+        enqueue_settlement(order_id)
+
+
 def _swept_after_moving_on(order: Order, tx: OutboxTx) -> None:
     """The sweep of an order that already moved on (the solver delivered beside it, or it was sent again after a
     reorg) finished: what it moved is checked; a sweep that failed leaves the deposit at its address, which

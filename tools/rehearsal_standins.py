@@ -171,7 +171,7 @@ def relay(rpc: str, port: int, key: str, fault_rate: float = 0.0, fault_delay: f
 
     def _handle(method, parts, body):
         try:
-            if method == "POST" and parts.path == "/quote":
+            if method == "POST" and parts.path in ("/quote", "/quote/v2"):
                 return 200, json.dumps(quote(json.loads(body))).encode()
             if method == "GET" and parts.path == "/intents/status/v3":
                 request_id = parse_qs(parts.query).get("requestId", [""])[0]

@@ -90,6 +90,7 @@ def test_postings_are_never_edited_or_removed():
         ("quickpay:qp_1:payout", "payout"),
         ("chains:deploy-factory:31337", "deploy"),
         ("nonce:31337:0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266:5", "nonce"),
+        ("relay:allowance:31337:0xe7f1725e7734ce288f8367e1bb143e90bb3f0512:0xabc:0", "allowance"),
     ],
 )
 def test_an_outbox_postings_kind_is_the_step_its_key_names(key, kind):

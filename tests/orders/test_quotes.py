@@ -178,7 +178,7 @@ def relay(httpserver, settings):
 
 def test_relay_provider_is_sent_the_trade_and_its_details_are_returned(api_client, tokens, relay):
     relay.expect_request(
-        "/quote",
+        "/quote/v2",
         method="POST",
         headers={"x-api-key": "relay-test-key"},
         json={
@@ -212,15 +212,17 @@ def test_relay_provider_is_sent_the_trade_and_its_details_are_returned(api_clien
 
 
 def test_relay_5xx_is_retried_then_succeeds(api_client, tokens, relay):
-    relay.expect_ordered_request("/quote", method="POST").respond_with_response(Response("busy", status=503))
-    relay.expect_ordered_request("/quote", method="POST").respond_with_json({"details": RELAY_DETAILS})
+    relay.expect_ordered_request("/quote/v2", method="POST").respond_with_response(
+        Response("busy", status=503)
+    )
+    relay.expect_ordered_request("/quote/v2", method="POST").respond_with_json({"details": RELAY_DETAILS})
     response = _quote(api_client, "swap", dstTokenAddress=ETH, amount="1000000000")
     assert response.status_code == 200
     assert len(relay.log) == 2
 
 
 def test_relay_that_keeps_failing_is_502(api_client, tokens, relay):
-    relay.expect_request("/quote").respond_with_response(Response("down", status=500))
+    relay.expect_request("/quote/v2").respond_with_response(Response("down", status=500))
     response = _quote(api_client, "swap", dstTokenAddress=ETH, amount="1000000000")
     assert response.status_code == 502
     assert response.json()["message"] == "The pricing service is unavailable; retry shortly."
@@ -228,7 +230,7 @@ def test_relay_that_keeps_failing_is_502(api_client, tokens, relay):
 
 
 def test_relay_refusal_is_400_with_its_reason_and_not_retried(api_client, tokens, relay):
-    relay.expect_request("/quote").respond_with_json({"message": "Amount is too low"}, status=400)
+    relay.expect_request("/quote/v2").respond_with_json({"message": "Amount is too low"}, status=400)
     response = _quote(api_client, "swap", dstTokenAddress=ETH, amount="1")
     assert response.status_code == 400
     assert response.json()["message"] == "No quote for this trade: Amount is too low"
@@ -236,7 +238,7 @@ def test_relay_refusal_is_400_with_its_reason_and_not_retried(api_client, tokens
 
 
 def test_relay_answer_without_details_is_502(api_client, tokens, relay):
-    relay.expect_request("/quote").respond_with_json({"unexpected": True})
+    relay.expect_request("/quote/v2").respond_with_json({"unexpected": True})
     assert _quote(api_client, "swap", dstTokenAddress=ETH, amount="1000").status_code == 502
 
 
