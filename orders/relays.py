@@ -34,7 +34,7 @@ from chains.outbox import outbox_submit, outbox_transfer
 from chains.registry import chain_get
 from core.http_client import build_session
 from orders.fees import fee_amount
-from orders.inputs import EXACT_INPUT
+from orders.inputs import EXACT_INPUT, EXACT_OUTPUT
 from orders.models import Order, RelayTx, SolverAllowance
 from orders.providers import (
     OfflineQuoteProvider,
@@ -171,6 +171,7 @@ class DevnetSolver:
     """Delivery between the devnets from the solver's own inventory (see the module's docstring)."""
 
     name = "devnet-solver"
+    executes_calls = False  # its relay step only gives the contract an allowance; the execute step calls
 
     def price(self, order: Order, amount_in: int) -> int:
         """What `amount_in` of the source token buys of the destination token (before the service fee)."""
@@ -289,13 +290,22 @@ class RelayProvider:
        fails and the vault refunds the payer; the provider's own refund is
        recorded on the origin chain, where it happens).
 
-    Swap types only: a contract call on the destination through the relay
-    provider is not offered, and such an order is refunded.
+    The contract types carry their call to the destination in the quote (`txs`:
+    an `approve` of the destination token for the contract that spends it, then
+    the call, with `txsGasLimit`; `tradeType: EXACT_OUTPUT` for the price the
+    call needs). The provider's multicaller makes the calls in its fill, so the
+    fill's destination hash is the order's `executeTx`. `msg.sender` of the
+    call is the multicaller, not the buyer: the NFT, tournament entry and fund
+    calls name their beneficiary as an argument, and a custom call must too.
+    A quote whose price exceeds what the vault holds of the order fails the
+    order before any money moves.
     """
 
     name = "relay"
     # The vault pays the provider's depository: it waits for the sweep, which is what puts the tokens there.
     fronts = False
+    # The provider's fill makes a contract order's call (the quote's `txs`): no execute step of our own.
+    executes_calls = True
 
     def __init__(self, base_url: str | None = None, api_key: str | None = None):
         self.base_url = (base_url or settings.RELAY_API_URL).rstrip("/")
@@ -305,8 +315,10 @@ class RelayProvider:
         )  # a quote request is not retried blindly
 
     def check(self, order: Order) -> str | None:
-        if order.type not in SWAP_TYPES:
-            return "contract calls on the destination chain are not offered through the relay provider"
+        if order.type not in SWAP_TYPES and order.dst_token_address == ZERO_ADDRESS:
+            return (
+                "a contract call paid in the destination chain's native coin is not offered through the relay"
+            )
         if not settings.VAULT_ADDRESS:
             return "no vault is configured"
         return None
@@ -363,7 +375,23 @@ class RelayProvider:
             "tradeType": EXACT_INPUT,
             "refundTo": settings.VAULT_ADDRESS,
         }
+        if (
+            order.type not in SWAP_TYPES
+        ):  # the call's price arrives exactly, and the multicaller makes the calls
+            price = int(settlement["dstAmount"])
+            body |= {
+                "amount": str(price),
+                "tradeType": EXACT_OUTPUT,
+                "txs": relay_calls(order, price),
+                "txsGasLimit": settings.RELAY_TXS_GAS_LIMIT,
+            }
         quote = self._request("POST", "/quote/v2", json=body)
+        cost = int(((quote.get("details") or {}).get("currencyIn") or {}).get("amount") or 0)
+        # A contract order's price must arrive whole, as the devnet solver delivers it: the vault may pay the
+        # provider up to what it received for the order (its fee absorbs a spread within the slippage that
+        # quoting allowed), never more.
+        if order.type not in SWAP_TYPES and cost > received:
+            raise QuoteRejected(f"the call costs {cost} on the origin chain; the order brought {received}")
         steps = [
             {
                 "requestId": step.get("requestId"),
@@ -436,8 +464,20 @@ class RelayProvider:
 
     def execute(self, order: Order, dst_amount: int) -> OutboxTx:
         raise ExecutionInvalid(
-            "contract calls are not offered through the relay provider"
-        )  # check() refuses them
+            "the relay provider's fill makes the call"
+        )  # settlement reads its fill instead
+
+
+def relay_calls(order: Order, price: int) -> list[dict[str, str]]:
+    """The quote's `txs` for a contract order: the destination token approved for its spender, then the call."""
+    to, data, value = execute_call(order, price)
+    calls = []
+    spender = spender_of(order)
+    if spender is not None:
+        approve = encode_call(ERC20, "approve", to_checksum_address(spender), price)
+        calls.append({"to": to_checksum_address(order.dst_token_address), "value": "0", "data": approve})
+    calls.append({"to": to_checksum_address(to), "value": str(value), "data": data})
+    return calls
 
 
 APPROVE_SELECTOR = "0x095ea7b3"  # approve(address,uint256)

@@ -44,11 +44,14 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
+from eth_typing import HexStr
 
+from chains.client import web3_for
 from chains.handlers import OwnerKind, outbox_handler
 from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import sweep_covers
+from chains.registry import chain_get
 from orders import lifecycle, states
 from orders.fees import fee_amount
 from orders.models import DepositTx, Order, RefundTx, RelayTx
@@ -237,8 +240,29 @@ def _relay(order: Order, actor: str) -> bool:
 
 
 def _execute(order: Order, actor: str) -> bool:
+    provider = get_relay_provider()
+    if provider.executes_calls:  # the provider's fill made the call: that fill is the order's execution
+        fill = order.relay_txs.filter(status=RelayTx.Status.SUCCESS).order_by("created_at", "pk").first()
+        if fill is None:
+            return _fail(order, "EXECUTION_INVALID: the relay provider reported no fill with the call", actor)
+        receipt = _receipt_on(
+            fill.chain, fill.tx_hash
+        )  # what the provider says is counted once the chain shows it
+        if receipt is None:
+            return False  # not on the chain (yet): asked again on the next poll; stuck orders are listed
+        if receipt["status"] != 1:
+            return _fail(
+                order, f"EXECUTION_REVERTED: the relay provider's fill {fill.tx_hash} reverted", actor
+            )
+        execute_tx = {
+            "chainId": fill.chain,
+            "txHash": fill.tx_hash,
+            "blockNumber": receipt["blockNumber"],
+            "status": "success",
+        }
+        return lifecycle.order_mark_executed(order=order, execute_tx=execute_tx, actor=actor)
     try:
-        tx = get_relay_provider().execute(order, _dst_amount(order))
+        tx = provider.execute(order, _dst_amount(order))
     except ExecutionInvalid as exc:
         return _fail(order, f"EXECUTION_INVALID: {exc}", actor)
     if tx.in_flight:
@@ -252,6 +276,18 @@ def _execute(order: Order, actor: str) -> bool:
         "status": "success",
     }
     return lifecycle.order_mark_executed(order=order, execute_tx=execute_tx, actor=actor)
+
+
+def _receipt_on(chain_id: int, tx_hash: str):
+    """The transaction's receipt on `chain_id`, or None while it is not there (or the chain does not answer)."""
+    chain = chain_get(chain_id)
+    if chain is None:
+        return None
+    try:
+        return web3_for(chain).eth.get_transaction_receipt(HexStr(tx_hash))
+    except Exception as exc:  # not mined yet, unknown, or no node answered: the next poll asks again
+        logger.info("Receipt of %s on chain %s not available: %s", tx_hash, chain_id, exc.__class__.__name__)
+        return None
 
 
 def _expired(order: Order, actor: str) -> bool:

@@ -10,7 +10,8 @@
    Delivery goes through the relay provider's API (a local stand-in that pays from its own inventory).
 3. Orders through the order interface: ORDERS swap-type orders paid in the stablecoin (the primary RPC
    endpoint killed halfway), a contract wallet's native payment, and one order of each contract type
-   (the relay provider does not offer contract calls: each is refunded, the payer's balance restored).
+   (the rehearsal's relay stand-in refuses quotes that carry calls: each is refunded, the payer's
+   balance restored; the suite runs every contract type through the documented stand-in, issue 43).
 
 Exit 0 only if everything held; the report gives payment -> executed times, how long the watcher took to
 resume after the primary endpoint was killed, and what `chains check` printed. Needs PostgreSQL and Redis
@@ -483,7 +484,7 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
         f"a contract wallet's native payment executed ({time.monotonic() - paid_native:.1f} s)",
     )
 
-    # Each contract type: the relay provider offers no contract calls, so each is refunded, to the unit.
+    # Each contract type: the rehearsal's stand-in refuses quotes with calls, so each is refunded, to the unit.
     contract = usdc.address
     contract_payloads = {
         "custom": {"data": "0xdeadbeef", "to": contract, "amount": "5000000"},
@@ -520,7 +521,7 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
         after = usdc.functions.balanceOf(payer).call()
         report.check(
             status(each["id"]) == "refunded" and after == before,
-            f"{order_type}: refunded (the relay provider offers no contract calls); payer's balance exact",
+            f"{order_type}: refunded (the stand-in offers no calls); payer's balance exact",
         )
     stop.set()
     final = manage("chains", "check", check=False)

@@ -5,7 +5,8 @@
 - ``relay RPC PORT KEY``: the relay provider's API as the service calls it (`POST /quote`,
   `GET /intents/status/v3`). Its quote asks the vault to pay its depository on the origin chain; once that
   payment is on the chain, it delivers to the recipient from its own inventory (an account it holds the key
-  of) and answers `success` with the fill's hash. Same chain only, as the rehearsal needs. With a fault rate
+  of) and answers `success` with the fill's hash. Same chain only, as the rehearsal needs; a quote with calls on
+  the destination (`txs`) is refused (400), so the rehearsal's contract orders fail before any money moves. With a fault rate
   (`relay RPC PORT KEY RATE DELAY`, `make soak`), that share of calls fails: half answer 503 before doing
   anything, half do their work and answer only after DELAY seconds (past the service's time-out), as a
   provider that is overloaded or whose answer is lost. `GET /__stats` counts calls, faults and fills.
@@ -81,7 +82,9 @@ def relay(rpc: str, port: int, key: str, fault_rate: float = 0.0, fault_delay: f
     counts: Counter = Counter()
     fills: dict[str, list[str]] = defaultdict(list)  # recipient -> the fills sent to it
 
-    def quote(body: dict) -> dict:
+    def quote(body: dict) -> dict | None:
+        if body.get("txs"):
+            return None  # calls on the destination: not offered by this stand-in (the rehearsal's contract types)
         amount, token = int(body["amount"]), Web3.to_checksum_address(body["originCurrency"])
         request_id = "0x" + secrets.token_hex(32)
         if token == NATIVE:
@@ -172,7 +175,13 @@ def relay(rpc: str, port: int, key: str, fault_rate: float = 0.0, fault_delay: f
     def _handle(method, parts, body):
         try:
             if method == "POST" and parts.path in ("/quote", "/quote/v2"):
-                return 200, json.dumps(quote(json.loads(body))).encode()
+                answer = quote(json.loads(body))
+                if answer is None:
+                    return (
+                        400,
+                        b'{"message": "calls on the destination chain are not supported", "errorCode": "UNSUPPORTED"}',
+                    )
+                return 200, json.dumps(answer).encode()
             if method == "GET" and parts.path == "/intents/status/v3":
                 request_id = parse_qs(parts.query).get("requestId", [""])[0]
                 return 200, json.dumps(status(request_id)).encode()

@@ -5,7 +5,7 @@ fallback RPC endpoint); the service runs in production mode, as tools/cluster.py
 signing worker, a webhook worker and beat on each; one beat sends). Delivery goes through the relay provider's
 API, a local stand-in that fails or answers too late on SOAK_FAULT_RATE (10 %) of its calls. Payers pay
 SOAK_PAYMENTS (300) orders of mixed types over about SOAK_SECONDS (300): swap, x402_swap and duel in a
-stablecoin and in ether, and contract types (which the relay provider does not offer: each is refunded),
+stablecoin and in ether, and contract types (which the soak's relay stand-in refuses: each is refunded),
 created through both nodes as a load balancer would spread them. Meanwhile:
 
 - at 20 % of the run, the node whose beat holds the beat lock loses every process (kill -9: web, worker,
@@ -444,7 +444,7 @@ class Soak:
                 SWAPS[n % 3],
             )
             payload = {"expectedDstAmount": str(amount * 97 // 100)}
-        else:  # a contract call, which the relay provider does not offer: refunded
+        else:  # a contract call, which the soak's relay stand-in refuses: refunded
             token, amount, symbol, decimals = self.usdc.address, 6 * 10**6, "USDC", 6
             order_type = CONTRACT_TYPES[(n // 10) % len(CONTRACT_TYPES)]
             payload = _contract_payload(order_type, self.usdc.address)
@@ -541,7 +541,7 @@ class Soak:
             say(f"  orders {status:<47}{count:>12}")
         rows = [
             (
-                "contract-type orders refunded (relay offers no calls)",
+                "contract-type orders refunded (the stand-in offers no calls)",
                 f"{by_status.get('refunded', 0)}/{expected_refunds}",
                 "",
             ),

@@ -67,6 +67,9 @@ SETTLEMENT_SLIPPAGE_BPS = env_int("SETTLEMENT_SLIPPAGE_BPS", 100)
 RELAY_TIMEOUT_SECONDS = env_int("RELAY_TIMEOUT_SECONDS", 600)
 # How often orders waiting for the relay provider's fill ask it for their status.
 RELAY_POLL_SECONDS = float(os.environ.get("RELAY_POLL_SECONDS", "2" if DEVNET else "5"))
+# The gas the relay provider may spend on a contract order's calls on the destination (the quote's
+# `txsGasLimit`): the approval and the mint, entry, fund or custom call.
+RELAY_TXS_GAS_LIMIT = env_int("RELAY_TXS_GAS_LIMIT", 500_000)
 QUOTE_SLIPPAGE_BPS = env_int("QUOTE_SLIPPAGE_BPS", 50)
 # Settlement (orders/settlement.py): a step that has made no progress for this long is listed as stuck.
 SETTLEMENT_STUCK_SECONDS = env_int("SETTLEMENT_STUCK_SECONDS", 300)

@@ -9,6 +9,10 @@
   (https://docs.relay.link/references/protocol/depository/architecture: the depository pulls the amount
   with `transferFrom`); `details.currencyIn` / `currencyOut`, and `protocol.v2.orderId` with its
   `paymentDetails` (https://docs.relay.link/references/protocol/depository/guides/integrating).
+- Calls on the destination: the quote's `txs` (`{to, value, data}` each, with `txsGasLimit`; `tradeType:
+  EXACT_OUTPUT` when the calls need an exact amount) are made by the provider's multicaller in the fill's
+  transaction, `msg.sender` being the multicaller (https://docs.relay.link/references/api/api_guides/
+  calling-integration-guide): here `RelayMulticaller.fill(token, amount, calls)`, deployed on the destination.
 - `GET /intents/status/v3?requestId=` (https://docs.relay.link/references/api/get-intents-status-v3):
   `waiting` until the depository's `RelayErc20Deposit` with the request's id is on the origin chain; then
   the fill, from the stand-in solver's own inventory on the *destination* chain, `pending` until it is
@@ -48,6 +52,7 @@ REQUIRED = (
 class Request:
     body: dict
     amount: int
+    calls: list = field(default_factory=list)
     deposit_tx: str | None = None
     fill_tx: str | None = None
     refund_tx: str | None = None
@@ -64,6 +69,8 @@ class RelayStandIn:
     def __post_init__(self):
         self.solver = self.origin.eth.accounts[SOLVER_ACCOUNT]
         self.depository = deploy_contract(self.origin, "RelayDepository", self.solver, sender=self.solver)
+        destination_solver = self.destination.eth.accounts[SOLVER_ACCOUNT]
+        self.multicaller = deploy_contract(self.destination, "RelayMulticaller", sender=destination_solver)
         self.lock = threading.Lock()
         self.token_abi = artifact("TestToken")["abi"]
 
@@ -102,9 +109,10 @@ class RelayStandIn:
         steps.append(_step("deposit", request_id, user, self.depository.address, deposit))
         for step in steps:
             step["items"][0]["data"]["chainId"] = body["originChainId"]  # the origin chain's transactions
+        calls = [(c["to"], int(c.get("value") or 0), c.get("data") or "0x") for c in body.get("txs") or []]
         with self.lock:
             self.quotes.append(body)
-            self.requests[request_id] = Request(body=body, amount=amount)
+            self.requests[request_id] = Request(body=body, amount=amount, calls=calls)
         currency = {"amount": str(amount), "currency": {"decimals": 6}}
         return _json(
             {
@@ -143,7 +151,7 @@ class RelayStandIn:
             if found.deposit_tx is None:
                 return {"status": "waiting", **chains}
         if found.fill_tx is None:
-            found.fill_tx = self._fill(body, found.amount)
+            found.fill_tx = self._fill(body, found.amount, found.calls)
         receipt = _receipt(self.destination, found.fill_tx)
         if receipt is None:
             return {"status": "pending", "inTxHashes": [found.deposit_tx], "txHashes": [], **chains}
@@ -171,14 +179,22 @@ class RelayStandIn:
                 return "0x" + bytes(log["transactionHash"]).hex()
         return None
 
-    def _fill(self, body: dict, amount: int) -> str:
+    def _fill(self, body: dict, amount: int, calls: list) -> str:
         token = self.destination.to_checksum_address(body["destinationCurrency"])
         recipient = self.destination.to_checksum_address(body["recipient"])
         erc20 = self.destination.eth.contract(address=token, abi=self.token_abi)
         solver = self.destination.eth.accounts[SOLVER_ACCOUNT]
         # A fill that fails on chain: more than the solver holds (a real provider's revert, reproduced).
         value = amount if not self.fail_fills else erc20.functions.balanceOf(solver).call() + 1
-        tx = erc20.functions.transfer(recipient, value).transact({"from": solver, "gas": 100_000})
+        if calls:  # the multicaller takes the output and makes the calls, in the fill's one transaction
+            if erc20.functions.allowance(solver, self.multicaller.address).call() < value:
+                self.destination.eth.wait_for_transaction_receipt(
+                    erc20.functions.approve(self.multicaller.address, 2**256 - 1).transact({"from": solver})
+                )
+            gas = int(body.get("txsGasLimit") or 1_000_000) + 100_000
+            tx = self.multicaller.functions.fill(token, value, calls).transact({"from": solver, "gas": gas})
+        else:
+            tx = erc20.functions.transfer(recipient, value).transact({"from": solver, "gas": 100_000})
         return "0x" + bytes(tx).hex()
 
     def fills(self) -> list[str]:

@@ -11,7 +11,16 @@ from chains.artifacts import encode_call
 from chains.models import OutboxTx
 from chains.wallet import devnet_transfer
 from orders.models import Order
-from tests.orders.devnet_checkout import PAYER, checkout, drive, erc20, pay, random_address, w3_of
+from tests.orders.devnet_checkout import (
+    PAYER,
+    checkout,
+    drive,
+    erc20,
+    pay,
+    random_address,
+    service_round,
+    w3_of,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -140,12 +149,19 @@ def test_a_relay_that_refunds_the_vault_refunds_the_payer(relay, devnets_registr
     assert erc20(a).functions.balanceOf(payer).call() == before
 
 
-def test_contract_calls_are_refused_by_the_relay_provider_and_refunded(relay, devnets_registry, admin_client):
+def test_a_call_the_provider_says_it_made_counts_only_once_the_destination_chain_shows_it(
+    relay, devnets_registry, admin_client
+):
+    """`success` with a fill hash Devnet B has never seen: the order stays `executing`, never `executed`."""
     a, b = devnets_registry
+    serve_quotes(relay, a, [])
+    serve_status(relay, "success")  # FILL_HASH is no transaction on Devnet B
     order_id, _ = checkout(admin_client, a[1], b[1], "mint_nft")
     pay(order_id, a)
 
-    order = drive(order_id, until=("refunded",))
+    drive(order_id, until=("executing",))
+    for _ in range(3):
+        service_round(order_id)
 
-    assert order.error_details.startswith("RELAY_UNAVAILABLE: contract calls")
-    assert not OutboxTx.objects.filter(key__startswith=f"order:{order_id}:relay").exists()
+    order = Order.objects.get(pk=order_id)
+    assert (order.status, order.execute_tx) == ("executing", None)

@@ -1,4 +1,4 @@
-"""The vault's deposits to the relay provider, against a stand-in written from the provider's documentation
+"""The relay provider: the vault's deposits and the contract calls of every type, against a stand-in written from the provider's documentation
 (tests/orders/relay_standin.py): an ERC-20 deposit is `approve(depository, amount)` then `depositErc20`, and the
 fill comes on the other devnet. Orders paid together must not take each other's allowance (issue 43)."""
 
@@ -7,9 +7,20 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 
+from chains.artifacts import artifact
 from chains.models import OutboxTx
 from orders.models import Order
-from tests.orders.devnet_checkout import PAYER, checkout, drive, erc20, pay, run_until, w3_of
+from tests.orders.devnet_checkout import (
+    PAYER,
+    checkout,
+    drive,
+    erc20,
+    pay,
+    random_address,
+    receipt_on,
+    run_until,
+    w3_of,
+)
 from tests.orders.relay_standin import RelayStandIn
 
 pytestmark = pytest.mark.django_db
@@ -114,3 +125,67 @@ def test_a_fill_that_fails_is_refunded_on_the_origin_chain_and_the_payer_gets_it
     refund = order.relay_txs.get()
     assert (refund.chain, refund.status) == (31337, "refund")  # the provider's refund, where it happened
     assert erc20(a).functions.balanceOf(payer).call() == before  # to the unit
+
+
+CONTRACT_TYPES = ["mint_nft", "join_tournament", "fund_tournament", "custom", "custom_exact_in"]
+
+
+def _tournament(devnet):
+    return w3_of(devnet).eth.contract(
+        address=devnet[1]["contracts"]["Tournament"], abi=artifact("Tournament")["abi"]
+    )
+
+
+@pytest.mark.parametrize("order_type", CONTRACT_TYPES)
+def test_every_contract_type_executes_through_the_relay_providers_multicaller(
+    standin, devnets_registry, admin_client, order_type
+):
+    """The call travels in the quote (`txs`: the approval, then the call) and the provider's multicaller makes it
+    on Devnet B in its fill: the order is `executed` with that fill as its executeTx, and the call's effect is
+    on the chain (issue 43)."""
+    a, b = devnets_registry
+    recipient = random_address()
+    pool_before = _tournament(b).functions.prizePool().call()
+    order_id, _ = checkout(admin_client, a[1], b[1], order_type, recipient=recipient)
+    pay(order_id, a)
+
+    order = drive(order_id, timeout=120)
+
+    assert order.status == "executed", order.error_details
+    quote = next(q for q in reversed(standin.quotes) if q.get("txs"))
+    price = int(order.settlement["dstAmount"])
+    assert (quote["tradeType"], quote["amount"], quote["txsGasLimit"]) == (
+        "EXACT_OUTPUT",
+        str(price),
+        settings.RELAY_TXS_GAS_LIMIT,
+    )
+    assert quote["txs"][0]["data"].startswith("0x095ea7b3")  # the destination token approved for the call
+    assert (order.execute_tx["chainId"], order.execute_tx["txHash"]) == (31338, order.relay_txs.get().tx_hash)
+    assert receipt_on(b, order.execute_tx["txHash"]).status == 1
+    contracts = b[1]["contracts"]
+    if order_type == "mint_nft":
+        nft = w3_of(b).eth.contract(address=contracts["PricedNFT721"], abi=artifact("PricedNFT721")["abi"])
+        assert nft.functions.balanceOf(recipient).call() == 1
+    elif order_type == "join_tournament":
+        assert _tournament(b).functions.joined(recipient).call() is True
+    else:  # fund, custom (a fund call), custom_exact_in (fund of what arrived)
+        assert _tournament(b).functions.prizePool().call() - pool_before == price
+    assert not OutboxTx.objects.filter(key=f"order:{order_id}:execute").exists()  # no call of our own
+
+
+def test_a_contract_call_that_reverts_at_the_provider_is_refunded_to_the_unit(
+    standin, devnets_registry, admin_client
+):
+    a, b = devnets_registry
+    reverts = b[1]["contracts"]["AlwaysReverts"]
+    order_id, _ = checkout(
+        admin_client, a[1], b[1], "custom", to=reverts, spenderAddress=reverts, data="0x12345678"
+    )
+    payer = w3_of(a).eth.accounts[PAYER]
+    before = erc20(a).functions.balanceOf(payer).call()
+    pay(order_id, a)
+
+    order = drive(order_id, until=("refunded",), timeout=120)
+
+    assert order.error_details.startswith("RELAY_FAILED: the relay ended refund")
+    assert erc20(a).functions.balanceOf(payer).call() == before
