@@ -420,6 +420,10 @@ class RelayProvider:
             relay = self._quote(order)
         except QuoteRejected as exc:
             return Delivery(FAILED, error=f"the relay provider refused the trade: {exc}")
+        except (
+            ExecutionInvalid
+        ) as exc:  # the call cannot be built: nothing was asked of the provider, nor paid
+            return Delivery(FAILED, error=str(exc))
         except ProviderUnavailable:
             return Delivery(PENDING)
         items = [item for step in relay["steps"] for item in step["items"]]

@@ -14,6 +14,7 @@ urlpatterns = [
         views.OrderComprehensiveView.as_view(),
         name="order-comprehensive",
     ),
+    path("relay/webhook", views.RelayWebhookView.as_view(), name="relay-webhook"),
     path("chains", views.ChainListView.as_view(), name="chains"),
     path("chains/<str:chain_id>/tokens", views.ChainTokensView.as_view(), name="chain-tokens"),
 ]

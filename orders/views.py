@@ -17,6 +17,7 @@ from orders.envelope import ERROR, OrderAPIView, OrderError, ok, order_error_res
 from orders.inputs import OrderRequest, QuoteInput
 from orders.providers import token_shape
 from orders.quotes import quote_build
+from orders.relay_webhooks import SignatureRefused, relay_webhook
 from orders.representations import chain_data, order_data, order_detail_data
 from orders.serializers import responses
 from orders.serializers.orders import (
@@ -179,3 +180,41 @@ class ChainTokensView(OrderAPIView):
 @csrf_exempt  # an API path, not a form: no CSRF token is ever sent (else an HTML 403 for POST/DELETE)
 def order_route_not_found(request: HttpRequest, path: str = ""):
     return order_error_response(OrderError(f"No endpoint at {request.method} {request.path}.", 404))
+
+
+class RelayWebhookView(OrderAPIView):
+    """The relay provider's status events, authenticated by their signature alone (keyed by RELAY_API_KEY)."""
+
+    authentication_classes: list[type] = []
+
+    def check_throttles(self, request):
+        return  # the provider's deliveries: the signature, not a rate, guards this
+
+    @extend_schema(
+        tags=["Orders"],
+        operation_id="relay_webhook",
+        request={"application/json": {"type": "object", "description": "A `request.status.updated` event."}},
+        parameters=[
+            OpenApiParameter(
+                "X-Signature-Timestamp", str, OpenApiParameter.HEADER, required=True, description="Unix time."
+            ),
+            OpenApiParameter(
+                "X-Signature-SHA256",
+                str,
+                OpenApiParameter.HEADER,
+                required=True,
+                description="Hex HMAC-SHA256 of '<timestamp>.<raw body>' keyed by the relay API key.",
+            ),
+        ],
+        responses={200: responses.RELAY_WEBHOOK_RESPONSE, 400: ERROR, 401: ERROR, 503: ERROR},
+    )
+    def post(self, request):
+        try:
+            result = relay_webhook(
+                body=request.body,  # the raw bytes the signature covers, before any parsing
+                timestamp=request.headers.get("X-Signature-Timestamp", ""),
+                signature=request.headers.get("X-Signature-SHA256", ""),
+            )
+        except SignatureRefused as exc:
+            raise OrderError(f"relay webhook refused: {exc}.", 401) from None
+        return ok({"result": result}, "relay webhook")

@@ -144,3 +144,7 @@ class ChainOutputSerializer(serializers.Serializer):
 
 CHAIN_LIST_RESPONSE = envelope("ChainListResponse", ChainOutputSerializer(many=True))
 TOKEN_LIST_RESPONSE = envelope("TokenListResponse", TokenShapeSerializer(many=True))
+
+RELAY_WEBHOOK_RESPONSE = envelope(
+    "RelayWebhookResponse", inline_serializer("RelayWebhookData", {"result": serializers.CharField()})
+)

@@ -65,6 +65,7 @@ class RelayStandIn:
     quotes: list = field(default_factory=list)
     requests: dict = field(default_factory=dict)
     fail_fills: bool = False  # every fill reverts (and is refunded)
+    held: bool = False  # deposits are seen but the status stays `pending` (a fill the test makes with `fill`)
 
     def __post_init__(self):
         self.solver = self.origin.eth.accounts[SOLVER_ACCOUNT]
@@ -150,6 +151,8 @@ class RelayStandIn:
             found.deposit_tx = self._deposit_of(request_id, found.amount)
             if found.deposit_tx is None:
                 return {"status": "waiting", **chains}
+        if self.held:
+            return {"status": "pending", "inTxHashes": [found.deposit_tx], "txHashes": [], **chains}
         if found.fill_tx is None:
             found.fill_tx = self._fill(body, found.amount, found.calls)
         receipt = _receipt(self.destination, found.fill_tx)
@@ -196,6 +199,16 @@ class RelayStandIn:
         else:
             tx = erc20.functions.transfer(recipient, value).transact({"from": solver, "gas": 100_000})
         return "0x" + bytes(tx).hex()
+
+    def fill(self, request_id: str) -> str:
+        """Fill a request now, as the provider does once it has seen the deposit (the test's held requests)."""
+        with self.lock:
+            found = self.requests[request_id]
+            found.fill_tx = found.fill_tx or self._fill(found.body, found.amount, found.calls)
+            return found.fill_tx
+
+    def deposited(self) -> list[str]:
+        return [request_id for request_id, r in self.requests.items() if r.deposit_tx]
 
     def fills(self) -> list[str]:
         return [r.fill_tx for r in self.requests.values() if r.fill_tx]

@@ -4,12 +4,18 @@ fill comes on the other devnet. Orders paid together must not take each other's 
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
+import time
+
 import pytest
 from django.conf import settings
 
 from chains.artifacts import artifact
 from chains.models import OutboxTx
 from orders.models import Order
+from tests.conftest import wait_for
 from tests.orders.devnet_checkout import (
     PAYER,
     checkout,
@@ -188,4 +194,124 @@ def test_a_contract_call_that_reverts_at_the_provider_is_refunded_to_the_unit(
     order = drive(order_id, until=("refunded",), timeout=120)
 
     assert order.error_details.startswith("RELAY_FAILED: the relay ended refund")
+    assert erc20(a).functions.balanceOf(payer).call() == before
+
+
+# --- the provider's webhooks ----------------------------------------------------------------------------
+
+WEBHOOK_KEY = "relay-webhook-key"
+
+
+def signed(body: dict, *, key: str = WEBHOOK_KEY, at: float | None = None) -> dict:
+    """The request as the provider sends it: `X-Signature-SHA256` over `${timestamp}.${body}`, keyed by the API
+    key (https://docs.relay.link/references/api/api_guides/webhooks)."""
+    raw = json.dumps(body).encode()
+    timestamp = str(int((time.time() if at is None else at) * 1000))
+    signature = hmac.new(key.encode(), timestamp.encode() + b"." + raw, hashlib.sha256).hexdigest()
+    return {
+        "data": raw,
+        "content_type": "application/json",
+        "HTTP_X_SIGNATURE_TIMESTAMP": timestamp,
+        "HTTP_X_SIGNATURE_SHA256": signature,
+    }
+
+
+def status_event(request_id: str, status: str = "success") -> dict:
+    return {
+        "event": "request.status.updated",
+        "timestamp": int(time.time() * 1000),
+        "data": {"status": status, "requestId": request_id, "inTxHashes": [], "txHashes": []},
+    }
+
+
+def _waiting_for_the_fill(standin, admin_client, devnets_registry) -> Order:
+    """An order whose deposit reached the depository and whose fill the stand-in has sent (and will report)."""
+    a, b = devnets_registry
+    order_id, _ = checkout(admin_client, a[1], b[1], "swap")
+    pay(order_id, a)
+    run_until(lambda: bool(standin.fills()), order_id, what="the stand-in's fill")
+    w3_of(b).eth.wait_for_transaction_receipt(standin.fills()[-1])
+    return Order.objects.get(pk=order_id)
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_signed_status_event_drives_the_order_at_once_in_a_worker(
+    standin, devnets_registry, worker_env, start_worker, admin_client, client, settings, httpserver
+):
+    settings.RELAY_API_KEY = WEBHOOK_KEY
+    start_worker(
+        **worker_env, RELAY_PROVIDER="relay", RELAY_API_URL=httpserver.url_for(""), RELAY_API_KEY=WEBHOOK_KEY
+    )
+    a, b = devnets_registry
+    standin.held = True  # the provider sees the deposit and says `pending`: no fill yet
+    order_id, _ = checkout(admin_client, a[1], b[1], "swap")
+    pay(order_id, a)
+    run_until(lambda: bool(standin.deposited()), order_id, what="the deposit at the depository")
+    request_id = standin.deposited()[-1]
+    w3_of(b).eth.wait_for_transaction_receipt(standin.fill(request_id))  # the provider fills, on its own time
+    time.sleep(2)
+    order = Order.objects.get(pk=order_id)
+    assert order.status == "relay"  # no beat here: nothing asks the provider again but the event
+    standin.held = False
+
+    response = client.post("/relay/webhook", **signed(status_event(request_id)))
+
+    assert response.status_code == 200, response.content
+    assert response.json()["data"] == {"result": "order driven"}
+    wait_for(lambda: Order.objects.get(pk=order_id).status == "executed", timeout=60)
+    assert order.settlement["relay"]["requestId"] == request_id
+
+
+@pytest.mark.parametrize(
+    ("tamper", "status"),
+    [
+        ({"key": "not-the-key"}, 401),
+        ({"at": time.time() - 3600}, 400),
+    ],
+)
+def test_a_delivery_badly_signed_or_old_is_refused_and_changes_nothing(
+    standin,
+    devnets_registry,
+    admin_client,
+    client,
+    settings,
+    django_capture_on_commit_callbacks,
+    tamper,
+    status,
+):
+    settings.RELAY_API_KEY = WEBHOOK_KEY
+    order = _waiting_for_the_fill(standin, admin_client, devnets_registry)
+    body = status_event(order.settlement["relay"]["requestId"])
+
+    with django_capture_on_commit_callbacks() as queued:
+        response = client.post("/relay/webhook", **signed(body, **tamper))
+
+    assert response.status_code == status
+    assert response.json()["success"] is False
+    assert queued == []  # nothing was asked of a worker
+    assert Order.objects.get(pk=order.pk).status == order.status
+
+
+def test_an_event_about_a_request_no_order_waits_for_is_refused(client, settings, db):
+    settings.RELAY_API_KEY = WEBHOOK_KEY
+    response = client.post("/relay/webhook", **signed(status_event("0x" + "ab" * 32)))
+    assert response.status_code == 400
+    assert "no order waits for relay request" in response.json()["message"]
+
+
+def test_a_call_that_cannot_be_encoded_fails_before_any_money_moves_and_is_refunded(
+    standin, devnets_registry, admin_client
+):
+    a, b = devnets_registry
+    order_id, _ = checkout(admin_client, a[1], b[1], "custom_exact_in", functionArgs=[])  # fund takes one
+    payer = w3_of(a).eth.accounts[PAYER]
+    before = erc20(a).functions.balanceOf(payer).call()
+    pay(order_id, a)
+
+    order = drive(order_id, until=("refunded",), timeout=120)
+
+    assert "cannot be encoded" in order.error_details
+    assert not [q for q in standin.quotes if q.get("txs")]  # the provider was never asked
+    assert not OutboxTx.objects.filter(key__startswith=f"order:{order_id}:relay").exists()
     assert erc20(a).functions.balanceOf(payer).call() == before
