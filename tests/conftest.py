@@ -141,10 +141,11 @@ def _isolated_rate_limits():
 @pytest.fixture
 def shared_redis(settings):
     """A Redis shared by every process (the suite's, or the local one in the embedded pass), with nothing
-    cached in it yet: for what the service keeps there. Skips where no Redis answers."""
+    cached in it yet: for what the service keeps there. Skips where no Redis answers. The embedded pass uses
+    database 11, not CI's PostgreSQL pass's 15, so the two passes may run side by side (.ci/run)."""
     import redis
 
-    url = settings.REDIS_URL or "redis://127.0.0.1:6379/15"
+    url = settings.REDIS_URL or "redis://127.0.0.1:6379/11"
     try:
         redis.Redis.from_url(url, socket_connect_timeout=0.5).ping()
     except redis.exceptions.ConnectionError:

@@ -26,18 +26,18 @@ def migrate(targets):
 
 def old_order(apps, n: int, **fields):
     """An order as the historical models `apps` build it: a swap on Base at the `n`th address."""
-    return apps.get_model("orders", "Order").objects.create(
-        type="swap",
-        recipient_address="0x" + "2" * 40,
-        global_address=f"0x{n:040x}",
-        src_chain=8453,
-        dst_chain=8453,
-        src_token_address="0x" + "1" * 40,
-        dst_token_address="0x" + "1" * 40,
-        src_amount="1",
-        expired_at="2026-01-01T00:00:00Z",
-        **fields,
-    )
+    defaults = {
+        "type": "swap",
+        "recipient_address": "0x" + "2" * 40,
+        "global_address": f"0x{n:040x}",
+        "src_chain": 8453,
+        "dst_chain": 8453,
+        "src_token_address": "0x" + "1" * 40,
+        "dst_token_address": "0x" + "1" * 40,
+        "src_amount": "1",
+        "expired_at": "2026-01-01T00:00:00Z",
+    }
+    return apps.get_model("orders", "Order").objects.create(**(defaults | fields))
 
 
 def latest():
@@ -211,7 +211,6 @@ def test_the_session_to_order_link_moves_to_the_checkout_without_losing_a_row():
             id="org_2", slug="shop", name="Shop"
         )
         Session = old.get_model("platform_api", "PlatformCheckoutSession")
-        Order = old.get_model("orders", "Order")
         sessions = [
             Session.objects.create(
                 id=f"cs_{n}",
@@ -225,18 +224,7 @@ def test_the_session_to_order_link_moves_to_the_checkout_without_losing_a_row():
         ]
 
         def order(session, n):
-            return Order.objects.create(
-                type="x402_swap",
-                recipient_address="0x" + "2" * 40,
-                global_address=f"0x{n:040x}",
-                src_chain=8453,
-                dst_chain=8453,
-                src_token_address="0x" + "1" * 40,
-                dst_token_address="0x" + "1" * 40,
-                src_amount="1",
-                expired_at="2026-01-01T00:00:00Z",
-                platform_session=session,
-            ).pk
+            return old_order(old, n, type="x402_swap", platform_session=session).pk
 
         # The first session's payer changed token once (two orders); the third order has no session.
         linked = {order(sessions[0], 1): "cs_0", order(sessions[0], 2): "cs_0", order(sessions[1], 3): "cs_1"}
