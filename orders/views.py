@@ -206,7 +206,7 @@ class RelayWebhookView(OrderAPIView):
                 description="Hex HMAC-SHA256 of '<timestamp>.<raw body>' keyed by the relay API key.",
             ),
         ],
-        responses={200: responses.RELAY_WEBHOOK_RESPONSE, 400: ERROR, 401: ERROR, 503: ERROR},
+        responses={200: responses.RELAY_WEBHOOK_RESPONSE, 400: ERROR, 401: ERROR},
     )
     def post(self, request):
         try:

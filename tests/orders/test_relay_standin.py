@@ -315,3 +315,10 @@ def test_a_call_that_cannot_be_encoded_fails_before_any_money_moves_and_is_refun
     assert not [q for q in standin.quotes if q.get("txs")]  # the provider was never asked
     assert not OutboxTx.objects.filter(key__startswith=f"order:{order_id}:relay").exists()
     assert erc20(a).functions.balanceOf(payer).call() == before
+
+
+def test_without_an_api_key_every_delivery_is_refused(client, settings, db):
+    settings.RELAY_API_KEY = ""
+    response = client.post("/relay/webhook", **signed(status_event("0x" + "ab" * 32), key=""))
+    assert response.status_code == 401
+    assert "RELAY_API_KEY is not set" in response.json()["message"]
