@@ -66,6 +66,7 @@ class RelayStandIn:
     requests: dict = field(default_factory=dict)
     fail_fills: bool = False  # every fill reverts (and is refunded)
     held: bool = False  # deposits are seen but the status stays `pending` (a fill the test makes with `fill`)
+    refuse_calls: str = ""  # a quote with calls answers 400 with this (a call that reverts in simulation)
 
     def __post_init__(self):
         self.solver = self.origin.eth.accounts[SOLVER_ACCOUNT]
@@ -88,6 +89,8 @@ class RelayStandIn:
         if missing:
             return _json({"message": f"missing {', '.join(missing)}", "errorCode": "INVALID_INPUT"}, 400)
         amount = int(body["amount"])
+        if self.refuse_calls and body.get("txs"):
+            return _json({"message": self.refuse_calls, "errorCode": "SWAP_IMPACT_TOO_HIGH"}, 400)
         if amount <= 0:
             return _json({"message": "Amount is too low", "errorCode": "AMOUNT_TOO_LOW"}, 400)
         request_id = "0x" + secrets.token_hex(32)

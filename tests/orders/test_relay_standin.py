@@ -322,3 +322,24 @@ def test_without_an_api_key_every_delivery_is_refused(client, settings, db):
     response = client.post("/relay/webhook", **signed(status_event("0x" + "ab" * 32), key=""))
     assert response.status_code == 401
     assert "RELAY_API_KEY is not set" in response.json()["message"]
+
+
+def test_a_call_the_provider_refuses_to_quote_fails_before_any_money_moves_and_is_refunded(
+    standin, devnets_registry, admin_client
+):
+    a, b = devnets_registry
+    standin.refuse_calls = "execution reverted in simulation"
+    order_id, _ = checkout(admin_client, a[1], b[1], "mint_nft")
+    payer = w3_of(a).eth.accounts[PAYER]
+    before = erc20(a).functions.balanceOf(payer).call()
+    pay(order_id, a)
+
+    order = drive(order_id, until=("refunded",), timeout=120)
+
+    assert order.error_details == (
+        "RELAY_FAILED: the relay provider refused the trade: execution reverted in simulation"
+    )
+    assert not OutboxTx.objects.filter(
+        key__startswith=f"order:{order_id}:relay"
+    ).exists()  # nothing deposited
+    assert erc20(a).functions.balanceOf(payer).call() == before
