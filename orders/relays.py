@@ -431,7 +431,14 @@ class RelayProvider:
             return Delivery(FAILED, error="the relay quote has no transaction to send")
         for n, item in enumerate(items):
             if (approval := _approval(item)) is not None:
-                tx = vault_allowance(chain_id=int(item["chainId"]), token=item["to"], spender=approval)
+                chain_id = int(item["chainId"])
+                if settings.RELAY_DEPOSITORIES.get(chain_id) != approval.lower():
+                    return Delivery(
+                        FAILED,
+                        error=f"the quote asks the vault to approve {approval}, which is not the relay provider's "
+                        f"depository on chain {chain_id} (RELAY_DEPOSITORIES)",
+                    )
+                tx = vault_allowance(chain_id=chain_id, token=item["to"], spender=approval)
                 if tx.status != OutboxTx.Status.MINED:
                     return Delivery.of(tx)  # pending; a failed one fails this order, the next tries again
                 continue
@@ -499,6 +506,7 @@ def _approval(item: dict) -> str | None:
 def vault_allowance(*, chain_id: int, token: str, spender: str) -> OutboxTx:
     """The vault's standing allowance of `token` for the provider's depository `spender` on `chain_id`: asked
     for once (a failed one is asked for again, under the next attempt's key), shared by every order's deposit.
+    Only for the depository the operator pinned (RELAY_DEPOSITORIES): the caller checks the quote's spender.
 
     The depository pulls only from its caller, in the caller's own deposit call (its deposit methods, as the
     provider documents them), so a standing allowance lets nothing but the vault's own deposits move the

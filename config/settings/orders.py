@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.chains import DEVNET, VAULT_ADDRESS
 from config.settings.django import DEVELOPMENT
-from config.settings.env import BASE_DIR, env_int, parse_tiers
+from config.settings.env import BASE_DIR, env_int, env_list, parse_tiers
 
 ORDER_LIFETIME_SECONDS = 15 * 60
 # Above any payment: an amount worth more than this at its token's reference price is refused where it is sent
@@ -67,6 +67,15 @@ SETTLEMENT_SLIPPAGE_BPS = env_int("SETTLEMENT_SLIPPAGE_BPS", 100)
 RELAY_TIMEOUT_SECONDS = env_int("RELAY_TIMEOUT_SECONDS", 600)
 # How often orders waiting for the relay provider's fill ask it for their status.
 RELAY_POLL_SECONDS = float(os.environ.get("RELAY_POLL_SECONDS", "2" if DEVNET else "5"))
+# The relay provider's depository on each chain ("8453:0x…,42161:0x…", from the provider's published contract
+# addresses): the only spender the vault gives its standing allowance to (orders/relays.py). A quote that asks
+# the vault to approve anything else fails its order before any money moves.
+RELAY_DEPOSITORIES: dict[int, str] = {}
+for _entry in env_list("RELAY_DEPOSITORIES"):
+    _chain, _, _address = _entry.partition(":")
+    if not (_chain.strip().isdigit() and len(_address.strip()) == 42 and _address.strip().startswith("0x")):
+        raise ImproperlyConfigured(f"RELAY_DEPOSITORIES: {_entry!r} is not <chain id>:<0x address>")
+    RELAY_DEPOSITORIES[int(_chain)] = _address.strip().lower()
 # The gas the relay provider may spend on a contract order's calls on the destination (the quote's
 # `txsGasLimit`): the approval and the mint, entry, fund or custom call.
 RELAY_TXS_GAS_LIMIT = env_int("RELAY_TXS_GAS_LIMIT", 500_000)

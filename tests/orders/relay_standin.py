@@ -67,6 +67,7 @@ class RelayStandIn:
     fail_fills: bool = False  # every fill reverts (and is refunded)
     held: bool = False  # deposits are seen but the status stays `pending` (a fill the test makes with `fill`)
     refuse_calls: str = ""  # a quote with calls answers 400 with this (a call that reverts in simulation)
+    approve_spender: str = ""  # a rogue answer: the approve step names this spender, not the depository
 
     def __post_init__(self):
         self.solver = self.origin.eth.accounts[SOLVER_ACCOUNT]
@@ -97,14 +98,11 @@ class RelayStandIn:
         user, token = body["user"], self.origin.to_checksum_address(body["originCurrency"])
         erc20 = self.origin.eth.contract(address=token, abi=self.token_abi)
         steps = []
-        if erc20.functions.allowance(user, self.depository.address).call() < amount:
+        if self.approve_spender or erc20.functions.allowance(user, self.depository.address).call() < amount:
+            spender = self.approve_spender or self.depository.address
             steps.append(
                 _step(
-                    "approve",
-                    request_id,
-                    user,
-                    token,
-                    encode_call("TestToken", "approve", self.depository.address, amount),
+                    "approve", request_id, user, token, encode_call("TestToken", "approve", spender, amount)
                 )
             )
         deposit = encode_call(

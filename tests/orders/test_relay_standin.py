@@ -42,7 +42,9 @@ def standin(devnets_registry, httpserver, settings):
     settings.RELAY_API_KEY = ""
     settings.OUTBOX_RESEND_AFTER_SECONDS = 0
     settings.REFUND_RETRY_SECONDS = 0
-    return RelayStandIn(origin=w3_of(a), destination=w3_of(b)).serve(httpserver)
+    standin = RelayStandIn(origin=w3_of(a), destination=w3_of(b)).serve(httpserver)
+    settings.RELAY_DEPOSITORIES = {31337: standin.depository.address.lower()}  # pinned, as in production
+    return standin
 
 
 def test_the_standin_reproduces_the_race_exact_allowances_run_into(standin, devnets_registry):
@@ -241,7 +243,11 @@ def test_a_signed_status_event_drives_the_order_at_once_in_a_worker(
 ):
     settings.RELAY_API_KEY = WEBHOOK_KEY
     start_worker(
-        **worker_env, RELAY_PROVIDER="relay", RELAY_API_URL=httpserver.url_for(""), RELAY_API_KEY=WEBHOOK_KEY
+        **worker_env,
+        RELAY_PROVIDER="relay",
+        RELAY_API_URL=httpserver.url_for(""),
+        RELAY_API_KEY=WEBHOOK_KEY,
+        RELAY_DEPOSITORIES=f"31337:{standin.depository.address}",
     )
     a, b = devnets_registry
     standin.held = True  # the provider sees the deposit and says `pending`: no fill yet
@@ -342,4 +348,28 @@ def test_a_call_the_provider_refuses_to_quote_fails_before_any_money_moves_and_i
     assert not OutboxTx.objects.filter(
         key__startswith=f"order:{order_id}:relay"
     ).exists()  # nothing deposited
+    assert erc20(a).functions.balanceOf(payer).call() == before
+
+
+def test_a_quote_that_asks_to_approve_another_spender_fails_before_any_money_moves(
+    standin, devnets_registry, admin_client
+):
+    """The vault's standing allowance goes only to the depository the operator pinned: a quote (a compromised
+    provider, an intercepted answer) naming another spender is refused, and the payer refunded to the unit."""
+    a, b = devnets_registry
+    standin.approve_spender = random_address()
+    order_id, _ = checkout(admin_client, a[1], b[1], "swap")
+    payer = w3_of(a).eth.accounts[PAYER]
+    before = erc20(a).functions.balanceOf(payer).call()
+    pay(order_id, a)
+
+    order = drive(order_id, until=("refunded",), timeout=120)
+
+    assert "which is not the relay provider's depository on chain 31337" in order.error_details
+    assert (
+        not OutboxTx.objects.filter(key__startswith="relay:allowance:", to=erc20(a).address)
+        .filter(data__icontains=standin.approve_spender[2:].lower())
+        .exists()
+    )
+    assert not OutboxTx.objects.filter(key__startswith=f"order:{order_id}:relay").exists()
     assert erc20(a).functions.balanceOf(payer).call() == before
