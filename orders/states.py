@@ -66,7 +66,8 @@ MACHINE: dict[str, State] = {
         to=frozenset({Status.EXECUTED, Status.FAILURE}),
         announces="",
         step="_execute",
-        meaning="contract types: the call is made on the destination chain",
+        meaning="contract types: the call is made on the destination chain (the solver's execute step), or "
+        "the relay provider's fill that made it is confirmed there",
     ),
     Status.EXECUTED: State(
         to=frozenset(),
