@@ -1,5 +1,7 @@
 import copy
 
+import pytest
+
 USDC_BASE = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 ETH = "0x0000000000000000000000000000000000000000"
 USDC_ARB = "0xaf88d065e77c8cC2239327C5EDb3A432268e5831"
@@ -81,3 +83,14 @@ def poster_link(admin_client, **fields) -> dict:
     )
     assert response.status_code == 201, response.content
     return response.json()
+
+
+@pytest.fixture
+def relay(devnets_registry, httpserver, settings):
+    """The relay provider is a local HTTP server (what it answers is the test's), on the two devnets."""
+    settings.RELAY_PROVIDER = "relay"
+    settings.RELAY_API_URL = httpserver.url_for("")
+    settings.RELAY_API_KEY = "relay-key"
+    settings.OUTBOX_RESEND_AFTER_SECONDS = 0
+    settings.REFUND_RETRY_SECONDS = 0
+    return httpserver

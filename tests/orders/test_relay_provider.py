@@ -29,16 +29,6 @@ FILL_HASH = "0x" + "f1" * 32
 DEPOSITORY = random_address()
 
 
-@pytest.fixture
-def relay(devnets_registry, httpserver, settings):
-    settings.RELAY_PROVIDER = "relay"
-    settings.RELAY_API_URL = httpserver.url_for("")
-    settings.RELAY_API_KEY = "relay-key"
-    settings.OUTBOX_RESEND_AFTER_SECONDS = 0
-    settings.REFUND_RETRY_SECONDS = 0
-    return httpserver
-
-
 def serve_quotes(httpserver, devnet, seen: list):
     """POST /quote: details for pricing, and one step that pays the relay's depository on Devnet A."""
     token = devnet[1]["contracts"]["dUSDC"]

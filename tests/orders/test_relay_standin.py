@@ -27,7 +27,7 @@ from tests.orders.devnet_checkout import (
     run_until,
     w3_of,
 )
-from tests.orders.relay_standin import RelayStandIn
+from tests.orders.relay_standin import SOLVER_ACCOUNT, RelayStandIn
 
 pytestmark = pytest.mark.django_db
 
@@ -35,16 +35,27 @@ ORDERS = 20
 
 
 @pytest.fixture
-def standin(devnets_registry, httpserver, settings):
+def standin(relay, devnets_registry, settings):
     a, b = devnets_registry
-    settings.RELAY_PROVIDER = "relay"
-    settings.RELAY_API_URL = httpserver.url_for("")
-    settings.RELAY_API_KEY = ""
-    settings.OUTBOX_RESEND_AFTER_SECONDS = 0
-    settings.REFUND_RETRY_SECONDS = 0
-    standin = RelayStandIn(origin=w3_of(a), destination=w3_of(b)).serve(httpserver)
+    standin = RelayStandIn(origin=w3_of(a), destination=w3_of(b)).serve(relay)
     settings.RELAY_DEPOSITORIES = {31337: standin.depository.address.lower()}  # pinned, as in production
     return standin
+
+
+def holders(standin, a, b) -> dict:
+    """Whose balance a relayed payment moves, and in which token: read before and after, compared to the unit."""
+    return {
+        "payer": (erc20(a), w3_of(a).eth.accounts[PAYER]),
+        "vault": (erc20(a), settings.VAULT_ADDRESS),
+        "depository": (erc20(a), standin.depository.address),
+        "provider's solver": (erc20(b), w3_of(b).eth.accounts[SOLVER_ACCOUNT]),
+        "service's solver": (erc20(b), settings.SOLVER_ADDRESS),
+        "multicaller": (erc20(b), standin.multicaller.address),
+    }
+
+
+def balances(who: dict) -> dict:
+    return {name: contract.functions.balanceOf(address).call() for name, (contract, address) in who.items()}
 
 
 def test_the_standin_reproduces_the_race_exact_allowances_run_into(standin, devnets_registry):
@@ -71,7 +82,8 @@ def test_twenty_orders_paid_in_one_block_all_execute_through_the_relay(
     orders = [checkout(admin_client, a[1], b[1], "swap", amount=1_000_000 + n) for n in range(ORDERS)]
     w3, token = w3_of(a), erc20(a)
     payer = w3.eth.accounts[PAYER]
-    depository_before = token.functions.balanceOf(standin.depository.address).call()
+    who = holders(standin, a, b)
+    before = balances(who)
     w3.provider.make_request("evm_setIntervalMining", [0])  # hold the blocks: every payment in one
     try:
         hashes = []
@@ -105,15 +117,25 @@ def test_twenty_orders_paid_in_one_block_all_execute_through_the_relay(
     allowances = OutboxTx.objects.filter(key__startswith="relay:allowance:")
     assert [tx.status for tx in allowances] == ["mined"]
     assert not OutboxTx.objects.filter(key__startswith="order:", data__startswith="0x095ea7b3").exists()
-    # Every deposit reached the depository, each of its own amount; every recipient got its fill on Devnet B.
-    sent = 0
+    # Every deposit reached the depository, each of its own amount; every recipient got its fill on Devnet B; the
+    # vault kept the fees and nothing else; the service's own solver fronted nothing. To the unit.
+    paid = sent = 0
     for order in Order.objects.filter(pk__in=ids):
         fee = int(order.src_amount) * order.fee["finalFeeBps"] // 10_000
+        paid += int(order.src_amount)
         sent += int(order.src_amount) - fee
         fill = order.relay_txs.get()
         assert (fill.chain, fill.status) == (31338, "success")
         assert erc20(b).functions.balanceOf(order.recipient_address).call() == int(order.src_amount) - fee
-    assert token.functions.balanceOf(standin.depository.address).call() - depository_before == sent
+    after = balances(who)
+    assert {name: after[name] - before[name] for name in who} == {
+        "payer": -paid,
+        "vault": paid - sent,
+        "depository": sent,
+        "provider's solver": -sent,
+        "service's solver": 0,
+        "multicaller": 0,
+    }
     assert {quote["refundTo"] for quote in standin.quotes} == {settings.VAULT_ADDRESS}
 
 
@@ -155,6 +177,9 @@ def test_every_contract_type_executes_through_the_relay_providers_multicaller(
     recipient = random_address()
     pool_before = _tournament(b).functions.prizePool().call()
     order_id, _ = checkout(admin_client, a[1], b[1], order_type, recipient=recipient)
+    target = Order.objects.get(pk=order_id).payload.get("contractAddress") or b[1]["contracts"]["Tournament"]
+    who = holders(standin, a, b) | {"contract": (erc20(b), target)}
+    before = balances(who)
     pay(order_id, a)
 
     order = drive(order_id, timeout=120)
@@ -179,6 +204,18 @@ def test_every_contract_type_executes_through_the_relay_providers_multicaller(
     else:  # fund, custom (a fund call), custom_exact_in (fund of what arrived)
         assert _tournament(b).functions.prizePool().call() - pool_before == price
     assert not OutboxTx.objects.filter(key=f"order:{order_id}:execute").exists()  # no call of our own
+    # The payer paid the order; the vault paid the provider the price and kept the rest; the provider's solver
+    # brought the price to the multicaller, which left all of it with the contract. To the unit.
+    after, paid = balances(who), int(order.src_amount)
+    assert {name: after[name] - before[name] for name in who} == {
+        "payer": -paid,
+        "vault": paid - price,
+        "depository": price,
+        "provider's solver": -price,
+        "service's solver": 0,
+        "multicaller": 0,
+        "contract": price,
+    }
 
 
 def test_a_contract_call_that_reverts_at_the_provider_is_refunded_to_the_unit(
