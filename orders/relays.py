@@ -375,9 +375,8 @@ class RelayProvider:
             "tradeType": EXACT_INPUT,
             "refundTo": settings.VAULT_ADDRESS,
         }
-        if (
-            order.type not in SWAP_TYPES
-        ):  # the call's price arrives exactly, and the multicaller makes the calls
+        # A contract order's price arrives exactly, and the provider's multicaller makes its calls.
+        if order.type not in SWAP_TYPES:
             price = int(settlement["dstAmount"])
             body |= {
                 "amount": str(price),
