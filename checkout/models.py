@@ -166,7 +166,7 @@ class CheckoutSession(models.Model):
 
     class CreatedThrough(models.TextChoices):
         PLATFORM = "platform"
-        ORDER_INTERFACE = "order_interface", "order interface"
+        ORDER_INTERFACE = "order_interface", "Order interface"
 
     id = models.CharField(primary_key=True, max_length=36, default=new_session_id, editable=False)
     created_through = models.CharField(

@@ -58,7 +58,7 @@ class Migration(migrations.Migration):
             model_name="checkoutsession",
             name="created_through",
             field=models.CharField(
-                choices=[("platform", "Platform"), ("order_interface", "order interface")],
+                choices=[("platform", "Platform"), ("order_interface", "Order interface")],
                 default="platform",
                 help_text="Which interface made it, and so shows it.",
                 max_length=16,

@@ -238,3 +238,29 @@ def test_the_chains_list_fits_a_1280_px_window(staff, live_server, browser_page,
     assert "Base (8453)" in page.inner_text("#result_list") and "10,000.00 ETH" in page.inner_text(
         "#result_list"
     )
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_one_checkout_session_list_shows_both_interfaces_sessions_without_sideways_scroll(
+    live_server, browser_page, admin_user, width
+):
+    from tests.factories import PlatformCheckoutSessionFactory
+
+    interface, platform = CheckoutSessionFactory(), PlatformCheckoutSessionFactory()
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 800})
+    admin_sign_in(page, live_server.url, admin_user)
+    page.goto(f"{live_server.url}/admin/checkout/checkoutsession/")
+    page.screenshot(path=f"var/artifacts/admin/checkout-sessions-{width}.png", full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    if width >= 1280:  # every column in view, none behind a scroll bar
+        widths = page.evaluate(
+            "(() => { const r = document.querySelector('#changelist .results'); "
+            "return [r.scrollWidth, r.clientWidth]; })()"
+        )
+        assert widths[0] <= widths[1]
+    listed = page.inner_text("#result_list")
+    assert interface.id in listed and platform.id in listed
+    assert "Order interface" in listed and "Platform" in listed
+    page.goto(f"{live_server.url}/admin/checkout/checkoutsession/?created_through__exact=order_interface")
+    assert platform.id not in page.inner_text("#result_list")
