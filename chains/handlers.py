@@ -45,6 +45,9 @@ class OwnerKind(StrEnum):
     QUICKPAY = "quickpay"  # quick payments: `quickpay:<qp_id>:payout`, ...
     CHAINS = "chains"  # the chains app's own transactions: `chains:deploy-factory:<id>`
     RELAY = "relay"  # what the vault does for the relay provider, not for one order: `relay:allowance:...`
+    INVENTORY = (
+        "inventory"  # the solver's inventory of a token on a chain: `inventory:<id>:refill:<n>:<step>`
+    )
 
 
 # Owners written under another name before the kinds were one enum. A quick payment's deposit address is
@@ -157,12 +160,28 @@ def payment_due(identifier: str) -> PaymentDue | None:
     return None
 
 
+# --- what `manage.py chains check` shows beside the chains ---------------------------------------------
+
+CheckSection = Callable[[], list[list[str]]]
+_check_sections: dict[str, CheckSection] = {}
+
+
+def check_section(kind: OwnerKind) -> Callable[[CheckSection], CheckSection]:
+    """Register a table (a header row, then rows) that `chains check` prints under the chains' own."""
+    return _register(_check_sections, kind, "the check section")
+
+
+def check_sections() -> list[list[list[str]]]:
+    return [section() for _, section in sorted(_check_sections.items())]
+
+
 def registrations() -> dict[str, list[tuple[str, Callable]]]:
     """Every handler and observer registered here, by table: what `manage.py wiring` prints."""
     return {
         "deposit handlers": sorted(_deposit_handlers.items()),
         "outbox handlers": sorted(_outbox_handlers.items()),
         "payable lookups": sorted(_payables.items()),
+        "check sections": sorted(_check_sections.items()),
         "deposit observers": [("*", observer) for observer in _deposit_observers],
         "outbox observers": [("*", observer) for observer in _outbox_observers],
     }

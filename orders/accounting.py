@@ -3,6 +3,11 @@ deliveries, refunds and gas from the chains' own record):
 
 - `fee:<order>`: when the order executed, the service's fee moves from the vault's float to the fees earned,
   both held at the vault's address, in the token the payer paid (what arrived times the fee's bps);
+- `relay-refund:<chain>:<tx>`: the relay provider gave the vault's deposit back (its fill failed): what its
+  refund transaction moved into the vault, per the receipt's ERC-20 `Transfer` logs, from the provider's
+  depository (a recipient of the vault's deposit, as the deposit's own posting has it);
+- `inventory-fill:<chain>:<tx>`: the relay provider's fill of a refill of the solver's inventory
+  (orders/inventory.py), what it moved into the solver, the same way;
 - `card:<payment intent>`: a card payment (vendorB) the vendor owes the service, from the payer's card;
   `card-refund:<refund>` gives it back.
 
@@ -57,6 +62,84 @@ def card_refund_legs(order, refund, intent: str) -> list[Leg]:
         credit(order.src_chain, token, Kind.CARD, CARD_VENDOR, amount),
         debit(order.src_chain, token, Kind.PAYER, f"card:{intent}", amount),
     ]
+
+
+TRANSFER_TOPIC = (
+    "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"  # Transfer(address,address,uint256)
+)
+
+
+def _address(topic) -> str:
+    text = topic if isinstance(topic, str) else "0x" + bytes(topic).hex()
+    return "0x" + text[-40:].lower()
+
+
+def inflow_legs(chain_id: int, logs: list, *, to: str, account: str) -> list[Leg]:
+    """What a transaction someone else sent moved into one of the service's addresses (`to`, held as
+    `account`): its ERC-20 transfers to that address, each from the sender's side as a recipient of ours."""
+    held, legs = to.lower(), []
+    for log in logs:
+        topics = log.get("topics") or []
+        if len(topics) != 3 or _hex(topics[0]) != TRANSFER_TOPIC or _address(topics[2]) != held:
+            continue
+        amount, token = int(_hex(log["data"]), 16), str(log["address"])
+        legs += [
+            credit(chain_id, token, Kind.RECIPIENT, _address(topics[1]), amount),
+            debit(chain_id, token, account, held, amount),
+        ]
+    return legs
+
+
+def _hex(value) -> str:
+    return (value if isinstance(value, str) else "0x" + bytes(value).hex()).lower()
+
+
+def relay_refund_key(chain_id: int, tx_hash: str) -> str:
+    return f"relay-refund:{chain_id}:{tx_hash.lower()}"
+
+
+def inflow_posted(
+    *,
+    key: str,
+    kind: str,
+    chain_id: int,
+    tx_hash: str,
+    receipt,
+    to: str,
+    account: str,
+    owner: str,
+    order_id=None,
+) -> bool:
+    """Post, once under `key`, what `receipt`'s transaction moved into `to`; whether it moved anything."""
+    legs = inflow_legs(chain_id, list(receipt["logs"]), to=to, account=account)
+    if not legs:
+        return False
+    post(
+        key=key,
+        kind=kind,
+        legs=legs,
+        order_id=order_id,
+        owner=owner,
+        tx_hash=tx_hash.lower(),
+        chain_id=chain_id,
+        block_number=receipt["blockNumber"],
+    )
+    return True
+
+
+def relay_refund_posted(order, *, chain_id: int, tx_hash: str, receipt) -> bool:
+    """Post the provider's refund of `order`'s deposit into the vault once (keyed by its transaction)."""
+    return inflow_posted(
+        key=relay_refund_key(chain_id, tx_hash),
+        kind="refund",
+        chain_id=chain_id,
+        tx_hash=tx_hash,
+        receipt=receipt,
+        to=settings.VAULT_ADDRESS,
+        account=Kind.VAULT,
+        owner=f"order:{order.pk}",
+        order_id=order.pk,
+    )
 
 
 @events.on(events.Executed, owner=events.ANY)

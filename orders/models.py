@@ -275,3 +275,93 @@ class SolverAllowance(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["chain_id", "token", "spender"], name="solver_allowance_unique")
         ]
+
+
+class Inventory(models.Model):
+    """The solver's stock of one token on one chain, from which swap orders are delivered as soon as their
+    deposit is confirmed ("fast finish", orders/inventory.py), and which the vault refills through the relay
+    provider when it falls below its low mark. Amounts in the token's smallest unit."""
+
+    chain_id = models.PositiveBigIntegerField()
+    token = models.CharField(
+        max_length=42, help_text="The token's address (lowercase); the zero address for the native coin."
+    )
+    low_mark = Uint256Field(
+        default=0,
+        help_text="Below this (what the solver holds, less what is on its way out), a refill is asked for.",
+    )
+    target = Uint256Field(default=0, help_text="What a refill brings the stock back to.")
+    max_order = Uint256Field(
+        default=0, help_text="The largest order delivered from the stock; a larger one takes the relay."
+    )
+    max_outstanding = Uint256Field(
+        default=0,
+        help_text="At most this much fronted and not yet swept into the vault (what a reorg could take).",
+    )
+    refill_chain_id = models.PositiveBigIntegerField(help_text="The chain the vault pays refills from.")
+    refill_token = models.CharField(
+        max_length=42, help_text="The token the vault pays refills in, on that chain."
+    )
+    enabled = models.BooleanField(default=True, help_text="Off: nothing is fronted and nothing refilled.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "inventories"
+        constraints = [models.UniqueConstraint(fields=["chain_id", "token"], name="inventory_unique")]
+
+    def __str__(self) -> str:
+        return f"inventory of {self.token[:10]}… on chain {self.chain_id}"
+
+
+class InventoryFront(models.Model):
+    """One order delivered from the inventory before its deposit was swept into the vault: outstanding until
+    the sweep is mined (a deposit reorged out after fronting leaves it so, and opens an incident)."""
+
+    inventory = models.ForeignKey(Inventory, on_delete=models.PROTECT, related_name="fronts")
+    order = models.OneToOneField(Order, on_delete=models.PROTECT, related_name="inventory_front")
+    amount = Uint256Field()
+    tx = models.ForeignKey("chains.OutboxTx", on_delete=models.PROTECT, related_name="+")
+    swept_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["inventory"],
+                condition=models.Q(swept_at__isnull=True),
+                name="inventory_front_outstanding",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.amount} fronted for order {self.order_id}"
+
+
+class InventoryRefill(models.Model):
+    """The vault paying the relay provider on `inventory.refill_chain_id` to fill the solver on the
+    inventory's chain: its deposit through the outbox (`inventory:<id>:refill:<refill id>:<step>`), then the
+    provider's fill, counted once the chain shows it."""
+
+    class Status(models.TextChoices):
+        DEPOSITING = "depositing"  # the quote is taken; its transactions go through the outbox
+        PENDING = "pending"  # paid; the provider's fill is awaited
+        FILLED = "filled"
+        FAILED = "failed"  # refused, or the provider failed or refunded (its refund is in refund_tx)
+
+    inventory = models.ForeignKey(Inventory, on_delete=models.PROTECT, related_name="refills")
+    amount = Uint256Field()
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.DEPOSITING)
+    relay = models.JSONField(
+        default=dict, blank=True, help_text="The provider's quote: its steps and request id."
+    )
+    fill_tx = models.CharField(max_length=66, blank=True)
+    refund_tx = models.CharField(max_length=66, blank=True)
+    error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["inventory", "status"], name="inventory_refill_status")]
+
+    def __str__(self) -> str:
+        return f"refill {self.pk} of {self.inventory} ({self.status})"

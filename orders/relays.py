@@ -35,7 +35,7 @@ from chains.registry import chain_get
 from core.http_client import build_session
 from orders.fees import fee_amount
 from orders.inputs import EXACT_INPUT, EXACT_OUTPUT
-from orders.models import Order, RelayTx, SolverAllowance
+from orders.models import InventoryFront, Order, RelayTx, SolverAllowance
 from orders.providers import (
     OfflineQuoteProvider,
     ProviderUnavailable,
@@ -59,16 +59,20 @@ class Delivery:
     state: str
     txs: tuple[tuple[int, str, str], ...] = ()  # (chain, tx hash, RelayTx status)
     error: str = ""
+    ours: bool = False  # the service's own transactions, mined: nothing to check on chain
 
     @classmethod
     def of(cls, tx: OutboxTx) -> Delivery:
         """The delivery that one outbox transaction makes."""
         if tx.in_flight:
-            return cls(PENDING)
+            return cls(PENDING, ours=True)
         if tx.status == OutboxTx.Status.MINED:
-            return cls(DELIVERED, ((tx.chain_id, tx.tx_hash, RelayTx.Status.SUCCESS),))
+            return cls(DELIVERED, ((tx.chain_id, tx.tx_hash, RelayTx.Status.SUCCESS),), ours=True)
         return cls(
-            FAILED, ((tx.chain_id, tx.tx_hash, RelayTx.Status.FAILURE),) if tx.tx_hash else (), tx.error
+            FAILED,
+            ((tx.chain_id, tx.tx_hash, RelayTx.Status.FAILURE),) if tx.tx_hash else (),
+            tx.error,
+            ours=True,
         )
 
 
@@ -193,9 +197,11 @@ class DevnetSolver:
         chains = (chain_get(order.src_chain), chain_get(order.dst_chain))
         return all(chain is not None and chain.devnet for chain in chains)
 
-    # The solver pays from its own inventory on the destination chain, so it delivers as soon as the deposit
-    # is confirmed, beside the sweep: the deposit waits at an address only the service can sweep.
-    fronts = True
+    @staticmethod
+    def fronts(order: Order) -> bool:
+        """The solver pays from its own inventory on the destination chain, so it delivers as soon as the
+        deposit is confirmed, beside the sweep: the deposit waits at an address only the service can sweep."""
+        return True
 
     def check(self, order: Order) -> str | None:
         """Why this solver cannot deliver the order, or None."""
@@ -302,8 +308,6 @@ class RelayProvider:
     """
 
     name = "relay"
-    # The vault pays the provider's depository: it waits for the sweep, which is what puts the tokens there.
-    fronts = False
     # The provider's fill makes a contract order's call (the quote's `txs`): no execute step of our own.
     executes_calls = True
 
@@ -313,6 +317,15 @@ class RelayProvider:
         self.session = build_session(
             retry_methods=frozenset({"GET"})
         )  # a quote request is not retried blindly
+
+    @staticmethod
+    def fronts(order: Order) -> bool:
+        """A swap order the solver's inventory covers is delivered from it now, beside the sweep (orders/
+        inventory.py); any other waits for the sweep, which puts the tokens the vault pays the provider with in
+        the vault."""
+        from orders.inventory import inventory_front
+
+        return inventory_front(order, int((order.settlement or {}).get("dstAmount") or 0)) is not None
 
     def check(self, order: Order) -> str | None:
         if order.type not in SWAP_TYPES and order.dst_token_address == ZERO_ADDRESS:
@@ -391,22 +404,7 @@ class RelayProvider:
         # quoting allowed), never more.
         if order.type not in SWAP_TYPES and cost > received:
             raise QuoteRejected(f"the call costs {cost} on the origin chain; the order brought {received}")
-        steps = [
-            {
-                "requestId": step.get("requestId"),
-                "items": [
-                    item["data"]
-                    for item in step.get("items", [])
-                    if step.get("kind", "transaction") == "transaction"
-                ],
-            }
-            for step in quote.get("steps", [])
-        ]
-        relay = {
-            "steps": steps,
-            "requestId": next((s["requestId"] for s in steps if s["requestId"]), None),
-            "currencyOut": (quote.get("details") or {}).get("currencyOut"),
-        }
+        relay = quote_steps(quote)
         with transaction.atomic():
             current: dict[str, Any] = Order.objects.select_for_update().get(pk=order.pk).settlement or {}
             if current.get("relay"):
@@ -415,6 +413,9 @@ class RelayProvider:
         return relay
 
     def deliver(self, order: Order, dst_amount: int) -> Delivery:
+        front = InventoryFront.objects.filter(order=order).select_related("tx").first()
+        if front is not None:  # delivered from the solver's inventory (orders/inventory.py)
+            return Delivery.of(front.tx)
         try:
             relay = self._quote(order)
         except QuoteRejected as exc:
@@ -425,32 +426,13 @@ class RelayProvider:
             return Delivery(FAILED, error=str(exc))
         except ProviderUnavailable:
             return Delivery(PENDING)
-        items = [item for step in relay["steps"] for item in step["items"]]
-        if not items or not relay["requestId"]:
+        if not relay["requestId"] or not any(step["items"] for step in relay["steps"]):
             return Delivery(FAILED, error="the relay quote has no transaction to send")
-        for n, item in enumerate(items):
-            if (approval := _approval(item)) is not None:
-                chain_id = int(item["chainId"])
-                if settings.RELAY_DEPOSITORIES.get(chain_id) != approval.lower():
-                    return Delivery(
-                        FAILED,
-                        error=f"the quote asks the vault to approve {approval}, which is not the relay provider's "
-                        f"depository on chain {chain_id} (RELAY_DEPOSITORIES)",
-                    )
-                tx = vault_allowance(chain_id=chain_id, token=item["to"], spender=approval)
-                if tx.status != OutboxTx.Status.MINED:
-                    return Delivery.of(tx)  # pending; a failed one fails this order, the next tries again
-                continue
-            tx = outbox_submit(
-                key=f"order:{order.pk}:relay:{n}",
-                chain_id=int(item["chainId"]),
-                signer="vault",
-                to=item["to"],
-                data=item.get("data") or "0x",
-                value=int(item.get("value") or 0),
-            )
-            if tx.status != OutboxTx.Status.MINED:
-                return Delivery.of(tx)  # pending, or failed with its hash
+        paid = pay_steps(relay, key=f"order:{order.pk}:relay")
+        if isinstance(paid, str):
+            return Delivery(FAILED, error=paid)
+        if paid is not None:
+            return Delivery.of(paid)  # pending, or failed with its hash
         try:
             status = self._request("GET", "/intents/status/v3", params={"requestId": relay["requestId"]})
         except (ProviderUnavailable, QuoteRejected):
@@ -476,6 +458,58 @@ class RelayProvider:
         raise ExecutionInvalid(
             "the relay provider's fill makes the call"
         )  # settlement reads its fill instead
+
+
+def quote_steps(quote: dict) -> dict:
+    """What the service keeps of the provider's quote: the transactions of its steps, its request id, and what
+    it will deliver."""
+    steps = [
+        {
+            "requestId": step.get("requestId"),
+            "items": [
+                item["data"]
+                for item in step.get("items", [])
+                if step.get("kind", "transaction") == "transaction"
+            ],
+        }
+        for step in quote.get("steps", [])
+    ]
+    return {
+        "steps": steps,
+        "requestId": next((s["requestId"] for s in steps if s["requestId"]), None),
+        "currencyOut": (quote.get("details") or {}).get("currencyOut"),
+    }
+
+
+def pay_steps(relay: dict, *, key: str) -> OutboxTx | str | None:
+    """Send the quote's transactions from the vault, in order, each once mined before the next (`<key>:<n>`):
+    None when every one is mined, the first that is not (in flight, or failed), or why the quote is refused
+    (an `approve` for a spender that is not the pinned depository; the vault's standing allowance stands in
+    for the one that is)."""
+    items = [item for step in relay["steps"] for item in step["items"]]
+    for n, item in enumerate(items):
+        if (approval := _approval(item)) is not None:
+            chain_id = int(item["chainId"])
+            if settings.RELAY_DEPOSITORIES.get(chain_id) != approval.lower():
+                return (
+                    f"the quote asks the vault to approve {approval}, which is not the relay provider's "
+                    f"depository on chain {chain_id} (RELAY_DEPOSITORIES)"
+                )
+            tx = vault_allowance(chain_id=chain_id, token=item["to"], spender=approval)
+            if tx.status != OutboxTx.Status.MINED:
+                return tx  # pending; a failed one fails this payment, the next tries again
+            continue
+        tx = outbox_submit(
+            key=f"{key}:{n}",
+            chain_id=int(item["chainId"]),
+            signer="vault",
+            to=item["to"],
+            data=item.get("data") or "0x",
+            value=int(item.get("value") or 0),
+        )
+        if tx.status != OutboxTx.Status.MINED:
+            return tx
+    return None
 
 
 def relay_calls(order: Order, price: int) -> list[dict[str, str]]:

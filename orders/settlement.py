@@ -52,8 +52,10 @@ from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import sweep_covers
 from chains.registry import chain_get
-from orders import lifecycle, states
+from ledger.models import Posting
+from orders import accounting, lifecycle, states
 from orders.fees import fee_amount
+from orders.inventory import inventory_swept
 from orders.models import DepositTx, Order, RefundTx, RelayTx
 from orders.providers import ProviderUnavailable, QuoteRejected
 from orders.refunds import refund_deposits
@@ -195,11 +197,13 @@ def _send_to_vault(order: Order, actor: str) -> bool:
     tx = order_sweep(order)
     if tx.status == OutboxTx.Status.FAILED:
         return _fail(order, f"SWEEP_FAILED: {tx.error}", actor)
+    provider = get_relay_provider()
     if tx.status == OutboxTx.Status.MINED:
         if not _sweep_covers(order, tx):
             return False
+        provider.fronts(order)  # the solver's inventory, where it covers the order, is still the faster way
         reason = f"swept into the vault in {tx.tx_hash}"
-    elif get_relay_provider().fronts:
+    elif provider.fronts(order):
         # The confirmed deposit waits at an address only the service can sweep: the solver delivers now, and
         # the sweep is checked when it is mined (order_tx_finished), as it would be after a reorg.
         reason = "the solver delivers beside the sweep"
@@ -219,9 +223,21 @@ def _dst_amount(order: Order) -> int:
 
 
 def _relay(order: Order, actor: str) -> bool:
-    delivery = get_relay_provider().deliver(order, _dst_amount(order))
+    provider = get_relay_provider()
+    delivery = provider.deliver(order, _dst_amount(order))
     if delivery.state == PENDING:
         return False
+    if delivery.state != FAILED and not delivery.ours and order.type not in lifecycle.CALLS_CONTRACT:
+        # The provider's word is counted once the destination chain shows its fill (a contract order's fill is
+        # read in _execute); until then the order waits, and a fill that reverted fails it.
+        for chain, tx_hash, _ in delivery.txs:
+            receipt = _receipt_on(chain, tx_hash)
+            if receipt is None:
+                return False
+            if receipt["status"] != 1:
+                return _fail(order, f"RELAY_FAILED: the relay provider's fill {tx_hash} reverted", actor)
+        if not delivery.txs:
+            return False
     for chain, tx_hash, status in delivery.txs:
         RelayTx.objects.get_or_create(
             order=order, tx_hash=tx_hash, defaults={"chain": chain, "status": status}
@@ -337,6 +353,8 @@ def order_tx_finished(tx: OutboxTx) -> None:
         order = Order.objects.filter(pk=order_id).first()
         if order is not None and order.status not in (Status.SENDING_TOKEN_FROM_VAULT, Status.REFUNDING):
             _swept_after_moving_on(order, tx)
+        elif order is not None and tx.status == OutboxTx.Status.MINED and _sweep_covers(order, tx):
+            inventory_swept(order)
     enqueue_settlement(order_id)
 
 
@@ -354,7 +372,8 @@ def _swept_after_moving_on(order: Order, tx: OutboxTx) -> None:
     reorg) finished: what it moved is checked; a sweep that failed leaves the deposit at its address, which
     staff are told of (the order's money is not lost: only the service can sweep that address)."""
     if tx.status == OutboxTx.Status.MINED:
-        _sweep_covers(order, tx)
+        if _sweep_covers(order, tx):
+            inventory_swept(order)  # what the solver fronted is in the vault: no longer outstanding
         return
     incident_record(
         kind=Incident.Kind.SWEEP_SHORT,
@@ -417,7 +436,44 @@ def relays_poll(*, limit: int = 500) -> int:
     )
     for order_id in waiting:
         enqueue_settlement(order_id)
+    relay_refunds_post()
     return len(waiting)
+
+
+def relay_refunds_post(*, within: timedelta = timedelta(days=2), limit: int = 200) -> int:
+    """The relay provider's refunds into the vault (its fill failed), in the ledger once their chain shows them
+    `confirmations` deep: they are not the outbox's, nor to a watched address, so nothing else sees them. How
+    many were posted; a refund that is not on its chain yet is asked again on the next poll."""
+    posted = 0
+    recent = RelayTx.objects.filter(status=RelayTx.Status.REFUND, created_at__gte=timezone.now() - within)
+    done = set(
+        Posting.objects.filter(
+            key__startswith="relay-refund:", created_at__gte=timezone.now() - within
+        ).values_list("key", flat=True)
+    )
+    for refund in recent.select_related("order").order_by("created_at")[:limit]:
+        if accounting.relay_refund_key(refund.chain, refund.tx_hash) in done:
+            continue
+        receipt = confirmed_receipt(refund.chain, refund.tx_hash)
+        if receipt is not None and receipt["status"] == 1:
+            with transaction.atomic():
+                posted += accounting.relay_refund_posted(
+                    refund.order, chain_id=refund.chain, tx_hash=refund.tx_hash, receipt=receipt
+                )
+    return posted
+
+
+def confirmed_receipt(chain_id: int, tx_hash: str):
+    """The receipt once its block is the chain's `confirmations` deep, else None."""
+    receipt = _receipt_on(chain_id, tx_hash)
+    chain = chain_get(chain_id)
+    if receipt is None or chain is None:
+        return None
+    try:
+        head = web3_for(chain).eth.block_number
+    except Exception:  # no node answered: the next poll asks again
+        return None
+    return receipt if head - receipt["blockNumber"] + 1 >= chain.confirmations else None
 
 
 def settle_in_flight(*, limit: int = 1000) -> int:

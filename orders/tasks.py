@@ -1,6 +1,6 @@
 from celery import shared_task
 
-from orders import lifecycle, settlement
+from orders import inventory, lifecycle, settlement
 
 
 @shared_task
@@ -30,3 +30,10 @@ def poll_relays() -> int:
 def resume_settlements() -> int:
     """Every order whose settlement is in flight, driven once (a worker just started)."""
     return settlement.settle_in_flight()
+
+
+@shared_task
+def refill_inventories() -> int:
+    """The solver's inventories below their low mark are refilled through the relay provider (one refill at a
+    time per inventory, each moved on as far as it can go)."""
+    return inventory.inventories_refill()

@@ -64,6 +64,11 @@ CELERY_BEAT_SCHEDULE.update(
         "orders-settle-stuck": {"task": "orders.tasks.settle_stuck_orders", "schedule": 60.0},
         # The relay provider's fills are asked for: it tells nothing by itself.
         "orders-poll-relays": {"task": "orders.tasks.poll_relays", "schedule": RELAY_POLL_SECONDS},
+        # The solver's inventories: refills asked below the low mark, and followed to their fill.
+        "orders-refill-inventories": {
+            "task": "orders.tasks.refill_inventories",
+            "schedule": RELAY_POLL_SECONDS,
+        },
         # Every checkout session, whichever interface made it (the one session: checkout.models).
         "checkout-expire-sessions": {"task": "checkout.tasks.expire_sessions", "schedule": 60.0},
         # The hosted and widget pages' views, buffered in Redis (checkout/visits.py): stats lag by this much.
@@ -101,9 +106,22 @@ if RECONCILE_INTERVAL_SECONDS > 0:
     }
 
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
+# The chains' own work (scans, signing and sending, receipts) may have a queue and workers of its own, so a
+# backlog of settlements never delays seeing a deposit or sending a delivery; by default it shares the queue.
+CELERY_CHAIN_QUEUE = os.environ.get("CELERY_CHAIN_QUEUE", CELERY_TASK_DEFAULT_QUEUE)
 CELERY_TASK_ROUTES = {
     "webhooks.tasks.deliver_webhook": {"queue": CELERY_WEBHOOK_QUEUE},
     "webhooks.tasks.send_notification_email": {"queue": CELERY_WEBHOOK_QUEUE},
+    **{
+        f"chains.tasks.{task}": {"queue": CELERY_CHAIN_QUEUE}
+        for task in (
+            "scan_due_chains",
+            "scan_chain_deposits",
+            "outbox_send_task",
+            "outbox_receipts",
+            "outbox_poll",
+        )
+    },
 }
 CELERY_BEAT_SCHEDULE["webhooks-sweep-due-deliveries"] = {
     "task": "webhooks.tasks.sweep_due_deliveries",

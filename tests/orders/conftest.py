@@ -94,3 +94,16 @@ def relay(devnets_registry, httpserver, settings):
     settings.OUTBOX_RESEND_AFTER_SECONDS = 0
     settings.REFUND_RETRY_SECONDS = 0
     return httpserver
+
+
+@pytest.fixture
+def standin(relay, devnets_registry, settings):
+    """The relay provider's stand-in between Devnet A (deposits) and Devnet B (fills), its depository on A
+    pinned as in production (tests/orders/relay_standin.py)."""
+    from tests.orders.devnet_checkout import w3_of
+    from tests.orders.relay_standin import RelayStandIn
+
+    a, b = devnets_registry
+    standin = RelayStandIn(origin=w3_of(a), destination=w3_of(b)).serve(relay)
+    settings.RELAY_DEPOSITORIES = {31337: standin.depository.address.lower()}
+    return standin

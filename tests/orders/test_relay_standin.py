@@ -4,6 +4,7 @@ fill comes on the other devnet. Orders paid together must not take each other's 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -11,10 +12,14 @@ import time
 
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 
 from chains.artifacts import artifact
 from chains.models import OutboxTx
+from ledger.models import Posting
+from ledger.reconcile import reconcile_chain
 from orders.models import Order
+from orders.settlement import relay_refunds_post
 from tests.conftest import wait_for
 from tests.orders.devnet_checkout import (
     PAYER,
@@ -25,21 +30,15 @@ from tests.orders.devnet_checkout import (
     random_address,
     receipt_on,
     run_until,
+    service_round,
     w3_of,
 )
-from tests.orders.relay_standin import SOLVER_ACCOUNT, RelayStandIn
+from tests.orders.relay_standin import SOLVER_ACCOUNT
+from tools.relay_standin import NATIVE
 
 pytestmark = pytest.mark.django_db
 
 ORDERS = 20
-
-
-@pytest.fixture
-def standin(relay, devnets_registry, settings):
-    a, b = devnets_registry
-    standin = RelayStandIn(origin=w3_of(a), destination=w3_of(b)).serve(relay)
-    settings.RELAY_DEPOSITORIES = {31337: standin.depository.address.lower()}  # pinned, as in production
-    return standin
 
 
 def holders(standin, a, b) -> dict:
@@ -142,7 +141,11 @@ def test_twenty_orders_paid_in_one_block_all_execute_through_the_relay(
 def test_a_fill_that_fails_is_refunded_on_the_origin_chain_and_the_payer_gets_it_back(
     standin, devnets_registry, admin_client
 ):
+    """...and the provider's refund into the vault is in the ledger once its chain shows it, so the vault
+    reconciles to the unit (nothing else sees it: it is not the outbox's, nor to a watched address)."""
     a, b = devnets_registry
+    settings.OUTBOX_RESEND_AFTER_SECONDS = 0
+    call_command("reconcile", "--open-devnets")
     standin.fail_fills = True
     order_id, _ = checkout(admin_client, a[1], b[1], "swap")
     payer = w3_of(a).eth.accounts[PAYER]
@@ -150,11 +153,22 @@ def test_a_fill_that_fails_is_refunded_on_the_origin_chain_and_the_payer_gets_it
     pay(order_id, a)
 
     order = drive(order_id, until=("refunded",), timeout=120)
+    for _ in range(3):  # the refund's block made deep enough
+        w3_of(a).provider.make_request("evm_mine", [])
+        service_round()
 
     assert order.error_details.startswith("RELAY_FAILED: the relay ended refund")
     refund = order.relay_txs.get()
     assert (refund.chain, refund.status) == (31337, "refund")  # the provider's refund, where it happened
     assert erc20(a).functions.balanceOf(payer).call() == before  # to the unit
+    assert relay_refunds_post() == 1
+    assert relay_refunds_post() == 0  # once
+    deposited = int(standin.requests[order.settlement["relay"]["requestId"]].amount)
+    posting = Posting.objects.get(key=f"relay-refund:31337:{refund.tx_hash.lower()}")
+    legs = {(e.account.kind, e.side): e.amount for e in posting.entries.select_related("account")}
+    assert legs == {("vault", "debit"): deposited, ("recipient", "credit"): deposited}
+    assert posting.entries.get(side="credit").account.ref == standin.depository.address.lower()
+    assert reconcile_chain(31337).ok
 
 
 CONTRACT_TYPES = ["mint_nft", "join_tournament", "fund_tournament", "custom", "custom_exact_in"]
@@ -410,3 +424,160 @@ def test_a_quote_that_asks_to_approve_another_spender_fails_before_any_money_mov
     )
     assert not OutboxTx.objects.filter(key__startswith=f"order:{order_id}:relay").exists()
     assert erc20(a).functions.balanceOf(payer).call() == before
+
+
+# --- the stand-in itself: the provider's statuses and its signed webhooks -----------------------------------
+
+
+def _deposit_steps(standin, w3, user: str, quote: dict) -> None:
+    """The user sends the quote's steps, as the vault does through the outbox."""
+    for step in quote["steps"]:
+        data = step["items"][0]["data"]
+        tx = w3.eth.send_transaction(
+            {"from": user, "to": data["to"], "data": data["data"], "value": int(data["value"])}
+        )
+        assert w3.eth.wait_for_transaction_receipt(tx).status == 1
+
+
+def _quote_body(a, b, user: str, amount: int, *, refund_to: str | None, token=None) -> dict:
+    body = {
+        "user": user,
+        "recipient": random_address(),
+        "originChainId": 31337,
+        "destinationChainId": 31338,
+        "originCurrency": token or erc20(a).address,
+        "destinationCurrency": token or erc20(b).address,
+        "amount": str(amount),
+        "tradeType": "EXACT_INPUT",
+    }
+    return body | ({"refundTo": refund_to} if refund_to else {})
+
+
+def test_the_standin_walks_a_request_through_the_providers_statuses(standin, devnets_registry):
+    """waiting -> depositing -> pending -> delayed -> submitted -> success, each as the status endpoint and a
+    signed webhook show it, the fill on the other chain from the provider's solver (issue 43, item 2)."""
+    a, b = devnets_registry
+    origin, destination = w3_of(a), w3_of(b)
+    user = origin.eth.accounts[PAYER]
+    standin.confirmations, standin.held, standin.delayed_after = 1, True, 0.3
+    status, quote = standin.quote(_quote_body(a, b, user, 3_000_000, refund_to=user))
+    assert status == 200
+    request_id = quote["steps"][-1]["requestId"]
+    seen = [standin.status(request_id)["status"]]
+    _deposit_steps(standin, origin, user, quote)
+    seen.append(standin.status(request_id)["status"])  # in the latest block: not yet one confirmation deep
+    origin.provider.make_request("evm_mine", [])
+    seen.append(standin.status(request_id)["status"])
+    time.sleep(0.4)
+    seen.append(standin.status(request_id)["status"])
+    standin.held = False
+    destination.provider.make_request("evm_setAutomine", [False])
+    try:
+        seen.append(standin.status(request_id)["status"])  # the fill is sent, not mined
+    finally:
+        destination.provider.make_request("evm_setAutomine", [True])
+    destination.provider.make_request("evm_mine", [])
+    final = standin.status(request_id)
+
+    assert [*seen, final["status"]] == ["waiting", "depositing", "pending", "delayed", "submitted", "success"]
+    fill = receipt_on(b, final["txHashes"][0])
+    assert fill.status == 1 and fill.to == erc20(b).address  # on the destination chain
+    assert receipt_on(a, final["inTxHashes"][0]).to == standin.depository.address
+
+
+@pytest.mark.parametrize(("refund_to", "ends"), [(True, "refund"), (False, "failure")])
+def test_a_fill_that_reverts_is_refunded_to_refund_to_and_without_it_is_a_failure(
+    standin, devnets_registry, refund_to, ends
+):
+    """The provider refunds on the origin chain to `refundTo`; without it its automatic refunds are off."""
+    a, b = devnets_registry
+    origin, user = w3_of(a), w3_of(a).eth.accounts[PAYER]
+    refunded_to = random_address()
+    standin.fail_fills = True
+    _, quote = standin.quote(_quote_body(a, b, user, 2_000_000, refund_to=refunded_to if refund_to else None))
+    _deposit_steps(standin, origin, user, quote)
+    shown = _final(standin, quote["steps"][-1]["requestId"])
+
+    assert shown["status"] == ends
+    assert erc20(a).functions.balanceOf(refunded_to).call() == (2_000_000 if refund_to else 0)
+    if refund_to:
+        assert receipt_on(a, shown["txHashes"][0]).to == standin.depository.address  # the origin chain
+
+
+def _final(standin, request_id: str) -> dict:
+    """The request's status once the provider is done with it, and its last transaction mined."""
+    shown = wait_for(
+        lambda: (s := standin.status(request_id))["status"] in ("success", "refund", "failure") and s
+    )
+    for chain in (standin.origin, standin.destination):
+        for tx in shown["txHashes"]:
+            with contextlib.suppress(Exception):  # the hash is on the other chain
+                chain.eth.wait_for_transaction_receipt(tx, timeout=2)
+    return shown
+
+
+def test_a_native_deposit_is_one_step_with_its_value_and_is_filled_in_the_native_coin(
+    standin, devnets_registry
+):
+    a, b = devnets_registry
+    origin, user = w3_of(a), w3_of(a).eth.accounts[PAYER]
+    _, quote = standin.quote(_quote_body(a, b, user, 10**15, refund_to=user, token=NATIVE))
+    assert [step["id"] for step in quote["steps"]] == ["deposit"]
+    assert quote["steps"][0]["items"][0]["data"]["value"] == str(10**15)
+    _deposit_steps(standin, origin, user, quote)
+    shown = _final(standin, quote["steps"][0]["requestId"])
+    recipient = standin.requests[quote["steps"][0]["requestId"]].body["recipient"]
+
+    assert shown["status"] == "success"
+    assert w3_of(b).eth.get_balance(recipient) == 10**15
+
+
+def test_the_standins_own_signed_webhooks_drive_the_order(
+    standin, devnets_registry, admin_client, client, settings
+):
+    """The deliveries the stand-in signs, as the provider does, pass the service's verification and drive the
+    order waiting for them; the same delivery with one byte changed is refused."""
+    settings.RELAY_API_KEY = standin.api_key = WEBHOOK_KEY
+    hooks = standin.webhook_url = "http://127.0.0.1:9/relay/webhook"  # nothing listens: the test replays them
+    assert hooks
+    standin.held = True
+    a, b = devnets_registry
+    order_id, _ = checkout(admin_client, a[1], b[1], "swap")
+    pay(order_id, a)
+    run_until(lambda: bool(standin.deposited()), order_id, what="the deposit at the depository")
+    standin.held = False
+    standin.advance_all()  # the provider fills on its own time and tells the service
+    wait_for(lambda: any(e["data"]["status"] == "success" for _, e in standin.webhooks), timeout=30)
+
+    statuses = [event["data"]["status"] for _, event in standin.webhooks]
+    event = next(e for _, e in standin.webhooks if e["data"]["status"] == "success")
+    raw = json.dumps(event, separators=(",", ":")).encode()
+    timestamp = str(event["timestamp"])
+    signature = hmac.new(WEBHOOK_KEY.encode(), timestamp.encode() + b"." + raw, hashlib.sha256).hexdigest()
+    headers = {"HTTP_X_SIGNATURE_TIMESTAMP": timestamp, "HTTP_X_SIGNATURE_SHA256": signature}
+    tampered = client.post(
+        "/relay/webhook", data=raw.replace(b"success", b"refund!"), content_type="application/json", **headers
+    )
+    accepted = client.post("/relay/webhook", data=raw, content_type="application/json", **headers)
+
+    assert "success" in statuses and statuses[0] in ("pending", "submitted", "success")
+    assert tampered.status_code == 401
+    assert accepted.status_code == 200, accepted.content
+    assert accepted.json()["data"] == {"result": "order driven"}
+
+
+def test_a_fill_the_provider_reports_that_the_destination_does_not_show_is_not_counted(
+    standin, devnets_registry, admin_client
+):
+    a, b = devnets_registry
+    standin.claims_fills = True
+    recipient = random_address()
+    order_id, _ = checkout(admin_client, a[1], b[1], "swap", recipient=recipient)
+    pay(order_id, a)
+    run_until(lambda: bool(standin.fills()), order_id, what="the provider's claimed fill")
+    for _ in range(5):
+        service_round(order_id)
+
+    order = Order.objects.get(pk=order_id)
+    assert order.status == "relay" and order.filled_at is None  # waiting, not executed on the provider's word
+    assert erc20(b).functions.balanceOf(recipient).call() == 0

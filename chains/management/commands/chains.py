@@ -26,6 +26,7 @@ from chains.factory import (
     factory_owner,
     factory_record,
 )
+from chains.handlers import check_sections
 from chains.health import chain_health
 from chains.models import Chain as ChainRow
 from chains.models import OutboxTx
@@ -258,6 +259,9 @@ class Command(BaseCommand):
             if chain.accepts_payments and not health.healthy:
                 unhealthy.append(chain)
         self.stdout.write(_table(rows))
+        for section in check_sections():  # registered by the apps above (the solver's inventory)
+            if len(section) > 1:
+                self.stdout.write("\n" + _table(section))
         if not any(c.accepts_payments for c in chains()):
             raise CommandError("no chain takes payments: add one (`chains add`) and deploy its factory")
         if unhealthy:

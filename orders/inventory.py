@@ -1,0 +1,379 @@
+"""Delivery from inventory ("fast finish"), and its refills through the relay provider.
+
+The solver holds a stock of a token on a chain (an `Inventory` row: staff set its marks and limits with
+`manage.py inventory set` or the admin). A swap order paying out that token on that chain is delivered from
+the stock as soon as its deposit is confirmed, beside the sweep, as the devnet solver does: the confirmed
+deposit waits at an address only the service can sweep. Fronting is refused, and the order takes the relay
+provider, when the order is larger than `max_order`, when what is fronted and not yet swept would pass
+`max_outstanding` (what a reorg could take), or when the stock, less what is on its way out, does not cover it.
+Every fronted order is an `InventoryFront` (its delivery `order:<id>:relay` from the solver through the
+outbox); it stops being outstanding when its sweep is mined, and a sweep that comes up short opens an incident
+as for any order.
+
+Refills: when the stock (the solver's balance on chain, less its deliveries in flight) is below `low_mark`, the
+vault asks the relay provider for `target - stock`, from `refill_chain_id`/`refill_token`, to the solver, and
+pays the quote's deposit through the outbox (`inventory:<id>:refill:<refill>:<step>`, the vault's standing
+allowance for the pinned depository as for orders). One refill at a time per inventory; a fill is counted
+once the chain shows it `confirmations` deep. The ledger has every unit: the deposit and deliveries are the
+outbox's postings, the provider's fill into the solver `inventory-fill:<chain>:<tx>` and a refund into the
+vault `relay-refund:<chain>:<tx>` (orders/accounting.py), so `reconcile` balances the solver and the vault.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from eth_utils import to_checksum_address
+
+from chains.client import web3_for
+from chains.evm import ZERO_ADDRESS
+from chains.handlers import OwnerKind, check_section, outbox_handler
+from chains.models import OutboxTx
+from chains.outbox import outbox_transfer
+from chains.readers import RpcChainReader
+from chains.registry import chain_get
+from ledger.models import Account
+from orders import accounting
+from orders.inputs import EXACT_INPUT
+from orders.models import Inventory, InventoryFront, InventoryRefill, Order
+from orders.providers import ProviderUnavailable, QuoteRejected
+
+logger = logging.getLogger(__name__)
+
+SWAP_TYPES = {"swap", "x402_swap", "duel"}
+IN_FLIGHT = (OutboxTx.Status.QUEUED, OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST)
+Refill = InventoryRefill.Status
+
+
+@dataclass(frozen=True)
+class Stock:
+    """Where one inventory stands: what the solver holds on chain, what is on its way out of it (deliveries in
+    flight), what is fronted and not yet swept, and what is left to front."""
+
+    balance: int
+    committed: int
+    outstanding: int
+
+    @property
+    def available(self) -> int:
+        return self.balance - self.committed
+
+
+def solver_balance(inventory: Inventory) -> int | None:
+    """What the solver holds of the inventory's token on its chain, now; None when no node answers."""
+    chain, solver = chain_get(inventory.chain_id), settings.SOLVER_ADDRESS
+    if chain is None or not solver:
+        return None
+    try:
+        if inventory.token == ZERO_ADDRESS:
+            return int(web3_for(chain).eth.get_balance(to_checksum_address(solver)))
+        return RpcChainReader().balance_of(chain_id=inventory.chain_id, token=inventory.token, holder=solver)
+    except Exception as exc:  # no node answered: nothing is fronted or refilled until one does
+        logger.info(
+            "Inventory %s: the solver's balance is not readable: %s", inventory.pk, exc.__class__.__name__
+        )
+        return None
+
+
+def stock(inventory: Inventory, balance: int) -> Stock:
+    fronts = InventoryFront.objects.filter(inventory=inventory)
+    committed = sum(int(a) for a in fronts.filter(tx__status__in=IN_FLIGHT).values_list("amount", flat=True))
+    outstanding = sum(
+        int(a)
+        for a in fronts.filter(swept_at__isnull=True)
+        .exclude(tx__status=OutboxTx.Status.FAILED)
+        .values_list("amount", flat=True)
+    )
+    return Stock(balance=balance, committed=committed, outstanding=outstanding)
+
+
+def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
+    """Deliver a swap order from the solver's inventory now, if the inventory covers it within its limits;
+    the front (asked for once per order), or None: the order takes the relay provider."""
+    existing = InventoryFront.objects.filter(order=order).select_related("tx").first()
+    if existing is not None or order.type not in SWAP_TYPES:
+        return existing
+    candidate = Inventory.objects.filter(
+        chain_id=order.dst_chain, token=order.dst_token_address.lower(), enabled=True
+    ).first()
+    if candidate is None or dst_amount <= 0 or dst_amount > int(candidate.max_order):
+        return None
+    with transaction.atomic():
+        inventory = Inventory.objects.select_for_update().get(
+            pk=candidate.pk
+        )  # one front at a time per stock
+        existing = InventoryFront.objects.filter(order=order).select_related("tx").first()
+        if existing is not None:
+            return existing
+        balance = solver_balance(inventory)  # read under the lock: a front committed meanwhile is counted
+        if balance is None:
+            return None
+        now = stock(inventory, balance)
+        if now.available < dst_amount or now.outstanding + dst_amount > int(inventory.max_outstanding):
+            return None
+        tx = outbox_transfer(
+            key=f"order:{order.pk}:relay",
+            chain_id=inventory.chain_id,
+            signer="solver",
+            token=order.dst_token_address,
+            to=to_checksum_address(order.recipient_address),
+            amount=dst_amount,
+        )
+        return InventoryFront.objects.create(inventory=inventory, order=order, amount=dst_amount, tx=tx)
+
+
+def inventory_swept(order: Order) -> None:
+    """The order's sweep is mined: what was fronted for it is no longer outstanding."""
+    InventoryFront.objects.filter(order=order, swept_at__isnull=True).update(swept_at=timezone.now())
+
+
+# --- refills ----------------------------------------------------------------------------------------------
+
+
+def inventories_refill() -> int:
+    """Move every enabled inventory's refill on (or ask for one below the low mark); how many moved."""
+    moved = 0
+    for inventory in Inventory.objects.filter(enabled=True).order_by("pk"):
+        try:
+            moved += refill_step(inventory)
+        except Exception:  # one chain's trouble must not stop the others' refills
+            logger.exception("Inventory %s: the refill step failed; the next run tries again", inventory.pk)
+    _post_refunds()
+    return moved
+
+
+def refill_step(inventory: Inventory) -> bool:
+    """Advance the inventory's open refill, or open one when the stock is below its low mark."""
+    with transaction.atomic():  # one open refill per inventory, whichever worker asks
+        inventory = Inventory.objects.select_for_update().get(pk=inventory.pk)
+        refill = (
+            inventory.refills.filter(status__in=(Refill.DEPOSITING, Refill.PENDING)).order_by("pk").first()
+        )
+        if refill is None:
+            balance = solver_balance(inventory)
+            if balance is None:
+                return False
+            now = stock(inventory, balance)
+            amount = int(inventory.target) - now.available
+            if now.available >= int(inventory.low_mark) or amount <= 0:
+                return False
+            free = vault_free(inventory)
+            if free is None or free <= 0:
+                logger.warning(
+                    "Inventory %s is below its low mark, but the vault holds nothing free on chain %s to refill it",
+                    inventory.pk,
+                    inventory.refill_chain_id,
+                )
+                return False
+            amount = min(amount, free)
+            refill = InventoryRefill.objects.create(inventory=inventory, amount=amount)
+            logger.info(
+                "Inventory %s: %s below its low mark; refill %s of %s asked",
+                inventory.pk,
+                now.available,
+                refill.pk,
+                amount,
+            )
+    return _advance(refill)
+
+
+OWED = (  # an order in one of these may still need what it brought: to pay the provider, or back to its payer
+    Order.Status.QUOTING_AFTER_DEPOSIT,
+    Order.Status.SENDING_TOKEN_FROM_VAULT,
+    Order.Status.RELAY,
+    Order.Status.EXECUTING,
+    Order.Status.FAILURE,
+    Order.Status.REFUNDING,
+)
+
+
+def vault_free(inventory: Inventory) -> int | None:
+    """What the vault may spend on a refill on the refill chain: its balance of the refill token less what
+    every order still settling there brought (it may yet pay the provider or its payer back with it). An order
+    the inventory delivered is paid for: what it brought is free once swept. None when no node answers."""
+    chain_id, token = inventory.refill_chain_id, inventory.refill_token.lower()
+    try:
+        if token == ZERO_ADDRESS:
+            chain = chain_get(chain_id)
+            if chain is None:
+                return None
+            balance = int(web3_for(chain).eth.get_balance(to_checksum_address(settings.VAULT_ADDRESS)))
+        else:
+            balance = RpcChainReader().balance_of(
+                chain_id=chain_id, token=token, holder=settings.VAULT_ADDRESS
+            )
+    except Exception as exc:  # no node answered: no refill until one does
+        logger.info(
+            "Inventory %s: the vault's balance is not readable: %s", inventory.pk, exc.__class__.__name__
+        )
+        return None
+    owed = (
+        Order.objects.filter(src_chain=chain_id, src_token_address__iexact=token, status__in=OWED)
+        .filter(inventory_front__isnull=True)
+        .values_list("settlement", "src_amount")
+    )
+    reserved = sum(
+        int((settlement or {}).get("srcAmountReceived") or amount or 0) for settlement, amount in owed
+    )
+    return balance - reserved
+
+
+def _finish(refill: InventoryRefill, status: str, **fields) -> bool:
+    InventoryRefill.objects.filter(pk=refill.pk, status__in=(Refill.DEPOSITING, Refill.PENDING)).update(
+        status=status, finished_at=timezone.now(), **fields
+    )
+    return True
+
+
+def _advance(refill: InventoryRefill) -> bool:
+    from orders.relays import RelayProvider, pay_steps, quote_steps
+
+    inventory, provider = refill.inventory, RelayProvider()
+    if not refill.relay:
+        body = {
+            "user": settings.VAULT_ADDRESS,
+            "recipient": settings.SOLVER_ADDRESS,
+            "originChainId": inventory.refill_chain_id,
+            "destinationChainId": inventory.chain_id,
+            "originCurrency": inventory.refill_token,
+            "destinationCurrency": inventory.token,
+            "amount": str(int(refill.amount)),
+            "tradeType": EXACT_INPUT,
+            "refundTo": settings.VAULT_ADDRESS,
+        }
+        try:
+            relay = quote_steps(provider._request("POST", "/quote/v2", json=body))
+        except QuoteRejected as exc:
+            return _finish(refill, Refill.FAILED, error=f"the relay provider refused the refill: {exc}"[:500])
+        except ProviderUnavailable:
+            return False
+        if not relay["requestId"]:
+            return _finish(refill, Refill.FAILED, error="the relay quote has no transaction to send")
+        with transaction.atomic():  # the first quote kept is the one paid
+            refill = InventoryRefill.objects.select_for_update().get(pk=refill.pk)
+            if not refill.relay:
+                refill.relay = relay
+                refill.save(update_fields=["relay"])
+    paid = pay_steps(refill.relay, key=f"inventory:{inventory.pk}:refill:{refill.pk}")
+    if isinstance(paid, str):
+        return _finish(refill, Refill.FAILED, error=paid[:500])
+    if paid is not None:
+        return False  # a step in flight
+    if refill.status == Refill.DEPOSITING:
+        InventoryRefill.objects.filter(pk=refill.pk, status=Refill.DEPOSITING).update(status=Refill.PENDING)
+    try:
+        status = provider._request(
+            "GET", "/intents/status/v3", params={"requestId": refill.relay["requestId"]}
+        )
+    except (ProviderUnavailable, QuoteRejected):
+        return False
+    state, hashes = str(status.get("status")), [h for h in status.get("txHashes") or [] if isinstance(h, str)]
+    if state == "success" and hashes:
+        receipt = _confirmed_receipt(inventory.chain_id, hashes[0])
+        if receipt is None:
+            return False  # counted once the chain shows it
+        if receipt["status"] != 1:
+            return _finish(refill, Refill.FAILED, error=f"the provider's fill {hashes[0]} reverted")
+        with transaction.atomic():
+            accounting.inflow_posted(
+                key=f"inventory-fill:{inventory.chain_id}:{hashes[0].lower()}",
+                kind="refill",
+                chain_id=inventory.chain_id,
+                tx_hash=hashes[0],
+                receipt=receipt,
+                to=settings.SOLVER_ADDRESS,
+                account=Account.Kind.SOLVER,
+                owner=f"inventory:{inventory.pk}",
+            )
+            return _finish(refill, Refill.FILLED, fill_tx=hashes[0].lower())
+    if state in ("refund", "refunded", "failure"):
+        refund = hashes[0].lower() if state.startswith("refund") and hashes else ""
+        return _finish(refill, Refill.FAILED, refund_tx=refund, error=f"the relay ended {state}")
+    return False
+
+
+def _post_refunds() -> None:
+    """The provider's refunds of failed refills into the vault, in the ledger once their chain shows them."""
+    since = timezone.now() - timedelta(days=2)
+    for refill in InventoryRefill.objects.filter(status=Refill.FAILED, finished_at__gte=since).exclude(
+        refund_tx=""
+    ):
+        chain_id = refill.inventory.refill_chain_id
+        receipt = _confirmed_receipt(chain_id, refill.refund_tx)
+        if receipt is not None and receipt["status"] == 1:
+            accounting.inflow_posted(
+                key=accounting.relay_refund_key(chain_id, refill.refund_tx),
+                kind="refund",
+                chain_id=chain_id,
+                tx_hash=refill.refund_tx,
+                receipt=receipt,
+                to=settings.VAULT_ADDRESS,
+                account=Account.Kind.VAULT,
+                owner=f"inventory:{refill.inventory_id}",
+            )
+
+
+def _confirmed_receipt(chain_id: int, tx_hash: str):
+    from orders.settlement import confirmed_receipt
+
+    return confirmed_receipt(chain_id, tx_hash)
+
+
+@outbox_handler(OwnerKind.INVENTORY)
+def refill_tx_finished(tx: OutboxTx) -> None:
+    """A refill's deposit (or the allowance it waited for) was mined or failed: its refill moves on now."""
+    from orders.tasks import refill_inventories
+
+    transaction.on_commit(refill_inventories.delay)
+
+
+# --- what staff see -----------------------------------------------------------------------------------------
+
+
+@check_section(OwnerKind.INVENTORY)
+def inventory_rows() -> list[list[str]]:
+    """One row per inventory for `chains check`: its stock, marks, limits and open refill."""
+    rows = [
+        [
+            "INVENTORY",
+            "TOKEN",
+            "SOLVER HOLDS",
+            "GOING OUT",
+            "FRONTED, NOT SWEPT",
+            "LOW / TARGET",
+            "MAX ORDER / OUTSTANDING",
+            "REFILL",
+            "STATUS",
+        ]
+    ]
+    for inventory in Inventory.objects.order_by("chain_id", "token"):
+        balance = solver_balance(inventory)
+        now = stock(inventory, balance or 0)
+        refill = inventory.refills.order_by("-pk").first()
+        if not inventory.enabled:
+            status = "disabled"
+        elif balance is None:
+            status = "unreadable"
+        elif now.available < int(inventory.low_mark):
+            status = "LOW"
+        else:
+            status = "ok"
+        rows.append(
+            [
+                str(inventory.chain_id),
+                inventory.token,
+                "-" if balance is None else str(balance),
+                str(now.committed),
+                str(now.outstanding),
+                f"{inventory.low_mark} / {inventory.target}",
+                f"{inventory.max_order} / {inventory.max_outstanding}",
+                f"{refill.pk} {refill.status} {refill.amount}" if refill else "-",
+                status,
+            ]
+        )
+    return rows

@@ -1,0 +1,256 @@
+"""Delivery from the solver's inventory ("fast finish", orders/inventory.py) with the relay provider as the way
+to the other chain: a swap the stock covers is delivered beside the sweep, without the provider; limits send
+the rest to the provider; the stock is refilled through the provider and every unit reconciles (issue 43)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from django.conf import settings
+from django.core.management import CommandError, call_command
+
+from chains.models import OutboxTx
+from ledger.models import Posting
+from ledger.reconcile import reconcile_chain
+from orders.inventory import (
+    inventories_refill,
+    inventory_front,
+    inventory_swept,
+    solver_balance,
+    stock,
+    vault_free,
+)
+from orders.models import Inventory, InventoryFront, InventoryRefill, Order
+from tests.orders.devnet_checkout import checkout, drive, erc20, pay, run_until, service_round, w3_of
+
+pytestmark = pytest.mark.django_db
+
+BIG = 10**30
+
+
+def stock_of(a, b, **limits) -> Inventory:
+    """The solver's dUSDC on Devnet B as an inventory, refilled from the vault's dUSDC on Devnet A."""
+    values = {"low_mark": 0, "target": 0, "max_order": BIG, "max_outstanding": BIG} | limits
+    return Inventory.objects.create(
+        chain_id=31338,
+        token=erc20(b).address.lower(),
+        refill_chain_id=31337,
+        refill_token=erc20(a).address.lower(),
+        **values,
+    )
+
+
+def test_a_swap_the_inventory_covers_is_delivered_beside_the_sweep_without_the_provider(
+    standin, devnets_registry, admin_client
+):
+    a, b = devnets_registry
+    stock_of(a, b)
+    order_id, _ = checkout(admin_client, a[1], b[1], "swap")
+    recipient = Order.objects.get(pk=order_id).recipient_address
+    solver_before = erc20(b).functions.balanceOf(settings.SOLVER_ADDRESS).call()
+    vault_before = erc20(a).functions.balanceOf(settings.VAULT_ADDRESS).call()
+    pay(order_id, a)
+
+    order = drive(
+        order_id, also=lambda o: InventoryFront.objects.filter(order=o, swept_at__isnull=False).exists()
+    )
+
+    assert order.status == "executed", order.error_details
+    delivered = int(order.settlement["dstAmount"])
+    front = InventoryFront.objects.get(order=order)
+    assert (int(front.amount), front.tx.key, front.tx.signer) == (
+        delivered,
+        f"order:{order_id}:relay",
+        "solver",
+    )
+    reasons = list(order.status_changes.values_list("reason", flat=True))
+    assert "the solver delivers beside the sweep" in reasons  # not after it
+    assert standin.deposited() == []  # the provider was paid nothing (its quote priced the order, no more)
+    assert not OutboxTx.objects.filter(key__startswith=f"order:{order_id}:relay:").exists()
+    assert erc20(b).functions.balanceOf(recipient).call() == delivered
+    assert erc20(b).functions.balanceOf(settings.SOLVER_ADDRESS).call() == solver_before - delivered
+    assert erc20(a).functions.balanceOf(settings.VAULT_ADDRESS).call() == vault_before + int(order.src_amount)
+
+
+def test_an_order_larger_than_the_largest_fronted_takes_the_relay_provider(
+    standin, devnets_registry, admin_client
+):
+    a, b = devnets_registry
+    stock_of(a, b, max_order=1_000_000)
+    order_id, _ = checkout(admin_client, a[1], b[1], "swap")  # 10 dUSDC
+    pay(order_id, a)
+
+    order = drive(order_id, timeout=120)
+
+    assert order.status == "executed", order.error_details
+    assert not InventoryFront.objects.filter(order=order).exists()
+    assert len(standin.deposited()) == 1 and order.relay_txs.get().chain == 31338
+
+
+def test_fronting_stops_at_the_outstanding_limit_and_the_stock_and_starts_again_once_swept(
+    devnets_registry, admin_client, settings
+):
+    """Checked on the fronting itself (orders not paid: what is fronted is never sent in this test)."""
+    settings.RELAY_PROVIDER = "relay"
+    a, b = devnets_registry
+    inventory = stock_of(a, b, max_outstanding=15_000_000)
+    first, second = (checkout(admin_client, a[1], b[1], "swap")[0] for _ in range(2))
+    first, second = Order.objects.get(pk=first), Order.objects.get(pk=second)
+
+    assert inventory_front(first, 10_000_000) is not None
+    assert inventory_front(first, 10_000_000) == InventoryFront.objects.get(order=first)  # asked once
+    assert inventory_front(second, 10_000_000) is None  # 20 would be outstanding
+    assert stock(inventory, 0).outstanding == 10_000_000
+    inventory_swept(first)
+    balance = solver_balance(inventory)
+    assert balance is not None and stock(inventory, balance).outstanding == 0
+    assert inventory_front(second, balance + 1) is None  # more than the solver holds, less what goes out
+    front = inventory_front(second, 10_000_000)
+    assert front is not None and front.tx.status == OutboxTx.Status.QUEUED
+    assert stock(inventory, balance).committed == 20_000_000  # both deliveries on their way out
+
+
+def test_a_stock_below_its_low_mark_is_refilled_through_the_provider_and_reconciles(
+    standin, devnets_registry, settings
+):
+    a, b = devnets_registry
+    settings.OUTBOX_RESEND_AFTER_SECONDS = 0
+    call_command("reconcile", "--open-devnets")
+    held = erc20(b).functions.balanceOf(settings.SOLVER_ADDRESS).call()
+    inventory = stock_of(a, b, low_mark=held + 1, target=held + 7_000_000)
+    vault_before = erc20(a).functions.balanceOf(settings.VAULT_ADDRESS).call()
+
+    def filled() -> bool:
+        inventories_refill()
+        for devnet in (a, b):
+            w3_of(devnet).provider.make_request("evm_mine", [])
+        return InventoryRefill.objects.filter(status__in=("filled", "failed")).exists()
+
+    run_until(filled, timeout=120, what="the refill's fill")
+
+    refill = InventoryRefill.objects.get()
+    assert (refill.status, int(refill.amount)) == ("filled", 7_000_000), refill.error
+    assert erc20(b).functions.balanceOf(settings.SOLVER_ADDRESS).call() == held + 7_000_000
+    assert erc20(a).functions.balanceOf(settings.VAULT_ADDRESS).call() == vault_before - 7_000_000
+    quote = standin.quotes[-1]
+    assert (quote["recipient"], quote["refundTo"]) == (settings.SOLVER_ADDRESS, settings.VAULT_ADDRESS)
+    fill = Posting.objects.get(key=f"inventory-fill:31338:{refill.fill_tx}")
+    assert {(e.account.kind, e.side, int(e.amount)) for e in fill.entries.select_related("account")} == {
+        ("solver", "debit", 7_000_000),
+        ("recipient", "credit", 7_000_000),
+    }
+    inventories_refill()
+    assert InventoryRefill.objects.count() == 1  # at its target: nothing more asked
+    for _ in range(3):
+        service_round()
+    assert reconcile_chain(31337).ok and reconcile_chain(31338).ok
+    assert inventory.refills.get() == refill
+
+
+def test_the_inventory_is_in_chains_check_and_set_by_its_command(devnets_registry, capsys):
+    a, b = devnets_registry
+    call_command(
+        "inventory",
+        "set",
+        "31338",
+        erc20(b).address,
+        "--low",
+        "5",
+        "--target",
+        "10",
+        "--max-order",
+        "3",
+        "--max-outstanding",
+        "4",
+        "--refill-from",
+        f"31337:{erc20(a).address}",
+    )
+    inventory = Inventory.objects.get()
+    assert (int(inventory.low_mark), int(inventory.target), inventory.token) == (
+        5,
+        10,
+        erc20(b).address.lower(),
+    )
+    with contextlib.suppress(
+        CommandError
+    ):  # the suite's watcher does not run: the devnet may read as lagging
+        call_command("chains", "check", "31338")
+    shown = capsys.readouterr().out
+    assert "INVENTORY" in shown and erc20(b).address.lower() in shown and "5 / 10" in shown
+
+    with pytest.raises(CommandError, match="at least the low mark"):
+        call_command(
+            "inventory",
+            "set",
+            "31338",
+            erc20(b).address,
+            "--low",
+            "50",
+            "--target",
+            "10",
+            "--max-order",
+            "3",
+            "--max-outstanding",
+            "4",
+            "--refill-from",
+            f"31337:{erc20(a).address}",
+        )
+    assert int(Inventory.objects.get().low_mark) == 5  # a rejected change changes nothing
+
+
+def test_staff_see_and_set_an_inventory_in_the_admin_and_a_bad_number_is_refused_beside_its_field(
+    devnets_registry, staff
+):
+    a, b = devnets_registry
+    inventory = stock_of(a, b, low_mark=5, target=10)
+    InventoryRefill.objects.create(inventory=inventory, amount=7, status="filled")
+
+    listed = staff.get("/admin/orders/inventory/")
+    page = staff.get(f"/admin/orders/inventory/{inventory.pk}/change/")
+    form = {
+        "chain_id": "31338",
+        "token": erc20(b).address,
+        "low_mark": "lots",
+        "target": "10",
+        "max_order": "1",
+        "max_outstanding": "1",
+        "refill_chain_id": "31337",
+        "refill_token": erc20(a).address,
+        "enabled": "on",
+        "refills-TOTAL_FORMS": "1",
+        "refills-INITIAL_FORMS": "1",
+        "refills-MIN_NUM_FORMS": "0",
+        "refills-MAX_NUM_FORMS": "1000",
+        "refills-0-id": str(inventory.refills.get().pk),
+        "refills-0-inventory": str(inventory.pk),
+    }
+    refused = staff.post(f"/admin/orders/inventory/{inventory.pk}/change/", form)
+
+    assert listed.status_code == 200 and b"filled \xc2\xb7 7" in listed.content
+    assert page.status_code == 200 and b"the solver holds" in page.content  # its stock on chain, now
+    assert refused.status_code == 200 and b"Enter a whole number" in refused.content
+    assert int(Inventory.objects.get().low_mark) == 5
+
+
+def test_a_refill_spends_only_what_no_order_still_settling_may_need(devnets_registry, admin_client, settings):
+    """What an order brought stays in the vault for it (its deposit to the provider, or its payer's refund)
+    until it ends: a refill is paid from the rest. (A refill took an order's funds in a rehearsal, and the
+    order's deposit and its refund both reverted.)"""
+    settings.RELAY_PROVIDER = "relay"
+    a, b = devnets_registry
+    inventory = stock_of(a, b)
+    vault = erc20(a).functions.balanceOf(settings.VAULT_ADDRESS).call()
+    settling, _ = checkout(admin_client, a[1], b[1], "swap")
+    fronted, _ = checkout(admin_client, a[1], b[1], "swap")
+    Order.objects.filter(pk__in=[settling, fronted]).update(
+        status="relay", settlement={"srcAmountReceived": "123000000"}
+    )
+    front = inventory_front(Order.objects.get(pk=fronted), 1_000_000)
+
+    assert front is not None
+    assert (
+        vault_free(inventory) == vault - 123_000_000
+    )  # the fronted order's money is free, the other's is not
+    Order.objects.filter(pk=settling).update(status="executed")
+    assert vault_free(inventory) == vault
