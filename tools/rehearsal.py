@@ -1,21 +1,33 @@
-"""`make rehearsal`: the service run as a merchant runs it for real money, on a chain it did not start.
+"""`make rehearsal`: the service run as a merchant runs it for real money, on two chains it did not start.
 
-1. A chain the service does not start: an anvil node (chain id 8453, 2 s blocks, not a devnet) reached
-   through two RPC endpoints (a primary and its fallback; killing the primary is a node going down), a
-   stablecoin deployed on it by its own deployer, payers funded.
-2. The service in production mode (SERVICE_ENV=production): gunicorn, one signing worker, beat,
-   PostgreSQL and Redis; the vault's key in an encrypted keystore, its passphrase in a file, given to the
-   worker only; no CHAINS seed and no devnet: the chain is added with `manage.py chains add` and its
-   deposit factory deployed with `manage.py chains deploy-factory`, and `manage.py chains check` passes.
-   Delivery goes through the relay provider's API (a local stand-in that pays from its own inventory).
-3. Orders through the order interface: ORDERS swap-type orders paid in the stablecoin (the primary RPC
-   endpoint killed halfway), a contract wallet's native payment, and one order of each contract type
-   (the rehearsal's relay stand-in refuses quotes that carry calls: each is refunded, the payer's
-   balance restored; the suite runs every contract type through the documented stand-in, issue 43).
+1. Two chains the service does not start: anvil nodes (chain ids 8453 and 42161, 2 s blocks, not devnets),
+   each reached through two RPC endpoints (a primary and its fallback; killing the primary is a node going
+   down), a stablecoin deployed on each by its own deployer, payers funded; on 42161 the contracts orders call
+   (an ERC-721 sold for USDC, a tournament, and a contract that refuses every call).
+2. The relay provider between them: tools/relay_standin.py as a process (the suite's stand-in, written from the
+   provider's documentation: `POST /quote/v2` with `txs`, its depository on each chain, fills from its own
+   inventory on the other chain, calls made by its multicaller, refunds to `refundTo`, signed webhooks to the
+   service's `/relay/webhook`).
+3. The service in production mode (SERVICE_ENV=production): gunicorn, a worker, a chain worker (scans,
+   signing, receipts: `CELERY_CHAIN_QUEUE`), beat, PostgreSQL and Redis; the vault's and the solver's keys in
+   encrypted keystores, their passphrases in files, given to the chain worker only; no CHAINS seed and no devnet: each chain is added with `manage.py chains add` (2
+   confirmations) and its deposit factory deployed with `manage.py chains deploy-factory`, the provider's
+   depositories pinned (RELAY_DEPOSITORIES), and `manage.py chains check` passes.
+4. The service's solver holds 150 USDC on each chain, set as an inventory (`manage.py inventory set`: low
+   mark 60, orders up to 50 fronted, refilled from the vault's USDC on the other chain through the provider).
+5. Orders of all eight types, created first and then paid together, in the same blocks: ORDERS swap-type
+   orders of 10 USDC both ways between the chains (delivered from the inventory), LARGE of 60 USDC (too large
+   to front: through the provider), a contract wallet's native payment, one order of each contract type
+   from 8453 calling on 42161, and one of each whose call reverts; the origin's primary RPC endpoint is
+   killed halfway through the payments. The inventories fall below their low mark and are refilled.
 
-Exit 0 only if everything held; the report gives payment -> executed times, how long the watcher took to
-resume after the primary endpoint was killed, and what `chains check` printed. Needs PostgreSQL and Redis
-(DATABASE_URL's server, REHEARSAL_DATABASE created fresh; REDIS_URL's server, database 13 flushed).
+Exit 0 only if everything held: every swap and contract order `executed` (the NFT owned by its recipient,
+the tournament joined and funded, the custom calls' effect in its prize pool), every reverting one
+refunded, the USDC of payers, vault, the service's solver, depositories, the provider's solver,
+multicallers, recipients and contracts moved exactly as the orders and the provider's record say, both
+chains healthy and `reconcile` clean on each. The report gives payment -> executed median and worst per type
+and way (from the inventory, through the relay provider). Needs PostgreSQL and Redis (DATABASE_URL's server,
+REHEARSAL_DATABASE created fresh; REDIS_URL's server, database 13 flushed).
 """
 
 from __future__ import annotations
@@ -31,6 +43,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import requests
@@ -41,8 +55,15 @@ ROOT = Path(__file__).resolve().parents[1]
 ANVIL = ROOT / "tools" / "node_modules" / ".bin" / "anvil"
 ARTIFACTS = ROOT / "chains" / "contracts" / "artifacts"
 NATIVE = "0x" + "00" * 20
-CHAIN_ID = 8453
-MNEMONIC = "test test test test test test test test test test test junk"  # anvil's: the chain's own accounts
+CHAINS = {8453: "Base (rehearsal)", 42161: "Arbitrum One (rehearsal)"}
+ORIGIN, DESTINATION = 8453, 42161  # contract orders pay on the origin and call on the destination
+SOLVER = 8  # the relay stand-in's solver: anvil's account 8 on each chain (tools/relay_standin.py)
+AMOUNT = 10 * 10**6  # each swap-type order: 10 USDC, delivered from the solver's inventory
+LARGE, LARGE_AMOUNT = 4, 60 * 10**6  # and four larger than the inventory fronts: through the relay provider
+STOCK, LOW_MARK, MAX_FRONTED = 150 * 10**6, 60 * 10**6, 50 * 10**6  # the solver's USDC on each chain
+PRICE, PAID = 5 * 10**6, 6 * 10**6  # each contract order's price on the destination, and what its payer pays
+SWAPS = ("swap", "x402_swap", "duel")
+CONTRACT_TYPES = ("custom", "custom_exact_in", "mint_nft", "join_tournament", "fund_tournament")
 ORDERS = int(os.environ.get("REHEARSAL_ORDERS", "20"))
 PG_SERVER = os.environ.get("REHEARSAL_PG", "postgres://postgres@127.0.0.1:5432")
 DATABASE = os.environ.get("REHEARSAL_DATABASE", "checkout_rehearsal")
@@ -57,11 +78,6 @@ def free_port() -> int:
 
 def artifact(name: str) -> dict:
     return json.loads((ARTIFACTS / f"{name}.json").read_text())
-
-
-def anvil_key(index: int) -> str:
-    Account.enable_unaudited_hdwallet_features()
-    return "0x" + bytes(Account.from_mnemonic(MNEMONIC, account_path=f"m/44'/60'/0'/0/{index}").key).hex()
 
 
 class Processes:
@@ -158,79 +174,135 @@ def main() -> int:
         print(f"(logs of every process: {work / 'logs'})")
 
 
-def _rehearse(report: Report, work: Path, processes: Processes) -> int:
-    database_url, redis_url = fresh_stores()
+@dataclass
+class Chain:
+    """One chain the service did not start: an anvil node behind a primary and a fallback RPC endpoint."""
 
-    # --- 1. the chain: one node, two endpoints, a stablecoin ---------------------------------------------
+    chain_id: int
+    name: str
+    node: str
+    primary: str
+    fallback: str
+    w3: Web3
+    usdc: object = None
+    contracts: dict = field(default_factory=dict)
+
+
+def _start_chain(processes: Processes, chain_id: int, name: str) -> Chain:
     node_port, primary_port, fallback_port = free_port(), free_port(), free_port()
     processes.start(
-        "anvil",
-        [str(ANVIL), "--port", str(node_port), "--chain-id", str(CHAIN_ID), "--block-time", "2", "--silent"],
+        f"anvil-{chain_id}",
+        [str(ANVIL), "--port", str(node_port), "--chain-id", str(chain_id), "--block-time", "2", "--silent"],
         dict(os.environ),
     )
     node = f"http://127.0.0.1:{node_port}"
-    wait_for("the node", lambda: up(node))
-    for name, port in (("rpc-primary", primary_port), ("rpc-fallback", fallback_port)):
+    wait_for(f"the node of chain {chain_id}", lambda: up(node))
+    for role, port in (("primary", primary_port), ("fallback", fallback_port)):
         processes.start(
-            name, [sys.executable, "tools/rehearsal_standins.py", "rpc", node, str(port)], dict(os.environ)
+            f"rpc-{role}-{chain_id}",
+            [sys.executable, "tools/rehearsal_standins.py", "rpc", node, str(port)],
+            dict(os.environ),
         )
     primary, fallback = f"http://127.0.0.1:{primary_port}", f"http://127.0.0.1:{fallback_port}"
-    wait_for("the RPC endpoints", lambda: up(primary) and up(fallback))
-    w3 = Web3(Web3.HTTPProvider(node, request_kwargs={"timeout": 30}))
-    faucet, payers = w3.eth.accounts[0], w3.eth.accounts[1:6]
-    token_abi = artifact("TestToken")
-    deployed = w3.eth.contract(abi=token_abi["abi"], bytecode=token_abi["bytecode"])
+    wait_for(f"the RPC endpoints of chain {chain_id}", lambda: up(primary) and up(fallback))
+    return Chain(
+        chain_id, name, node, primary, fallback, Web3(Web3.HTTPProvider(node, request_kwargs={"timeout": 30}))
+    )
+
+
+def _deploy(w3: Web3, name: str, *args):
+    compiled = artifact(name)
+    contract = w3.eth.contract(abi=compiled["abi"], bytecode=compiled["bytecode"])
     receipt = w3.eth.wait_for_transaction_receipt(
-        deployed.constructor("USD Coin (rehearsal)", "USDC", 6, faucet).transact({"from": faucet}), timeout=60
+        contract.constructor(*args).transact({"from": w3.eth.accounts[0]}), timeout=60
     )
-    usdc = w3.eth.contract(address=receipt.contractAddress, abi=token_abi["abi"])
-    relay_key = anvil_key(8)
-    for holder in (*payers, Account.from_key(relay_key).address):
-        last = usdc.functions.mint(holder, 1_000_000 * 10**6).transact({"from": faucet})
-    w3.eth.wait_for_transaction_receipt(last, timeout=60)
+    return w3.eth.contract(address=receipt.contractAddress, abi=compiled["abi"])
 
-    vault = Account.create()
-    w3.eth.wait_for_transaction_receipt(
-        w3.eth.send_transaction({"from": faucet, "to": vault.address, "value": 50 * 10**18}), timeout=60
-    )
-    keystore, passphrase = work / "vault.keystore.json", work / "vault.passphrase"
-    secret = secrets.token_urlsafe(24)
-    keystore.write_text(json.dumps(Account.encrypt(vault.key, secret)))
-    passphrase.write_text(secret + "\n")
-    keystore.chmod(0o600)
-    passphrase.chmod(0o600)
-    tokens = work / "tokens.json"
-    tokens.write_text(
-        json.dumps(
-            {
-                "name": "Rehearsal",
-                "tokens": [
-                    {
-                        "chainId": CHAIN_ID,
-                        "address": usdc.address,
-                        "symbol": "USDC",
-                        "name": "USD Coin (rehearsal)",
-                        "decimals": 6,
-                        "extensions": {"usdPrice": "1"},
-                    },
-                    {
-                        "chainId": CHAIN_ID,
-                        "address": NATIVE,
-                        "symbol": "ETH",
-                        "name": "Ether",
-                        "decimals": 18,
-                        "extensions": {"usdPrice": "3000"},
-                    },
-                ],
-            }
+
+def _rehearse(report: Report, work: Path, processes: Processes) -> int:
+    database_url, redis_url = fresh_stores()
+
+    # --- 1. two chains, each with its stablecoin, payers, and the contracts orders call ------------------
+    chains = {chain_id: _start_chain(processes, chain_id, name) for chain_id, name in CHAINS.items()}
+    vault, solver = Account.create(), Account.create()  # the service's: its vault, and its solver's inventory
+    for chain in chains.values():
+        w3 = chain.w3
+        chain.usdc = _deploy(w3, "TestToken", "USD Coin (rehearsal)", "USDC", 6, w3.eth.accounts[0])
+        for holder in (*w3.eth.accounts[1:6], w3.eth.accounts[SOLVER]):
+            last = chain.usdc.functions.mint(holder, 1_000_000 * 10**6).transact({"from": w3.eth.accounts[0]})
+        last = chain.usdc.functions.mint(solver.address, STOCK).transact({"from": w3.eth.accounts[0]})
+        w3.eth.wait_for_transaction_receipt(last, timeout=60)
+        for role in (vault, solver):
+            w3.eth.wait_for_transaction_receipt(
+                w3.eth.send_transaction(
+                    {"from": w3.eth.accounts[0], "to": role.address, "value": 50 * 10**18}
+                ),
+                timeout=60,
+            )
+        report.say(
+            f"chain {chain.chain_id}: node {chain.node}, RPC endpoints {chain.primary} (primary) and "
+            f"{chain.fallback}; USDC {chain.usdc.address}"
         )
-    )
-    report.say(
-        f"chain {CHAIN_ID}: node {node}, RPC endpoints {primary} (primary) and {fallback}; USDC {usdc.address}"
-    )
+    target = chains[DESTINATION]
+    target.contracts = deploy_targets(target.w3, target.usdc.address)
+    keys = {}
+    for role, account in (("vault", vault), ("solver", solver)):
+        keystore, passphrase = work / f"{role}.keystore.json", work / f"{role}.passphrase"
+        secret = secrets.token_urlsafe(24)
+        keystore.write_text(json.dumps(Account.encrypt(account.key, secret)))
+        passphrase.write_text(secret + "\n")
+        keystore.chmod(0o600)
+        passphrase.chmod(0o600)
+        keys |= {
+            f"{role.upper()}_KEYSTORE_FILE": str(keystore),
+            f"{role.upper()}_PASSPHRASE_FILE": str(passphrase),
+        }
+    tokens = work / "tokens.json"
+    listed = []
+    for chain in chains.values():
+        listed += [
+            {
+                "chainId": chain.chain_id,
+                "address": chain.usdc.address,
+                "symbol": "USDC",
+                "name": "USD Coin (rehearsal)",
+                "decimals": 6,
+                "extensions": {"usdPrice": "1"},
+            },
+            {
+                "chainId": chain.chain_id,
+                "address": NATIVE,
+                "symbol": "ETH",
+                "name": "Ether",
+                "decimals": 18,
+                "extensions": {"usdPrice": "3000"},
+            },
+        ]
+    tokens.write_text(json.dumps({"name": "Rehearsal", "tokens": listed}))
 
-    # --- 2. the service in production mode ---------------------------------------------------------------
+    # --- 2. the relay provider between them, and the service in production mode ---------------------------
     relay_port, web_port = free_port(), free_port()
+    web = f"http://127.0.0.1:{web_port}"
+    relay_key, addresses = secrets.token_urlsafe(32), work / "relay.json"
+    processes.start(
+        "relay",
+        [
+            sys.executable,
+            "tools/relay_standin.py",
+            *(arg for chain in chains.values() for arg in ("--rpc", f"{chain.chain_id}={chain.node}")),
+            "--port",
+            str(relay_port),
+            "--addresses",
+            str(addresses),
+            "--webhook-url",
+            f"{web}/relay/webhook",
+            "--api-key",
+            relay_key,
+        ],
+        dict(os.environ),
+    )
+    wait_for("the relay stand-in", lambda: addresses.exists() and addresses.stat().st_size > 0, timeout=90)
+    relay = json.loads(addresses.read_text())
     base = {
         k: v
         for k, v in os.environ.items()
@@ -247,18 +319,22 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
         "REDIS_URL": redis_url,
         "CHAINS": "[]",
         "VAULT_ADDRESS": vault.address,
+        "SOLVER_ADDRESS": solver.address,
         "SIGNER_BACKEND": "keystore",
         "RELAY_PROVIDER": "relay",
         "RELAY_API_URL": f"http://127.0.0.1:{relay_port}",
+        "RELAY_API_KEY": relay_key,
+        "RELAY_DEPOSITORIES": ",".join(f"{c}:{a}" for c, a in relay["depositories"].items()),
         "QUOTE_PROVIDER": "offline",
         "VAR_DIR": str(work),
-        "OUTBOX_POLL_SECONDS": "2",
+        "OUTBOX_POLL_SECONDS": "1",
+        "CELERY_CHAIN_QUEUE": "chain",  # scans, signing and receipts on a worker of their own
         "RELAY_POLL_SECONDS": "2",
         "PROVIDER_MAX_RETRIES": "0",
         "WEB_CONCURRENCY": "2",
         "GUNICORN_ACCESS_LOG": "",
     }
-    signer = {**env, "VAULT_KEYSTORE_FILE": str(keystore), "VAULT_PASSPHRASE_FILE": str(passphrase)}
+    signer = {**env, **keys}
 
     def manage(*args: str, check: bool = True) -> subprocess.CompletedProcess:
         done = subprocess.run(  # noqa: S603
@@ -275,53 +351,70 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
 
     manage("migrate", "--noinput", "-v0")
     manage("load_tokens", str(tokens))
-    added = manage(
-        "chains",
-        "add",
-        str(CHAIN_ID),
-        "--name",
-        "Base (rehearsal)",
-        "--rpc-url",
-        primary,
-        "--rpc-url",
-        fallback,
-        "--confirmations",
-        "2",
-        "--poll-interval",
-        "2",
-        "--max-lag-blocks",
-        "5",
-        "--vault-gas-threshold",
-        str(10**18),
-        "--explorer-url",
-        "https://basescan.org",
-    )
-    report.say(added.stdout.strip())
-    processes.start(
-        "relay",
-        [sys.executable, "tools/rehearsal_standins.py", "relay", node, str(relay_port), relay_key],
-        dict(os.environ),
-    )
-    processes.start(
-        "worker",
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "-Q",
-            "celery",
-            "-c",
-            "4",
-            "-n",
-            "rehearsal@%h",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        signer,
-    )
+    for chain in chains.values():
+        added = manage(
+            "chains",
+            "add",
+            str(chain.chain_id),
+            "--name",
+            chain.name,
+            "--rpc-url",
+            chain.primary,
+            "--rpc-url",
+            chain.fallback,
+            "--confirmations",
+            "2",
+            "--poll-interval",
+            "1",
+            "--max-lag-blocks",
+            "5",
+            "--vault-gas-threshold",
+            str(10**18),
+        )
+        report.say(added.stdout.strip())
+    for chain in chains.values():  # the solver's USDC on each chain, refilled from the vault's on the other
+        other = next(c for c in chains.values() if c is not chain)
+        stocked = manage(
+            "inventory",
+            "set",
+            str(chain.chain_id),
+            chain.usdc.address,
+            "--low",
+            str(LOW_MARK),
+            "--target",
+            str(STOCK),
+            "--max-order",
+            str(MAX_FRONTED),
+            "--max-outstanding",
+            str(STOCK),
+            "--refill-from",
+            f"{other.chain_id}:{other.usdc.address}",
+        )
+        report.say(stocked.stdout.strip())
+    for name, queue, worker_env, processes_ in (
+        ("worker", "celery", env, "4"),
+        ("chain-worker", "chain", signer, "8"),
+    ):
+        processes.start(  # the keys only where signing happens: the chain worker
+            name,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-Q",
+                queue,
+                "-c",
+                processes_,  # the chain worker's tasks wait on the nodes, not on the CPU
+                "-n",
+                f"rehearsal-{queue}@%h",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            worker_env,
+        )
     processes.start(
         "beat",
         [sys.executable, "-m", "celery", "-A", "config", "beat", "-s", str(work / "beat-schedule")],
@@ -341,192 +434,249 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
         ],
         env,
     )
-    web = f"http://127.0.0.1:{web_port}"
     wait_for("the web server", lambda: _get(f"{web}/chains") is not None)
     report.check(
-        "PRIVATE_KEY" not in json.dumps(env) and str(keystore) not in json.dumps(env),
+        "PRIVATE_KEY" not in json.dumps(env) and not any(path in json.dumps(env) for path in keys.values()),
         "no key, keystore or passphrase in the environment of the web server and beat",
     )
-
-    deployed_factory = manage("chains", "deploy-factory", str(CHAIN_ID))
-    report.say(deployed_factory.stdout.strip())
-    again = manage("chains", "deploy-factory", str(CHAIN_ID))
+    for chain in chains.values():
+        deployed_factory = manage("chains", "deploy-factory", str(chain.chain_id))
+        report.say(deployed_factory.stdout.strip())
+    again = manage("chains", "deploy-factory", str(ORIGIN))
     report.check("nothing sent" in again.stdout, "deploy-factory run twice deploys once")
     checked = wait_for(
         "`chains check` to pass",
         lambda: (lambda d: d if d.returncode == 0 else None)(manage("chains", "check", check=False)),
-        timeout=60,
+        timeout=90,
         every=1,
     )
     report.say("manage.py chains check:\n" + checked.stdout.rstrip())
+    for chain in chains.values():
+        opened = manage(
+            "reconcile", "--chain", str(chain.chain_id), "--adopt", "rehearsal: opening balances", check=False
+        )
+        if opened.returncode != 0:
+            raise SystemExit(
+                f"rehearsal failed: the ledger could not be opened:\n{opened.stdout}{opened.stderr}"
+            )
 
-    # --- 3. orders --------------------------------------------------------------------------------------
-    def order(order_type: str, token: str, amount: int, payload: dict, symbol: str, decimals: int) -> dict:
-        shape = {
-            "chainId": CHAIN_ID,
-            "address": token,
-            "symbol": symbol,
-            "name": symbol,
-            "decimals": decimals,
-            "metadata": {},
-        }
+    # --- 3. orders of every type, created, then paid together in the same blocks ---------------------------
+    def order(order_type: str, src: Chain, dst: Chain, token_of, amount: int, payload: dict) -> dict:
+        def shape(chain: Chain) -> dict:
+            address = token_of(chain)
+            symbol, decimals = ("ETH", 18) if address == NATIVE else ("USDC", 6)
+            return {
+                "chainId": chain.chain_id,
+                "address": address,
+                "symbol": symbol,
+                "name": symbol,
+                "decimals": decimals,
+                "metadata": {},
+            }
+
         body = {
             "type": order_type,
             "recipientAddress": Account.create().address,
-            "srcChain": CHAIN_ID,
-            "dstChain": CHAIN_ID,
-            "srcTokenAddress": token,
-            "dstTokenAddress": token,
+            "srcChain": src.chain_id,
+            "dstChain": dst.chain_id,
+            "srcTokenAddress": token_of(src),
+            "dstTokenAddress": token_of(dst),
             "srcAmount": str(amount),
             "payload": payload,
-            "metadata": {"srcToken": shape, "dstToken": shape},
+            "metadata": {"srcToken": shape(src), "dstToken": shape(dst)},
         }
         if order_type == "mint_nft":
             body["metadata"]["nft"] = {"name": "Rehearsal pass"}
         answer = requests.post(f"{web}/orders", json=body, timeout=30)
         if answer.status_code != 200:
             raise SystemExit(f"rehearsal failed: POST /orders ({order_type}): {answer.text[:300]}")
-        return answer.json()["data"] | {"recipient": body["recipientAddress"]}
+        data = answer.json()["data"]
+        return data | {
+            "type": order_type,
+            "recipient": body["recipientAddress"],
+            "src": src.chain_id,
+            "dst": dst.chain_id,
+            "amount": amount,
+            "token": token_of(src),
+        }
 
-    def pay_usdc(created: dict, payer: str, amount: int) -> float:
-        tx = usdc.functions.transfer(created["globalAddress"], amount).transact({"from": payer})
-        w3.eth.wait_for_transaction_receipt(tx, timeout=60)
-        return time.monotonic()
+    def usdc(chain: Chain) -> str:
+        return chain.usdc.address
+
+    origin, destination = chains[ORIGIN], chains[DESTINATION]
+    created = []
+    for n in range(ORDERS + LARGE):  # swap types both ways between the chains; the last above MAX_FRONTED
+        src, dst = (origin, destination) if n % 2 == 0 else (destination, origin)
+        amount = AMOUNT if n < ORDERS else LARGE_AMOUNT
+        payload = {"expectedDstAmount": str(amount * 97 // 100)}
+        created.append(order(SWAPS[n % 3], src, dst, usdc, amount, payload) | {"kind": "swap"})
+    created.append(
+        order(
+            "swap",
+            origin,
+            destination,
+            lambda c: NATIVE,
+            10**16,
+            {"expectedDstAmount": str(10**16 * 97 // 100)},
+        )
+        | {"kind": "native"}
+    )
+    for kind, contracts in (("contract", target.contracts), ("reverting", None)):
+        for order_type in CONTRACT_TYPES:
+            payload = contract_payload(order_type, target.contracts, reverting=contracts is None)
+            created.append(order(order_type, origin, destination, usdc, PAID, payload) | {"kind": kind})
+
+    # The native payment comes from a contract wallet (an internal CALL), owned by the deployer.
+    wallet_owner = origin.w3.eth.accounts[0]
+    wallet = _deploy(origin.w3, "ContractWallet")
+    origin.w3.eth.wait_for_transaction_receipt(
+        origin.w3.eth.send_transaction({"from": wallet_owner, "to": wallet.address, "value": 10**18}),
+        timeout=60,
+    )
+    before = _balances(chains, created, relay, vault.address, solver.address)
+    cursor = {"scanned_to": -1}
+    stop = threading.Event()
+    threading.Thread(target=_watch_cursor, args=(database_url, cursor, stop), daemon=True).start()
+    sent, killed_at = {}, None
+    for n, each in enumerate(created):
+        if n == len(created) // 2:  # the primary RPC endpoint of the origin chain goes down mid-run
+            watcher_at = cursor["scanned_to"]
+            processes.kill(f"rpc-primary-{ORIGIN}")
+            killed_at = time.monotonic()
+            report.say(
+                f"killed chain {ORIGIN}'s primary RPC endpoint after {n} payments (watcher at block {watcher_at})"
+            )
+        src = chains[each["src"]]
+        payer = src.w3.eth.accounts[1 + n % 5]
+        each["payer"] = payer
+        if each["kind"] == "native":
+            each["payer"] = wallet.address
+            sent[each["id"]] = (
+                src,
+                wallet.functions.pay([each["globalAddress"]], each["amount"]).transact(
+                    {"from": wallet_owner}
+                ),
+            )
+        else:
+            sent[each["id"]] = (
+                src,
+                src.usdc.functions.transfer(each["globalAddress"], each["amount"]).transact({"from": payer}),
+            )
+    paid_at = _receipts(sent)
+    blocks = sorted({block for _, block in paid_at.values()})
+    report.say(
+        f"{len(created)} orders paid in blocks {blocks[0]}..{blocks[-1]} ({len(blocks)} blocks on two chains)"
+    )
+    if killed_at is not None:
+        resumed = wait_for(
+            "the watcher to read new blocks after the primary endpoint was killed",
+            lambda: cursor["scanned_to"] > watcher_at + 1 and time.monotonic(),
+            timeout=120,
+            every=0.1,
+        )
+        report.say(
+            f"the watcher read new blocks {resumed - killed_at:.1f} s after the primary RPC endpoint was killed"
+        )
 
     def status(order_id: str) -> str:
         body = _get(f"{web}/orders/{order_id}")
         return body["data"]["order"]["status"] if body else "?"
 
-    cursor = {"scanned_to": -1}
-    stop = threading.Event()
-
-    def watch_cursor() -> None:
-        import psycopg
-
-        with psycopg.connect(database_url, autocommit=True) as connection:
-            while not stop.is_set():
-                row = connection.execute(
-                    "SELECT scanned_to FROM chains_chaincursor WHERE chain_id = %s", (CHAIN_ID,)
-                ).fetchone()
-                if row:
-                    cursor["scanned_to"], cursor["at"] = row[0], time.monotonic()
-                time.sleep(0.1)
-
-    threading.Thread(target=watch_cursor, daemon=True).start()
-    amount, times, killed_at, resumed_after = 10 * 10**6, {}, None, None
-    swaps = ["swap", "x402_swap", "duel"]
-    created = [
-        order(swaps[n % 3], usdc.address, amount, {"expectedDstAmount": str(amount * 97 // 100)}, "USDC", 6)
-        for n in range(ORDERS)
-    ]
-    for n, each in enumerate(created):
-        if n == ORDERS // 2:  # the primary RPC endpoint goes down mid-run
-            before = cursor["scanned_to"]
-            processes.kill("rpc-primary")
-            killed_at = time.monotonic()
-            report.say(f"killed the primary RPC endpoint after {n} payments (watcher at block {before})")
-
-            def resumed(before=before):
-                return cursor["scanned_to"] > before + 1
-
-            threading.Thread(target=_resume, args=(resumed, killed_at, times), daemon=True).start()
-        times[each["id"]] = {"paid": pay_usdc(each, payers[n % len(payers)], amount)}
     wait_for(
-        "every order to execute",
+        "every order to end",
         lambda: all(status(o["id"]) in ("executed", "refunded", "failure") for o in created),
-        timeout=300,
+        timeout=400,
         every=1,
     )
-    for each in created:
-        state = _get(f"{web}/orders/{each['id']}")["data"]["order"]
-        times[each["id"]]["state"] = state["status"]
-        times[each["id"]]["executed"] = state.get("filledAt")
-    executed = [o for o in created if times[o["id"]]["state"] == "executed"]
-    report.check(len(executed) == ORDERS, f"{len(executed)} of {ORDERS} swap-type orders executed")
-    delivered = sum(usdc.functions.balanceOf(o["recipient"]).call() > 0 for o in created)
-    report.check(delivered == ORDERS, f"{delivered} recipients were paid by the relay")
-    resumed_after = times.get("__resumed__")
-    report.check(resumed_after is not None, "the watcher resumed after the primary RPC endpoint was killed")
-    durations = _durations(created, times, web)
-    if durations:
-        report.say(
-            f"payment -> executed ({len(durations)} orders): median {statistics.median(durations):.1f} s, "
-            f"worst {max(durations):.1f} s"
-        )
-    if resumed_after is not None:
-        report.say(
-            f"the watcher read new blocks {resumed_after:.1f} s after the primary RPC endpoint was killed"
-        )
-
-    # A contract wallet's native payment: an internal CALL, seen by balance.
-    wallet_abi = artifact("ContractWallet")
-    owner = w3.eth.accounts[7]
-    wallet = w3.eth.contract(abi=wallet_abi["abi"], bytecode=wallet_abi["bytecode"])
-    wallet_address = w3.eth.wait_for_transaction_receipt(
-        wallet.constructor().transact({"from": owner}), timeout=60
-    ).contractAddress
-    wallet = w3.eth.contract(address=wallet_address, abi=wallet_abi["abi"])
-    w3.eth.wait_for_transaction_receipt(
-        w3.eth.send_transaction({"from": owner, "to": wallet_address, "value": 10**18}), timeout=60
-    )
-    native = order("swap", NATIVE, 10**16, {"expectedDstAmount": str(10**16 * 97 // 100)}, "ETH", 18)
-    w3.eth.wait_for_transaction_receipt(
-        wallet.functions.pay([native["globalAddress"]], 10**16).transact({"from": owner}), timeout=60
-    )
-    paid_native = time.monotonic()
     wait_for(
-        "the contract wallet's order to execute",
-        lambda: status(native["id"]) in ("executed", "refunded", "failure"),
+        "the inventories' refills to end",
+        lambda: (
+            not _query(
+                database_url, "SELECT 1 FROM orders_inventoryrefill WHERE status IN ('depositing', 'pending')"
+            )
+        ),
         timeout=120,
-    )
-    report.check(
-        status(native["id"]) == "executed" and w3.eth.get_balance(native["recipient"]) > 0,
-        f"a contract wallet's native payment executed ({time.monotonic() - paid_native:.1f} s)",
-    )
-
-    # Each contract type: the rehearsal's stand-in refuses quotes with calls, so each is refunded, to the unit.
-    contract = usdc.address
-    contract_payloads = {
-        "custom": {"data": "0xdeadbeef", "to": contract, "amount": "5000000"},
-        "custom_exact_in": {
-            "amount": "5000000",
-            "expectedDstAmount": "4800000",
-            "functionAbi": '[{"type":"function","name":"deposit","inputs":[]}]',
-            "functionName": "deposit",
-            "functionArgs": ["{{amount}}"],
-            "to": contract,
-        },
-        "mint_nft": {
-            "contractAddress": contract,
-            "tokenId": 7,
-            "contractType": "erc721",
-            "nftPrice": "5000000",
-        },
-        "join_tournament": {"contractAddress": contract, "entryPrice": "5000000"},
-        "fund_tournament": {"contractAddress": contract, "fundAmount": "5000000"},
-    }
-    placed = []
-    for payer, (order_type, payload) in zip(payers, contract_payloads.items(), strict=True):  # all at once
-        before = usdc.functions.balanceOf(payer).call()
-        each = order(order_type, usdc.address, 6 * 10**6, payload, "USDC", 6)
-        pay_usdc(each, payer, 6 * 10**6)
-        placed.append((order_type, each, payer, before))
-    wait_for(
-        "the contract-type orders to settle",
-        lambda: all(status(each["id"]) in ("refunded", "executed") for _, each, _, _ in placed),
-        timeout=180,
         every=1,
     )
-    for order_type, each, payer, before in placed:
-        after = usdc.functions.balanceOf(payer).call()
-        report.check(
-            status(each["id"]) == "refunded" and after == before,
-            f"{order_type}: refunded (the stand-in offers no calls); payer's balance exact",
-        )
+    time.sleep(6)  # the last refunds' and sweeps' blocks: balances are read once everything is mined
     stop.set()
+    fronted = {
+        i: int(a) for i, a in _query(database_url, "SELECT order_id::text, amount FROM orders_inventoryfront")
+    }
+    refills = _query(
+        database_url, "SELECT inventory_id, status, amount FROM orders_inventoryrefill ORDER BY id"
+    )
+    report.say(
+        f"{len(fronted)} orders delivered from the solver's inventory; refills: "
+        + (", ".join(f"{status} {int(amount) / 10**6:g} USDC" for _, status, amount in refills) or "none")
+    )
+    states = {o["id"]: _get(f"{web}/orders/{o['id']}")["data"]["order"] for o in created}
+    for kind, expected in (
+        ("swap", "executed"),
+        ("native", "executed"),
+        ("contract", "executed"),
+        ("reverting", "refunded"),
+    ):
+        mine = [o for o in created if o["kind"] == kind]
+        ended = Counter(states[o["id"]]["status"] for o in mine)
+        report.check(
+            ended == Counter({expected: len(mine)}), f"{kind} orders: {dict(ended)} (every one {expected})"
+        )
+
+    # --- 4. every balance, to the unit ---------------------------------------------------------------------
+    relay_after = json.loads(requests.get(f"http://127.0.0.1:{relay_port}/__stats", timeout=10).text)
+    after = _balances(chains, created, relay, vault.address, solver.address)
+    expected = _expected(chains, created, states, relay_after, fronted, solver.address)
+    for holder, change in sorted(expected.items()):
+        actual = after[holder] - before[holder]
+        report.check(actual == change, f"{holder}: {actual:+d} (expected {change:+d})")
+    nft, tournament = target.contracts["nft"], target.contracts["tournament"]
+    for each in created:
+        if each["kind"] != "contract":
+            continue
+        if each["type"] == "mint_nft":
+            report.check(
+                nft.functions.balanceOf(each["recipient"]).call() == 1, "mint_nft: the recipient owns the NFT"
+            )
+        if each["type"] == "join_tournament":
+            report.check(
+                tournament.functions.joined(each["recipient"]).call(), "join_tournament: the recipient joined"
+            )
+    report.check(
+        tournament.functions.prizePool().call() == expected[f"tournament on {DESTINATION}"],
+        "the tournament's prize pool holds the entry, the funding and both custom calls, to the unit",
+    )
+
+    # --- 5. speed, health and the books ---------------------------------------------------------------------
+    offset = time.time() - time.monotonic()
+    by_kind: dict[str, list[float]] = {}
+    for each in created:
+        filled = states[each["id"]].get("filledAt")
+        if states[each["id"]]["status"] != "executed" or not filled:
+            continue
+        took = filled / 1000 - offset - paid_at[each["id"]][0]
+        way = "from inventory" if each["id"] in fronted else "through the relay"
+        asset = ", ETH" if each["kind"] == "native" else ""
+        by_kind.setdefault(f"{each['type']} ({way}{asset})", []).append(took)
+        group = "contract types" if each["kind"] == "contract" else "swap types"
+        by_kind.setdefault(f"= {group} {way}", []).append(took)
+    report.say("payment (its receipt) -> executed, per type and way (2 s blocks, 2 confirmations):")
+    for label, durations in sorted(by_kind.items(), key=lambda item: (item[0].startswith("="), item[0])):
+        report.say(
+            f"  {label:<42} {len(durations):>3} orders  median {statistics.median(durations):5.1f} s  "
+            f"worst {max(durations):5.1f} s"
+        )
     final = manage("chains", "check", check=False)
-    report.say("manage.py chains check (the primary endpoint down):\n" + final.stdout.rstrip())
-    report.check(final.returncode == 0, "the chain stays healthy with its fallback endpoint")
+    report.say(f"manage.py chains check (chain {ORIGIN}'s primary endpoint down):\n" + final.stdout.rstrip())
+    report.check(final.returncode == 0, "both chains stay healthy, the origin on its fallback endpoint")
+    for chain in chains.values():
+        reconciled = manage("reconcile", "--chain", str(chain.chain_id), check=False)
+        report.say(reconciled.stdout.rstrip())
+        report.check(reconciled.returncode == 0, f"reconcile finds no difference on chain {chain.chain_id}")
+    report.say(f"the provider's signed webhooks, by the service's answer: {relay_after['webhooks']}")
+    report.check(
+        set(relay_after["webhooks"]) <= {"200", "400"}, "every webhook the provider signed was verified"
+    )
     (work / "report.txt").write_text("\n".join(report.lines) + "\n")
     if report.failures:
         print(f"REHEARSAL FAILED: {len(report.failures)} check(s) did not hold")
@@ -535,24 +685,173 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
     return 0
 
 
-def _resume(resumed, killed_at: float, times: dict) -> None:
+def contract_payload(order_type: str, contracts: dict, *, reverting: bool = False) -> dict:
+    """The payload of a contract order calling `contracts` (`nft`, `tournament`, `reverts`) on the destination;
+    `reverting` aims it at the contract that refuses every call, so the provider's fill reverts and the payer
+    is refunded."""
+    nft = contracts["reverts" if reverting else "nft"].address
+    tournament = contracts["reverts" if reverting else "tournament"].address
+    fund = contracts["tournament"].encode_abi("fund", [PRICE])
+    return {
+        "custom": {"data": fund, "to": tournament, "spenderAddress": tournament, "amount": str(PRICE)},
+        "custom_exact_in": {
+            "amount": str(PRICE),
+            "expectedDstAmount": str(PRICE),
+            "functionAbi": json.dumps([f for f in artifact("Tournament")["abi"] if f.get("name") == "fund"]),
+            "functionName": "fund",
+            "functionArgs": ["{{amount}}"],
+            "to": tournament,
+            "spenderAddress": tournament,
+        },
+        "mint_nft": {
+            "contractAddress": nft,
+            "tokenId": None,
+            "contractType": "erc721",
+            "nftPrice": str(PRICE),
+        },
+        "join_tournament": {"contractAddress": tournament, "entryPrice": str(PRICE)},
+        "fund_tournament": {"contractAddress": tournament, "fundAmount": str(PRICE)},
+    }[order_type]
+
+
+def deploy_targets(w3: Web3, token: str) -> dict:
+    """The contracts orders call, deployed by the chain's deployer: an ERC-721 sold for `token`, a tournament
+    paid in it, and a contract that refuses every call."""
+    return {
+        "nft": _deploy(w3, "PricedNFT721", token, PRICE),
+        "tournament": _deploy(w3, "Tournament", token, PRICE),
+        "reverts": _deploy(w3, "AlwaysReverts"),
+    }
+
+
+def _holders(chains: dict, created: list[dict], relay: dict) -> dict[str, tuple]:
+    """Every address whose USDC (or ether, for the native order's payer and recipient) a payment moves."""
+    holders = {}
+    for chain in chains.values():
+        c = str(chain.chain_id)
+        for name, address in (
+            ("vault", None),
+            ("service's solver", None),
+            ("depository", relay["depositories"][c]),
+            ("provider's solver", relay["solvers"][c]),
+            ("multicaller", relay["multicallers"][c]),
+        ):
+            holders[f"{name} on {c}"] = (chain, "usdc", address)
+        for n in range(1, 6):
+            holders[f"payer {n} on {c}"] = (chain, "usdc", chain.w3.eth.accounts[n])
+    for each in created:
+        token = "eth" if each["kind"] == "native" else "usdc"
+        holders[f"recipient of {each['type']} {each['id'][:8]}"] = (
+            chains[each["dst"]],
+            token,
+            each["recipient"],
+        )
+    contracts = chains[DESTINATION].contracts
+    holders[f"tournament on {DESTINATION}"] = (chains[DESTINATION], "usdc", contracts["tournament"].address)
+    holders[f"nft contract on {DESTINATION}"] = (chains[DESTINATION], "usdc", contracts["nft"].address)
+    return holders
+
+
+def _balances(chains: dict, created: list[dict], relay: dict, vault: str, solver: str) -> dict[str, int]:
+    out = {}
+    for name, (chain, asset, address) in _holders(chains, created, relay).items():
+        address = address or (solver if name.startswith("service's solver") else vault)
+        native = asset == "eth"
+        out[name] = (
+            chain.w3.eth.get_balance(address) if native else chain.usdc.functions.balanceOf(address).call()
+        )
+    return out
+
+
+def _expected(
+    chains: dict, created: list[dict], states: dict, relay: dict, fronted: dict, solver: str
+) -> dict[str, int]:
+    """What each holder's balance must have moved by: from the orders and the provider's own record of the
+    requests it was paid for (deposited), filled and refunded."""
+    expected: Counter = Counter()
+    requests_ = [r for r in relay["requests"].values() if r["deposit_tx"]]
+    by_recipient = {r["recipient"].lower(): r for r in requests_ if r["recipient"].lower() != solver.lower()}
+    for r in requests_:
+        if r["native"]:
+            continue
+        o, d = str(r["origin"]), str(r["destination"])
+        expected[f"depository on {o}"] += r["amount"]
+        expected[f"vault on {o}"] -= r["amount"]
+        if r["status"] == "success":
+            expected[f"provider's solver on {d}"] -= r["amount"]
+            if r["recipient"].lower() == solver.lower():  # a refill of the service's inventory
+                expected[f"service's solver on {d}"] += r["amount"]
+        elif r["status"] == "refund":
+            expected[f"depository on {o}"] -= r["amount"]
+            expected[f"vault on {o}"] += r["amount"]
+    for n, each in enumerate(created):
+        state = states[each["id"]]["status"]
+        request = by_recipient.get(each["recipient"].lower())
+        if each["kind"] == "native":
+            expected[f"recipient of {each['type']} {each['id'][:8]}"] += request["amount"] if request else 0
+            continue
+        payer = f"payer {1 + n % 5} on {each['src']}"
+        expected[payer] -= each["amount"]
+        expected[f"vault on {each['src']}"] += each["amount"]
+        if state == "refunded":
+            expected[payer] += each["amount"]
+            expected[f"vault on {each['src']}"] -= each["amount"]
+        elif each["id"] in fronted:  # delivered by the service's solver, from its inventory
+            expected[f"recipient of {each['type']} {each['id'][:8]}"] += fronted[each["id"]]
+            expected[f"service's solver on {each['dst']}"] -= fronted[each["id"]]
+        elif each["kind"] == "swap" and request:
+            expected[f"recipient of {each['type']} {each['id'][:8]}"] += request["amount"]
+        elif each["kind"] == "contract" and request:  # what the provider brought, all of it spent by the call
+            where = "nft contract" if each["type"] == "mint_nft" else "tournament"
+            expected[f"{where} on {DESTINATION}"] += request["amount"]
+    return expected
+
+
+def _receipts(sent: dict) -> dict[str, tuple[float, int]]:
+    """When each payment's receipt was first seen (the rehearsal's clock) and its block."""
+    seen: dict[str, tuple[float, int]] = {}
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if resumed():
-            times["__resumed__"] = time.monotonic() - killed_at
-            return
+    while len(seen) < len(sent) and time.monotonic() < deadline:
+        for order_id, (chain, tx) in sent.items():
+            if order_id in seen:
+                continue
+            receipt = _receipt(chain.w3, tx)
+            if receipt is None:
+                continue
+            if receipt["status"] != 1:
+                raise SystemExit(f"rehearsal failed: the payment of order {order_id} reverted")
+            seen[order_id] = (time.monotonic(), receipt["blockNumber"])
         time.sleep(0.1)
+    if len(seen) < len(sent):
+        raise SystemExit("rehearsal failed: payments were not mined within 120 s")
+    return seen
 
 
-def _durations(created: list[dict], times: dict, web: str) -> list[float]:
-    """Payment (its transaction mined) to executed, from the orders' own timestamps (filledAt) mapped onto the
-    rehearsal's clock."""
-    offset = time.time() - time.monotonic()
-    return [
-        times[o["id"]]["executed"] / 1000 - offset - times[o["id"]]["paid"]
-        for o in created
-        if times[o["id"]].get("executed")
-    ]
+def _query(database_url: str, sql: str) -> list[tuple]:
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        return connection.execute(sql).fetchall()
+
+
+def _receipt(w3: Web3, tx):
+    try:
+        return w3.eth.get_transaction_receipt(tx)
+    except Exception:  # not mined yet
+        return None
+
+
+def _watch_cursor(database_url: str, cursor: dict, stop: threading.Event) -> None:
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        while not stop.is_set():
+            row = connection.execute(
+                "SELECT scanned_to FROM chains_chaincursor WHERE chain_id = %s", (ORIGIN,)
+            ).fetchone()
+            if row:
+                cursor["scanned_to"] = row[0]
+            time.sleep(0.1)
 
 
 def _get(url: str) -> dict | None:

@@ -5,7 +5,8 @@ fallback RPC endpoint); the service runs in production mode, as tools/cluster.py
 signing worker, a webhook worker and beat on each; one beat sends). Delivery goes through the relay provider's
 API, a local stand-in that fails or answers too late on SOAK_FAULT_RATE (10 %) of its calls. Payers pay
 SOAK_PAYMENTS (300) orders of mixed types over about SOAK_SECONDS (300): swap, x402_swap and duel in a
-stablecoin and in ether, and contract types (which the soak's relay stand-in refuses: each is refunded),
+stablecoin and in ether, and contract types (an NFT mint, a tournament's entry and funding, custom calls: the
+provider's multicaller makes each call in its fill, from tools/relay_standin.py),
 created through both nodes as a load balancer would spread them. Meanwhile:
 
 - at 20 % of the run, the node whose beat holds the beat lock loses every process (kill -9: web, worker,
@@ -46,7 +47,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import rehearsal
 from cluster import Node, start_cluster
-from rehearsal import ANVIL, NATIVE, Processes, Report, anvil_key, artifact, free_port, up, wait_for
+from rehearsal import (
+    ANVIL,
+    NATIVE,
+    PRICE,
+    Processes,
+    Report,
+    artifact,
+    contract_payload,
+    deploy_targets,
+    free_port,
+    up,
+    wait_for,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAIN_ID = 8453
@@ -57,6 +70,7 @@ PAYERS = 12
 FINAL = {"executed", "refunded", "failure", "expired"}
 SWAPS = ("swap", "x402_swap", "duel")
 CONTRACT_TYPES = ("custom", "custom_exact_in", "mint_nft", "join_tournament", "fund_tournament")
+RELAY_SOLVER = PAYERS + 7  # the relay stand-in's solver: an account no payer uses
 
 
 def main() -> int:
@@ -155,8 +169,8 @@ class Soak:
             timeout=60,
         )
         self.usdc = w3.eth.contract(address=receipt.contractAddress, abi=token["abi"])
-        self.relay_key = anvil_key(PAYERS + 7)
-        for holder in (*self.payers, Account.from_key(self.relay_key).address):
+        self.contracts = deploy_targets(w3, self.usdc.address)
+        for holder in (*self.payers, w3.eth.accounts[RELAY_SOLVER]):
             last = self.usdc.functions.mint(holder, 10_000_000 * 10**6).transact({"from": faucet})
         w3.eth.wait_for_transaction_receipt(last, timeout=60)
         self.vault = Account.create()
@@ -208,7 +222,36 @@ class Soak:
                 }
             )
         )
-        relay_port = free_port()
+        relay_port, ports, relay_key = free_port(), [free_port(), free_port()], secrets.token_urlsafe(32)
+        addresses = work / "relay.json"
+        self.processes.start(  # the provider: it signs its webhooks to the first node, as configured for its key
+            "relay",
+            [
+                sys.executable,
+                "tools/relay_standin.py",
+                "--rpc",
+                f"{CHAIN_ID}={self.node}",
+                "--port",
+                str(relay_port),
+                "--addresses",
+                str(addresses),
+                "--solver-account",
+                str(RELAY_SOLVER),
+                "--webhook-url",
+                f"http://127.0.0.1:{ports[0]}/relay/webhook",
+                "--api-key",
+                relay_key,
+                "--fault-rate",
+                str(FAULT_RATE),
+                "--fault-delay",
+                "4",
+            ],
+            dict(os.environ),
+        )
+        wait_for(
+            "the relay stand-in", lambda: addresses.exists() and addresses.stat().st_size > 0, timeout=90
+        )
+        relay = json.loads(addresses.read_text())
         base = {
             k: v
             for k, v in os.environ.items()
@@ -228,6 +271,8 @@ class Soak:
             "SIGNER_BACKEND": "keystore",
             "RELAY_PROVIDER": "relay",
             "RELAY_API_URL": f"http://127.0.0.1:{relay_port}",
+            "RELAY_API_KEY": relay_key,
+            "RELAY_DEPOSITORIES": ",".join(f"{c}:{a}" for c, a in relay["depositories"].items()),
             "QUOTE_PROVIDER": "offline",
             "PROVIDER_TIMEOUT_SECONDS": "3",
             "OUTBOX_POLL_SECONDS": "2",
@@ -266,22 +311,7 @@ class Soak:
         )
         created = self.manage("create_api_key", "--org", "soak", "--name", "soak", "--permissions", "admin")
         self.key = created.stdout.strip().splitlines()[-1]
-        self.processes.start(
-            "relay",
-            [
-                sys.executable,
-                "tools/rehearsal_standins.py",
-                "relay",
-                self.node,
-                str(relay_port),
-                self.relay_key,
-                str(FAULT_RATE),
-                "4",
-            ],
-            dict(os.environ),
-        )
         self.relay = f"http://127.0.0.1:{relay_port}"
-        ports = [free_port(), free_port()]
         self.nodes = start_cluster(
             2, ports=ports, env=self.env, signer_env=signer, work=self.work, processes=self.processes
         )
@@ -444,10 +474,10 @@ class Soak:
                 SWAPS[n % 3],
             )
             payload = {"expectedDstAmount": str(amount * 97 // 100)}
-        else:  # a contract call, which the soak's relay stand-in refuses: refunded
-            token, amount, symbol, decimals = self.usdc.address, 6 * 10**6, "USDC", 6
+        else:  # a contract call, made by the provider's multicaller in its fill
+            token, amount, symbol, decimals = self.usdc.address, PRICE + 10**6, "USDC", 6
             order_type = CONTRACT_TYPES[(n // 10) % len(CONTRACT_TYPES)]
-            payload = _contract_payload(order_type, self.usdc.address)
+            payload = contract_payload(order_type, self.contracts)
         shape = {
             "chainId": CHAIN_ID,
             "address": token,
@@ -510,7 +540,8 @@ class Soak:
 
         by_status = Counter(status for status, _ in final.values())
         stuck = [i for i in ids if final.get(i, ("?",))[0] not in FINAL]
-        expected_refunds = sum(o["type"] in CONTRACT_TYPES for o in self.orders)
+        contract_orders = [o for o in self.orders if o["type"] in CONTRACT_TYPES]
+        contracts_executed = sum(final.get(o["id"], ("?",))[0] == "executed" for o in contract_orders)
         stats = requests.get(f"{self.relay}/__stats", timeout=10).json()
         fills = stats["fills"]
         twice = sum(len(fills.get(o["recipient"].lower(), [])) > 1 for o in self.orders)
@@ -541,9 +572,9 @@ class Soak:
             say(f"  orders {status:<47}{count:>12}")
         rows = [
             (
-                "contract-type orders refunded (the stand-in offers no calls)",
-                f"{by_status.get('refunded', 0)}/{expected_refunds}",
-                "",
+                "contract-type orders executed (the provider's calls)",
+                f"{contracts_executed}/{len(contract_orders)}",
+                "all",
             ),
             ("payments delivered twice", twice, 0),
             ("stuck orders (not final after 5 min)", len(stuck), 0),
@@ -595,10 +626,10 @@ class Soak:
         )
         report.check(fivexx_up == 0, "no 5xx from a node that was not being killed")
         report.check(
-            by_status.get("executed", 0) == len(self.orders) - expected_refunds,
+            by_status.get("executed", 0) - contracts_executed == len(self.orders) - len(contract_orders),
             "every swap-type order executed",
         )
-        report.check(by_status.get("refunded", 0) == expected_refunds, "every contract-type order refunded")
+        report.check(contracts_executed == len(contract_orders), "every contract-type order executed")
         report.check(reconciled.returncode == 0, "reconcile finds no difference")
         if reconciled.returncode != 0:
             say(reconciled.stdout[-3000:])
@@ -615,28 +646,6 @@ def _alive(url: str) -> bool:
         return requests.get(f"{url}/chains", timeout=5).status_code == 200
     except requests.RequestException:
         return False
-
-
-def _contract_payload(order_type: str, contract: str) -> dict:
-    return {
-        "custom": {"data": "0xdeadbeef", "to": contract, "amount": "5000000"},
-        "custom_exact_in": {
-            "amount": "5000000",
-            "expectedDstAmount": "4800000",
-            "functionAbi": '[{"type":"function","name":"deposit","inputs":[]}]',
-            "functionName": "deposit",
-            "functionArgs": ["{{amount}}"],
-            "to": contract,
-        },
-        "mint_nft": {
-            "contractAddress": contract,
-            "tokenId": 7,
-            "contractType": "erc721",
-            "nftPrice": "5000000",
-        },
-        "join_tournament": {"contractAddress": contract, "entryPrice": "5000000"},
-        "fund_tournament": {"contractAddress": contract, "fundAmount": "5000000"},
-    }[order_type]
 
 
 if __name__ == "__main__":
