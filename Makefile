@@ -49,9 +49,10 @@ test: $(VENV)/.installed $(TOOLS)
 	MANAGE_USES_RUN_SETTINGS=0 $(MANAGE) compile_catalogs
 	$(BIN)/pytest
 
-# The service in production mode on a chain it did not start (tools/rehearsal.py): PostgreSQL and Redis,
-# gunicorn, a keystore signer, the chain added and its factory deployed by command, every order type, a
-# contract wallet's native payment and the primary RPC node killed mid-run. Exit 0 only if all held.
+# The service in production mode on two chains it did not start (tools/rehearsal.py): PostgreSQL and Redis,
+# gunicorn, keystore signers, the chains added and their factories deployed by command, the relay provider's
+# stand-in between them, every order type paid in one block (from the solver's inventory and through the
+# provider), and the primary RPC node killed mid-run. Exit 0 only if every balance and the ledger held.
 rehearsal: $(VENV)/.installed $(TOOLS)
 	$(BIN)/python tools/rehearsal.py
 
