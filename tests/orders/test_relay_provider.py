@@ -62,14 +62,14 @@ def serve_quotes(httpserver, devnet, seen: list):
     ).respond_with_handler(handler)
 
 
-def serve_status(httpserver, status: str):
+def serve_status(httpserver, status: str, fill: str = FILL_HASH):
     httpserver.expect_request(
         "/intents/status/v3", method="GET", query_string={"requestId": REQUEST_ID}
     ).respond_with_json(
         {
             "status": status,
             "inTxHashes": [],
-            "txHashes": [FILL_HASH],
+            "txHashes": [fill],
             "originChainId": 31337,
             "destinationChainId": 31338,
         }
@@ -82,7 +82,8 @@ def test_the_vault_pays_the_relay_through_the_outbox_and_the_fill_is_recorded(
     a, b = devnets_registry
     quotes: list = []
     serve_quotes(relay, a, quotes)
-    serve_status(relay, "success")
+    fill = a_fill_on(b)
+    serve_status(relay, "success", fill)
     order_id, body = checkout(admin_client, a[1], b[1], "swap")
     pay(order_id, a)
 
@@ -104,9 +105,17 @@ def test_the_vault_pays_the_relay_through_the_outbox_and_the_fill_is_recorded(
         "refundTo": settings.VAULT_ADDRESS,  # without it the provider's automatic refunds are off
     }
     assert int(quotes[-1]["amount"]) == sent
-    assert list(order.relay_txs.values_list("chain", "tx_hash", "status")) == [(31338, FILL_HASH, "success")]
+    assert list(order.relay_txs.values_list("chain", "tx_hash", "status")) == [(31338, fill, "success")]
     assert OutboxTx.objects.get(key=f"order:{order_id}:relay:0").status == "mined"
     assert order.settlement["relay"]["requestId"] == REQUEST_ID
+
+
+def a_fill_on(devnet) -> str:
+    """A transaction the destination chain shows (a fill is counted only then): the provider's solver pays."""
+    w3 = w3_of(devnet)
+    tx = w3.eth.send_transaction({"from": w3.eth.accounts[8], "to": random_address(), "value": 1})
+    w3.eth.wait_for_transaction_receipt(tx)
+    return "0x" + bytes(tx).hex()
 
 
 def test_a_relay_that_refunds_the_vault_refunds_the_payer(relay, devnets_registry, admin_client):
