@@ -320,12 +320,24 @@ def _expired(order: Order, actor: str) -> bool:
 
 
 def _refunding(order: Order, actor: str) -> bool:
+    if _provider_refund_pending(order):
+        return False
     refunds = refund_deposits(order)
     if refunds is None:
         return False
     return lifecycle.order_refunded(
         order=order, refund_tx_hash=refunds[-1].tx_hash if refunds else None, actor=actor
     )
+
+
+def _provider_refund_pending(order: Order) -> bool:
+    """The relay provider is giving the order's deposit back to the vault: the payer is refunded once that
+    refund is on its chain, confirmed, so the vault never fronts it with other orders' money (two refunds of a
+    rehearsal reverted, the vault's balance short in their block). A refund that reverted is not waited for."""
+    for refund in order.relay_txs.filter(status=RelayTx.Status.REFUND):
+        if confirmed_receipt(refund.chain, refund.tx_hash) is None:
+            return True
+    return False
 
 
 # What runs in each status, as the declared machine names it (orders.states, the `step` column).
@@ -430,7 +442,11 @@ def relays_poll(*, limit: int = 500) -> int:
     """Orders waiting for the relay provider's fill are driven again (RELAY_POLL_SECONDS, by beat): the provider
     tells nothing by itself, and its status is asked only when the order is driven. How many were."""
     waiting = list(
-        Order.objects.filter(status=Status.RELAY)
+        Order.objects.filter(
+            Q(status=Status.RELAY)
+            | Q(status=Status.REFUNDING, relay_txs__status=RelayTx.Status.REFUND)  # its provider refund
+        )
+        .distinct()
         .order_by("status_changed_at")
         .values_list("pk", flat=True)[:limit]
     )

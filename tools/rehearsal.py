@@ -407,7 +407,7 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
                 "-Q",
                 queue,
                 "-c",
-                processes_,  # the chain worker's tasks wait on the nodes, not on the CPU
+                processes_,
                 "-n",
                 f"rehearsal-{queue}@%h",
                 "--without-gossip",

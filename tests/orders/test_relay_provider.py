@@ -118,31 +118,46 @@ def a_fill_on(devnet) -> str:
     return "0x" + bytes(tx).hex()
 
 
-def test_a_relay_that_refunds_the_vault_refunds_the_payer(relay, devnets_registry, admin_client):
+def test_a_relay_that_refunds_the_vault_refunds_the_payer_once_its_refund_is_on_chain(
+    relay, devnets_registry, admin_client
+):
+    """The payer's refund waits for the provider's refund to the vault to be on the origin chain, confirmed: the
+    vault never fronts it with other orders' money (in a rehearsal, refunds sent at once reverted)."""
     a, b = devnets_registry
     serve_quotes(relay, a, [])
-    serve_status(relay, "refund")
     order_id, _ = checkout(admin_client, a[1], b[1], "swap")
+    order = Order.objects.get(pk=order_id)
     payer = w3_of(a).eth.accounts[PAYER]
     before = erc20(a).functions.balanceOf(payer).call()
+    late = {"refund": FILL_HASH}  # not on the chain yet
+    relay.expect_request("/intents/status/v3", method="GET").respond_with_handler(
+        lambda request: Response(
+            json.dumps({"status": "refund", "inTxHashes": [], "txHashes": [late["refund"]]}),
+            content_type="application/json",
+        )
+    )
     pay(order_id, a)
     drive(order_id, until=("refunding",))
-    # The relay provider gave the vault its money back (here: a payer stands in for the provider).
-    order = Order.objects.get(pk=order_id)
-    devnet_transfer(
+    for _ in range(3):
+        service_round(order_id)
+    assert not OutboxTx.objects.filter(key__startswith=f"order:{order_id}:refund:").exists()  # it waits
+
+    # The provider gives the vault its money back (here: a payer stands in for the provider).
+    late["refund"] = devnet_transfer(
         chain=a[0],
         token=order.src_token_address,
         to=settings.VAULT_ADDRESS,
         amount=int(order.src_amount),
         from_account=2,
     )
-
+    order.relay_txs.filter(status="refund").update(
+        tx_hash=late["refund"]
+    )  # as the provider's status says now
     order = drive(order_id, until=("refunded",))
 
     assert order.error_details.startswith("RELAY_FAILED: the relay ended refund")
-    # Until the vault had the money back, the refund would have reverted: it was tried again, once paid.
-    attempts = OutboxTx.objects.filter(key__startswith=f"order:{order_id}:refund:").order_by("created_at")
-    assert [tx.status for tx in attempts][-1] == "mined"
+    attempts = OutboxTx.objects.filter(key__startswith=f"order:{order_id}:refund:")
+    assert [tx.status for tx in attempts] == ["mined"]  # once, and it did not revert
     assert order.refund_txs.filter(status="success").count() == 1
     assert list(order.relay_txs.values_list("chain", "status")) == [(31337, "refund")]  # on the origin chain
     assert erc20(a).functions.balanceOf(payer).call() == before
