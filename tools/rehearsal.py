@@ -352,25 +352,7 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
     manage("migrate", "--noinput", "-v0")
     manage("load_tokens", str(tokens))
     for chain in chains.values():
-        added = manage(
-            "chains",
-            "add",
-            str(chain.chain_id),
-            "--name",
-            chain.name,
-            "--rpc-url",
-            chain.primary,
-            "--rpc-url",
-            chain.fallback,
-            "--confirmations",
-            "2",
-            "--poll-interval",
-            "1",
-            "--max-lag-blocks",
-            "5",
-            "--vault-gas-threshold",
-            str(10**18),
-        )
+        added = manage(*chain_add(chain.chain_id, chain.name, chain.primary, chain.fallback))
         report.say(added.stdout.strip())
     for chain in chains.values():  # the solver's USDC on each chain, refilled from the vault's on the other
         other = next(c for c in chains.values() if c is not chain)
@@ -683,6 +665,29 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
         return 1
     print("REHEARSAL PASSED")
     return 0
+
+
+def chain_add(chain_id: int, name: str, primary: str, fallback: str) -> list[str]:
+    """`manage.py chains add` as the tools run it: two RPC endpoints, 2 confirmations, scanned every second."""
+    return [
+        "chains",
+        "add",
+        str(chain_id),
+        "--name",
+        name,
+        "--rpc-url",
+        primary,
+        "--rpc-url",
+        fallback,
+        "--confirmations",
+        "2",
+        "--poll-interval",
+        "1",
+        "--max-lag-blocks",
+        "5",
+        "--vault-gas-threshold",
+        str(10**18),
+    ]
 
 
 def contract_payload(order_type: str, contracts: dict, *, reverting: bool = False) -> dict:

@@ -54,6 +54,7 @@ from rehearsal import (
     Processes,
     Report,
     artifact,
+    chain_add,
     contract_payload,
     deploy_targets,
     free_port,
@@ -290,25 +291,7 @@ class Soak:
         self.manage("migrate", "--noinput", "-v0")
         self.manage("load_tokens", str(tokens))
         primary, fallback = (f"http://127.0.0.1:{p}" for p in self.rpc_ports.values())
-        self.manage(
-            "chains",
-            "add",
-            str(CHAIN_ID),
-            "--name",
-            "Base (soak)",
-            "--rpc-url",
-            primary,
-            "--rpc-url",
-            fallback,
-            "--confirmations",
-            "2",
-            "--poll-interval",
-            "1",
-            "--max-lag-blocks",
-            "5",
-            "--vault-gas-threshold",
-            str(10**18),
-        )
+        self.manage(*chain_add(CHAIN_ID, "Base (soak)", primary, fallback))
         created = self.manage("create_api_key", "--org", "soak", "--name", "soak", "--permissions", "admin")
         self.key = created.stdout.strip().splitlines()[-1]
         self.relay = f"http://127.0.0.1:{relay_port}"

@@ -148,15 +148,15 @@ def test_a_stock_below_its_low_mark_is_refilled_through_the_provider_and_reconci
     assert inventory.refills.get() == refill
 
 
-def test_the_inventory_is_in_chains_check_and_set_by_its_command(devnets_registry, capsys):
-    a, b = devnets_registry
+def set_inventory(a, b, *, low: int) -> None:
+    """`manage.py inventory set` for the solver's dUSDC on Devnet B (target 10, at most 3 per order and 4 out)."""
     call_command(
         "inventory",
         "set",
         "31338",
         erc20(b).address,
         "--low",
-        "5",
+        str(low),
         "--target",
         "10",
         "--max-order",
@@ -166,36 +166,24 @@ def test_the_inventory_is_in_chains_check_and_set_by_its_command(devnets_registr
         "--refill-from",
         f"31337:{erc20(a).address}",
     )
+
+
+def test_the_inventory_is_in_chains_check_and_set_by_its_command(devnets_registry, capsys):
+    a, b = devnets_registry
+    set_inventory(a, b, low=5)
     inventory = Inventory.objects.get()
     assert (int(inventory.low_mark), int(inventory.target), inventory.token) == (
         5,
         10,
         erc20(b).address.lower(),
     )
-    with contextlib.suppress(
-        CommandError
-    ):  # the suite's watcher does not run: the devnet may read as lagging
+    with contextlib.suppress(CommandError):  # the suite runs no watcher: the devnet may read as lagging
         call_command("chains", "check", "31338")
     shown = capsys.readouterr().out
     assert "INVENTORY" in shown and erc20(b).address.lower() in shown and "5 / 10" in shown
 
     with pytest.raises(CommandError, match="at least the low mark"):
-        call_command(
-            "inventory",
-            "set",
-            "31338",
-            erc20(b).address,
-            "--low",
-            "50",
-            "--target",
-            "10",
-            "--max-order",
-            "3",
-            "--max-outstanding",
-            "4",
-            "--refill-from",
-            f"31337:{erc20(a).address}",
-        )
+        set_inventory(a, b, low=50)
     assert int(Inventory.objects.get().low_mark) == 5  # a rejected change changes nothing
 
 
