@@ -36,6 +36,9 @@ from merchant.models import Customer, OrganizationLogo, Product, RevenueDay
 from onramp.models import VendorBEvent
 from orders.models import (
     DepositTx,
+    Inventory,
+    InventoryFront,
+    InventoryRefill,
     Order,
     OrderStatusChange,
     RefundTx,
@@ -439,6 +442,38 @@ class SolverAllowanceFactory(factory.django.DjangoModelFactory):
     chain_id = BASE
     token = USDC_BASE
     spender = factory.Sequence(lambda n: address(0x6000 + n))
+
+
+class InventoryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Inventory
+
+    chain_id = BASE
+    token = factory.Sequence(lambda n: address(0x7000 + n))
+    low_mark = 50_000_000
+    target = 200_000_000
+    max_order = 20_000_000
+    max_outstanding = 100_000_000
+    refill_chain_id = BASE
+    refill_token = USDC_BASE.lower()
+
+
+class InventoryFrontFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = InventoryFront
+
+    inventory = factory.SubFactory(InventoryFactory)
+    order = factory.SubFactory(OrderFactory)
+    amount = 9_900_000
+    tx = factory.SubFactory(OutboxTxFactory, signer="solver")
+
+
+class InventoryRefillFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = InventoryRefill
+
+    inventory = factory.SubFactory(InventoryFactory)
+    amount = 150_000_000
 
 
 # --- quickpay -----------------------------------------------------------------------------------
