@@ -545,23 +545,25 @@ class InventoryAdmin(admin.ModelAdmin):
     swept, and its refills through the relay provider."""
 
     form = InventoryForm
-    list_display = (
-        "chain_id",
-        "token",
-        "enabled",
-        "low_mark",
-        "target",
-        "max_order",
-        "max_outstanding",
-        "outstanding",
-        "last_refill",
-    )
-    list_filter = ("enabled", "chain_id")
-    readonly_fields = ("stock_now", "updated_at")
+    list_display = ("chain_id", "token_short", "enabled", "marks", "limits", "outstanding", "last_refill")
+    list_display_links = ("chain_id", "token_short")
+    readonly_fields = ("stock_now", "updated_at")  # a row per chain and token: no filter, the list fits
     inlines = [InventoryRefillInline]
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("fronts", "refills")
+
+    @admin.display(description="token", ordering="token")
+    def token_short(self, inventory: Inventory):
+        return short_hex(inventory.token)
+
+    @admin.display(description="low / target")
+    def marks(self, inventory: Inventory) -> str:
+        return f"{inventory.low_mark} / {inventory.target}"
+
+    @admin.display(description="max order / outstanding")
+    def limits(self, inventory: Inventory) -> str:
+        return f"{inventory.max_order} / {inventory.max_outstanding}"
 
     @admin.display(description="fronted, not yet swept")
     def outstanding(self, inventory: Inventory) -> int:

@@ -264,3 +264,38 @@ def test_the_one_checkout_session_list_shows_both_interfaces_sessions_without_si
     assert "Order interface" in listed and "Platform" in listed
     page.goto(f"{live_server.url}/admin/checkout/checkoutsession/?created_through__exact=order_interface")
     assert platform.id not in page.inner_text("#result_list")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_inventory_pages_fit_a_laptop_window_and_are_kept_as_screenshots(
+    live_server, browser_page, admin_user
+):
+    """The solver's inventories in the admin, at 1280 and 390 px: their marks, limits and last refill in the
+    list, the stock and refills on the page (screenshots under var/artifacts/admin/)."""
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from tests.factories import InventoryFactory, InventoryRefillFactory
+
+    inventory = InventoryFactory()
+    InventoryRefillFactory(inventory=inventory, status="filled", fill_tx="0x" + "ab" * 32)
+    artifacts = Path(settings.BASE_DIR) / "var" / "artifacts" / "admin"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 800})
+    admin_sign_in(page, live_server.url, admin_user)
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.goto(f"{live_server.url}/admin/orders/inventory/")
+        page.screenshot(path=artifacts / f"inventory-list-{width}.png", full_page=True)
+        if width == 1280:
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1280  # the list fits the window
+            table = page.locator("#result_list")
+            edge = page.evaluate("document.querySelector('#result_list').getBoundingClientRect().right")
+            shown = page.evaluate("document.querySelector('.results').getBoundingClientRect().right")
+            assert edge <= shown <= 1280  # every column in view, none scrolled out of its box
+            assert "filled · 150000000" in table.inner_text()
+        page.goto(f"{live_server.url}/admin/orders/inventory/{inventory.pk}/change/")
+        page.screenshot(path=artifacts / f"inventory-page-{width}.png", full_page=True)
+        assert "stock on chain now" in page.inner_text("body").lower()
