@@ -35,6 +35,7 @@ from chains.evm import ZERO_ADDRESS
 from chains.handlers import OwnerKind, check_section, outbox_handler
 from chains.models import OutboxTx
 from chains.outbox import outbox_transfer
+from chains.outbox.send import IN_FLIGHT
 from chains.readers import RpcChainReader
 from chains.registry import chain_get
 from ledger.models import Account
@@ -42,11 +43,10 @@ from orders import accounting
 from orders.inputs import EXACT_INPUT
 from orders.models import Inventory, InventoryFront, InventoryRefill, Order
 from orders.providers import ProviderUnavailable, QuoteRejected
+from orders.relays import SWAP_TYPES, RelayProvider, pay_steps, quote_steps
 
 logger = logging.getLogger(__name__)
 
-SWAP_TYPES = {"swap", "x402_swap", "duel"}
-IN_FLIGHT = (OutboxTx.Status.QUEUED, OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST)
 Refill = InventoryRefill.Status
 
 
@@ -231,8 +231,6 @@ def _finish(refill: InventoryRefill, status: str, **fields) -> bool:
 
 
 def _advance(refill: InventoryRefill) -> bool:
-    from orders.relays import RelayProvider, pay_steps, quote_steps
-
     inventory, provider = refill.inventory, RelayProvider()
     if not refill.relay:
         body = {
@@ -247,7 +245,7 @@ def _advance(refill: InventoryRefill) -> bool:
             "refundTo": settings.VAULT_ADDRESS,
         }
         try:
-            relay = quote_steps(provider._request("POST", "/quote/v2", json=body))
+            relay = quote_steps(provider.ask_quote(body))
         except QuoteRejected as exc:
             return _finish(refill, Refill.FAILED, error=f"the relay provider refused the refill: {exc}"[:500])
         except ProviderUnavailable:
@@ -267,9 +265,7 @@ def _advance(refill: InventoryRefill) -> bool:
     if refill.status == Refill.DEPOSITING:
         InventoryRefill.objects.filter(pk=refill.pk, status=Refill.DEPOSITING).update(status=Refill.PENDING)
     try:
-        status = provider._request(
-            "GET", "/intents/status/v3", params={"requestId": refill.relay["requestId"]}
-        )
+        status = provider.ask_status(refill.relay["requestId"])
     except (ProviderUnavailable, QuoteRejected):
         return False
     state, hashes = str(status.get("status")), [h for h in status.get("txHashes") or [] if isinstance(h, str)]

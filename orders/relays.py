@@ -370,6 +370,14 @@ class RelayProvider:
             raise ProviderUnavailable(f"relay provider answered {response.status_code}")
         return body
 
+    def ask_quote(self, body: dict) -> dict:
+        """`POST /quote/v2` with `body`, the provider's answer (QuoteRejected for a 4xx, ProviderUnavailable)."""
+        return self._request("POST", "/quote/v2", json=body)
+
+    def ask_status(self, request_id: str) -> dict:
+        """`GET /intents/status/v3` of one request."""
+        return self._request("GET", "/intents/status/v3", params={"requestId": request_id})
+
     def _quote(self, order: Order) -> dict:
         """The relay quote of this order: asked for once, then read from the order."""
         settlement: dict[str, Any] = order.settlement or {}
@@ -397,7 +405,7 @@ class RelayProvider:
                 "txs": relay_calls(order, price),
                 "txsGasLimit": settings.RELAY_TXS_GAS_LIMIT,
             }
-        quote = self._request("POST", "/quote/v2", json=body)
+        quote = self.ask_quote(body)
         cost = int(((quote.get("details") or {}).get("currencyIn") or {}).get("amount") or 0)
         # A contract order's price must arrive whole, as the devnet solver delivers it: the vault may pay the
         # provider up to what it received for the order (its fee absorbs a spread within the slippage that
@@ -434,7 +442,7 @@ class RelayProvider:
         if paid is not None:
             return Delivery.of(paid)  # pending, or failed with its hash
         try:
-            status = self._request("GET", "/intents/status/v3", params={"requestId": relay["requestId"]})
+            status = self.ask_status(relay["requestId"])
         except (ProviderUnavailable, QuoteRejected):
             return Delivery(PENDING)
         state = str(status.get("status"))
