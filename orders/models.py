@@ -192,6 +192,8 @@ class RelayTx(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+        # The relay poll reads the provider's recent refunds (orders.settlement.relay_refunds_post).
+        indexes = [models.Index(fields=["status", "created_at"], name="relaytx_status_created")]
 
     def __str__(self) -> str:
         return f"relay {self.tx_hash[:10]}… on chain {self.chain} ({self.status})"

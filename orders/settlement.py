@@ -461,13 +461,14 @@ def relay_refunds_post(*, within: timedelta = timedelta(days=2), limit: int = 20
     `confirmations` deep: they are not the outbox's, nor to a watched address, so nothing else sees them. How
     many were posted; a refund that is not on its chain yet is asked again on the next poll."""
     posted = 0
-    recent = RelayTx.objects.filter(status=RelayTx.Status.REFUND, created_at__gte=timezone.now() - within)
-    done = set(
-        Posting.objects.filter(
-            key__startswith="relay-refund:", created_at__gte=timezone.now() - within
-        ).values_list("key", flat=True)
+    recent = list(
+        RelayTx.objects.filter(status=RelayTx.Status.REFUND, created_at__gte=timezone.now() - within)
+        .select_related("order")
+        .order_by("created_at")[:limit]
     )
-    for refund in recent.select_related("order").order_by("created_at")[:limit]:
+    keys = {accounting.relay_refund_key(r.chain, r.tx_hash) for r in recent}
+    done = set(Posting.objects.filter(key__in=keys).values_list("key", flat=True))  # its unique index
+    for refund in recent:
         if accounting.relay_refund_key(refund.chain, refund.tx_hash) in done:
             continue
         receipt = confirmed_receipt(refund.chain, refund.tx_hash)

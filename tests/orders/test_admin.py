@@ -289,6 +289,9 @@ def test_the_inventory_pages_fit_a_laptop_window_and_are_kept_as_screenshots(
         page.set_viewport_size({"width": width, "height": 800})
         page.goto(f"{live_server.url}/admin/orders/inventory/")
         page.screenshot(path=artifacts / f"inventory-list-{width}.png", full_page=True)
+        assert (
+            page.evaluate("document.documentElement.scrollWidth") <= width
+        )  # the page never scrolls sideways
         if width == 1280:
             assert page.evaluate("document.documentElement.scrollWidth") <= 1280  # the list fits the window
             table = page.locator("#result_list")

@@ -22,7 +22,7 @@ from orders.inventory import (
     vault_free,
 )
 from orders.models import Inventory, InventoryFront, InventoryRefill, Order
-from tests.orders.devnet_checkout import checkout, drive, erc20, pay, run_until, service_round, w3_of
+from tests.orders.devnet_checkout import PAYER, checkout, drive, erc20, pay, run_until, service_round, w3_of
 
 pytestmark = pytest.mark.django_db
 
@@ -49,6 +49,7 @@ def test_a_swap_the_inventory_covers_is_delivered_beside_the_sweep_without_the_p
     order_id, _ = checkout(admin_client, a[1], b[1], "swap")
     recipient = Order.objects.get(pk=order_id).recipient_address
     solver_before = erc20(b).functions.balanceOf(settings.SOLVER_ADDRESS).call()
+    payer_before = erc20(a).functions.balanceOf(w3_of(a).eth.accounts[PAYER]).call()
     vault_before = erc20(a).functions.balanceOf(settings.VAULT_ADDRESS).call()
     pay(order_id, a)
 
@@ -71,6 +72,9 @@ def test_a_swap_the_inventory_covers_is_delivered_beside_the_sweep_without_the_p
     assert erc20(b).functions.balanceOf(recipient).call() == delivered
     assert erc20(b).functions.balanceOf(settings.SOLVER_ADDRESS).call() == solver_before - delivered
     assert erc20(a).functions.balanceOf(settings.VAULT_ADDRESS).call() == vault_before + int(order.src_amount)
+    assert erc20(a).functions.balanceOf(w3_of(a).eth.accounts[PAYER]).call() == payer_before - int(
+        order.src_amount
+    )
 
 
 def test_an_order_larger_than_the_largest_fronted_takes_the_relay_provider(
