@@ -5,14 +5,44 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.conf import settings
+from eth_typing import HexStr
 
 from chains.client import web3_for
 from chains.evm import to_checksum_address
 from chains.registry import chain_get
 from core.errors import UpstreamError
+
+logger = logging.getLogger(__name__)
+
+
+def receipt_on(chain_id: int, tx_hash: str):
+    """The transaction's receipt on `chain_id`, or None while it is not there (or the chain does not answer)."""
+    chain = chain_get(chain_id)
+    if chain is None:
+        return None
+    try:
+        return web3_for(chain).eth.get_transaction_receipt(HexStr(tx_hash))
+    except Exception as exc:  # not mined yet, unknown, or no node answered: the next poll asks again
+        logger.info("Receipt of %s on chain %s not available: %s", tx_hash, chain_id, exc.__class__.__name__)
+        return None
+
+
+def confirmed_receipt(chain_id: int, tx_hash: str):
+    """The receipt once its block is the chain's `confirmations` deep, else None (what another party sent is
+    counted only then)."""
+    receipt = receipt_on(chain_id, tx_hash)
+    chain = chain_get(chain_id)
+    if receipt is None or chain is None:
+        return None
+    try:
+        head = web3_for(chain).eth.block_number
+    except Exception:  # no node answered: the next poll asks again
+        return None
+    return receipt if head - receipt["blockNumber"] + 1 >= chain.confirmations else None
 
 
 class ChainUnavailable(UpstreamError):

@@ -36,7 +36,7 @@ from chains.handlers import OwnerKind, check_section, outbox_handler
 from chains.models import OutboxTx
 from chains.outbox import outbox_transfer
 from chains.outbox.send import IN_FLIGHT
-from chains.readers import RpcChainReader
+from chains.readers import RpcChainReader, confirmed_receipt
 from chains.registry import chain_get
 from ledger.models import Account
 from orders import accounting
@@ -270,7 +270,7 @@ def _advance(refill: InventoryRefill) -> bool:
         return False
     state, hashes = str(status.get("status")), [h for h in status.get("txHashes") or [] if isinstance(h, str)]
     if state == "success" and hashes:
-        receipt = _confirmed_receipt(inventory.chain_id, hashes[0])
+        receipt = confirmed_receipt(inventory.chain_id, hashes[0])
         if receipt is None:
             return False  # counted once the chain shows it
         if receipt["status"] != 1:
@@ -300,7 +300,7 @@ def _post_refunds() -> None:
         refund_tx=""
     ):
         chain_id = refill.inventory.refill_chain_id
-        receipt = _confirmed_receipt(chain_id, refill.refund_tx)
+        receipt = confirmed_receipt(chain_id, refill.refund_tx)
         if receipt is not None and receipt["status"] == 1:
             accounting.inflow_posted(
                 key=accounting.relay_refund_key(chain_id, refill.refund_tx),
@@ -312,12 +312,6 @@ def _post_refunds() -> None:
                 account=Account.Kind.VAULT,
                 owner=f"inventory:{refill.inventory_id}",
             )
-
-
-def _confirmed_receipt(chain_id: int, tx_hash: str):
-    from orders.settlement import confirmed_receipt
-
-    return confirmed_receipt(chain_id, tx_hash)
 
 
 @outbox_handler(OwnerKind.INVENTORY)

@@ -44,14 +44,12 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
-from eth_typing import HexStr
 
-from chains.client import web3_for
 from chains.handlers import OwnerKind, outbox_handler
 from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import sweep_covers
-from chains.registry import chain_get
+from chains.readers import confirmed_receipt, receipt_on
 from ledger.models import Posting
 from orders import accounting, lifecycle, states
 from orders.fees import fee_amount
@@ -231,7 +229,7 @@ def _relay(order: Order, actor: str) -> bool:
         # The provider's word is counted once the destination chain shows its fill (a contract order's fill is
         # read in _execute); until then the order waits, and a fill that reverted fails it.
         for chain, tx_hash, _ in delivery.txs:
-            receipt = _receipt_on(chain, tx_hash)
+            receipt = receipt_on(chain, tx_hash)
             if receipt is None:
                 return False
             if receipt["status"] != 1:
@@ -261,7 +259,7 @@ def _execute(order: Order, actor: str) -> bool:
         fill = order.relay_txs.filter(status=RelayTx.Status.SUCCESS).order_by("created_at", "pk").first()
         if fill is None:
             return _fail(order, "EXECUTION_INVALID: the relay provider reported no fill with the call", actor)
-        receipt = _receipt_on(
+        receipt = receipt_on(
             fill.chain, fill.tx_hash
         )  # what the provider says is counted once the chain shows it
         if receipt is None:
@@ -292,18 +290,6 @@ def _execute(order: Order, actor: str) -> bool:
         "status": "success",
     }
     return lifecycle.order_mark_executed(order=order, execute_tx=execute_tx, actor=actor)
-
-
-def _receipt_on(chain_id: int, tx_hash: str):
-    """The transaction's receipt on `chain_id`, or None while it is not there (or the chain does not answer)."""
-    chain = chain_get(chain_id)
-    if chain is None:
-        return None
-    try:
-        return web3_for(chain).eth.get_transaction_receipt(HexStr(tx_hash))
-    except Exception as exc:  # not mined yet, unknown, or no node answered: the next poll asks again
-        logger.info("Receipt of %s on chain %s not available: %s", tx_hash, chain_id, exc.__class__.__name__)
-        return None
 
 
 def _expired(order: Order, actor: str) -> bool:
@@ -478,19 +464,6 @@ def relay_refunds_post(*, within: timedelta = timedelta(days=2), limit: int = 20
                     refund.order, chain_id=refund.chain, tx_hash=refund.tx_hash, receipt=receipt
                 )
     return posted
-
-
-def confirmed_receipt(chain_id: int, tx_hash: str):
-    """The receipt once its block is the chain's `confirmations` deep, else None."""
-    receipt = _receipt_on(chain_id, tx_hash)
-    chain = chain_get(chain_id)
-    if receipt is None or chain is None:
-        return None
-    try:
-        head = web3_for(chain).eth.block_number
-    except Exception:  # no node answered: the next poll asks again
-        return None
-    return receipt if head - receipt["blockNumber"] + 1 >= chain.confirmations else None
 
 
 def settle_in_flight(*, limit: int = 1000) -> int:
