@@ -100,6 +100,7 @@ class Request:
     filled_at: float | None = None
     fill_tx: str | None = None
     refund_tx: str | None = None
+    asked: int = 0  # how many times its status was asked (a test waits for the service to stop asking)
 
     @property
     def origin(self) -> int:
@@ -207,6 +208,7 @@ class RelayStandIn:
             found = self.requests.get(request_id)
             if found is None:
                 return {"status": "waiting"}
+            found.asked += 1
             if advance:
                 self._scan(found.origin)
                 self._advance(request_id, found)

@@ -169,7 +169,7 @@ def drive(order_id, *, until=("executed", "refunded", "failure"), also=lambda or
     while time.monotonic() < deadline:
         service_round(order_id)
         order = Order.objects.get(pk=order_id)
-        if order.status in until and also(order) and (order.status not in ENDED or _nothing_in_flight(order)):
+        if order.status in until and also(order) and (order.status not in ENDED or nothing_in_flight(order)):
             return order
         time.sleep(0.3)
     pytest.fail(f"order {order_id} is still {Order.objects.get(pk=order_id).status}")
@@ -178,7 +178,7 @@ def drive(order_id, *, until=("executed", "refunded", "failure"), also=lambda or
 ENDED = ("executed", "refunded", "failure")
 
 
-def _nothing_in_flight(order) -> bool:
+def nothing_in_flight(order) -> bool:
     return not OutboxTx.objects.filter(
         key__startswith=f"order:{order.pk}:",
         status__in=(OutboxTx.Status.QUEUED, OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST),

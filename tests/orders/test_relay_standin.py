@@ -26,6 +26,7 @@ from tests.orders.devnet_checkout import (
     checkout,
     drive,
     erc20,
+    nothing_in_flight,
     pay,
     random_address,
     receipt_on,
@@ -287,6 +288,23 @@ def _waiting_for_the_fill(standin, admin_client, devnets_registry) -> Order:
     return Order.objects.get(pk=order_id)
 
 
+def _until_the_service_stops_asking(standin, request_id, order_id, *, quiet=2.0, timeout=60):
+    """The deposit step confirmed, the provider's `pending` seen, and no status asked for `quiet` seconds: the
+    worker has done everything its own transactions ask of it, so only a new word from the provider drives the
+    order after this (the fill must not race a drive still in flight)."""
+    deadline = time.monotonic() + timeout
+    last, since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        found = standin.requests[request_id]
+        settled = found.status == "pending" and nothing_in_flight(Order.objects.get(pk=order_id))
+        if found.asked != last or not settled:
+            last, since = found.asked, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"the service kept asking about {request_id} (status {standin.requests[request_id].status})")
+
+
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_signed_status_event_drives_the_order_at_once_in_a_worker(
@@ -306,6 +324,7 @@ def test_a_signed_status_event_drives_the_order_at_once_in_a_worker(
     pay(order_id, a)
     run_until(lambda: bool(standin.deposited()), order_id, what="the deposit at the depository")
     request_id = standin.deposited()[-1]
+    _until_the_service_stops_asking(standin, request_id, order_id)
     w3_of(b).eth.wait_for_transaction_receipt(standin.fill(request_id))  # the provider fills, on its own time
     time.sleep(2)
     order = Order.objects.get(pk=order_id)
