@@ -235,7 +235,7 @@ def scan_node(chain: Chain) -> tuple[str, int, list[NodeReport]]:
     chain and is within `max_lag_blocks` of the best head of the nodes asked (asked together). The others
     that fail are set aside. ChainUnreachable when none answers.
 
-    A scan reads everything from that one node, up to its own head less the confirmations: it never reads a
+    A scan reads everything from that one node, up to its own confirmed end (`Chain.confirmed_through`): it never reads a
     block the node does not have yet (an empty answer would look like no payment). With one node this is one
     request, as reading the head always was."""
     candidates = [url for url in chain.rpc_urls if not is_aside(url)] or list(chain.rpc_urls)

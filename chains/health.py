@@ -80,7 +80,7 @@ def chain_health(chain: Chain) -> ChainHealth:
     if cursor is not None and cursor.last_scan_at is not None:
         health.watcher_age_seconds = (timezone.now() - cursor.last_scan_at).total_seconds()
         if health.best_head is not None and cursor.scanned_to >= 0:
-            health.watcher_lag = max(0, health.best_head - chain.confirmations - cursor.scanned_to)
+            health.watcher_lag = max(0, chain.confirmed_through(health.best_head) - cursor.scanned_to)
     if chain.rpc_urls and (
         cursor is None
         or cursor.last_scan_at is None

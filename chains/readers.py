@@ -42,7 +42,7 @@ def confirmed_receipt(chain_id: int, tx_hash: str):
         head = web3_for(chain).eth.block_number
     except Exception:  # no node answered: the next poll asks again
         return None
-    return receipt if head - receipt["blockNumber"] + 1 >= chain.confirmations else None
+    return receipt if receipt["blockNumber"] <= chain.confirmed_through(head) else None
 
 
 class ChainUnavailable(UpstreamError):

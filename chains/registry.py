@@ -64,6 +64,11 @@ class Chain:
         """The preferred RPC URL ('' when none): where devnet tooling talks to its node."""
         return self.rpc_urls[0] if self.rpc_urls else ""
 
+    def confirmed_through(self, head: int) -> int:
+        """The last block with the chain's `confirmations` at this head: a block counts itself, as a wallet counts
+        (block N at head N has one confirmation). The watcher, the outbox and the readers all ask this."""
+        return head - max(self.confirmations, 1) + 1
+
     @property
     def accepts_payments(self) -> bool:
         """Whether a payment may be offered here: it takes payments and has a deposit factory."""

@@ -3,7 +3,8 @@
 One scan of one chain (a beat task per chain; a lease on the chain's cursor
 keeps it to one at a time across processes):
 
-1. the head, and the confirmed end: `head - confirmations`; nothing later is
+1. the head, and the confirmed end: the last block `confirmations` deep, that
+   block counted (`Chain.confirmed_through`: head - confirmations + 1); nothing later is
    read, so a transfer in a block that is reorganised away before it is
    confirmed is never seen;
 2. a reorg deeper than that: the cursor keeps the hash of the last block it
@@ -188,9 +189,9 @@ def _scan(chain: Chain) -> ScanResult:
     if _reorganised(w3, cursor, head, counter):
         scanned_to, scanned_hash = _rewind(chain, w3, cursor, head, counter), ""
     if scanned_to < 0 and not chain.devnet:
-        scanned_to = max(-1, head - chain.confirmations - settings.WATCHER_FIRST_LOOKBACK_BLOCKS)
+        scanned_to = max(-1, chain.confirmed_through(head) - settings.WATCHER_FIRST_LOOKBACK_BLOCKS)
     start = scanned_to + 1
-    end = min(head - chain.confirmations, start + settings.WATCHER_MAX_BLOCKS - 1)
+    end = min(chain.confirmed_through(head), start + settings.WATCHER_MAX_BLOCKS - 1)
     transfers: list[Transfer] = []
     balances: dict[str, int] = {}
     if end >= start:

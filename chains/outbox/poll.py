@@ -111,7 +111,7 @@ def _bump_fee(tx: OutboxTx, chain: Chain, w3: Web3) -> None:
 
 
 def _finish_if_confirmed(tx: OutboxTx, chain: Chain, w3: Web3, receipt) -> bool:
-    if w3.eth.block_number - receipt["blockNumber"] + 1 < max(chain.confirmations, 1):
+    if receipt["blockNumber"] > chain.confirmed_through(w3.eth.block_number):
         return False
     ok = receipt["status"] == 1
     error = "" if ok else f"reverted: {replayed_revert(w3, tx, receipt['blockNumber'])}"

@@ -144,6 +144,35 @@ def test_a_deposit_reorganised_away_before_confirmation_is_never_recorded(
         w3.provider.make_request("evm_setIntervalMining", [1])
 
 
+def test_a_deposit_counts_once_its_block_has_the_chains_confirmations_its_own_block_counted(
+    api_client, devnet_registry, settings
+):
+    """Two confirmations: the block that holds the payment and one on top of it, as a wallet counts them (and
+    as the outbox and the readers count a receipt): not one block more."""
+    chain, deployment = devnet_registry
+    settings.CHAINS = [dataclasses.asdict(chain) | {"confirmations": 2}]
+    order = devnet_order(api_client, deployment, amount="10000000")
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    w3.provider.make_request("evm_setIntervalMining", [0])
+    w3.provider.make_request("evm_setAutomine", [True])
+    try:
+        scan_chain(chain.chain_id)
+        tx_hash = _pay(chain, order, 10_000_000)  # mined at once, in block N: one confirmation
+        paid_in = w3.eth.get_transaction_receipt(tx_hash)["blockNumber"]
+        assert w3.eth.block_number == paid_in
+        scan_chain(chain.chain_id)
+        assert not Deposit.objects.filter(tx_hash=tx_hash).exists()
+        assert ChainCursor.objects.get(pk=chain.chain_id).scanned_to == paid_in - 1
+
+        w3.provider.make_request("evm_mine", [])  # block N + 1: two confirmations
+        scan_chain(chain.chain_id)
+
+        assert Deposit.objects.filter(tx_hash=tx_hash, block_number=paid_in).count() == 1
+        assert ChainCursor.objects.get(pk=chain.chain_id).scanned_to == paid_in
+    finally:
+        w3.provider.make_request("evm_setIntervalMining", [1])
+
+
 def test_a_thousand_watched_addresses_cost_a_handful_of_requests_per_scan(api_client, devnet_registry):
     chain, _ = devnet_registry
     from django.utils import timezone
