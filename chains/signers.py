@@ -228,6 +228,29 @@ def signer_account(role: str) -> LocalAccount:
     return _env_account(role)
 
 
+def unlock_keystores() -> list[str]:
+    """Decrypt, now, every keystore this process is given (the keystore backend), and return their roles.
+
+    A worker calls it once in its main process before the pool forks, so its children inherit the unlocked
+    keys: each child would otherwise pay a scrypt decryption (about half a second of CPU per role) on its
+    first signature, all of them at once when a burst of payments arrives. A role whose files are not given
+    to this process (a worker without keys) is skipped; one that cannot be read or decrypted is logged and
+    left locked, and its signatures fail as they would have (the outbox shows why)."""
+    if settings.SIGNER_BACKEND != "keystore":
+        return []
+    unlocked = []
+    for role, (keystore, passphrase) in settings.SIGNER_KEYSTORES.items():
+        if not keystore or not passphrase:
+            continue
+        try:
+            _keystore_account(role)
+        except SignerUnavailable as exc:
+            logger.error("The %s signer stays locked in this worker: %s", role, exc)
+            continue
+        unlocked.append(role)
+    return unlocked
+
+
 def forget_unlocked_keys() -> None:
     """Drop the keystores decrypted in this process (the suite, between backends)."""
     with _unlock:

@@ -22,6 +22,13 @@ def _join_cluster(**_):
     _check_node("worker")
 
 
+@worker_init.connect  # in the main process, before the pool forks: every child inherits the unlocked keys
+def _unlock_keystores(**_):
+    from chains.signers import unlock_keystores
+
+    unlock_keystores()
+
+
 @beat_init.connect  # also sent for a beat embedded in a worker (-B)
 def _join_cluster_as_beat(sender, **_):
     """Beat runs on every node, and sends on the one holding the lock (config/beat.py): a beat with another

@@ -16,7 +16,7 @@ from web3 import Web3
 from chains.devnet import devnet_private_key
 from chains.models import OutboxTx
 from chains.outbox import outbox_send, outbox_submit
-from chains.signers import SignerUnavailable, forget_unlocked_keys, sign_transaction
+from chains.signers import SignerUnavailable, forget_unlocked_keys, sign_transaction, unlock_keystores
 from tests.chains.test_outbox import new_address, until_finished
 
 pytestmark = pytest.mark.django_db
@@ -82,6 +82,39 @@ def test_a_wrong_passphrase_or_another_key_is_refused_and_nothing_is_sent(chain_
     settings.SIGNER_KEYSTORES = {"vault": _keystore(tmp_path, key=devnet_private_key(5))}
     with pytest.raises(SignerUnavailable, match="is not the key of vault address"):
         outbox_send(tx.pk)
+
+
+def test_a_worker_unlocks_its_keystores_once_before_it_signs(chain_a, settings, tmp_path, caplog):
+    """What a worker's main process does before its pool forks: afterwards a signature needs neither the files
+    nor another decryption (the children inherit the key), and a keystore it cannot open only stays locked."""
+    settings.SIGNER_BACKEND = "keystore"
+    path, secret = _keystore(tmp_path)
+    (tmp_path / "solver").mkdir()
+    bad_path, bad_secret = _keystore(tmp_path / "solver", key=devnet_private_key(5))
+    Path(bad_secret).write_text("wrong passphrase")
+    settings.SIGNER_KEYSTORES = {
+        "vault": (path, secret),
+        "solver": (bad_path, bad_secret),
+        "deployer": ("", ""),
+    }
+
+    assert unlock_keystores() == ["vault"]
+    assert (
+        "The solver signer stays locked in this worker" in caplog.text
+        and "wrong passphrase" not in caplog.text
+    )
+    Path(path).unlink()
+    Path(secret).unlink()
+
+    tx, received, sender = _pay_once(chain_a, key="test:unlocked-at-start")
+
+    assert (tx.status, received, sender) == ("mined", 4321, settings.VAULT_ADDRESS)
+
+
+def test_a_worker_with_another_backend_unlocks_nothing(settings):
+    settings.SIGNER_BACKEND = "remote"
+    settings.SIGNER_KEYSTORES = {"vault": ("/nonexistent/vault.json", "/nonexistent/vault.passphrase")}
+    assert unlock_keystores() == []
 
 
 class RemoteSigner:
