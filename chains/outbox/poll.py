@@ -119,11 +119,16 @@ def _finish_if_confirmed(tx: OutboxTx, chain: Chain, w3: Web3, receipt) -> bool:
     return True
 
 
-def outbox_check_receipts(*, limit: int = 200) -> int:
-    """Finish each broadcast transaction whose receipt has its chain's confirmations; how many were finished.
-    Only receipts: the full poll does everything else (rebroadcasts, fee bumps, lost sends, repairs)."""
+def outbox_check_receipts(*, chain_id: int | None = None, limit: int = 200) -> int:
+    """Finish each broadcast transaction (on `chain_id`, or every chain) whose receipt has its chain's
+    confirmations; how many were finished. Only receipts: the full poll does everything else (rebroadcasts,
+    fee bumps, lost sends, repairs). Finishing is a conditional update, so two of these at once finish a
+    transaction once."""
     finished = 0
-    broadcast_txs = OutboxTx.objects.filter(status=OutboxTx.Status.BROADCAST).order_by("broadcast_at")[:limit]
+    broadcast_txs = OutboxTx.objects.filter(status=OutboxTx.Status.BROADCAST)
+    if chain_id is not None:
+        broadcast_txs = broadcast_txs.filter(chain_id=chain_id)
+    broadcast_txs = broadcast_txs.order_by("broadcast_at")[:limit]
     for tx in broadcast_txs:
         try:
             chain, w3 = chain_client(tx)

@@ -12,7 +12,9 @@ from chains.artifacts import artifact, encode_call
 from chains.devnet import devnet_signer_environment
 from chains.models import OutboxTx, SenderNonce
 from chains.outbox import OutboxConflict, outbox_check_receipts, outbox_poll, outbox_send, outbox_submit
+from chains.registry import chain_get
 from chains.signers import SignerUnavailable
+from chains.tasks import scan_chain_deposits
 
 pytestmark = pytest.mark.django_db
 
@@ -382,3 +384,38 @@ def test_the_receipts_look_finishes_what_is_mined_and_nothing_else(chain_a):
     waiting.refresh_from_db()
     assert (sent.status, waiting.status) == ("mined", "queued")
     assert outbox_check_receipts() == 0  # finished once
+
+
+def test_a_scan_that_reads_a_new_block_finishes_the_receipts_in_it_on_its_chain_only(
+    chain_a, devnets_registry
+):
+    """The receipts follow the watcher: the scan that confirms a block reads the service's own transactions in
+    it at once, without waiting for the receipt poll, and leaves the other chain's to its own scan."""
+    here, there = w3_of(chain_a), w3_of(devnets_registry[1])
+    recipient = new_address()
+    scan_chain_deposits(31337)  # the cursor at the confirmed head
+    _paused_mining(here)
+    _paused_mining(there)
+    try:
+        sent = outbox_submit(
+            key="test:scan-receipts:here", chain_id=31337, signer="vault", to=recipient, value=5
+        )
+        other = outbox_submit(
+            key="test:scan-receipts:there", chain_id=31338, signer="vault", to=new_address(), value=5
+        )
+        outbox_send(sent.pk)
+        outbox_send(other.pk)
+        for w3 in (here, there):
+            for _ in range(chain_get(31337).confirmations or 1):
+                w3.provider.make_request("evm_mine", [])
+        assert here.eth.get_balance(recipient) == 5
+
+        scan_chain_deposits(31337)
+
+        sent.refresh_from_db()
+        other.refresh_from_db()
+        assert (sent.status, other.status) == ("mined", "broadcast")
+        assert sent.block_number is not None
+    finally:
+        _resumed_mining(here)
+        _resumed_mining(there)
