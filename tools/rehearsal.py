@@ -354,6 +354,9 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
     for chain in chains.values():
         added = manage(*chain_add(chain.chain_id, chain.name, chain.primary, chain.fallback))
         report.say(added.stdout.strip())
+    # The vault's standing allowance for the provider's depository, given up front as an operator would.
+    for chain in chains.values():
+        report.say(manage("relay", "allow", str(chain.chain_id), chain.usdc.address).stdout.strip())
     for chain in chains.values():  # the solver's USDC on each chain, refilled from the vault's on the other
         other = next(c for c in chains.values() if c is not chain)
         stocked = manage(

@@ -7,19 +7,22 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import io
 import json
 import time
 
 import pytest
 from django.conf import settings
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from chains.artifacts import artifact
 from chains.models import OutboxTx
 from ledger.models import Posting
 from ledger.reconcile import reconcile_chain
 from orders.models import Order
+from orders.relays import vault_allowance
 from orders.settlement import relay_refunds_post
+from tests.chains.test_outbox import until_finished
 from tests.conftest import wait_for
 from tests.orders.devnet_checkout import (
     PAYER,
@@ -600,3 +603,43 @@ def test_a_fill_the_provider_reports_that_the_destination_does_not_show_is_not_c
     order = Order.objects.get(pk=order_id)
     assert order.status == "relay" and order.filled_at is None  # waiting, not executed on the provider's word
     assert erc20(b).functions.balanceOf(recipient).call() == 0
+
+
+def test_relay_allow_gives_the_depository_the_vaults_standing_allowance_before_any_order(
+    standin, devnets_registry
+):
+    """An operator adding a chain gives the allowance at once, so the first order through the provider does
+    not wait for an `approve`; asked twice it is one transaction, and an order later finds it."""
+    a, _ = devnets_registry
+    token = erc20(a)
+    out = io.StringIO()
+
+    call_command("relay", "allow", "31337", token.address, stdout=out)
+    call_command("relay", "allow", "31337", token.address.lower(), stdout=io.StringIO())
+
+    allowance = OutboxTx.objects.get(key__startswith="relay:allowance:")
+    assert allowance.to.lower() == token.address.lower() and "(the signing worker sends it)" in out.getvalue()
+    until_finished(allowance)
+    assert token.functions.allowance(settings.VAULT_ADDRESS, standin.depository.address).call() > 10**30
+    assert vault_allowance(
+        chain_id=31337, token=token.address, spender=standin.depository.address
+    ) == OutboxTx.objects.get(key__startswith="relay:allowance:")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["31338", "TOKEN"], "RELAY_DEPOSITORIES pins no depository on chain 31338"),
+        (["999", "TOKEN"], "chain 999 is not in the registry"),
+        (["31337", "0x" + "00" * 20], "is not an ERC-20 token's address"),
+        (["31337", "TOKEN", "0x" + "ab" * 20], "is not a registered token on chain 31337"),
+        (["31337", "not-an-address"], "is not an ERC-20 token's address"),
+    ],
+)
+def test_relay_allow_refuses_what_it_cannot_allow_and_asks_for_nothing(
+    standin, devnets_registry, arguments, message
+):
+    token = erc20(devnets_registry[0]).address
+    with pytest.raises(CommandError, match=message):
+        call_command("relay", "allow", *[token if a == "TOKEN" else a for a in arguments])
+    assert not OutboxTx.objects.filter(key__startswith="relay:allowance:").exists()
