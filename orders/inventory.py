@@ -3,7 +3,9 @@
 The solver holds a stock of a token on a chain (an `Inventory` row: staff set its marks and limits with
 `manage.py inventory set` or the admin). A swap order paying out that token on that chain is delivered from
 the stock as soon as its deposit is confirmed, beside the sweep, as the devnet solver does: the confirmed
-deposit waits at an address only the service can sweep. Fronting is refused, and the order takes the relay
+deposit waits at an address only the service can sweep. A contract order spending that token has its call
+made from the stock the same way, in one transaction through the call router (orders/router.py) where the
+router is deployed on the chain; a call that would revert is never sent, and its payer is refunded. Fronting is refused, and the order takes the relay
 provider, when the order is larger than `max_order`, when what is fronted and not yet swept would pass
 `max_outstanding` (what a reorg could take), or when the stock, less what is on its way out, does not cover it.
 Every fronted order is an `InventoryFront` (its delivery `order:<id>:relay` from the solver through the
@@ -34,7 +36,7 @@ from chains.client import web3_for
 from chains.evm import ZERO_ADDRESS
 from chains.handlers import OwnerKind, check_section, outbox_handler
 from chains.models import OutboxTx
-from chains.outbox import outbox_transfer
+from chains.outbox import outbox_submit, outbox_transfer
 from chains.outbox.send import IN_FLIGHT
 from chains.readers import RpcChainReader, confirmed_receipt
 from chains.registry import chain_get
@@ -43,7 +45,16 @@ from orders import accounting
 from orders.inputs import EXACT_INPUT
 from orders.models import Inventory, InventoryFront, InventoryRefill, Order
 from orders.providers import ProviderUnavailable, QuoteRejected
-from orders.relays import SWAP_TYPES, RelayProvider, pay_steps, quote_steps
+from orders.relays import (
+    SWAP_TYPES,
+    ExecutionInvalid,
+    RelayProvider,
+    execute_call,
+    pay_steps,
+    quote_steps,
+    spender_of,
+)
+from orders.router import routed_call, router_address, router_state, solver_allowance
 
 logger = logging.getLogger(__name__)
 
@@ -93,16 +104,22 @@ def stock(inventory: Inventory, balance: int) -> Stock:
 
 
 def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
-    """Deliver a swap order from the solver's inventory now, if the inventory covers it within its limits;
-    the front (asked for once per order), or None: the order takes the relay provider."""
+    """Deliver a swap order, or make a contract order's call, from the solver's inventory now, if the
+    inventory covers it within its limits; the front (asked for once per order), or None: the order takes the
+    relay provider."""
     existing = InventoryFront.objects.filter(order=order).select_related("tx").first()
-    if existing is not None or order.type not in SWAP_TYPES:
+    if existing is not None:
         return existing
     candidate = Inventory.objects.filter(
         chain_id=order.dst_chain, token=order.dst_token_address.lower(), enabled=True
     ).first()
     if candidate is None or dst_amount <= 0 or dst_amount > int(candidate.max_order):
         return None
+    call = None
+    if order.type not in SWAP_TYPES:
+        call = _routed(order, dst_amount)
+        if call is None:
+            return None
     with transaction.atomic():
         inventory = Inventory.objects.select_for_update().get(
             pk=candidate.pk
@@ -116,15 +133,49 @@ def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
         now = stock(inventory, balance)
         if now.available < dst_amount or now.outstanding + dst_amount > int(inventory.max_outstanding):
             return None
-        tx = outbox_transfer(
-            key=f"order:{order.pk}:relay",
-            chain_id=inventory.chain_id,
-            signer="solver",
-            token=order.dst_token_address,
-            to=to_checksum_address(order.recipient_address),
-            amount=dst_amount,
-        )
+        if call is None:
+            tx = outbox_transfer(
+                key=f"order:{order.pk}:relay",
+                chain_id=inventory.chain_id,
+                signer="solver",
+                token=order.dst_token_address,
+                to=to_checksum_address(order.recipient_address),
+                amount=dst_amount,
+            )
+        else:  # the call, through the router: it fails (and the payer is refunded) if the call would revert
+            tx = outbox_submit(
+                key=f"order:{order.pk}:relay",
+                chain_id=inventory.chain_id,
+                signer="solver",
+                to=router_address(),
+                data=call[0],
+                value=call[1],
+            )
         return InventoryFront.objects.create(inventory=inventory, order=order, amount=dst_amount, tx=tx)
+
+
+def _routed(order: Order, dst_amount: int) -> tuple[str, int] | None:
+    """(the router's calldata, the native value) of a contract order's call made from inventory, or None when
+    it takes the relay provider: the router is not on the chain, the solver's allowance for it is not mined yet
+    (asked for now), the call cannot be encoded, or it spends an ERC-20 without naming who takes it."""
+    if router_state(order.dst_chain) != "ours":
+        return None
+    token = order.dst_token_address
+    spender = spender_of(order)
+    native = token.lower() == ZERO_ADDRESS
+    if not native and spender is None:
+        return None
+    try:
+        target, data, value = execute_call(order, dst_amount)
+    except ExecutionInvalid:
+        return None  # the relay path fails it before any money moves, with the reason
+    if native and value != dst_amount:
+        return None  # a native call that does not spend what is fronted is the provider's to make
+    if not native:
+        allowance = solver_allowance(order.dst_chain, token)
+        if allowance is None or allowance.status != OutboxTx.Status.MINED:
+            return None
+    return routed_call(token=token, amount=dst_amount, spender=spender, target=target, data=data), value
 
 
 def inventory_swept(order: Order) -> None:

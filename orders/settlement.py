@@ -241,7 +241,12 @@ def _relay(order: Order, actor: str) -> bool:
             order=order, tx_hash=tx_hash, defaults={"chain": chain, "status": status}
         )
     if delivery.state == FAILED:
-        return _fail(order, f"RELAY_FAILED: {delivery.error}", actor)
+        # The solver's own call from inventory (orders/router.py) that would revert, or did, is the call's
+        # failure, as the provider's fill that reverts is on the other path.
+        ours_call = delivery.ours and order.type in lifecycle.CALLS_CONTRACT
+        return _fail(
+            order, f"{'EXECUTION_REVERTED' if ours_call else 'RELAY_FAILED'}: {delivery.error}", actor
+        )
     if order.type in lifecycle.CALLS_CONTRACT:
         return lifecycle.order_transition(
             order,

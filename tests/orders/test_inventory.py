@@ -5,11 +5,13 @@ the rest to the provider; the stock is refilled through the provider and every u
 from __future__ import annotations
 
 import contextlib
+import io
 
 import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from chains.artifacts import artifact
 from chains.models import OutboxTx
 from ledger.models import Posting
 from ledger.reconcile import reconcile_chain
@@ -22,7 +24,18 @@ from orders.inventory import (
     vault_free,
 )
 from orders.models import Inventory, InventoryFront, InventoryRefill, Order
-from tests.orders.devnet_checkout import PAYER, checkout, drive, erc20, pay, run_until, service_round, w3_of
+from orders.router import router_address, router_deploy_submit, router_state, solver_allowance
+from tests.orders.devnet_checkout import (
+    PAYER,
+    checkout,
+    drive,
+    erc20,
+    pay,
+    random_address,
+    run_until,
+    service_round,
+    w3_of,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -246,3 +259,146 @@ def test_a_refill_spends_only_what_no_order_still_settling_may_need(devnets_regi
     )  # the fronted order's money is free, the other's is not
     Order.objects.filter(pk=settling).update(status="executed")
     assert vault_free(inventory) == vault
+
+
+# --- contract orders from inventory, through the call router (orders/router.py) ------------------------------
+
+
+def _mined(tx: OutboxTx) -> OutboxTx:
+    from chains.outbox import outbox_send
+    from tests.chains.test_outbox import until_finished
+
+    outbox_send(tx.pk)
+    return until_finished(tx)
+
+
+@pytest.fixture
+def router(devnets_registry):
+    """The call router on Devnet B (deployed once per devnet, as `manage.py relay deploy-router` does), and the
+    solver's standing allowance of dUSDC for it."""
+    _, b = devnets_registry
+    if router_state(31338) != "ours":
+        _mined(router_deploy_submit(31338))
+    assert router_state(31338) == "ours"
+    _mined(solver_allowance(31338, erc20(b).address))
+    return router_address()
+
+
+@pytest.mark.parametrize("order_type", ["mint_nft", "join_tournament", "custom_exact_in"])
+def test_a_contract_order_the_inventory_covers_is_called_from_it_through_the_router(
+    standin, devnets_registry, admin_client, router, order_type
+):
+    """The solver makes the call as soon as the deposit is confirmed, beside the sweep, in one transaction
+    through the router (take the price, allow the contract, call, withdraw the allowance): the provider is
+    paid nothing and every unit is where it should be."""
+    a, b = devnets_registry
+    stock_of(a, b)
+    recipient = random_address()
+    order_id, _ = checkout(admin_client, a[1], b[1], order_type, recipient=recipient)
+    contracts = b[1]["contracts"]
+    target = Order.objects.get(pk=order_id).payload.get("contractAddress") or contracts["Tournament"]
+    who = {
+        "payer": (erc20(a), w3_of(a).eth.accounts[PAYER]),
+        "vault": (erc20(a), settings.VAULT_ADDRESS),
+        "solver": (erc20(b), settings.SOLVER_ADDRESS),
+        "router": (erc20(b), router),
+        "contract": (erc20(b), target),
+    }
+    before = {name: token.functions.balanceOf(address).call() for name, (token, address) in who.items()}
+    pay(order_id, a)
+
+    order = drive(
+        order_id, also=lambda o: InventoryFront.objects.filter(order=o, swept_at__isnull=False).exists()
+    )
+
+    assert order.status == "executed", order.error_details
+    front = InventoryFront.objects.get(order=order)
+    price = int(order.settlement["dstAmount"])
+    assert (front.tx.to.lower(), front.tx.signer, int(front.amount)) == (router.lower(), "solver", price)
+    assert (order.execute_tx["chainId"], order.execute_tx["txHash"]) == (31338, front.tx.tx_hash)
+    assert "the solver delivers beside the sweep" in order.status_changes.values_list("reason", flat=True)
+    assert standin.deposited() == [] and not standin.fills()  # the provider moved nothing
+    if order_type == "mint_nft":
+        nft = w3_of(b).eth.contract(address=contracts["PricedNFT721"], abi=artifact("PricedNFT721")["abi"])
+        assert nft.functions.balanceOf(recipient).call() == 1
+    elif order_type == "join_tournament":
+        tournament = w3_of(b).eth.contract(address=contracts["Tournament"], abi=artifact("Tournament")["abi"])
+        assert tournament.functions.joined(recipient).call() is True
+    after = {name: token.functions.balanceOf(address).call() for name, (token, address) in who.items()}
+    paid = int(order.src_amount)
+    assert {name: after[name] - before[name] for name in who} == {
+        "payer": -paid,
+        "vault": paid,
+        "solver": -price,
+        "router": 0,
+        "contract": price,
+    }
+    allowed = erc20(b).functions.allowance(router, target).call()
+    assert allowed == 0  # the router withdrew the allowance it gave for the call
+
+
+def test_a_call_from_inventory_that_would_revert_is_never_sent_and_the_payer_is_refunded(
+    standin, devnets_registry, admin_client, router
+):
+    a, b = devnets_registry
+    stock_of(a, b)
+    reverts = b[1]["contracts"]["AlwaysReverts"]
+    order_id, _ = checkout(
+        admin_client, a[1], b[1], "custom", to=reverts, spenderAddress=reverts, data="0x12345678"
+    )
+    payer = w3_of(a).eth.accounts[PAYER]
+    payer_before = erc20(a).functions.balanceOf(payer).call()
+    solver_before = erc20(b).functions.balanceOf(settings.SOLVER_ADDRESS).call()
+    pay(order_id, a)
+
+    order = drive(order_id, until=("refunded",), timeout=120)
+
+    assert order.error_details.startswith("EXECUTION_REVERTED: would revert"), order.error_details
+    front = InventoryFront.objects.get(order=order)
+    assert (front.tx.status, front.tx.tx_hash) == ("failed", "")  # estimated, refused, never signed
+    assert erc20(a).functions.balanceOf(payer).call() == payer_before
+    assert erc20(b).functions.balanceOf(settings.SOLVER_ADDRESS).call() == solver_before
+    assert stock(front.inventory, solver_before).outstanding == 0  # a failed front holds nothing
+
+
+def test_a_contract_order_is_not_called_from_inventory_until_the_solver_has_allowed_the_router(
+    devnets_registry, admin_client
+):
+    """The first contract order asks for the solver's standing allowance for the router and is not fronted (it
+    would take the provider); once the allowance is mined, the order is called from the inventory."""
+    a, b = devnets_registry
+    if router_state(31338) != "ours":
+        _mined(router_deploy_submit(31338))
+    stock_of(a, b)
+    order_id, _ = checkout(admin_client, a[1], b[1], "fund_tournament")
+    order = Order.objects.get(pk=order_id)
+
+    assert inventory_front(order, 1_000_000) is None
+    asked = OutboxTx.objects.get(key__startswith="inventory:router-allowance:31338:")
+    assert (asked.signer, asked.to.lower(), asked.status) == ("solver", erc20(b).address.lower(), "queued")
+    assert inventory_front(order, 1_000_000) is None  # asked once, still not mined
+    assert OutboxTx.objects.filter(key__startswith="inventory:router-allowance:").count() == 1
+
+    _mined(asked)
+    front = inventory_front(order, 1_000_000)
+
+    assert front is not None and front.tx.to.lower() == router_address().lower()
+
+
+def test_deploy_router_is_idempotent_asks_the_solvers_allowances_and_names_what_it_cannot_do(
+    devnets_registry, router
+):
+    a, b = devnets_registry
+    OutboxTx.objects.filter(key__startswith="inventory:router-allowance:").delete()  # as on a fresh service
+    stock_of(a, b)
+    out = io.StringIO()
+
+    call_command("relay", "deploy-router", "31338", stdout=out)
+    call_command("relay", "deploy-router", "31338", stdout=io.StringIO())
+
+    assert f"the call router is at {router} (already deployed)" in out.getvalue()
+    asked = OutboxTx.objects.get(key__startswith="inventory:router-allowance:31338:")
+    assert (asked.signer, asked.to.lower()) == ("solver", erc20(b).address.lower())
+    assert "(the signing worker sends it)" in out.getvalue()
+    with pytest.raises(CommandError, match="chain 999 is not in the registry"):
+        call_command("relay", "deploy-router", "999")
