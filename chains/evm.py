@@ -12,6 +12,9 @@ from chains.artifacts import forwarder_init_code_hash
 
 ADDRESS_RE = re.compile(r"^0x[0-9a-fA-F]{40}$")
 ZERO_ADDRESS = "0x" + "00" * 20
+# The deterministic deployment proxy (CREATE2 with a salt), on nearly every EVM chain and in anvil: what the
+# service deploys through it (the deposit factory, the call router) has one address on every chain.
+DETERMINISTIC_DEPLOYER = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
 
 
 def is_address(value: object) -> bool:

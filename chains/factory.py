@@ -24,7 +24,7 @@ from eth_utils import keccak
 from web3 import Web3
 
 from chains.artifacts import artifact
-from chains.evm import create2_address
+from chains.evm import DETERMINISTIC_DEPLOYER, create2_address
 from chains.handlers import OwnerKind, outbox_handler
 from chains.models import Chain as ChainRow
 from chains.models import OutboxTx
@@ -33,7 +33,6 @@ from chains.signers import signer_address
 
 logger = logging.getLogger(__name__)
 
-DETERMINISTIC_DEPLOYER = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
 FACTORY_SALT = keccak(b"checkout.DepositFactory.v1")
 DEPLOY_KEY_PREFIX = "chains:deploy-factory:"
 

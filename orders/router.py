@@ -24,8 +24,7 @@ from eth_utils import keccak, to_checksum_address
 
 from chains.artifacts import ERC20, artifact, encode_call
 from chains.client import web3_for
-from chains.evm import ZERO_ADDRESS, create2_address
-from chains.factory import DETERMINISTIC_DEPLOYER
+from chains.evm import DETERMINISTIC_DEPLOYER, ZERO_ADDRESS, create2_address
 from chains.models import OutboxTx
 from chains.outbox import outbox_submit
 from chains.registry import chain_get
@@ -107,7 +106,7 @@ def routed_call(*, token: str, amount: int, spender: str | None, target: str, da
         "call",
         to_checksum_address(token if spends else ZERO_ADDRESS),
         amount if spends else 0,
-        to_checksum_address(spender if spends else ZERO_ADDRESS),  # type: ignore[arg-type]
+        to_checksum_address(spender if spender is not None and spends else ZERO_ADDRESS),
         to_checksum_address(target),
         bytes.fromhex(data.removeprefix("0x")),
     )

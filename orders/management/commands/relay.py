@@ -20,8 +20,7 @@ from django.db import transaction
 from eth_utils import is_address, to_checksum_address
 
 from chains.client import web3_for
-from chains.evm import ZERO_ADDRESS
-from chains.factory import DETERMINISTIC_DEPLOYER
+from chains.evm import DETERMINISTIC_DEPLOYER, ZERO_ADDRESS
 from chains.models import OutboxTx
 from chains.registry import chain_get
 from chains.tokens import token_get
