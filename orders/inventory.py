@@ -157,7 +157,8 @@ def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
 def _routed(order: Order, dst_amount: int) -> tuple[str, int] | None:
     """(the router's calldata, the native value) of a contract order's call made from inventory, or None when
     it takes the relay provider: the router is not on the chain, the solver's allowance for it is not mined yet
-    (asked for now), the call cannot be encoded, or it spends an ERC-20 without naming who takes it."""
+    (asked for now), the call cannot be encoded, it spends an ERC-20 without naming who takes it, or it calls a
+    token the solver keeps here (which the router refuses: it would draw on the solver's allowance)."""
     if router_state(order.dst_chain) != "ours":
         return None
     token = order.dst_token_address
@@ -171,6 +172,14 @@ def _routed(order: Order, dst_amount: int) -> tuple[str, int] | None:
         return None  # the relay path fails it before any money moves, with the reason
     if native and value != dst_amount:
         return None  # a native call that does not spend what is fronted is the provider's to make
+    allowed = {
+        token.lower(),
+        *Inventory.objects.filter(chain_id=order.dst_chain).values_list("token", flat=True),
+    }
+    if target.lower() in allowed:
+        return (
+            None  # the router refuses to call a token the solver allowed it (it would draw on that allowance)
+        )
     if not native:
         allowance = solver_allowance(order.dst_chain, token)
         if allowance is None or allowance.status != OutboxTx.Status.MINED:

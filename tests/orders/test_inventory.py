@@ -10,6 +10,8 @@ import io
 import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
+from web3 import Web3
+from web3.exceptions import ContractCustomError
 
 from chains.artifacts import artifact
 from chains.models import OutboxTx
@@ -402,3 +404,30 @@ def test_deploy_router_is_idempotent_asks_the_solvers_allowances_and_names_what_
     assert "(the signing worker sends it)" in out.getvalue()
     with pytest.raises(CommandError, match="chain 999 is not in the registry"):
         call_command("relay", "deploy-router", "999")
+
+
+def test_the_router_refuses_a_call_that_would_draw_on_the_solvers_allowance_for_it(
+    standin, devnets_registry, admin_client, router
+):
+    """A custom call aimed at the token itself (`transferFrom(solver, attacker, ...)`, made by the router,
+    would spend the solver's standing allowance): the router refuses it on chain, and the service never
+    fronts such an order (it takes the provider, whose multicaller holds no one's allowance)."""
+    a, b = devnets_registry
+    stock_of(a, b)
+    token, w3 = erc20(b), w3_of(b)
+    attacker = random_address()
+    steal = token.encode_abi("transferFrom", [settings.SOLVER_ADDRESS, attacker, 10**6])
+    contract = w3.eth.contract(address=router, abi=artifact("CallRouter")["abi"])
+    refused = "0x" + Web3.keccak(text="TargetHoldsCallerAllowance(address)")[:4].hex()
+    with pytest.raises(ContractCustomError) as raised:
+        contract.functions.call(token.address, 0, token.address, token.address, steal).call(
+            {"from": settings.SOLVER_ADDRESS}
+        )
+    assert str(raised.value.data).startswith(refused)
+    order_id, _ = checkout(
+        admin_client, a[1], b[1], "custom", to=token.address, spenderAddress=token.address, data=steal
+    )
+    order = Order.objects.get(pk=order_id)
+
+    assert inventory_front(order, 1_000_000) is None
+    assert token.functions.balanceOf(attacker).call() == 0

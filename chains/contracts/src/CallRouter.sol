@@ -12,12 +12,15 @@ import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/Reentrancy
 ///
 /// It has no owner and holds nothing between calls: anyone may call it, and only the caller's own tokens move,
 /// in the caller's own call, so a standing allowance given to it lets nothing but the giver's calls spend it.
+/// Nor can the call itself spend it: a target where the caller has given this contract an allowance (a token's
+/// `transferFrom(caller, ...)` made by this contract would draw on it) is refused, as is calling back in.
 /// `msg.sender` of the order's call is this contract, as it is the relay provider's multicaller on that path:
 /// the NFT, tournament and fund calls name their beneficiary as an argument.
 contract CallRouter is ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
     error CallFailed(bytes reason);
+    error TargetHoldsCallerAllowance(address target);
 
     function call(address token, uint256 amount, address spender, address target, bytes calldata data)
         external
@@ -25,6 +28,7 @@ contract CallRouter is ReentrancyGuardTransient {
         nonReentrant
         returns (bytes memory result)
     {
+        if (_allowsThis(target)) revert TargetHoldsCallerAllowance(target);
         uint256 before;
         if (amount > 0) {
             before = IERC20(token).balanceOf(address(this));
@@ -39,5 +43,13 @@ contract CallRouter is ReentrancyGuardTransient {
             uint256 left = IERC20(token).balanceOf(address(this)) - before;
             if (left > 0) IERC20(token).safeTransfer(msg.sender, left);
         }
+    }
+
+    /// Whether `target` answers `allowance(caller, this)` with more than nothing (a contract without that
+    /// function, or without code, does not).
+    function _allowsThis(address target) private view returns (bool) {
+        (bool ok, bytes memory answer) =
+            target.staticcall(abi.encodeCall(IERC20.allowance, (msg.sender, address(this))));
+        return ok && answer.length >= 32 && abi.decode(answer, (uint256)) > 0;
     }
 }
