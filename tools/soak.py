@@ -240,8 +240,7 @@ class Soak:
                 str(RELAY_SOLVER),
                 "--webhook-url",
                 f"http://127.0.0.1:{ports[0]}/relay/webhook",
-                "--api-key",
-                relay_key,
+                f"--api-key={relay_key}",  # a key may begin with "-", which argparse takes for an option
                 "--fault-rate",
                 str(FAULT_RATE),
                 "--fault-delay",
