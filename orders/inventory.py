@@ -29,6 +29,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from eth_utils import to_checksum_address
 
@@ -255,7 +256,8 @@ OWED = (  # an order in one of these may still need what it brought: to pay the 
 def vault_free(inventory: Inventory) -> int | None:
     """What the vault may spend on a refill on the refill chain: its balance of the refill token less what
     every order still settling there brought (it may yet pay the provider or its payer back with it). An order
-    the inventory delivered is paid for: what it brought is free once swept. None when no node answers."""
+    the inventory delivered is paid for: what it brought is free once swept; one whose front failed is not (its
+    payer is refunded from the vault). None when no node answers."""
     chain_id, token = inventory.refill_chain_id, inventory.refill_token.lower()
     try:
         if token == ZERO_ADDRESS:
@@ -272,9 +274,10 @@ def vault_free(inventory: Inventory) -> int | None:
             "Inventory %s: the vault's balance is not readable: %s", inventory.pk, exc.__class__.__name__
         )
         return None
+    paid_for = Q(inventory_front__isnull=False) & ~Q(inventory_front__tx__status=OutboxTx.Status.FAILED)
     owed = (
         Order.objects.filter(src_chain=chain_id, src_token_address__iexact=token, status__in=OWED)
-        .filter(inventory_front__isnull=True)
+        .exclude(paid_for)  # a front that failed (a call that would revert) paid for nothing: its payer is owed
         .values_list("settlement", "src_amount")
     )
     reserved = sum(

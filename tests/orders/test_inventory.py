@@ -261,6 +261,10 @@ def test_a_refill_spends_only_what_no_order_still_settling_may_need(devnets_regi
     )  # the fronted order's money is free, the other's is not
     Order.objects.filter(pk=settling).update(status="executed")
     assert vault_free(inventory) == vault
+    # A front that failed (a call that would revert) paid for nothing: its payer is refunded from the vault.
+    OutboxTx.objects.filter(pk=front.tx_id).update(status="failed")
+    Order.objects.filter(pk=fronted).update(status="refunding")
+    assert vault_free(inventory) == vault - 123_000_000
 
 
 # --- contract orders from inventory, through the call router (orders/router.py) ------------------------------
