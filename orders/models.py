@@ -194,6 +194,9 @@ class RelayTx(models.Model):
         ordering = ["created_at", "id"]
         # The relay poll reads the provider's recent refunds (orders.settlement.relay_refunds_post).
         indexes = [models.Index(fields=["status", "created_at"], name="relaytx_status_created")]
+        # One row per transaction of an order: two settlements of one order at once (its sweep and its delivery
+        # finished in the same block) both recorded the delivery, and the next get_or_create failed on it.
+        constraints = [models.UniqueConstraint(fields=["order", "tx_hash"], name="relaytx_order_tx_once")]
 
     def __str__(self) -> str:
         return f"relay {self.tx_hash[:10]}… on chain {self.chain} ({self.status})"

@@ -587,3 +587,22 @@ def test_the_ledger_is_backfilled_from_deposits_outbox_transactions_fees_and_car
     run = Backfill(apps)
     run.deposits(apps.get_model("chains", "Deposit"))
     assert backfill(apps, run) == 0 and Entry.objects.count() == entries  # run again: nothing twice
+
+
+def test_a_delivery_recorded_twice_for_one_order_is_kept_once():
+    """Issue 43: two settlements of one order at once recorded its delivery twice; the migration keeps the first
+    row of each (order, transaction) before it makes them unique, and touches nothing else."""
+    old = migrate([("orders", "0019_relay_refunds_index")])
+    try:
+        first, second = old_order(old, 901), old_order(old, 902)
+        RelayTx = old.get_model("orders", "RelayTx")
+        twice = [RelayTx.objects.create(order=first, chain=8453, tx_hash="0x" + "a" * 64) for _ in range(2)]
+        other = RelayTx.objects.create(order=first, chain=8453, tx_hash="0x" + "b" * 64)
+        same_hash = RelayTx.objects.create(order=second, chain=8453, tx_hash="0x" + "a" * 64)
+
+        new = migrate(latest())
+
+        kept = set(new.get_model("orders", "RelayTx").objects.values_list("pk", flat=True))
+        assert kept == {twice[0].pk, other.pk, same_hash.pk}
+    finally:
+        migrate(latest())
