@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import requests
@@ -19,6 +20,7 @@ class RpcProxy:
         self.chain_id: int | None = None  # answered to eth_chainId instead of the node's
         self.balance: object = None  # answered to every eth_getBalance instead of the node's
         self.requests = 0
+        self.methods: Counter[str] = Counter()  # JSON-RPC calls answered, by method
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -46,6 +48,7 @@ class RpcProxy:
         if self.mode == "garbage":
             return 200, b"<html>maintenance</html>"
         request = json.loads(body)
+        self.methods.update(c.get("method") for c in (request if isinstance(request, list) else [request]))
         if self.mode == "internal_error":
             calls = request if isinstance(request, list) else [request]
             errors = [

@@ -110,8 +110,8 @@ def _bump_fee(tx: OutboxTx, chain: Chain, w3: Web3) -> None:
     broadcast(tx)
 
 
-def _finish_if_confirmed(tx: OutboxTx, chain: Chain, w3: Web3, receipt) -> bool:
-    if receipt["blockNumber"] > chain.confirmed_through(w3.eth.block_number):
+def _finish_if_confirmed(tx: OutboxTx, chain: Chain, w3: Web3, receipt, *, head: int | None = None) -> bool:
+    if receipt["blockNumber"] > chain.confirmed_through(w3.eth.block_number if head is None else head):
         return False
     ok = receipt["status"] == 1
     error = "" if ok else f"reverted: {replayed_revert(w3, tx, receipt['blockNumber'])}"
@@ -129,11 +129,18 @@ def outbox_check_receipts(*, chain_id: int | None = None, limit: int = 200) -> i
     if chain_id is not None:
         broadcast_txs = broadcast_txs.filter(chain_id=chain_id)
     broadcast_txs = broadcast_txs.order_by("broadcast_at")[:limit]
+    heads: dict[
+        int, int
+    ] = {}  # each chain's head, read once per pass (a burst is many receipts on one chain)
     for tx in broadcast_txs:
         try:
             chain, w3 = chain_client(tx)
             receipt = receipt_of(w3, tx)
-            finished += receipt is not None and _finish_if_confirmed(tx, chain, w3, receipt)
+            if receipt is None:
+                continue
+            if tx.chain_id not in heads:
+                heads[tx.chain_id] = w3.eth.block_number
+            finished += _finish_if_confirmed(tx, chain, w3, receipt, head=heads[tx.chain_id])
         except (Web3RPCError, ValueError, OSError) as exc:  # the full poll will look again
             logger.info("Outbox %s on chain %s: receipt not read (%s)", tx.key, tx.chain_id, exc)
     return finished

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from decimal import Decimal
 from typing import Any
 
@@ -214,12 +215,29 @@ def fee_cap(chain: Chain) -> int:
     return int(Decimal(str(gwei)) * 10**9)
 
 
+MARKET_SECONDS = 1.0
+_markets: dict[int, tuple[float, int, int]] = {}
+
+
+def _market(chain: Chain, w3: Web3, *, fresh: bool) -> tuple[int, int]:
+    """(base fee of the latest block, the node's priority fee): read at most once a second per chain and
+    process for first signatures (a burst signs dozens in the same block, and twice the base fee leaves room
+    for six full blocks of rises); a fee bump reads them now."""
+    now = time.monotonic()
+    known = _markets.get(chain.chain_id)
+    if not fresh and known is not None and now - known[0] < MARKET_SECONDS:
+        return known[1], known[2]
+    base = int(w3.eth.get_block("latest").get("baseFeePerGas") or 0)
+    priority = int(w3.eth.max_priority_fee)
+    _markets[chain.chain_id] = (now, base, priority)
+    return base, priority
+
+
 def fees_for(chain: Chain, w3: Web3, *, bump_from: OutboxTx | None = None) -> tuple[int, int] | None:
     """(maxFeePerGas, maxPriorityFeePerGas) for now, never above the chain's cap; with `bump_from`, at least
     OUTBOX_FEE_BUMP_PERCENT over its fees, or None when it already pays the cap (no higher bid is allowed)."""
     cap = fee_cap(chain)
-    base = int(w3.eth.get_block("latest").get("baseFeePerGas") or 0)
-    priority = int(w3.eth.max_priority_fee)
+    base, priority = _market(chain, w3, fresh=bump_from is not None)
     max_fee = 2 * base + priority
     if bump_from is not None and bump_from.max_fee_per_gas is not None:
         if int(bump_from.max_fee_per_gas) >= cap:

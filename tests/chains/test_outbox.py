@@ -419,3 +419,37 @@ def test_a_scan_that_reads_a_new_block_finishes_the_receipts_in_it_on_its_chain_
     finally:
         _resumed_mining(here)
         _resumed_mining(there)
+
+
+def test_a_burst_reads_the_fee_market_once_and_a_fee_bump_reads_it_now(chain_a, settings, monkeypatch):
+    """First signatures share the chain's latest base and priority fees for a while (a burst of payments signs
+    dozens in one block); a bump of a stuck transaction asks the node again."""
+    import dataclasses
+
+    from chains.client import web3_for
+    from chains.outbox import send
+    from tests.rpc_proxy import rpc_proxies
+
+    chain = chain_a[0]
+    monkeypatch.setattr(
+        send, "MARKET_SECONDS", 3600
+    )  # what a burst within the second sees, without the clock
+    send._markets.clear()
+    with rpc_proxies(chain.rpc_url, count=1) as (node,):
+        settings.CHAINS = [dataclasses.asdict(chain) | {"rpc_urls": [node.url]}]
+        txs = [
+            outbox_submit(key=f"test:market:{n}", chain_id=31337, signer="vault", to=new_address(), value=1)
+            for n in range(3)
+        ]
+        for tx in txs:
+            outbox_send(tx.pk)
+        signed = [OutboxTx.objects.get(pk=tx.pk) for tx in txs]
+        assert {t.status for t in signed} == {"broadcast"}
+        assert node.methods["eth_maxPriorityFeePerGas"] == 1 and node.methods["eth_getBlockByNumber"] == 1
+        assert len({(t.max_fee_per_gas, t.max_priority_fee_per_gas) for t in signed}) == 1
+
+        bumped = send.fees_for(chain_get(31337), web3_for(chain_get(31337)), bump_from=signed[0])
+
+        assert node.methods["eth_maxPriorityFeePerGas"] == 2
+        assert bumped is not None and bumped[0] > int(signed[0].max_fee_per_gas)
+    send._markets.clear()
