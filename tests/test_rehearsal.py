@@ -39,17 +39,26 @@ def test_the_production_rehearsal_passes(tmp_path):
     for line in (
         "ok   swap orders: {'executed': 8} (every one executed)",  # 4 from the inventory, 4 through the relay
         "ok   native orders: {'executed': 1} (every one executed)",
-        "ok   contract orders: {'executed': 5} (every one executed)",  # every contract type, on the other chain
+        # every contract type, each way: called from the inventory on 42161, by the provider on 8453
+        "ok   contract orders: {'executed': 10} (every one executed)",
         "ok   reverting orders: {'refunded': 5} (every one refunded)",
-        "ok   mint_nft: the recipient owns the NFT",
-        "ok   join_tournament: the recipient joined",
+        "ok   mint_nft (from the inventory): the recipient owns the NFT",
+        "ok   mint_nft (through the relay): the recipient owns the NFT",
+        "ok   join_tournament (from the inventory): the recipient joined",
+        "ok   join_tournament (through the relay): the recipient joined",
+        "ok   call router on 42161: +0 (expected +0)",
         "ok   both chains stay healthy, the origin on its fallback endpoint",
         "ok   reconcile finds no difference on chain 8453",
         "ok   reconcile finds no difference on chain 42161",
         "ok   every webhook the provider signed was verified",
-        "4 orders delivered from the solver's inventory",
+        "9 orders delivered from the solver's inventory",  # 4 swaps, 5 calls
     ):
         assert line in report, line
     assert "the watcher read new blocks" in report
-    assert "= swap types from inventory" in report and "= contract types through the relay" in report
+    for group in (
+        "swap types from inventory",
+        "contract types from inventory",
+        "contract types through the relay",
+    ):
+        assert f"= {group}" in report, group
     assert "FAIL" not in report.replace("REHEARSAL FAILED", "")

@@ -2,7 +2,7 @@
 
 1. Two chains the service does not start: anvil nodes (chain ids 8453 and 42161, 2 s blocks, not devnets),
    each reached through two RPC endpoints (a primary and its fallback; killing the primary is a node going
-   down), a stablecoin deployed on each by its own deployer, payers funded; on 42161 the contracts orders call
+   down), a stablecoin deployed on each by its own deployer, payers funded; on each the contracts orders call
    (an ERC-721 sold for USDC, a tournament, and a contract that refuses every call).
 2. The relay provider between them: tools/relay_standin.py as a process (the suite's stand-in, written from the
    provider's documentation: `POST /quote/v2` with `txs`, its depository on each chain, fills from its own
@@ -12,13 +12,16 @@
    signing, receipts: `CELERY_CHAIN_QUEUE`), beat, PostgreSQL and Redis; the vault's and the solver's keys in
    encrypted keystores, their passphrases in files, given to the chain worker only; no CHAINS seed and no devnet: each chain is added with `manage.py chains add` (2
    confirmations) and its deposit factory deployed with `manage.py chains deploy-factory`, the provider's
-   depositories pinned (RELAY_DEPOSITORIES), and `manage.py chains check` passes.
+   depositories pinned (RELAY_DEPOSITORIES) and given the vault's standing allowance (`manage.py relay allow`),
+   and `manage.py chains check` passes.
 4. The service's solver holds 150 USDC on each chain, set as an inventory (`manage.py inventory set`: low
-   mark 60, orders up to 50 fronted, refilled from the vault's USDC on the other chain through the provider).
+   mark 60, orders up to 50 fronted, refilled from the vault's USDC on the other chain through the provider);
+   the call router is deployed on 42161 only (`manage.py relay deploy-router`), so contract orders calling
+   there are made from the inventory and those calling on 8453 through the provider's multicaller.
 5. Orders of all eight types, created first and then paid together, in the same blocks: ORDERS swap-type
    orders of 10 USDC both ways between the chains (delivered from the inventory), LARGE of 60 USDC (too large
    to front: through the provider), a contract wallet's native payment, one order of each contract type
-   from 8453 calling on 42161, and one of each whose call reverts; the origin's primary RPC endpoint is
+   each way between the chains, and one of each whose call reverts on 42161; the origin's primary RPC endpoint is
    killed halfway through the payments. The inventories fall below their low mark and are refilled.
 
 Exit 0 only if everything held: every swap and contract order `executed` (the NFT owned by its recipient,
@@ -78,6 +81,15 @@ def free_port() -> int:
 
 def artifact(name: str) -> dict:
     return json.loads((ARTIFACTS / f"{name}.json").read_text())
+
+
+def router_address() -> str:
+    """Where `manage.py relay deploy-router` puts the call router (orders/router.py): CREATE2 through the
+    deterministic deployment proxy, the same address on every chain."""
+    init = bytes.fromhex(artifact("CallRouter")["bytecode"].removeprefix("0x"))
+    proxy = bytes.fromhex("4e59b44847b379578588920cA78FbF26c0B4956C")
+    salt = Web3.keccak(b"checkout.CallRouter.v1")
+    return Web3.to_checksum_address(Web3.keccak(b"\xff" + proxy + salt + Web3.keccak(init))[12:])
 
 
 class Processes:
@@ -243,8 +255,8 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
             f"chain {chain.chain_id}: node {chain.node}, RPC endpoints {chain.primary} (primary) and "
             f"{chain.fallback}; USDC {chain.usdc.address}"
         )
-    target = chains[DESTINATION]
-    target.contracts = deploy_targets(target.w3, target.usdc.address)
+    for chain in chains.values():
+        chain.contracts = deploy_targets(chain.w3, chain.usdc.address)
     keys = {}
     for role, account in (("vault", vault), ("solver", solver)):
         keystore, passphrase = work / f"{role}.keystore.json", work / f"{role}.passphrase"
@@ -296,8 +308,7 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
             str(addresses),
             "--webhook-url",
             f"{web}/relay/webhook",
-            "--api-key",
-            relay_key,
+            f"--api-key={relay_key}",  # a key may begin with "-", which argparse takes for an option
         ],
         dict(os.environ),
     )
@@ -429,6 +440,18 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
         report.say(deployed_factory.stdout.strip())
     again = manage("chains", "deploy-factory", str(ORIGIN))
     report.check("nothing sent" in again.stdout, "deploy-factory run twice deploys once")
+    # The call router on the destination only: its contract orders from the inventory, the origin's through
+    # the provider. Its deployment asks the solver's allowance for it, which the orders wait for.
+    report.say(manage("relay", "deploy-router", str(DESTINATION)).stdout.strip())
+    wait_for(
+        "the solver's allowance for the router",
+        lambda: _query(
+            database_url,
+            "SELECT 1 FROM chains_outboxtx WHERE key LIKE 'inventory:router-allowance:%' AND status = 'mined'",
+        ),
+        timeout=60,
+        every=0.5,
+    )
     checked = wait_for(
         "`chains check` to pass",
         lambda: (lambda d: d if d.returncode == 0 else None)(manage("chains", "check", check=False)),
@@ -506,10 +529,17 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
         )
         | {"kind": "native"}
     )
-    for kind, contracts in (("contract", target.contracts), ("reverting", None)):
-        for order_type in CONTRACT_TYPES:
-            payload = contract_payload(order_type, target.contracts, reverting=contracts is None)
-            created.append(order(order_type, origin, destination, usdc, PAID, payload) | {"kind": kind})
+    # Every contract type each way: on 42161 (the router's chain) from the inventory, with one of each whose call
+    # reverts (never sent: refunded from the vault); on 8453 by the provider's multicaller (its reverting calls,
+    # refunded by the provider, are the suite's and the soak's).
+    for src, dst, kinds in (
+        (origin, destination, ("contract", "reverting")),
+        (destination, origin, ("contract",)),
+    ):
+        for kind in kinds:
+            for order_type in CONTRACT_TYPES:
+                payload = contract_payload(order_type, dst.contracts, reverting=kind == "reverting")
+                created.append(order(order_type, src, dst, usdc, PAID, payload) | {"kind": kind})
 
     # The native payment comes from a contract wallet (an internal CALL), owned by the deployer.
     wallet_owner = origin.w3.eth.accounts[0]
@@ -585,8 +615,13 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
     )
     time.sleep(6)  # the last refunds' and sweeps' blocks: balances are read once everything is mined
     stop.set()
-    fronted = {
-        i: int(a) for i, a in _query(database_url, "SELECT order_id::text, amount FROM orders_inventoryfront")
+    fronted = {  # what the solver delivered or paid into a call (a call that would revert was never sent)
+        i: int(a)
+        for i, a in _query(
+            database_url,
+            "SELECT f.order_id::text, f.amount FROM orders_inventoryfront f "
+            "JOIN chains_outboxtx t ON t.id = f.tx_id WHERE t.status = 'mined'",
+        )
     }
     refills = _query(
         database_url, "SELECT inventory_id, status, amount FROM orders_inventoryrefill ORDER BY id"
@@ -612,25 +647,31 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
     relay_after = json.loads(requests.get(f"http://127.0.0.1:{relay_port}/__stats", timeout=10).text)
     after = _balances(chains, created, relay, vault.address, solver.address)
     expected = _expected(chains, created, states, relay_after, fronted, solver.address)
-    for holder, change in sorted(expected.items()):
-        actual = after[holder] - before[holder]
+    for holder in sorted(after):  # every holder, those that must not have moved too
+        actual, change = after[holder] - before[holder], expected.get(holder, 0)
         report.check(actual == change, f"{holder}: {actual:+d} (expected {change:+d})")
-    nft, tournament = target.contracts["nft"], target.contracts["tournament"]
     for each in created:
         if each["kind"] != "contract":
             continue
+        dst = chains[each["dst"]].contracts
+        way = "from the inventory" if each["id"] in fronted else "through the relay"
         if each["type"] == "mint_nft":
             report.check(
-                nft.functions.balanceOf(each["recipient"]).call() == 1, "mint_nft: the recipient owns the NFT"
+                dst["nft"].functions.balanceOf(each["recipient"]).call() == 1,
+                f"mint_nft ({way}): the recipient owns the NFT",
             )
         if each["type"] == "join_tournament":
             report.check(
-                tournament.functions.joined(each["recipient"]).call(), "join_tournament: the recipient joined"
+                dst["tournament"].functions.joined(each["recipient"]).call(),
+                f"join_tournament ({way}): the recipient joined",
             )
-    report.check(
-        tournament.functions.prizePool().call() == expected[f"tournament on {DESTINATION}"],
-        "the tournament's prize pool holds the entry, the funding and both custom calls, to the unit",
-    )
+    for chain in chains.values():
+        report.check(
+            chain.contracts["tournament"].functions.prizePool().call()
+            == expected[f"tournament on {chain.chain_id}"],
+            f"the tournament's prize pool on {chain.chain_id} holds the entry, the funding and both custom calls, "
+            "to the unit",
+        )
 
     # --- 5. speed, health and the books ---------------------------------------------------------------------
     offset = time.time() - time.monotonic()
@@ -754,9 +795,11 @@ def _holders(chains: dict, created: list[dict], relay: dict) -> dict[str, tuple]
             token,
             each["recipient"],
         )
-    contracts = chains[DESTINATION].contracts
-    holders[f"tournament on {DESTINATION}"] = (chains[DESTINATION], "usdc", contracts["tournament"].address)
-    holders[f"nft contract on {DESTINATION}"] = (chains[DESTINATION], "usdc", contracts["nft"].address)
+    for chain in chains.values():
+        c, contracts = chain.chain_id, chain.contracts
+        holders[f"tournament on {c}"] = (chain, "usdc", contracts["tournament"].address)
+        holders[f"nft contract on {c}"] = (chain, "usdc", contracts["nft"].address)
+        holders[f"call router on {c}"] = (chain, "usdc", router_address())
     return holders
 
 
@@ -804,14 +847,16 @@ def _expected(
         if state == "refunded":
             expected[payer] += each["amount"]
             expected[f"vault on {each['src']}"] -= each["amount"]
-        elif each["id"] in fronted:  # delivered by the service's solver, from its inventory
-            expected[f"recipient of {each['type']} {each['id'][:8]}"] += fronted[each["id"]]
+        elif each["id"] in fronted:  # delivered by the service's solver, or its call paid, from its inventory
+            where = "nft contract" if each["type"] == "mint_nft" else "tournament"
+            to = f"{where} on {each['dst']}" if each["kind"] == "contract" else None
+            expected[to or f"recipient of {each['type']} {each['id'][:8]}"] += fronted[each["id"]]
             expected[f"service's solver on {each['dst']}"] -= fronted[each["id"]]
         elif each["kind"] == "swap" and request:
             expected[f"recipient of {each['type']} {each['id'][:8]}"] += request["amount"]
         elif each["kind"] == "contract" and request:  # what the provider brought, all of it spent by the call
             where = "nft contract" if each["type"] == "mint_nft" else "tournament"
-            expected[f"{where} on {DESTINATION}"] += request["amount"]
+            expected[f"{where} on {each['dst']}"] += request["amount"]
     return expected
 
 
