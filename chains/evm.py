@@ -17,6 +17,16 @@ ZERO_ADDRESS = "0x" + "00" * 20
 DETERMINISTIC_DEPLOYER = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
 
 
+def deployer_proxy_missing(w3, name: str) -> str | None:
+    """Why nothing can be deployed through the deterministic deployment proxy on `name`'s chain, or None."""
+    if w3.eth.get_code(DETERMINISTIC_DEPLOYER):
+        return None
+    return (
+        f"{name} has no deterministic deployment proxy at {DETERMINISTIC_DEPLOYER}: "
+        "deploy it first with its presigned transaction"
+    )
+
+
 def is_address(value: object) -> bool:
     """0x and 40 hex characters, nothing around them (eth-utils also takes bytes and unprefixed hex)."""
     return isinstance(value, str) and ADDRESS_RE.fullmatch(value) is not None

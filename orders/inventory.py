@@ -277,7 +277,9 @@ def vault_free(inventory: Inventory) -> int | None:
     paid_for = Q(inventory_front__isnull=False) & ~Q(inventory_front__tx__status=OutboxTx.Status.FAILED)
     owed = (
         Order.objects.filter(src_chain=chain_id, src_token_address__iexact=token, status__in=OWED)
-        .exclude(paid_for)  # a front that failed (a call that would revert) paid for nothing: its payer is owed
+        .exclude(
+            paid_for
+        )  # a front that failed (a call that would revert) paid for nothing: its payer is owed
         .values_list("settlement", "src_amount")
     )
     reserved = sum(

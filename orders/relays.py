@@ -554,12 +554,18 @@ def vault_allowance(*, chain_id: int, token: str, spender: str) -> OutboxTx:
     vault's tokens; exact allowances per order raced (each replaced the last before its deposit was mined).
     """
     base = f"{OwnerKind.RELAY}:allowance:{chain_id}:{token.lower()}:{spender.lower()}"
+    return standing_allowance(base, chain_id=chain_id, signer="vault", token=token, spender=spender)
+
+
+def standing_allowance(base: str, *, chain_id: int, signer: str, token: str, spender: str) -> OutboxTx:
+    """`signer`'s unlimited allowance of `token` for `spender`, asked of the outbox once under `base:<attempt>`
+    (a failed attempt is asked for again under the next)."""
     attempt = OutboxTx.objects.filter(key__startswith=f"{base}:", status=OutboxTx.Status.FAILED).count()
     return outbox_submit(
         key=f"{base}:{attempt}",
         chain_id=chain_id,
-        signer="vault",
-        to=token,
+        signer=signer,
+        to=to_checksum_address(token),
         data=encode_call(ERC20, "approve", to_checksum_address(spender), STANDING_ALLOWANCE),
     )
 

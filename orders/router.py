@@ -22,17 +22,17 @@ from functools import cache
 
 from eth_utils import keccak, to_checksum_address
 
-from chains.artifacts import ERC20, artifact, encode_call
+from chains.artifacts import artifact, encode_call
 from chains.client import web3_for
 from chains.evm import DETERMINISTIC_DEPLOYER, ZERO_ADDRESS, create2_address
 from chains.models import OutboxTx
 from chains.outbox import outbox_submit
 from chains.registry import chain_get
+from orders.relays import standing_allowance
 
 logger = logging.getLogger(__name__)
 
 ROUTER_SALT = keccak(b"checkout.CallRouter.v1")
-STANDING = 2**256 - 1
 
 
 @cache
@@ -88,14 +88,7 @@ def solver_allowance(chain_id: int, token: str) -> OutboxTx | None:
     if token.lower() == ZERO_ADDRESS:
         return None
     base = f"inventory:router-allowance:{chain_id}:{token.lower()}"
-    attempt = OutboxTx.objects.filter(key__startswith=f"{base}:", status=OutboxTx.Status.FAILED).count()
-    return outbox_submit(
-        key=f"{base}:{attempt}",
-        chain_id=chain_id,
-        signer="solver",
-        to=to_checksum_address(token),
-        data=encode_call(ERC20, "approve", to_checksum_address(router_address()), STANDING),
-    )
+    return standing_allowance(base, chain_id=chain_id, signer="solver", token=token, spender=router_address())
 
 
 def routed_call(*, token: str, amount: int, spender: str | None, target: str, data: str) -> str:

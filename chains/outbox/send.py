@@ -173,6 +173,25 @@ def _crash_point(name: str) -> None:
         os._exit(137)
 
 
+def outbox_wait(tx: OutboxTx, *, timeout: float, every: float = 0.5) -> OutboxTx:
+    """`tx` as it stands once finished, or after `timeout` seconds (still in flight): what a command that asked
+    the signing worker for a transaction waits on."""
+    deadline = time.monotonic() + timeout
+    tx.refresh_from_db()
+    while tx.in_flight and time.monotonic() < deadline:
+        time.sleep(every)
+        tx.refresh_from_db()
+    return tx
+
+
+def still_in_flight(tx: OutboxTx, timeout: float) -> str:
+    """What a command says when the transaction it waited on is still in flight."""
+    return (
+        f"the deployment is still {tx.status} after {timeout:g}s: are the workers running? "
+        "Run this again later: it sends nothing twice"
+    )
+
+
 def outbox_send(tx_id: int) -> OutboxTx | None:
     """Sign (once) and broadcast one transaction; safe to run again at any time."""
     tx = OutboxTx.objects.filter(pk=tx_id).first()

@@ -1,5 +1,6 @@
 """The deposit watcher on a real anvil node: payments arrive, once, confirmed, and move their order."""
 
+import contextlib
 import dataclasses
 import time
 
@@ -118,16 +119,25 @@ def test_each_deposit_is_recorded_once_however_often_the_range_is_read(api_clien
     assert order.deposit_txs.filter(tx_hash=tx_hash).count() == 1
 
 
+@contextlib.contextmanager
+def _block_per_transaction(chain):
+    """Anvil mines a block for each transaction and no other (automine): the test says when blocks come."""
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    w3.provider.make_request("evm_setIntervalMining", [0])
+    w3.provider.make_request("evm_setAutomine", [True])
+    try:
+        yield w3
+    finally:
+        w3.provider.make_request("evm_setIntervalMining", [1])
+
+
 def test_a_deposit_reorganised_away_before_confirmation_is_never_recorded(
     api_client, devnet_registry, settings
 ):
     chain, deployment = devnet_registry
     settings.CHAINS = [dataclasses.asdict(chain) | {"confirmations": 2}]
     order = devnet_order(api_client, deployment, amount="10000000")
-    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
-    w3.provider.make_request("evm_setIntervalMining", [0])
-    w3.provider.make_request("evm_setAutomine", [True])
-    try:
+    with _block_per_transaction(chain) as w3:
         scan_chain(chain.chain_id)  # the cursor is at the confirmed head
         snapshot = w3.provider.make_request("evm_snapshot", [])["result"]
         tx_hash = _pay(chain, order, 10_000_000)  # mined at once (automine), in block N: not yet confirmed
@@ -140,8 +150,6 @@ def test_a_deposit_reorganised_away_before_confirmation_is_never_recorded(
         assert ChainCursor.objects.get(pk=chain.chain_id).scanned_to >= w3.eth.block_number - 2
         assert not Deposit.objects.filter(tx_hash=tx_hash).exists()
         assert Order.objects.get(pk=order.pk).status == Order.Status.SCANNING_DEPOSIT
-    finally:
-        w3.provider.make_request("evm_setIntervalMining", [1])
 
 
 def test_a_deposit_counts_once_its_block_has_the_chains_confirmations_its_own_block_counted(
@@ -152,10 +160,7 @@ def test_a_deposit_counts_once_its_block_has_the_chains_confirmations_its_own_bl
     chain, deployment = devnet_registry
     settings.CHAINS = [dataclasses.asdict(chain) | {"confirmations": 2}]
     order = devnet_order(api_client, deployment, amount="10000000")
-    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
-    w3.provider.make_request("evm_setIntervalMining", [0])
-    w3.provider.make_request("evm_setAutomine", [True])
-    try:
+    with _block_per_transaction(chain) as w3:
         scan_chain(chain.chain_id)
         tx_hash = _pay(chain, order, 10_000_000)  # mined at once, in block N: one confirmation
         paid_in = w3.eth.get_transaction_receipt(tx_hash)["blockNumber"]
@@ -169,8 +174,6 @@ def test_a_deposit_counts_once_its_block_has_the_chains_confirmations_its_own_bl
 
         assert Deposit.objects.filter(tx_hash=tx_hash, block_number=paid_in).count() == 1
         assert ChainCursor.objects.get(pk=chain.chain_id).scanned_to == paid_in
-    finally:
-        w3.provider.make_request("evm_setIntervalMining", [1])
 
 
 def test_a_thousand_watched_addresses_cost_a_handful_of_requests_per_scan(api_client, devnet_registry):

@@ -9,16 +9,14 @@ is unhealthy (or none takes payments): it can be a readiness probe.
 
 from __future__ import annotations
 
-import time
 from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from web3 import Web3
 
 from chains.client import node_label, probe
-from chains.evm import is_address
+from chains.evm import deployer_proxy_missing, is_address
 from chains.factory import (
-    DETERMINISTIC_DEPLOYER,
     FactoryError,
     factory_address,
     factory_code_state,
@@ -30,6 +28,7 @@ from chains.handlers import check_sections
 from chains.health import chain_health
 from chains.models import Chain as ChainRow
 from chains.models import OutboxTx
+from chains.outbox import outbox_wait, still_in_flight
 from chains.registry import (
     Chain,
     ChainError,
@@ -303,27 +302,16 @@ class Command(BaseCommand):
                 + (" (recorded now)" if changed else " (already recorded; nothing sent)")
             )
             return
-        if not w3.eth.get_code(DETERMINISTIC_DEPLOYER):
-            raise CommandError(
-                f"{chain.name} has no deterministic deployment proxy at {DETERMINISTIC_DEPLOYER}: "
-                "deploy it first with its presigned transaction"
-            )
+        if missing := deployer_proxy_missing(w3, chain.name):
+            raise CommandError(missing)
         tx = factory_deploy_submit(chain)
         self.stdout.write(
             f"{chain.name}: deploying the deposit factory at {address} (outbox {tx.key}), "
             "signed by the deployer in the signing worker…"
         )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            tx.refresh_from_db()
-            if not tx.in_flight:
-                break
-            time.sleep(0.5)
+        tx = outbox_wait(tx, timeout=timeout)
         if tx.in_flight:
-            raise CommandError(
-                f"the deployment is still {tx.status} after {timeout:g}s: are the workers running? "
-                "Run this again later: it sends nothing twice"
-            )
+            raise CommandError(still_in_flight(tx, timeout))
         if tx.status != OutboxTx.Status.MINED:
             raise CommandError(f"the deployment failed: {tx.error}")
         if factory_code_state(w3, address) != "ours":

@@ -12,16 +12,15 @@
 
 from __future__ import annotations
 
-import time
-
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from eth_utils import is_address, to_checksum_address
 
 from chains.client import web3_for
-from chains.evm import DETERMINISTIC_DEPLOYER, ZERO_ADDRESS
+from chains.evm import ZERO_ADDRESS, deployer_proxy_missing
 from chains.models import OutboxTx
+from chains.outbox import outbox_wait, still_in_flight
 from chains.registry import chain_get
 from chains.tokens import token_get
 from orders.models import Inventory
@@ -104,25 +103,16 @@ class Command(BaseCommand):
     def _deploy(self, chain_id: int, address: str, timeout: float) -> None:
         chain = chain_get(chain_id)
         assert chain is not None
-        if not web3_for(chain).eth.get_code(DETERMINISTIC_DEPLOYER):
-            raise CommandError(
-                f"chain {chain_id} has no deterministic deployment proxy at {DETERMINISTIC_DEPLOYER}: "
-                "deploy it first with its presigned transaction"
-            )
+        if missing := deployer_proxy_missing(web3_for(chain), f"chain {chain_id}"):
+            raise CommandError(missing)
         tx = router_deploy_submit(chain_id)
         self.stdout.write(
             f"Chain {chain_id}: deploying the call router at {address} (outbox {tx.key}), signed by the deployer "
             "in the signing worker…"
         )
-        deadline = time.monotonic() + timeout
-        while tx.in_flight and time.monotonic() < deadline:
-            time.sleep(0.5)
-            tx.refresh_from_db()
+        tx = outbox_wait(tx, timeout=timeout)
         if tx.in_flight:
-            raise CommandError(
-                f"the deployment is still {tx.status} after {timeout:g}s: are the workers running? Run this "
-                "again later: it sends nothing twice"
-            )
+            raise CommandError(still_in_flight(tx, timeout))
         if tx.status != OutboxTx.Status.MINED or router_state(chain_id) != "ours":
             raise CommandError(f"the deployment failed: {tx.error or 'no router code at ' + address}")
         self.stdout.write(f"Chain {chain_id}: the call router is at {address} (transaction {tx.tx_hash})")
