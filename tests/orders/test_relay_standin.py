@@ -493,12 +493,16 @@ def test_the_standin_walks_a_request_through_the_providers_statuses(standin, dev
     time.sleep(0.4)
     seen.append(standin.status(request_id)["status"])
     standin.held = False
+    destination.provider.make_request(
+        "evm_setIntervalMining", [0]
+    )  # no block, by the interval or a transaction
     destination.provider.make_request("evm_setAutomine", [False])
     try:
         seen.append(standin.status(request_id)["status"])  # the fill is sent, not mined
+        destination.provider.make_request("evm_mine", [])
     finally:
         destination.provider.make_request("evm_setAutomine", [True])
-    destination.provider.make_request("evm_mine", [])
+        destination.provider.make_request("evm_setIntervalMining", [1])
     final = standin.status(request_id)
 
     assert [*seen, final["status"]] == ["waiting", "depositing", "pending", "delayed", "submitted", "success"]
