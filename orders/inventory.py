@@ -5,9 +5,10 @@ The solver holds a stock of a token on a chain (an `Inventory` row: staff set it
 the stock as soon as its deposit is confirmed, beside the sweep, as the devnet solver does: the confirmed
 deposit waits at an address only the service can sweep. A contract order spending that token has its call
 made from the stock the same way, in one transaction through the call router (orders/router.py) where the
-router is deployed on the chain; a call that would revert is never sent, and its payer is refunded. Fronting is refused, and the order takes the relay
-provider, when the order is larger than `max_order`, when what is fronted and not yet swept would pass
-`max_outstanding` (what a reorg could take), or when the stock, less what is on its way out, does not cover it.
+router is deployed on the chain; a call that would revert is never sent, and its payer is refunded.
+Fronting is refused, and the order takes the relay provider, when the order is larger than `max_order`, when
+what is fronted and not yet swept would pass `max_outstanding` (what a reorg could take), or when the stock,
+less what is on its way out, does not cover it.
 Every fronted order is an `InventoryFront` (its delivery `order:<id>:relay` from the solver through the
 outbox); it stops being outstanding when its sweep is mined, and a sweep that comes up short opens an incident
 as for any order.
@@ -177,10 +178,10 @@ def _routed(order: Order, dst_amount: int) -> tuple[str, int] | None:
         token.lower(),
         *Inventory.objects.filter(chain_id=order.dst_chain).values_list("token", flat=True),
     }
+    # The router refuses to call a token the solver allowed it (the call would draw on that allowance); the
+    # provider's multicaller, which holds no one's allowance, makes such a call.
     if target.lower() in allowed:
-        return (
-            None  # the router refuses to call a token the solver allowed it (it would draw on that allowance)
-        )
+        return None
     if not native:
         allowance = solver_allowance(order.dst_chain, token)
         if allowance is None or allowance.status != OutboxTx.Status.MINED:
