@@ -572,8 +572,14 @@ def test_the_standins_own_signed_webhooks_drive_the_order(
     pay(order_id, a)
     run_until(lambda: bool(standin.deposited()), order_id, what="the deposit at the depository")
     standin.held = False
-    standin.advance_all()  # the provider fills on its own time and tells the service
-    wait_for(lambda: any(e["data"]["status"] == "success" for _, e in standin.webhooks), timeout=30)
+
+    def filled() -> (
+        bool
+    ):  # the provider fills on its own time and tells the service (submitted, then success,
+        standin.advance_all()  # once its fill is mined: at once or at the next block, as the devnet mines)
+        return any(e["data"]["status"] == "success" for _, e in standin.webhooks)
+
+    wait_for(filled, timeout=30)
 
     statuses = [event["data"]["status"] for _, event in standin.webhooks]
     event = next(e for _, e in standin.webhooks if e["data"]["status"] == "success")
