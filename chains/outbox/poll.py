@@ -49,6 +49,7 @@ from chains.outbox.send import (
     finish,
     outbox_send,
     receipt_of,
+    receipts_and_head,
     replayed_revert,
     sign_version,
 )
@@ -59,10 +60,17 @@ logger = logging.getLogger(__name__)
 
 
 class SenderCounts:
-    """Each sender's confirmed transaction count on each chain, read at most once per poll."""
+    """Each sender's confirmed transaction count on each chain, and each chain's head, read at most once per
+    poll."""
 
     def __init__(self) -> None:
         self._counts: dict[tuple[int, str], int] = {}
+        self._heads: dict[int, int] = {}
+
+    def head(self, w3: Web3, chain_id: int) -> int:
+        if chain_id not in self._heads:
+            self._heads[chain_id] = w3.eth.block_number
+        return self._heads[chain_id]
 
     def latest(self, w3: Web3, tx: OutboxTx) -> int:
         key = (tx.chain_id, tx.sender)
@@ -122,27 +130,30 @@ def _finish_if_confirmed(tx: OutboxTx, chain: Chain, w3: Web3, receipt, *, head:
 def outbox_check_receipts(*, chain_id: int | None = None, limit: int = 200) -> int:
     """Finish each broadcast transaction (on `chain_id`, or every chain) whose receipt has its chain's
     confirmations; how many were finished. Only receipts: the full poll does everything else (rebroadcasts,
-    fee bumps, lost sends, repairs). Finishing is a conditional update, so two of these at once finish a
-    transaction once."""
-    finished = 0
+    fee bumps, lost sends, repairs). Each chain's receipts and head are one JSON-RPC batch (a burst is many
+    receipts on one chain). Finishing is a conditional update, so two of these at once finish a transaction
+    once."""
     broadcast_txs = OutboxTx.objects.filter(status=OutboxTx.Status.BROADCAST)
     if chain_id is not None:
         broadcast_txs = broadcast_txs.filter(chain_id=chain_id)
-    broadcast_txs = broadcast_txs.order_by("broadcast_at")[:limit]
-    heads: dict[
-        int, int
-    ] = {}  # each chain's head, read once per pass (a burst is many receipts on one chain)
-    for tx in broadcast_txs:
+    by_chain: dict[int, list[OutboxTx]] = {}
+    for tx in broadcast_txs.order_by("broadcast_at")[:limit]:
+        by_chain.setdefault(tx.chain_id, []).append(tx)
+    finished = 0
+    for txs in by_chain.values():
         try:
-            chain, w3 = chain_client(tx)
-            receipt = receipt_of(w3, tx)
-            if receipt is None:
-                continue
-            if tx.chain_id not in heads:
-                heads[tx.chain_id] = w3.eth.block_number
-            finished += _finish_if_confirmed(tx, chain, w3, receipt, head=heads[tx.chain_id])
+            chain, w3 = chain_client(txs[0])
+            receipts, head = receipts_and_head(w3, txs)
         except (Web3RPCError, ValueError, OSError) as exc:  # the full poll will look again
-            logger.info("Outbox %s on chain %s: receipt not read (%s)", tx.key, tx.chain_id, exc)
+            logger.info("Outbox receipts on chain %s not read (%s)", txs[0].chain_id, exc)
+            continue
+        for tx in txs:
+            if tx.pk not in receipts:
+                continue
+            try:
+                finished += _finish_if_confirmed(tx, chain, w3, receipts[tx.pk], head=head)
+            except (Web3RPCError, ValueError, OSError) as exc:
+                logger.info("Outbox %s on chain %s: not finished (%s)", tx.key, tx.chain_id, exc)
     return finished
 
 
@@ -156,7 +167,7 @@ def outbox_check(tx: OutboxTx, counts: SenderCounts | None = None) -> None:
     chain, w3 = chain_client(tx)
     receipt = receipt_of(w3, tx)
     if receipt is not None:
-        _finish_if_confirmed(tx, chain, w3, receipt)
+        _finish_if_confirmed(tx, chain, w3, receipt, head=counts.head(w3, tx.chain_id) if counts else None)
         return
     if tx.status == OutboxTx.Status.SIGNED:
         broadcast(tx)  # signed but never (known to be) broadcast: the same bytes, the same hash

@@ -27,7 +27,7 @@ import logging
 import os
 import time
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import transaction
@@ -36,6 +36,7 @@ from django.utils import timezone
 from eth_typing import HexStr
 from eth_utils import keccak, to_checksum_address
 from web3 import Web3
+from web3._utils.method_formatters import receipt_formatter
 from web3.exceptions import ContractLogicError, TransactionNotFound, Web3RPCError
 
 from chains.artifacts import ERC20, encode_call
@@ -311,6 +312,33 @@ def receipt_of(w3: Web3, tx: OutboxTx):
         except TransactionNotFound:
             continue
     return None
+
+
+def receipts_and_head(w3: Web3, txs: list[OutboxTx]) -> tuple[dict[int, Any], int]:
+    """The receipts of these transactions (by row id, those on the chain; whichever signed version was
+    mined) and the chain's head, in one JSON-RPC batch: a burst's receipts cost one request, not one each.
+
+    A node's error for one item, or an answer of the wrong shape, raises (the caller reads again later)."""
+    calls: list[tuple[str, list[Any]]] = [("eth_blockNumber", [])]
+    asked: list[tuple[int, str]] = []
+    for tx in txs:
+        for tx_hash in reversed(tx.hashes):
+            calls.append(("eth_getTransactionReceipt", [tx_hash]))
+            asked.append((tx.pk, tx_hash))
+    answers = cast(Any, w3.provider).make_batch_request(calls)
+    if not isinstance(answers, list) or len(answers) != len(calls):
+        raise ValueError(f"receipts batch: {len(calls)} asked, not one answer each")
+    results = []
+    for (method, _), answer in zip(calls, answers, strict=True):
+        if not isinstance(answer, dict) or "error" in answer or "result" not in answer:
+            raise ValueError(f"{method}: {str(answer)[:120]}")
+        results.append(answer["result"])
+    head = int(results[0], 16)
+    receipts: dict[int, Any] = {}
+    for (pk, _), result in zip(asked, results[1:], strict=True):
+        if result is not None and pk not in receipts:
+            receipts[pk] = receipt_formatter(result)
+    return receipts, head
 
 
 def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None) -> bool:

@@ -386,6 +386,48 @@ def test_the_receipts_look_finishes_what_is_mined_and_nothing_else(chain_a):
     assert outbox_check_receipts() == 0  # finished once
 
 
+def test_a_bursts_receipts_are_read_in_one_request_whichever_version_was_mined(chain_a, monkeypatch):
+    """Many transactions mined together on one chain: the receipts look asks the node once (one JSON-RPC
+    batch with the head), finishes each from its own receipt, and finds a re-signed transaction by the version
+    that was mined."""
+    from chains.client import FailoverProvider
+
+    recipients = [new_address() for _ in range(5)]
+    sent = [
+        outbox_submit(key=f"test:burst:{n}", chain_id=31337, signer="vault", to=to, value=n + 1)
+        for n, to in enumerate(recipients)
+    ]
+    for tx in sent:
+        outbox_send(tx.pk)
+    w3 = w3_of(chain_a)
+    for _ in range(40):
+        if all(w3.eth.get_balance(to) for to in recipients):
+            break
+        time.sleep(0.25)
+    time.sleep(1.2)  # a block on top: their confirmation
+    resigned = sent[0]
+    resigned.refresh_from_db()
+    # as if a fee bump signed it again and the first version was the one mined
+    OutboxTx.objects.filter(pk=resigned.pk).update(hashes=[resigned.tx_hash, "0x" + "ab" * 32])
+    asked = []
+    original = FailoverProvider._send
+    monkeypatch.setattr(FailoverProvider, "_send", lambda self, call: asked.append(1) or original(self, call))
+
+    assert outbox_check_receipts() == 5
+
+    assert len(asked) == 1
+    for n, tx in enumerate(sent):
+        tx.refresh_from_db()
+        receipt = w3.eth.get_transaction_receipt(tx.hashes[0])
+        assert (tx.status, tx.tx_hash, tx.block_number, tx.gas_used) == (
+            "mined",
+            receipt["transactionHash"].to_0x_hex(),
+            receipt["blockNumber"],
+            receipt["gasUsed"],
+        )
+        assert w3.eth.get_balance(recipients[n]) == n + 1
+
+
 def test_a_scan_that_reads_a_new_block_finishes_the_receipts_in_it_on_its_chain_only(
     chain_a, devnets_registry
 ):
