@@ -338,9 +338,7 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
         "RELAY_DEPOSITORIES": ",".join(f"{c}:{a}" for c, a in relay["depositories"].items()),
         "QUOTE_PROVIDER": "offline",
         "VAR_DIR": str(work),
-        "OUTBOX_POLL_SECONDS": "1",
         "CELERY_CHAIN_QUEUE": "chain",  # scans, signing and receipts on a worker of their own
-        "RELAY_POLL_SECONDS": "2",
         "PROVIDER_MAX_RETRIES": "0",
         "WEB_CONCURRENCY": "2",
         "GUNICORN_ACCESS_LOG": "",
