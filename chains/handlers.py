@@ -15,9 +15,10 @@ The kinds are `OwnerKind`: a handler registered under a name the enum does not h
 watched addresses' owners, the outbox's keys and the handlers cannot drift apart. `manage.py wiring` prints
 every registration.
 
-Handlers run in the transaction that records the change (a deposit confirmed
-or withdrawn; an outbox transaction mined or failed); one that raises rolls
-it back, and the change is handed over again later.
+Handlers run in the transaction that marks the change handed over (a deposit
+confirmed or withdrawn: right after the scan that recorded it commits; an
+outbox transaction mined or failed: in the transaction that records it); one
+that raises rolls it back, and the change is handed over again later.
 """
 
 from __future__ import annotations

@@ -23,12 +23,16 @@ keeps it to one at a time across processes):
 4. each transfer is one `Deposit`, named by its transaction and its place
    among that transaction's transfers of the same token to the same address,
    so a transaction that a reorg moved to another block is the same deposit
-   (its block is updated; an orphaned one is confirmed again). A new deposit
-   is handed to its owner's handler (`chains.handlers`) in the transaction
-   that records it, unless its token is not in the registry: that one is held
-   for staff (an incident), never swept or refunded, so a contract that emits
-   fake Transfer events costs the vault nothing. A handler that fails leaves
-   the deposit unhandled, with its error, for `retry_unhandled_deposits`;
+   (its block is updated; an orphaned one is confirmed again). The deposits
+   and the cursor are one database transaction; once it commits, each new
+   deposit is handed to its owner's handler (`chains.handlers`) in a
+   transaction of its own that marks it handled, so the first deposit of a
+   burst is settling while the scan hands over the rest. A token not in the
+   registry is held for staff (an incident), never handed over, swept or
+   refunded, so a contract that emits fake Transfer events costs the vault
+   nothing. A handler that fails, or a scan killed before it handed a deposit
+   over, leaves the deposit unhandled, with its error, for
+   `retry_unhandled_deposits`;
 5. a deposit still orphaned REORG_GRACE_BLOCKS after it was found gone is
    `withdrawn`, and handed to its owner again so that it stops counting it;
 6. the cursor moves to the end of the range, with that block's hash.
@@ -202,7 +206,7 @@ def _scan(chain: Chain) -> ScanResult:
         )
         if watched:
             found = token_transfers(w3, start, end, watched, counter)
-            blocks = read_blocks(w3, start, end, counter, full=True)
+            blocks = read_blocks(w3, start, end, counter)
             hashes = {block["number"]: hex_str(block["hash"]) for block in blocks}
             if any(hashes.get(t["block_number"]) != t["block_hash"] for t in found):
                 raise ReorgDuringScan(f"the chain moved while blocks {start}-{end} were read")
@@ -231,7 +235,7 @@ def _scan(chain: Chain) -> ScanResult:
                 read = read_balances(w3, list(dict.fromkeys(signers.values())), scanned_hash, counter)
                 gas_seen(chain, {role: read[address] for role, address in signers.items()})
     with transaction.atomic():  # what the scan found, the balances it read and the cursor: all or nothing
-        recorded = _record(chain, transfers)
+        recorded, to_hand_over = _record(chain, transfers)
         if end >= start:
             _withdraw_orphans(chain, end)
         for address, balance in balances.items():
@@ -246,6 +250,8 @@ def _scan(chain: Chain) -> ScanResult:
             last_error="",
             nodes=nodes_status(chain),
         )
+    for deposit in to_hand_over:  # each in its own transaction, after the scan's commit (step 4)
+        handle_deposit(deposit)
     return ScanResult(
         scanned_from=start, scanned_to=end, head=head, deposits=recorded, rpc_requests=counter.requests
     )
@@ -260,10 +266,11 @@ def _listed(chain: Chain, transfers: list[Transfer]) -> set[str]:
     return listed | {ZERO_ADDRESS}
 
 
-def _record(chain: Chain, transfers: list[Transfer]) -> int:
-    """Record each transfer once; a transfer seen again in another block moves its deposit there."""
+def _record(chain: Chain, transfers: list[Transfer]) -> tuple[int, list[Deposit]]:
+    """Record each transfer once; a transfer seen again in another block moves its deposit there. How many
+    were new, and the deposits to hand to their owners once this commits."""
     if not transfers:
-        return 0
+        return 0, []
     owners = dict(
         WatchedAddress.objects.filter(
             chain_id=chain.chain_id, address__in={t.to_address for t in transfers}
@@ -271,6 +278,7 @@ def _record(chain: Chain, transfers: list[Transfer]) -> int:
     )
     listed = _listed(chain, transfers)
     recorded = 0
+    to_hand_over: list[Deposit] = []
     for transfer in transfers:
         status = Deposit.Status.CONFIRMED if transfer.token in listed else Deposit.Status.UNLISTED
         with transaction.atomic():
@@ -299,8 +307,8 @@ def _record(chain: Chain, transfers: list[Transfer]) -> int:
                 _hold_unlisted(chain, deposit)
                 continue
         if deposit.handled_at is None:
-            handle_deposit(deposit)
-    return recorded
+            to_hand_over.append(deposit)
+    return recorded, to_hand_over
 
 
 def _moved(chain: Chain, deposit: Deposit, transfer: Transfer, status: str) -> Deposit:

@@ -119,6 +119,32 @@ def test_each_deposit_is_recorded_once_however_often_the_range_is_read(api_clien
     assert order.deposit_txs.filter(tx_hash=tx_hash).count() == 1
 
 
+def test_a_deposit_is_handed_over_once_the_scan_that_recorded_it_has_committed(
+    api_client, devnet_registry, monkeypatch
+):
+    """Recording and handing over are two steps: the scan's deposits and its cursor commit together, then each
+    deposit goes to its owner in a transaction of its own, so a burst's first order is settling while the scan
+    hands over the rest."""
+    from chains import handlers
+
+    chain, deployment = devnet_registry
+    order = devnet_order(api_client, deployment, amount="10000000")
+    seen = []
+
+    def observer(deposit):
+        cursor = ChainCursor.objects.get(pk=chain.chain_id)
+        seen.append((deposit.tx_hash, cursor.scanned_to >= deposit.block_number))
+
+    monkeypatch.setattr(handlers, "_deposit_observers", [*handlers._deposit_observers, observer])
+    tx_hash = _pay(chain, order, 10_000_000)
+
+    _scan_until(chain, lambda: Deposit.objects.filter(tx_hash=tx_hash, handled_at__isnull=False).exists())
+
+    assert seen == [(tx_hash, True)]
+    order.refresh_from_db()
+    assert order.status == Order.Status.QUOTING_AFTER_DEPOSIT
+
+
 @contextlib.contextmanager
 def _block_per_transaction(chain):
     """Anvil mines a block for each transaction and no other (automine): the test says when blocks come."""
