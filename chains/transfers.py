@@ -4,11 +4,12 @@ addresses, numbered so that a transaction a reorg moved to another block is stil
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from eth_utils import keccak
 from web3 import Web3
+from web3.types import RPCEndpoint
 
 from chains.evm import ZERO_ADDRESS
 
@@ -91,12 +92,38 @@ def token_transfers(
     return found
 
 
-def read_blocks(w3: Web3, start: int, end: int, counter: RequestCounter, *, full: bool) -> list[Any]:
+def read_blocks(w3: Web3, start: int, end: int, counter: RequestCounter) -> list[dict[str, Any]]:
+    """The blocks `start`..`end` with their transactions, in one JSON-RPC batch, as the scan needs them:
+    `number`, `hash` and each transaction's `hash`, `from`, `to` (None for a creation) and `value`, as the node
+    sent them (no web3.py formatting of every field of every transaction: a burst's block is hundreds of
+    checksummed addresses the scan never reads). A block the node does not have, or an answer of the wrong
+    shape, raises."""
     counter.requests += 1
-    with w3.batch_requests() as batch:
-        for number in range(start, end + 1):
-            batch.add(w3.eth.get_block(number, full))
-        return list(batch.execute())
+    calls = [(RPCEndpoint("eth_getBlockByNumber"), [hex(number), True]) for number in range(start, end + 1)]
+    answers = cast(Any, w3.provider).make_batch_request(calls)
+    if not isinstance(answers, list) or len(answers) != len(calls):
+        raise ValueError(f"eth_getBlockByNumber batch: {len(calls)} asked, not one answer each")
+    blocks = []
+    for number, answer in zip(range(start, end + 1), answers, strict=True):
+        block = answer.get("result") if isinstance(answer, dict) else None
+        if not isinstance(block, dict) or int(block.get("number", "0x0"), 16) != number:
+            raise ValueError(f"block {number}: {str(answer)[:120]}")
+        blocks.append(
+            {
+                "number": number,
+                "hash": block["hash"],
+                "transactions": [
+                    {
+                        "hash": tx["hash"],
+                        "from": tx["from"],
+                        "to": tx.get("to"),
+                        "value": int(tx["value"], 16),
+                    }
+                    for tx in block["transactions"]
+                ],
+            }
+        )
+    return blocks
 
 
 def native_transfers(
