@@ -9,7 +9,7 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from eth_typing import HexStr
+from eth_typing import BlockIdentifier, HexStr
 
 from chains.client import web3_for
 from chains.evm import to_checksum_address
@@ -54,7 +54,7 @@ class OfflineChainReader:
 
     name = "offline"
 
-    def balance_of(self, *, chain_id: int, token: str, holder: str) -> int:
+    def balance_of(self, *, chain_id: int, token: str, holder: str, block: BlockIdentifier = "latest") -> int:
         return 0
 
 
@@ -72,14 +72,14 @@ class RpcChainReader:
         },
     ]
 
-    def balance_of(self, *, chain_id: int, token: str, holder: str) -> int:
+    def balance_of(self, *, chain_id: int, token: str, holder: str, block: BlockIdentifier = "latest") -> int:
         chain = chain_get(chain_id)
         if chain is None or not chain.rpc_urls:
             raise ChainUnavailable(f"no RPC URL configured for chain {chain_id}")
         w3 = web3_for(chain)  # a timeout on every call, retries on connection failures
         contract = w3.eth.contract(address=to_checksum_address(token), abi=self.BALANCE_OF_ABI)
         try:
-            return int(contract.functions.balanceOf(to_checksum_address(holder)).call())
+            return int(contract.functions.balanceOf(to_checksum_address(holder)).call(block_identifier=block))
         except Exception as exc:  # web3 raises its own errors, requests' and ValueError for bad answers
             raise ChainUnavailable(f"RPC for chain {chain_id} failed: {exc.__class__.__name__}") from exc
 

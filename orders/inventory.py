@@ -32,6 +32,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from eth_typing import BlockIdentifier
 from eth_utils import to_checksum_address
 
 from chains.client import web3_for
@@ -77,15 +78,19 @@ class Stock:
         return self.balance - self.committed
 
 
-def solver_balance(inventory: Inventory) -> int | None:
-    """What the solver holds of the inventory's token on its chain, now; None when no node answers."""
+def solver_balance(inventory: Inventory, *, at_block: int | None = None) -> int | None:
+    """What the solver holds of the inventory's token on its chain, now (or at `at_block`); None when no node
+    answers."""
     chain, solver = chain_get(inventory.chain_id), settings.SOLVER_ADDRESS
     if chain is None or not solver:
         return None
+    block: BlockIdentifier = "latest" if at_block is None else at_block
     try:
         if inventory.token == ZERO_ADDRESS:
-            return int(web3_for(chain).eth.get_balance(to_checksum_address(solver)))
-        return RpcChainReader().balance_of(chain_id=inventory.chain_id, token=inventory.token, holder=solver)
+            return int(web3_for(chain).eth.get_balance(to_checksum_address(solver), block))
+        return RpcChainReader().balance_of(
+            chain_id=inventory.chain_id, token=inventory.token, holder=solver, block=block
+        )
     except Exception as exc:  # no node answered: nothing is fronted or refilled until one does
         logger.info(
             "Inventory %s: the solver's balance is not readable: %s", inventory.pk, exc.__class__.__name__
@@ -93,9 +98,14 @@ def solver_balance(inventory: Inventory) -> int | None:
         return None
 
 
-def stock(inventory: Inventory, balance: int) -> Stock:
+def stock(inventory: Inventory, balance: int, *, read_at: int | None = None) -> Stock:
+    """The stock, from the solver's balance read now (or at block `read_at`: a front mined after that block is
+    still on its way out as far as that balance knows)."""
     fronts = InventoryFront.objects.filter(inventory=inventory)
-    committed = sum(int(a) for a in fronts.filter(tx__status__in=IN_FLIGHT).values_list("amount", flat=True))
+    going = Q(tx__status__in=IN_FLIGHT)
+    if read_at is not None:
+        going |= Q(tx__status=OutboxTx.Status.MINED, tx__block_number__gt=read_at)
+    committed = sum(int(a) for a in fronts.filter(going).values_list("amount", flat=True))
     outstanding = sum(
         int(a)
         for a in fronts.filter(swept_at__isnull=True)
@@ -122,6 +132,13 @@ def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
         call = _routed(order, dst_amount)
         if call is None:
             return None
+    # The solver's balance is read before the lock, at a block it names: fronts committed meanwhile, and those
+    # mined after that block, are counted under the lock as on their way out. So a burst's fronts hold the lock
+    # one after another for a few queries each, not for a node's answer each.
+    read_at = _head(candidate.chain_id)
+    balance = None if read_at is None else solver_balance(candidate, at_block=read_at)
+    if balance is None:
+        return None
     with transaction.atomic():
         inventory = Inventory.objects.select_for_update().get(
             pk=candidate.pk
@@ -129,10 +146,7 @@ def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
         existing = InventoryFront.objects.filter(order=order).select_related("tx").first()
         if existing is not None:
             return existing
-        balance = solver_balance(inventory)  # read under the lock: a front committed meanwhile is counted
-        if balance is None:
-            return None
-        now = stock(inventory, balance)
+        now = stock(inventory, balance, read_at=read_at)
         if now.available < dst_amount or now.outstanding + dst_amount > int(inventory.max_outstanding):
             return None
         if call is None:
@@ -154,6 +168,17 @@ def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
                 value=call[1],
             )
         return InventoryFront.objects.create(inventory=inventory, order=order, amount=dst_amount, tx=tx)
+
+
+def _head(chain_id: int) -> int | None:
+    chain = chain_get(chain_id)
+    if chain is None:
+        return None
+    try:
+        return int(web3_for(chain).eth.block_number)
+    except Exception as exc:  # no node answered: nothing is fronted until one does
+        logger.info("Chain %s: the head is not readable: %s", chain_id, exc.__class__.__name__)
+        return None
 
 
 def _routed(order: Order, dst_amount: int) -> tuple[str, int] | None:

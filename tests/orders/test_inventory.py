@@ -92,6 +92,43 @@ def test_a_swap_the_inventory_covers_is_delivered_beside_the_sweep_without_the_p
     )
 
 
+def test_a_fronted_delivery_executes_its_order_where_its_receipt_is_read(
+    standin, devnets_registry, admin_client, django_capture_on_commit_callbacks
+):
+    """The receipts pass that finishes the solver's delivery executes its order as soon as that commits, in the
+    same process: not from the back of the settlement queue, which in a burst is seconds behind. (No worker
+    consumes that queue here: only this process can execute the order.)"""
+    import time
+
+    from chains.outbox import outbox_check_receipts
+
+    a, b = devnets_registry
+    stock_of(a, b)
+    order_id, _ = checkout(admin_client, a[1], b[1], "swap")
+    pay(order_id, a)
+    run_until(
+        lambda: InventoryFront.objects.filter(
+            order_id=order_id, tx__status=OutboxTx.Status.BROADCAST
+        ).exists(),
+        order_id,
+        what="the solver's delivery broadcast",
+    )
+    assert Order.objects.get(pk=order_id).status == "relay"
+    front = InventoryFront.objects.get(order_id=order_id)
+
+    for _ in range(40):
+        with django_capture_on_commit_callbacks(execute=True):
+            outbox_check_receipts(chain_id=31338)
+        front.tx.refresh_from_db()
+        if not front.tx.in_flight:
+            break
+        time.sleep(0.25)
+
+    order = Order.objects.get(pk=order_id)
+    assert (front.tx.status, order.status) == (OutboxTx.Status.MINED, "executed")
+    assert order.relay_txs.get().tx_hash == front.tx.tx_hash
+
+
 def test_an_order_larger_than_the_largest_fronted_takes_the_relay_provider(
     standin, devnets_registry, admin_client
 ):
@@ -128,6 +165,45 @@ def test_fronting_stops_at_the_outstanding_limit_and_the_stock_and_starts_again_
     front = inventory_front(second, 10_000_000)
     assert front is not None and front.tx.status == OutboxTx.Status.QUEUED
     assert stock(inventory, balance).committed == 20_000_000  # both deliveries on their way out
+
+
+def test_a_balance_read_before_a_front_was_mined_still_counts_that_front_as_going_out(
+    devnets_registry, admin_client, settings
+):
+    """Fronts read the solver's balance before they take the inventory's lock, at a block they name: a front
+    mined after that block is still on its way out as far as that balance knows, so the stock is never counted
+    twice."""
+    import time
+
+    from chains.outbox import outbox_poll, outbox_send
+
+    settings.RELAY_PROVIDER = "relay"
+    a, b = devnets_registry
+    inventory = stock_of(a, b)
+    order = Order.objects.get(pk=checkout(admin_client, a[1], b[1], "swap")[0])
+    read_at = w3_of(b).eth.block_number
+    balance = solver_balance(inventory, at_block=read_at)
+    assert balance is not None
+
+    front = inventory_front(order, 10_000_000)
+    assert front is not None
+    outbox_send(front.tx.pk)
+    for _ in range(80):
+        outbox_poll()
+        front.tx.refresh_from_db()
+        if not front.tx.in_flight:
+            break
+        time.sleep(0.25)
+
+    assert front.tx.status == OutboxTx.Status.MINED and front.tx.block_number > read_at
+    assert stock(inventory, balance, read_at=read_at).available == balance - 10_000_000
+    now = w3_of(b).eth.block_number
+    assert (
+        stock(inventory, solver_balance(inventory, at_block=now), read_at=now).available
+        == balance - 10_000_000
+    )
+    # without the block it was read at, the earlier balance would offer the delivered 10 a second time
+    assert stock(inventory, balance).available == balance
 
 
 def test_a_stock_below_its_low_mark_is_refilled_through_the_provider_and_reconciles(
