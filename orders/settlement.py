@@ -54,7 +54,7 @@ from ledger.models import Posting
 from orders import accounting, lifecycle, states
 from orders.fees import fee_amount
 from orders.inventory import inventory_swept
-from orders.models import DepositTx, Order, RefundTx, RelayTx
+from orders.models import DepositTx, InventoryFront, Order, RefundTx, RelayTx
 from orders.providers import ProviderUnavailable, QuoteRejected
 from orders.refunds import refund_deposits
 from orders.relays import (
@@ -358,7 +358,20 @@ def order_tx_finished(tx: OutboxTx) -> None:
             _swept_after_moving_on(order, tx)
         elif order is not None and tx.status == OutboxTx.Status.MINED and _sweep_covers(order, tx):
             inventory_swept(order)
+    if what == "relay" and InventoryFront.objects.filter(tx=tx).exists():
+        # The solver's delivery from inventory: its order is finished by the process that read the receipt, as
+        # soon as this commits, not from the back of the settlement queue (in a burst, seconds behind).
+        transaction.on_commit(lambda: _settle_here(order_id))
+        return
     enqueue_settlement(order_id)
+
+
+def _settle_here(order_id: str) -> None:
+    try:
+        settle_order(order_id)
+    except Exception:  # the settlement queue takes it: nothing is lost
+        logger.exception("Order %s: settling after its delivery failed here; the queue takes it", order_id)
+        enqueue_settlement(order_id)
 
 
 @outbox_handler(OwnerKind.RELAY)
