@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import requests
@@ -15,6 +16,8 @@ import requests
 
 def serve(port: int, handle) -> None:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # connections kept open, as a real node's endpoint keeps them
+
         def log_message(self, *args):
             pass
 
@@ -37,8 +40,15 @@ def serve(port: int, handle) -> None:
 
 
 def rpc_endpoint(origin: str, port: int) -> None:
+    local = threading.local()
+
     def handle(method, path, body):
-        answer = requests.post(origin, data=body, headers={"Content-Type": "application/json"}, timeout=30)
+        if not hasattr(local, "session"):  # one connection to the node per serving thread, kept open
+            local.session = requests.Session()
+            local.session.trust_env = False
+        answer = local.session.post(
+            origin, data=body, headers={"Content-Type": "application/json"}, timeout=30
+        )
         return answer.status_code, answer.content
 
     serve(port, handle)
