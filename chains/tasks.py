@@ -36,11 +36,9 @@ def scan_due_chains() -> list[int]:
 @shared_task
 def scan_chain_deposits(chain_id: int) -> int | None:
     """One scan of one chain (beat runs one per chain at its poll interval); the deposits recorded."""
-    result = scan_chain(chain_id)
-    if result is not None and result.scanned_to >= result.scanned_from:
-        # A block became confirmed: so may the service's own transactions in it. Their receipts are read now,
-        # on the scan's heels, rather than at the next receipt poll (up to OUTBOX_RECEIPT_POLL_SECONDS later).
-        outbox_check_receipts(chain_id=chain_id)
+    result = scan_chain(
+        chain_id
+    )  # which also reads the receipts in the blocks it confirms (chains/watcher.py)
     return result.deposits if result is not None else None
 
 

@@ -35,7 +35,10 @@ keeps it to one at a time across processes):
    `retry_unhandled_deposits`;
 5. a deposit still orphaned REORG_GRACE_BLOCKS after it was found gone is
    `withdrawn`, and handed to its owner again so that it stops counting it;
-6. the cursor moves to the end of the range, with that block's hash.
+6. the cursor moves to the end of the range, with that block's hash;
+7. blocks were confirmed, so may the service's own transactions in them be: their receipts are read
+   (`outbox_check_receipts` on this chain) before the scan's deposits are handed over, which in a burst
+   is seconds of work.
 
 Zero-amount transfers move nothing and are not recorded.
 
@@ -74,6 +77,7 @@ from chains.handlers import deposit_changed
 from chains.incidents import incident_record
 from chains.models import ChainCursor, Deposit, Incident, Token, WatchedAddress
 from chains.native import gas_seen, native_internal, read_balances, signer_addresses
+from chains.outbox import outbox_check_receipts
 from chains.registry import Chain, chain_get
 from chains.transfers import (
     ReorgDuringScan,
@@ -125,7 +129,7 @@ def scan_chain(chain_id: int) -> ScanResult | None:
     if chain is None or not chain.rpc_urls or not _lease(chain_id):
         return None
     try:
-        return _scan(chain)
+        result, to_hand_over = _scan(chain)
     except Exception as exc:  # an RPC failure: recorded on the cursor, retried at the next poll
         logger.warning("Scan of %s failed: %s: %s", chain.name, exc.__class__.__name__, str(exc)[:200])
         ChainCursor.objects.filter(pk=chain_id).update(
@@ -136,6 +140,10 @@ def scan_chain(chain_id: int) -> ScanResult | None:
         return None
     finally:
         ChainCursor.objects.filter(pk=chain_id).update(leased_until=None)
+    # The chain's next scan need not wait for this: in a burst, handing over is seconds of work.
+    for deposit in to_hand_over:  # each in its own transaction, after the scan's commit (step 4)
+        handle_deposit(deposit)
+    return result
 
 
 def _reorganised(w3: Web3, cursor: ChainCursor, head: int, counter: RequestCounter) -> bool:
@@ -183,7 +191,7 @@ def _rewind(chain: Chain, w3: Web3, cursor: ChainCursor, head: int, counter: Req
     return back_to
 
 
-def _scan(chain: Chain) -> ScanResult:
+def _scan(chain: Chain) -> tuple[ScanResult, list[Deposit]]:
     counter = RequestCounter()
     url, head, asked = scan_node(chain)
     counter.requests += len(asked)
@@ -250,11 +258,13 @@ def _scan(chain: Chain) -> ScanResult:
             last_error="",
             nodes=nodes_status(chain),
         )
-    for deposit in to_hand_over:  # each in its own transaction, after the scan's commit (step 4)
-        handle_deposit(deposit)
+    if end >= start:
+        # A block became confirmed: so may the service's own transactions in it. Their receipts are read now,
+        # before the deposits are handed over (in a burst, seconds of work), not at the next receipt poll.
+        outbox_check_receipts(chain_id=chain.chain_id)
     return ScanResult(
         scanned_from=start, scanned_to=end, head=head, deposits=recorded, rpc_requests=counter.requests
-    )
+    ), to_hand_over
 
 
 def _listed(chain: Chain, transfers: list[Transfer]) -> set[str]:

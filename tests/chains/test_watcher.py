@@ -8,7 +8,7 @@ import pytest
 from web3 import Web3
 
 from chains.devnet import NATIVE
-from chains.models import ChainCursor, Deposit, WatchedAddress
+from chains.models import ChainCursor, Deposit, OutboxTx, WatchedAddress
 from chains.wallet import devnet_transfer
 from chains.watcher import scan_chain
 from orders.models import Order
@@ -119,28 +119,48 @@ def test_each_deposit_is_recorded_once_however_often_the_range_is_read(api_clien
     assert order.deposit_txs.filter(tx_hash=tx_hash).count() == 1
 
 
-def test_a_deposit_is_handed_over_once_the_scan_that_recorded_it_has_committed(
+def test_a_deposit_is_handed_over_once_its_scan_committed_read_the_receipts_and_freed_the_chain(
     api_client, devnet_registry, monkeypatch
 ):
-    """Recording and handing over are two steps: the scan's deposits and its cursor commit together, then each
-    deposit goes to its owner in a transaction of its own, so a burst's first order is settling while the scan
-    hands over the rest."""
+    """Recording and handing over are two steps: the scan's deposits and its cursor commit together, the
+    receipts of the service's transactions in the confirmed blocks are read, and the chain is free for its next
+    scan; then each deposit goes to its owner in a transaction of its own (in a burst, seconds of work that
+    held all of these back)."""
     from chains import handlers
+    from chains.devnet import devnet_signer_environment
+    from chains.outbox import outbox_send, outbox_submit
 
     chain, deployment = devnet_registry
+    for variable, key in devnet_signer_environment().items():
+        monkeypatch.setenv(variable, key)  # this process signs, as the chain worker does
     order = devnet_order(api_client, deployment, amount="10000000")
+    scan_chain(chain.chain_id)  # the cursor at the confirmed head
     seen = []
 
     def observer(deposit):
         cursor = ChainCursor.objects.get(pk=chain.chain_id)
-        seen.append((deposit.tx_hash, cursor.scanned_to >= deposit.block_number))
+        seen.append(
+            (
+                deposit.tx_hash,
+                cursor.scanned_to >= deposit.block_number,
+                cursor.leased_until is None,
+                OutboxTx.objects.get(pk=sent.pk).status,
+            )
+        )
 
     monkeypatch.setattr(handlers, "_deposit_observers", [*handlers._deposit_observers, observer])
-    tx_hash = _pay(chain, order, 10_000_000)
+    with _block_per_transaction(chain) as w3:
+        sent = outbox_submit(
+            key="test:hand-over:own", chain_id=chain.chain_id, signer="vault", to="0x" + "77" * 20, value=1
+        )
+        outbox_send(sent.pk)
+        tx_hash = _pay(chain, order, 10_000_000)
+        for _ in range(chain.confirmations):
+            w3.provider.make_request("evm_mine", [])
 
-    _scan_until(chain, lambda: Deposit.objects.filter(tx_hash=tx_hash, handled_at__isnull=False).exists())
+        scan_chain(chain.chain_id)
 
-    assert seen == [(tx_hash, True)]
+    assert seen == [(tx_hash, True, True, OutboxTx.Status.MINED)]
     order.refresh_from_db()
     assert order.status == Order.Status.QUOTING_AFTER_DEPOSIT
 
