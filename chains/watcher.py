@@ -261,7 +261,10 @@ def _scan(chain: Chain) -> tuple[ScanResult, list[Deposit]]:
     if end >= start:
         # A block became confirmed: so may the service's own transactions in it. Their receipts are read now,
         # before the deposits are handed over (in a burst, seconds of work), not at the next receipt poll.
-        outbox_check_receipts(chain_id=chain.chain_id)
+        try:
+            outbox_check_receipts(chain_id=chain.chain_id)
+        except Exception:  # the scan's own work is committed; the receipt poll reads them again
+            logger.exception("Receipts on %s after its scan could not be read", chain.name)
     return ScanResult(
         scanned_from=start, scanned_to=end, head=head, deposits=recorded, rpc_requests=counter.requests
     ), to_hand_over
