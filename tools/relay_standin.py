@@ -120,8 +120,8 @@ class RelayStandIn:
     solver_account: int = SOLVER_ACCOUNT  # which unlocked account of each node is the provider's solver
     delayed_after: float = 10.0  # a held request is `delayed` once it waited this long
     fail_fills: bool = False  # every fill reverts (and is refunded)
-    held: bool = (
-        False  # deposits are seen but not filled (`pending`, then `delayed`): a test fills with `fill`
+    held: bool = (  # deposits are seen but not filled (`pending`, then `delayed`): a test fills with `fill`, and
+        False  # the status says nothing of that fill until `held` is False again
     )
     refuse_calls: str = ""  # a quote with calls answers 400 with this (a call that reverts in simulation)
     approve_spender: str = ""  # a rogue answer: the approve step names this spender, not the depository
@@ -272,9 +272,9 @@ class RelayStandIn:
         if self.claims_fills:  # a provider's word the destination chain does not bear out
             found.fill_tx = found.fill_tx or "0x" + secrets.token_hex(32)
             return "success"
+        if self.held:  # not a word of the fill until the test lets the provider speak (`held = False`)
+            return "delayed" if time.monotonic() - found.seen_at > self.delayed_after else "pending"
         if found.fill_tx is None:
-            if self.held:
-                return "delayed" if time.monotonic() - found.seen_at > self.delayed_after else "pending"
             found.fill_tx = self._fill(found)
         receipt = _receipt(self.chains[found.destination], found.fill_tx)
         if receipt is None:
