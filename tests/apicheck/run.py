@@ -46,6 +46,7 @@ def main() -> int:
         "AUTH_FAILURE_RATE_LIMIT_PER_MINUTE": "1000000",
         # Orders and quick payments on the shipped list's chains, as if the factory were deployed there.
         "DEPOSIT_FACTORY_ADDRESS": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+        "GUNICORN_ACCESS_LOG": "",  # the server runs with the production config: no line per request here
     }
     env.pop("DJANGO_DEBUG", None)
     manage = [sys.executable, "manage.py"]
@@ -65,6 +66,8 @@ def main() -> int:
         [
             str(BIN / "gunicorn"),
             "config.wsgi:application",
+            "--config",  # the production server's settings (its request line limit, its JSON 414)
+            "python:config.gunicorn_conf",
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
