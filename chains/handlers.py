@@ -2,7 +2,7 @@
 
 The chains app watches addresses and sends transactions for apps above it,
 which it must not import. Each address it watches has an owner
-(`"order:<uuid>"`, `"quickpay:<id>"`) and each outbox transaction a business
+(`"order:<uuid>"`, `"quickpay:<id>"`, `"refund:<re_id>"`) and each outbox transaction a business
 key (`"order:<uuid>:sweep"`, `"chains:deploy-factory:<id>"`); the part before
 the first colon is the owner's kind. An app registers one handler per kind
 and event in its `AppConfig.ready`, so every edge up from here is a line of
@@ -49,6 +49,7 @@ class OwnerKind(StrEnum):
     INVENTORY = (
         "inventory"  # the solver's inventory of a token on a chain: `inventory:<id>:refill:<n>:<step>`
     )
+    REFUND = "refund"  # a merchant's refund to a payer: `refund:<re_id>`, `refund:<re_id>:delivery`, ...
 
 
 # Owners written under another name before the kinds were one enum. A quick payment's deposit address is

@@ -350,6 +350,13 @@ class Transaction(models.Model):
         help_text="What goes back to the payer: what arrived beyond the price, in the source token.",
     )
     fee_amount = Uint256Field(default=0, help_text="The service fee, in the source token.")
+    amount_refunded = Uint256Field(
+        default=0,
+        help_text="What the merchant's refunds (refunds app) give back of `amount`: pending and succeeded ones.",
+    )
+    refund_ids = models.JSONField(
+        default=list, blank=True, help_text="The merchant's refunds (re_), oldest first."
+    )
     form_data = EncryptedJSONField(default=dict, blank=True, help_text="The payer's answers (encrypted).")
     shipping_address = EncryptedJSONField(null=True, blank=True, help_text="Encrypted.")
     metadata = models.JSONField(default=dict, blank=True)

@@ -273,6 +273,13 @@ class TransactionSerializer(serializers.Serializer):
         help_text="What arrived beyond the price and goes back to the payer, in the source token.",
     )
     fee_amount = TokenAmountField(allow_zero=True)
+    amount_refunded = TokenAmountField(
+        allow_zero=True,
+        help_text="What the merchant's refunds give back of `amount` (pending and succeeded), in its token.",
+    )
+    refunds = serializers.ListField(
+        source="refund_ids", child=serializers.CharField(), help_text="The merchant's refunds (`re_`)."
+    )
     payment_link_id = serializers.CharField(allow_null=True)
     session_id = serializers.CharField(allow_null=True)
     customer_id = serializers.CharField(allow_null=True)

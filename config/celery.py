@@ -68,7 +68,11 @@ def _resume_lost_work(sender, **_):
 
     consumed = set(sender.app.amqp.queues.consume_from or sender.app.amqp.queues)
     if settings.CELERY_TASK_DEFAULT_QUEUE in consumed:
-        for task in ("orders.tasks.resume_settlements", "quickpay.tasks.resume_quick_payments"):
+        for task in (
+            "orders.tasks.resume_settlements",
+            "quickpay.tasks.resume_quick_payments",
+            "refunds.tasks.resume_refunds",
+        ):
             sender.app.send_task(task, queue=settings.CELERY_TASK_DEFAULT_QUEUE)
 
 

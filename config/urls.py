@@ -15,6 +15,7 @@ platform = [
     path("", include("audit.urls")),
     path("", include("webhooks.urls")),
     path("", include("checkout.api_urls")),
+    path("", include("refunds.urls")),
     path("", include("ledger.urls")),
     # Must stay last: everything else under /api/v1 is a 404 in the platform envelope.
     re_path(r"^(?P<path>[\s\S]*)$", platform_route_not_found),  # [\s\S]: a newline too

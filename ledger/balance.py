@@ -146,3 +146,64 @@ def balance_payment_refunded(fact: PaymentRefunded) -> BalanceTransaction:
         description=fact.description,
         **fact.refs,
     )
+
+
+@dataclass(frozen=True)
+class MerchantRefunded:
+    """A merchant's refund reached the payer: the merchant funded it, so their balance moves by all of it."""
+
+    organization_id: str
+    payment_id: str
+    refund_id: str  # `re_…`
+    chain_id: int
+    token_address: str
+    amount: int
+    tx_hashes: Sequence[tuple[str, int, str]]  # (funding | delivery, chain id, hash)
+    description: str
+
+
+def balance_merchant_refunded(fact: MerchantRefunded) -> BalanceTransaction:
+    """The `refund` row of a merchant's refund (once per refund): negative, net all of it."""
+    return balance_record(
+        key=f"merchant_refund:{fact.refund_id}",
+        organization_id=fact.organization_id,
+        type=Type.REFUND,
+        sign=-1,
+        chain_id=fact.chain_id,
+        token_address=fact.token_address,
+        gross=fact.amount,
+        net=fact.amount,
+        source_id=fact.payment_id,
+        tx_hashes=fact.tx_hashes,
+        posting_keys=postings_of(owner=f"refund:{fact.refund_id}"),
+        description=fact.description,
+    )
+
+
+@dataclass(frozen=True)
+class RefundBalanceToppedUp:
+    """A deposit to a refund balance top-up reached the vault: the organization's refund balance grew by it."""
+
+    organization_id: str
+    top_up_id: str
+    deposit_id: int
+    chain_id: int
+    token_address: str
+    amount: int
+    tx_hashes: Sequence[tuple[str, int, str]]
+
+
+def balance_refund_topped_up(fact: RefundBalanceToppedUp) -> BalanceTransaction:
+    """The `refund_balance` row of one top-up deposit (once per deposit)."""
+    return balance_record(
+        key=f"refund_balance:{fact.top_up_id}:{fact.deposit_id}",
+        organization_id=fact.organization_id,
+        type=Type.REFUND_BALANCE,
+        chain_id=fact.chain_id,
+        token_address=fact.token_address,
+        gross=fact.amount,
+        source_id=fact.top_up_id,
+        tx_hashes=fact.tx_hashes,
+        posting_keys=postings_of(owner=f"refund:{fact.top_up_id}"),
+        description=f"refund balance top-up {fact.top_up_id}",
+    )

@@ -166,11 +166,12 @@ class BalanceTransaction(AppendOnlyModel):
         PAYMENT = "payment"  # a payment completed: gross bought on the merchant's chain, fee, net received
         REFUND = "refund"  # money the service returned to a payer (a failed or expired payment, an extra)
         ADJUSTMENT = "adjustment"  # a correction staff recorded for the organization
+        REFUND_BALANCE = "refund_balance"  # a top-up of the organization's refund balance reached the vault
 
     id = models.CharField(primary_key=True, max_length=40, default=new_balance_transaction_id, editable=False)
     key = models.CharField(max_length=200, unique=True, help_text="The business key: one row per key.")
     organization_id = models.CharField(max_length=64, help_text="The organization (platform_api) it is for.")
-    type = models.CharField(max_length=12, choices=Type.choices)
+    type = models.CharField(max_length=20, choices=Type.choices)
     sign = models.SmallIntegerField(default=1, choices=[(1, "+"), (-1, "-")])
     chain_id = models.PositiveBigIntegerField()
     token_address = models.CharField(max_length=42)

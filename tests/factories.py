@@ -48,6 +48,7 @@ from orders.models import (
 from platform_api.models import ApiKey, IdempotencyRecord, Organization, RateLimitBucket
 from platform_api.services import api_key_create
 from quickpay.models import QuickPayment, QuickPaymentDeposit
+from refunds.models import Refund, RefundBalance, RefundDeposit, RefundTopUp, RefundTopUpDeposit
 from webhooks.crypto import encrypt_secret
 from webhooks.models import (
     NotificationEmail,
@@ -655,6 +656,80 @@ class TransactionFactory(factory.django.DjangoModelFactory):
     source_chain_id = factory.SelfAttribute("chain_id")
     source_token_address = factory.SelfAttribute("token_address")
     source_amount = factory.SelfAttribute("amount")
+
+
+# --- refunds ------------------------------------------------------------------------------------
+
+
+class RefundFactory(factory.django.DjangoModelFactory):
+    """A refund awaiting its funding by deposit, of a completed transaction."""
+
+    class Meta:
+        model = Refund
+
+    organization = factory.SubFactory(OrganizationFactory)
+    payment_id = factory.LazyAttribute(
+        lambda r: (
+            TransactionFactory(organization=r.organization, status="completed", from_address=address(0x51)).pk
+        )
+    )
+    amount = 1_000_000
+    chain_id = BASE
+    token_address = USDC_BASE
+    funding_method = Refund.Funding.DEPOSIT
+    funding_address = factory.Sequence(lambda n: address(0x7800 + n))
+    expires_at = later(hours=24)
+    destination_chain_id = BASE
+    destination_token_address = USDC_BASE
+    destination_address = address(0x51)
+    destination_amount = factory.SelfAttribute("amount")
+
+
+class RefundDepositFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RefundDeposit
+
+    refund = factory.SubFactory(RefundFactory)
+    deposit = factory.SubFactory(
+        DepositFactory,
+        to_address=factory.SelfAttribute("..refund.funding_address"),
+        owner=factory.LazyAttribute(lambda d: f"refund:{d.factory_parent.refund.pk}"),
+    )
+    counted = factory.SelfAttribute("refund.amount")
+
+
+class RefundBalanceFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RefundBalance
+
+    organization = factory.SubFactory(OrganizationFactory)
+    chain_id = BASE
+    token_address = USDC_BASE
+    amount = 5_000_000
+
+
+class RefundTopUpFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RefundTopUp
+
+    organization = factory.SubFactory(OrganizationFactory)
+    chain_id = BASE
+    token_address = USDC_BASE
+    deposit_address = factory.Sequence(lambda n: address(0x7900 + n))
+    expires_at = later(hours=24)
+
+
+class RefundTopUpDepositFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RefundTopUpDeposit
+
+    top_up = factory.SubFactory(RefundTopUpFactory)
+    deposit = factory.SubFactory(
+        DepositFactory,
+        to_address=factory.SelfAttribute("..top_up.deposit_address"),
+        owner=factory.LazyAttribute(lambda d: f"refund:{d.factory_parent.top_up.pk}"),
+    )
+    counted = 1_000_000
 
 
 class LinkVisitFactory(factory.django.DjangoModelFactory):

@@ -25,7 +25,11 @@ def test_the_architecture_page_shows_the_wiring_as_registered():
 
 def test_every_owner_kind_has_its_handlers_and_nothing_else_is_registered():
     tables = registrations()
-    assert {kind for kind, _ in tables["deposit handlers"]} == {OwnerKind.ORDER, OwnerKind.QUICKPAY}
+    assert {kind for kind, _ in tables["deposit handlers"]} == {
+        OwnerKind.ORDER,
+        OwnerKind.QUICKPAY,
+        OwnerKind.REFUND,
+    }
     assert {kind for kind, _ in tables["outbox handlers"]} == set(OwnerKind)
     assert owner_kind("quick_payment:qp_1") == owner_kind("quickpay:qp_1:payout") == OwnerKind.QUICKPAY
     assert owner_kind("order:1234") == OwnerKind.ORDER

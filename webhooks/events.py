@@ -23,6 +23,10 @@ class EventType(StrEnum):
     PAYMENT_FAILED = "payment.failed"
     CHECKOUT_COMPLETED = "checkout.completed"
     CHECKOUT_EXPIRED = "checkout.expired"
+    REFUND_CREATED = "refund.created"
+    REFUND_UPDATED = "refund.updated"
+    REFUND_SUCCEEDED = "refund.succeeded"
+    REFUND_FAILED = "refund.failed"
 
 
 EVENT_TYPES = tuple(event_type.value for event_type in EventType)

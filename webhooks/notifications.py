@@ -39,6 +39,10 @@ SUBJECTS = {
     "payment.failed": "Payment failed and refunded: {amount}",
     "checkout.completed": "Checkout completed: {amount}",
     "checkout.expired": "Checkout expired",
+    "refund.created": "Refund created",
+    "refund.updated": "Refund updated",
+    "refund.succeeded": "Refund delivered to the payer",
+    "refund.failed": "Refund failed: its amount is in your refund balance",
 }
 
 

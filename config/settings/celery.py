@@ -57,6 +57,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "quickpay.tasks.expire_quick_payments",
         "schedule": 60.0,
     },
+    # Refunds: the unfunded past REFUND_FUNDING_SECONDS are canceled; those whose money may still move are
+    # settled again (a lost task's work is found within the minute).
+    "refunds-expire": {"task": "refunds.tasks.expire_refunds", "schedule": 60.0},
+    "refunds-resume": {"task": "refunds.tasks.resume_refunds", "schedule": 60.0},
 }
 CELERY_BEAT_SCHEDULE.update(
     {

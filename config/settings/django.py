@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "quickpay",
     "webhooks",
     "checkout",
+    "refunds",
     "onramp",
     "django_otp",
     "django_otp.plugins.otp_totp",

@@ -89,6 +89,8 @@ API_KEY_LAST_USED_RESOLUTION_SECONDS = 60
 AUDIT_RETENTION_DAYS = env_int("AUDIT_RETENTION_DAYS", 90)
 AUDIT_PURGE_BATCH_SIZE = env_int("AUDIT_PURGE_BATCH_SIZE", 1000)
 QUICK_PAY_TTL_SECONDS = env_int("QUICK_PAY_TTL_SECONDS", 15 * 60)
+# A refund awaiting its funding (a deposit to its own address) is canceled after this (refunds.services).
+REFUND_FUNDING_SECONDS = env_int("REFUND_FUNDING_SECONDS", 24 * 3600)
 
 # Merchant resources: where payers reach the hosted checkout page (`{PUBLIC_BASE_URL}/pay/...`). In
 # production it defaults to https:// and the first of DJANGO_ALLOWED_HOSTS.

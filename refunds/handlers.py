@@ -1,0 +1,48 @@
+"""What the chains hand the refunds: deposits to a refund's address (confirmed, or withdrawn by a reorg) and
+the outcomes of its outbox transactions. Registered with `chains.handlers` when the app is ready."""
+
+from __future__ import annotations
+
+from chains.handlers import OwnerKind, PaymentDue, deposit_handler, outbox_handler, payable
+from chains.models import Deposit, OutboxTx
+from refunds.models import Refund
+from refunds.services import (
+    TOP_UP_PREFIX,
+    enqueue_refund_settlement,
+    refund_delivery_finished,
+    refund_record_deposit,
+    refund_withdraw_deposit,
+)
+from refunds.top_ups import top_up_record_deposit, top_up_withdraw_deposit
+
+
+@deposit_handler(OwnerKind.REFUND)
+def refund_deposit_changed(deposit: Deposit) -> None:
+    """Called in the transaction that records the deposit, or withdraws it (or retries either); idempotent."""
+    identifier = deposit.owner.partition(":")[2]  # a refund's (re_) or a balance top-up's (rtu_)
+    top_up = identifier.startswith(TOP_UP_PREFIX)
+    if deposit.status == Deposit.Status.WITHDRAWN:
+        (top_up_withdraw_deposit if top_up else refund_withdraw_deposit)(identifier, deposit.pk)
+    else:
+        (top_up_record_deposit if top_up else refund_record_deposit)(deposit, identifier)
+    enqueue_refund_settlement(identifier)
+
+
+@outbox_handler(OwnerKind.REFUND)
+def refund_tx_finished(tx: OutboxTx) -> None:
+    """One of a refund's (or a top-up's) transactions was mined or failed: the delivery ends the refund; any
+    other settles on."""
+    refund_id, _, what = tx.key.split(":", 1)[1].partition(":")
+    if what == "delivery":
+        refund_delivery_finished(tx, refund_id)
+    enqueue_refund_settlement(refund_id)
+
+
+@payable(OwnerKind.REFUND)
+def refund_due(identifier: str) -> PaymentDue | None:
+    """What a refund awaiting its funding asks the merchant for (the devnet wallet funds it)."""
+    refund = Refund.objects.filter(pk=identifier, status=Refund.Status.REQUIRES_FUNDING).first()
+    if refund is None or not refund.funding_address:
+        return None
+    due = int(refund.amount) - int(refund.funding_received)
+    return refund.chain_id, refund.token_address, refund.funding_address, due

@@ -1,0 +1,383 @@
+"""Refunds: create one (the rules: what is left of the payment, the destination, the funding), count what funds
+it, cancel and expire the unfunded, and record how its delivery ended. Each change is one transaction with
+its webhook event and, for the transaction it refunds, the refunded amount.
+
+A refund holds part of its payment's amount from the moment it is created until it is canceled or its
+delivery fails: the payment's row is locked while what is left is computed, so concurrent refunds of one
+payment never add up to more than it (PostgreSQL row lock; SQLite takes its write lock when the
+transaction begins).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from chains.incidents import incident_record
+from chains.models import Deposit, Incident, OutboxTx
+from chains.registry import chain_get, deposit_address
+from chains.tokens import token_get
+from chains.watcher import watch_address
+from checkout.models import Transaction
+from core.errors import Conflict, ErrorCode, InvalidRequest, NotFound
+from ledger.balance import MerchantRefunded, balance_merchant_refunded
+from platform_api.context import RequestContext
+from platform_api.models import Organization
+from platform_api.signals import record_write
+from quickpay.models import QuickPayment
+from refunds.models import Refund, RefundBalance, RefundDeposit, new_refund_id
+from webhooks.events import EventType, emit_event
+
+REFUND_OWNER = "refund"  # watched addresses' owner kind and the CREATE2 salt's kind of a refund's address
+TOP_UP_PREFIX = "rtu_"  # a refund balance top-up's id: its address and keys are `refund:<rtu_id>...` too
+Status = Refund.Status
+
+
+@dataclass(frozen=True)
+class Paid:
+    """What a refund needs to know of the payment it refunds, whichever kind it is."""
+
+    id: str
+    refundable: bool  # completed (a transaction) or paid (a quick payment)
+    amount: int  # what the merchant was paid, in their token
+    chain_id: int
+    token_address: str
+    payer: str  # the address the payer paid from ("" when unknown)
+    payer_chain_id: int
+    payer_token_address: str
+
+
+def _paid(organization: Organization, payment_id: str, *, lock: bool) -> Paid:
+    """The organization's payment `payment_id`, its row locked with `lock`; 404 for any other."""
+    if payment_id.startswith("txn_"):
+        rows = Transaction.objects.filter(organization=organization, pk=payment_id)
+        txn = (rows.select_for_update() if lock else rows).first()
+        if txn is not None:
+            return Paid(
+                id=txn.id,
+                refundable=txn.status == Transaction.Status.COMPLETED,
+                amount=int(txn.amount),
+                chain_id=txn.chain_id,
+                token_address=txn.token_address,
+                payer=txn.from_address,
+                payer_chain_id=txn.source_chain_id,
+                payer_token_address=txn.source_token_address,
+            )
+    elif payment_id.startswith("qp_"):
+        payments = QuickPayment.objects.filter(organization=organization, pk=payment_id)
+        payment = (payments.select_for_update() if lock else payments).first()
+        if payment is not None:
+            return Paid(
+                id=payment.id,
+                refundable=payment.status == QuickPayment.Status.PAID,
+                amount=int(payment.amount),
+                chain_id=payment.chain_id,
+                token_address=payment.token_address,
+                payer=payment.payer_address,
+                payer_chain_id=payment.chain_id,
+                payer_token_address=payment.token_address,
+            )
+    raise NotFound(f"No transaction with id '{payment_id}'.", field="transaction")
+
+
+def refund_held(payment_id: str) -> int:
+    """What the payment's refunds hold of its amount (all but the canceled and the failed)."""
+    amounts = Refund.objects.filter(payment_id=payment_id, status__in=Refund.HOLDING).values_list(
+        "amount", flat=True
+    )
+    return sum(int(amount) for amount in amounts)
+
+
+def _destination(paid: Paid, given: dict[str, Any] | None) -> tuple[int, str, str]:
+    """(chain id, token, address) the payer receives the refund at: `given`, or where they paid from."""
+    given = given or {}
+    chain_id = given.get("chain_id", paid.payer_chain_id)
+    token_address = given.get("token_address", paid.payer_token_address)
+    address = given.get("address") or paid.payer
+    if chain_get(chain_id) is None:
+        raise InvalidRequest(
+            f"chain {chain_id} is not a chain this service knows.", field="destination.chain_id"
+        )
+    token = token_get(chain_id=chain_id, address=token_address)
+    if token is None:
+        raise InvalidRequest(
+            f"{token_address} is not a token this service knows on chain {chain_id}.",
+            field="destination.token_address",
+        )
+    if not address:
+        raise InvalidRequest(
+            "the payer's address is unknown (a contract's internal payment): say where the refund goes.",
+            field="destination.address",
+            code=ErrorCode.REQUIRED,
+        )
+    if (chain_id, token.address.lower()) != (paid.chain_id, paid.token_address.lower()):
+        raise InvalidRequest(
+            f"a refund is delivered in the token the merchant was paid in ({paid.token_address} on chain "
+            f"{paid.chain_id}) for now; delivery to another chain or token is not offered yet. Give that chain "
+            "and token as the destination.",
+            field="destination",
+        )
+    return chain_id, token.address, address
+
+
+def refund_data(refund: Refund) -> dict[str, Any]:
+    from refunds.serializers import RefundSerializer
+
+    return dict(RefundSerializer(refund).data)
+
+
+def _emit(refund: Refund, event_type: EventType) -> None:
+    emit_event(
+        organization=refund.organization, event_type=event_type, data=refund_data(refund), subject=refund.id
+    )
+
+
+def _payment_refunded(payment_id: str) -> None:
+    """The transaction's `amount_refunded` (its pending and succeeded refunds) and `refunds` (every id)."""
+    if not payment_id.startswith("txn_"):
+        return
+    refunds = list(
+        Refund.objects.filter(payment_id=payment_id).order_by("created_at").values("id", "amount", "status")
+    )
+    refunded = sum(int(r["amount"]) for r in refunds if r["status"] in (Status.PENDING, Status.SUCCEEDED))
+    Transaction.objects.filter(pk=payment_id).update(
+        amount_refunded=refunded, refund_ids=[r["id"] for r in refunds], updated_at=timezone.now()
+    )
+
+
+def _change(refund: Refund, event_type: EventType, **fields: Any) -> Refund:
+    """Save `fields` on the (locked) refund, tell the merchant, bring its transaction up to date."""
+    for name, value in fields.items():
+        setattr(refund, name, value)
+    refund.updated_at = timezone.now()
+    refund.save(update_fields=[*fields, "updated_at"])
+    _emit(refund, event_type)
+    _payment_refunded(refund.payment_id)
+    return refund
+
+
+@transaction.atomic
+def refund_create(*, ctx: RequestContext, organization: Organization, data: dict[str, Any]) -> Refund:
+    """A refund of the organization's payment `data["transaction"]`: funded at once from the refund balance
+    when it covers the amount, else awaiting a deposit to its own address for REFUND_FUNDING_SECONDS."""
+    paid = _paid(organization, data["transaction"], lock=True)
+    if not paid.refundable:
+        raise InvalidRequest(
+            f"transaction {paid.id} is not completed: only a completed payment can be refunded.",
+            field="transaction",
+        )
+    left = paid.amount - refund_held(paid.id)
+    amount = data.get("amount", left)
+    if left <= 0:
+        raise InvalidRequest(
+            f"nothing is left to refund of {paid.id}: it is refunded in full.", field="amount"
+        )
+    if amount > left:
+        raise InvalidRequest(
+            f"is more than what is left to refund of {paid.id}: {left} of {paid.amount}.", field="amount"
+        )
+    chain_id, token_address, address = _destination(paid, data.get("destination"))
+    refund_id, now = new_refund_id(), timezone.now()
+    refund = Refund(
+        id=refund_id,
+        organization=organization,
+        payment_id=paid.id,
+        amount=amount,
+        chain_id=paid.chain_id,
+        token_address=paid.token_address,
+        reason=data.get("reason", ""),
+        metadata=data.get("metadata", {}),
+        destination_chain_id=chain_id,
+        destination_token_address=token_address,
+        destination_address=address,
+        destination_amount=amount,  # the same chain and token: delivered as it is
+        created_at=now,
+        updated_at=now,
+    )
+    if _take_from_balance(organization, paid.chain_id, paid.token_address, amount):
+        refund.funding_method, refund.status = Refund.Funding.BALANCE, Status.PENDING
+    else:
+        refund.funding_method = Refund.Funding.DEPOSIT
+        refund.funding_address = deposit_address(
+            chain_id=paid.chain_id, kind=REFUND_OWNER, identifier=refund_id, field="transaction"
+        )
+        refund.expires_at = now + timedelta(seconds=settings.REFUND_FUNDING_SECONDS)
+        watch_address(
+            chain_id=paid.chain_id,
+            address=refund.funding_address,
+            owner=refund.owner,
+            watch_until=refund.expires_at + timedelta(days=1),  # a late deposit is seen, and sent back
+        )
+    refund.save(force_insert=True)
+    _emit(refund, EventType.REFUND_CREATED)
+    _payment_refunded(paid.id)
+    record_write(
+        ctx=ctx, event_type="refund.created", resource_type="refund", resource_id=refund.id, created=True
+    )
+    if refund.status == Status.PENDING:
+        enqueue_refund_settlement(refund.id)
+    return refund
+
+
+def _take_from_balance(organization: Organization, chain_id: int, token_address: str, amount: int) -> bool:
+    row = (
+        RefundBalance.objects.select_for_update()
+        .filter(organization=organization, chain_id=chain_id, token_address__iexact=token_address)
+        .first()
+    )
+    if row is None or int(row.amount) < amount:
+        return False
+    RefundBalance.objects.filter(pk=row.pk).update(amount=int(row.amount) - amount, updated_at=timezone.now())
+    return True
+
+
+def refund_balance_credit(*, organization_id: str, chain_id: int, token_address: str, amount: int) -> None:
+    """Add `amount` to the organization's refund balance in the token (a failed delivery's amount, a top-up)."""
+    row, _ = RefundBalance.objects.select_for_update().get_or_create(
+        organization_id=organization_id, chain_id=chain_id, token_address=token_address
+    )
+    RefundBalance.objects.filter(pk=row.pk).update(amount=int(row.amount) + amount, updated_at=timezone.now())
+
+
+def _locked(refund_id: str) -> Refund | None:
+    return Refund.objects.select_for_update().select_related("organization").filter(pk=refund_id).first()
+
+
+@transaction.atomic
+def refund_cancel(*, ctx: RequestContext, refund: Refund) -> Refund:
+    """Cancel a refund still awaiting its funding; what part of it arrived goes back to its senders."""
+    locked = _locked(refund.id)
+    assert locked is not None
+    if locked.status != Status.REQUIRES_FUNDING:
+        raise Conflict(
+            f"refund {locked.id} is {locked.status}: only a refund awaiting funding can be canceled."
+        )
+    _change(locked, EventType.REFUND_UPDATED, status=Status.CANCELED)
+    record_write(ctx=ctx, event_type="refund.canceled", resource_type="refund", resource_id=locked.id)
+    enqueue_refund_settlement(locked.id)
+    return locked
+
+
+def refunds_expire(*, now: datetime | None = None) -> int:
+    """Cancel the refunds whose funding did not arrive in time; each in its own transaction."""
+    due = Refund.objects.filter(status=Status.REQUIRES_FUNDING, expires_at__lte=now or timezone.now())
+    expired = 0
+    for refund_id in list(due.values_list("pk", flat=True)[:500]):
+        with transaction.atomic():
+            refund = _locked(refund_id)
+            if refund is None or refund.status != Status.REQUIRES_FUNDING:
+                continue
+            _change(
+                refund,
+                EventType.REFUND_UPDATED,
+                status=Status.CANCELED,
+                failure_reason="its funding did not arrive before it expired",
+            )
+            enqueue_refund_settlement(refund.id)
+            expired += 1
+    return expired
+
+
+def refund_record_deposit(deposit: Deposit, refund_id: str) -> None:
+    """Count a confirmed deposit to the refund's address toward its funding (the handler's transaction, once
+    per deposit): only its token, only while it awaits funding, up to its amount; the rest goes back."""
+    refund = _locked(refund_id)
+    if refund is None or RefundDeposit.objects.filter(deposit_id=deposit.pk).exists():
+        return
+    amount = int(deposit.amount)
+    counts = (
+        refund.status == Status.REQUIRES_FUNDING and deposit.token.lower() == refund.token_address.lower()
+    )
+    owed = max(0, int(refund.amount) - int(refund.funding_received))
+    counted = min(amount, owed) if counts else 0
+    RefundDeposit.objects.create(refund=refund, deposit=deposit, counted=counted, returned=amount - counted)
+    if not counted:
+        return
+    received = int(refund.funding_received) + counted
+    hashes = [
+        *refund.tx_hashes,
+        {"chain_id": deposit.chain_id, "tx_hash": deposit.tx_hash, "kind": "funding"},
+    ]
+    if received < int(refund.amount):
+        refund.funding_received, refund.tx_hashes = received, hashes
+        refund.save(update_fields=["funding_received", "tx_hashes"])
+        return
+    _change(
+        refund, EventType.REFUND_UPDATED, funding_received=received, tx_hashes=hashes, status=Status.PENDING
+    )
+
+
+@transaction.atomic
+def refund_withdraw_deposit(refund_id: str, deposit_id: int) -> None:
+    """A reorg took a deposit to the refund's address off the chain for good: while the refund still awaits its
+    funding and nothing was sent for the deposit, it stops counting; otherwise staff look (an incident)."""
+    refund = _locked(refund_id)
+    item = RefundDeposit.objects.filter(refund_id=refund_id, deposit_id=deposit_id).first()
+    if refund is None or item is None or not (int(item.counted) or int(item.returned)):
+        return
+    counted = int(item.counted)
+    RefundDeposit.objects.filter(pk=item.pk).update(counted=0, returned=0)
+    sent = OutboxTx.objects.filter(
+        key__in=[f"refund:{refund_id}:return:{deposit_id}", f"refund:{refund_id}:unfunded:{deposit_id}"]
+    ).exists()
+    if refund.status == Status.REQUIRES_FUNDING and not sent:
+        refund.funding_received = int(refund.funding_received) - counted
+        refund.save(update_fields=["funding_received"])
+        return
+    incident_record(
+        kind=Incident.Kind.DEPOSIT_REORGED,
+        subject=refund.owner,
+        chain_id=refund.chain_id,
+        summary=f"refund {refund_id} ({refund.status}): a deposit that funded it or was going back was taken off "
+        "the chain by a reorg; nothing more is sent for it until staff resolve this",
+        details={"deposit": deposit_id, "counted": str(counted)},
+    )
+
+
+def refund_delivery_finished(tx: OutboxTx, refund_id: str) -> None:
+    """The delivery to the payer was mined (`succeeded`) or failed (`failed`: its amount, swept into the vault,
+    is credited to the organization's refund balance). Once per refund: the row is locked."""
+    refund = _locked(refund_id)
+    if refund is None or refund.status != Status.PENDING:
+        return
+    if tx.status == OutboxTx.Status.MINED:
+        hashes = [*refund.tx_hashes, {"chain_id": tx.chain_id, "tx_hash": tx.tx_hash, "kind": "delivery"}]
+        _change(refund, EventType.REFUND_SUCCEEDED, status=Status.SUCCEEDED, tx_hashes=hashes)
+        balance_merchant_refunded(
+            MerchantRefunded(
+                organization_id=refund.organization_id,
+                payment_id=refund.payment_id,
+                refund_id=refund.id,
+                chain_id=refund.chain_id,
+                token_address=refund.token_address,
+                amount=int(refund.amount),
+                tx_hashes=[(h["kind"], h["chain_id"], h["tx_hash"]) for h in hashes],
+                description=f"refund {refund.id} of {refund.payment_id}",
+            )
+        )
+        return
+    refund_balance_credit(
+        organization_id=refund.organization_id,
+        chain_id=refund.chain_id,
+        token_address=refund.token_address,
+        amount=int(refund.amount),
+    )
+    _change(
+        refund,
+        EventType.REFUND_FAILED,
+        status=Status.FAILED,
+        failure_reason=f"the delivery failed on chain: {tx.error or 'reverted'}; its amount is in the refund balance"[
+            :500
+        ],
+    )
+
+
+def enqueue_refund_settlement(refund_id: str) -> None:
+    from refunds.tasks import settle_refund
+
+    transaction.on_commit(lambda: settle_refund.delay(refund_id))

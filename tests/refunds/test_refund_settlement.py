@@ -1,0 +1,213 @@
+"""A refund's money on a real devnet: funded by the merchant to the refund's own address, delivered to the payer
+to the unit, everything that did not fund it back to its sender; the vault keeps nothing."""
+
+import time
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from web3 import Web3
+
+from chains.artifacts import artifact
+from chains.models import OutboxTx
+from chains.outbox import outbox_poll
+from chains.wallet import devnet_transfer
+from chains.watcher import scan_chain
+from checkout.models import Transaction
+from ledger.reconcile import reconcile_chain
+from refunds.models import Refund, RefundBalance
+from refunds.tasks import settle_refund
+from tests.factories import TransactionFactory, WebhookEndpointFactory
+from webhooks.models import WebhookEvent
+
+pytestmark = pytest.mark.django_db
+VAULT = settings.VAULT_ADDRESS
+DEVNET = 31337
+
+
+@pytest.fixture
+def devnet_a(devnets_registry, settings):
+    settings.OUTBOX_RESEND_AFTER_SECONDS = 0
+    call_command("reconcile", "--open-devnets")  # the ledger opened at what the devnets hold now
+    return devnets_registry[0]
+
+
+def token(devnet, symbol):
+    w3 = Web3(Web3.HTTPProvider(devnet[0].rpc_url))
+    return w3, w3.eth.contract(address=devnet[1]["contracts"][symbol], abi=artifact("TestToken")["abi"])
+
+
+def settle_until(refund_id, done, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        scan_chain(DEVNET)
+        settle_refund(refund_id)  # a refund's or a top-up's, as the worker's task does
+        outbox_poll()
+        if done():
+            return
+        time.sleep(0.3)
+    pytest.fail(f"refund {refund_id} did not settle: {dict(OutboxTx.objects.values_list('key', 'status'))}")
+
+
+def mined(*keys):
+    return lambda: OutboxTx.objects.filter(key__in=keys, status="mined").count() == len(keys)
+
+
+def paid_transaction(organization, devnet, payer):
+    usdc = devnet[1]["contracts"]["dUSDC"]
+    return TransactionFactory(
+        organization=organization,
+        status="completed",
+        chain_id=DEVNET,
+        token_address=usdc,
+        source_chain_id=DEVNET,
+        source_token_address=usdc,
+        amount=10_000_000,
+        from_address=payer,
+    )
+
+
+def test_a_partial_refund_reaches_the_payer_to_the_unit_and_the_rest_goes_back(
+    admin_client, organization, devnet_a
+):
+    w3, usdc = token(devnet_a, "dUSDC")
+    _, weth = token(devnet_a, "dWETH")
+    payer, merchant, stranger = (w3.eth.accounts[n] for n in (1, 2, 3))
+    WebhookEndpointFactory(organization=organization, events=["*"])
+    paid = paid_transaction(organization, devnet_a, payer)
+    body = admin_client.post(
+        "/api/v1/refunds", {"transaction": paid.id, "amount": "4000000"}, format="json"
+    ).json()
+    before = {who: usdc.functions.balanceOf(who).call() for who in (payer, merchant, VAULT)}
+    weth_before = (weth.functions.balanceOf(stranger).call(), weth.functions.balanceOf(VAULT).call())
+
+    # the merchant sends half a unit more than the refund; someone sends another token to its address
+    funding = devnet_transfer(
+        chain=devnet_a[0], token=usdc.address, to=body["funding"]["address"], amount=4_500_000, from_account=2
+    )
+    devnet_transfer(
+        chain=devnet_a[0], token=weth.address, to=body["funding"]["address"], amount=10**17, from_account=3
+    )
+    refund = Refund.objects.get(pk=body["id"])
+    returns = lambda: [f"refund:{refund.id}:return:{d.deposit_id}" for d in refund.deposits.all()]  # noqa: E731
+    settle_until(
+        refund.id, lambda: len(returns()) == 2 and mined(f"refund:{refund.id}:delivery", *returns())()
+    )
+
+    after = admin_client.get(f"/api/v1/refunds/{refund.id}").json()
+    delivery = OutboxTx.objects.get(key=f"refund:{refund.id}:delivery")
+    assert after["status"] == "succeeded"
+    assert after["tx_hashes"] == [
+        {"chain_id": DEVNET, "tx_hash": funding, "kind": "funding"},
+        {"chain_id": DEVNET, "tx_hash": delivery.tx_hash, "kind": "delivery"},
+    ]
+    assert usdc.functions.balanceOf(payer).call() == before[payer] + 4_000_000
+    assert usdc.functions.balanceOf(merchant).call() == before[merchant] - 4_000_000  # the extra came back
+    assert usdc.functions.balanceOf(VAULT).call() == before[VAULT]
+    assert (weth.functions.balanceOf(stranger).call(), weth.functions.balanceOf(VAULT).call()) == weth_before
+
+    events = list(WebhookEvent.objects.filter(subject=refund.id).order_by("created_at", "pk"))
+    assert [(e.event_type, e.data["status"]) for e in events] == [
+        ("refund.created", "requires_funding"),
+        ("refund.updated", "pending"),
+        ("refund.succeeded", "succeeded"),
+    ]
+    assert Transaction.objects.get(pk=paid.pk).amount_refunded == 4_000_000
+    rows = admin_client.get(f"/api/v1/balance-transactions?source_id={paid.id}").json()["data"]
+    assert [(r["type"], r["amount"], r["net"]) for r in rows] == [("refund", "-4000000", "-4000000")]
+
+    sent = dict(OutboxTx.objects.values_list("key", "tx_hash"))
+    for _ in range(2):  # settling again asks for nothing new
+        settle_refund(refund.id)
+    assert dict(OutboxTx.objects.values_list("key", "tx_hash")) == sent
+    run = reconcile_chain(DEVNET)  # the refund's address, the vault: the ledger agrees with the chain
+    assert run.ok, (run.error, run.rows)
+
+
+def test_a_refund_canceled_before_it_was_funded_in_full_sends_back_what_arrived(
+    admin_client, organization, devnet_a
+):
+    w3, usdc = token(devnet_a, "dUSDC")
+    payer, merchant = w3.eth.accounts[1], w3.eth.accounts[2]
+    paid = paid_transaction(organization, devnet_a, payer)
+    body = admin_client.post(
+        "/api/v1/refunds", {"transaction": paid.id, "amount": "4000000"}, format="json"
+    ).json()
+    before = {who: usdc.functions.balanceOf(who).call() for who in (payer, merchant, VAULT)}
+    devnet_transfer(
+        chain=devnet_a[0], token=usdc.address, to=body["funding"]["address"], amount=1_000_000, from_account=2
+    )
+    refund = Refund.objects.get(pk=body["id"])
+    deadline = time.monotonic() + 30
+    while not refund.deposits.exists() and time.monotonic() < deadline:
+        scan_chain(DEVNET)
+        time.sleep(0.3)
+    assert admin_client.get(f"/api/v1/refunds/{refund.id}").json()["status"] == "requires_funding"
+
+    assert admin_client.post(f"/api/v1/refunds/{refund.id}/cancel").json()["status"] == "canceled"
+    deposit = refund.deposits.get().deposit_id
+    settle_until(refund.id, mined(f"refund:{refund.id}:unfunded:{deposit}"))
+
+    assert usdc.functions.balanceOf(merchant).call() == before[merchant]
+    assert usdc.functions.balanceOf(payer).call() == before[payer]
+    assert usdc.functions.balanceOf(VAULT).call() == before[VAULT]
+    assert not OutboxTx.objects.filter(key=f"refund:{refund.id}:delivery").exists()
+    assert reconcile_chain(DEVNET).ok
+
+
+def test_a_top_up_funds_the_balance_once_the_vault_holds_it_and_a_refund_from_it_needs_no_deposit(
+    admin_client, organization, devnet_a
+):
+    w3, usdc = token(devnet_a, "dUSDC")
+    _, weth = token(devnet_a, "dWETH")
+    payer, stranger = w3.eth.accounts[1], w3.eth.accounts[3]
+    top_up = admin_client.post(
+        "/api/v1/refund-balance/top-ups", {"chain_id": DEVNET, "token_address": usdc.address}, format="json"
+    ).json()
+    assert (top_up["object"], top_up["credited"]) == ("refund_balance_top_up", "0")
+    before = {who: usdc.functions.balanceOf(who).call() for who in (payer, VAULT)}
+    weth_before = weth.functions.balanceOf(stranger).call()
+    for amount in (2_000_000, 3_000_000):  # two transfers add up
+        devnet_transfer(
+            chain=devnet_a[0], token=usdc.address, to=top_up["address"], amount=amount, from_account=2
+        )
+    devnet_transfer(
+        chain=devnet_a[0], token=weth.address, to=top_up["address"], amount=10**17, from_account=3
+    )
+
+    def balance():
+        return {(r.chain_id, r.token_address): str(r.amount) for r in RefundBalance.objects.all()}
+
+    def returned():
+        return OutboxTx.objects.filter(key__startswith=f"refund:{top_up['id']}:return:", status="mined")
+
+    settle_until(
+        top_up["id"], lambda: balance() == {(DEVNET, usdc.address): "5000000"} and returned().exists()
+    )
+    assert weth.functions.balanceOf(stranger).call() == weth_before  # another token went back
+    assert usdc.functions.balanceOf(VAULT).call() == before[VAULT] + 5_000_000
+    rows = admin_client.get(f"/api/v1/balance-transactions?source_id={top_up['id']}").json()["data"]
+    assert sorted((r["type"], r["amount"]) for r in rows) == [
+        ("refund_balance", "2000000"),
+        ("refund_balance", "3000000"),
+    ]
+
+    paid = paid_transaction(organization, devnet_a, payer)
+    body = admin_client.post(
+        "/api/v1/refunds", {"transaction": paid.id, "amount": "3000000"}, format="json"
+    ).json()
+    assert (body["status"], body["funding"]["method"]) == ("pending", "balance")
+    settle_until(body["id"], mined(f"refund:{body['id']}:delivery"))
+
+    assert admin_client.get(f"/api/v1/refunds/{body['id']}").json()["status"] == "succeeded"
+    assert usdc.functions.balanceOf(payer).call() == before[payer] + 3_000_000
+    assert usdc.functions.balanceOf(VAULT).call() == before[VAULT] + 2_000_000  # what the balance still holds
+    shown = admin_client.get("/api/v1/refund-balance").json()
+    assert [(r["chain_id"], r["token_address"], r["amount"]) for r in shown["data"]] == [
+        (DEVNET, usdc.address, "2000000")
+    ]
+    for _ in range(2):  # settling the top-up again credits nothing twice
+        settle_until(top_up["id"], lambda: True)
+    assert balance() == {(DEVNET, usdc.address): "2000000"}
+    run = reconcile_chain(DEVNET)
+    assert run.ok, (run.error, run.rows)
