@@ -12,6 +12,7 @@ from typing import Any
 import segno
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from django.utils.translation import gettext as _
 
 from chains.evm import ZERO_ADDRESS
 from chains.models import Token
@@ -114,3 +115,29 @@ def luminance(color: str) -> float:
     channels = [int(color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
     r, g, b = ((c / 12.92) if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def wallet_messages() -> dict[str, str]:
+    """The wallet script's sentences (checkout/static/checkout/wallet.js: the hosted page, the dashboard's refund
+    funding), in the payer's language; `{name}` marks are filled by the script."""
+    return {
+        "browserWallet": _("Browser wallet"),
+        "payWith": _("Pay with {wallet}"),
+        "connecting": _("Connecting to {wallet}…"),
+        "switching": _("Switching your wallet to {chainName}…"),
+        "adding": _("Adding {chainName} to your wallet…"),
+        "unknownChain": _(
+            "Your wallet does not know {chainName} (chain {chainId}). Add it in the wallet, then try again."
+        ),
+        "wrongChain": _("Your wallet is still on another network. Switch it to {chainName} and try again."),
+        "confirm": _("Confirm the payment in {wallet}."),
+        "sent": _("Payment sent. Waiting for the network to confirm it…"),
+        "nothingOwed": _("Nothing is owed on this checkout any more."),
+        "balance": _("Your wallet holds {have} {symbol}; this payment needs {need} {symbol}."),
+        "gas": _("Your wallet does not have enough {nativeSymbol} to pay the network fee."),
+        "rejected": _("You declined the request in your wallet. Nothing was sent."),
+        "unauthorized": _("The wallet did not connect this page. Try again and approve the connection."),
+        "pending": _("Your wallet already has a request open: finish it in the wallet."),
+        "gone": _("Your wallet disconnected. Reconnect it, or pay to the address with the QR code."),
+        "failed": _("The wallet could not send the payment: {reason}"),
+    }

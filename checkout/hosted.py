@@ -37,6 +37,7 @@ from checkout.display import (
     payable_tokens,
     payment_uri,
     qr_svg,
+    wallet_messages,
 )
 from checkout.hosted_form import ADDRESS_PARTS, HostedCheckoutForm
 from checkout.inputs import SessionRequest
@@ -360,31 +361,6 @@ def _status_context(session: CheckoutSession, order: Order | None) -> dict[str, 
         "again_url": reverse("pay-link", kwargs={"short_code": session.payment_link.short_code})
         if session.status in ("expired", "failed") and session.payment_link and session.payment_link.is_active
         else None,
-    }
-
-
-def wallet_messages() -> dict[str, str]:
-    """The wallet script's sentences, in the payer's language; `{name}` marks are filled by the script."""
-    return {
-        "browserWallet": _("Browser wallet"),
-        "payWith": _("Pay with {wallet}"),
-        "connecting": _("Connecting to {wallet}…"),
-        "switching": _("Switching your wallet to {chainName}…"),
-        "adding": _("Adding {chainName} to your wallet…"),
-        "unknownChain": _(
-            "Your wallet does not know {chainName} (chain {chainId}). Add it in the wallet, then try again."
-        ),
-        "wrongChain": _("Your wallet is still on another network. Switch it to {chainName} and try again."),
-        "confirm": _("Confirm the payment in {wallet}."),
-        "sent": _("Payment sent. Waiting for the network to confirm it…"),
-        "nothingOwed": _("Nothing is owed on this checkout any more."),
-        "balance": _("Your wallet holds {have} {symbol}; this payment needs {need} {symbol}."),
-        "gas": _("Your wallet does not have enough {nativeSymbol} to pay the network fee."),
-        "rejected": _("You declined the request in your wallet. Nothing was sent."),
-        "unauthorized": _("The wallet did not connect this page. Try again and approve the connection."),
-        "pending": _("Your wallet already has a request open: finish it in the wallet."),
-        "gone": _("Your wallet disconnected. Reconnect it, or pay to the address with the QR code."),
-        "failed": _("The wallet could not send the payment: {reason}"),
     }
 
 

@@ -186,6 +186,16 @@ def payment(request: HttpRequest, transaction_id: str) -> HttpResponse:
         transaction_id,
         "payment",
     )
+    return payment_page(request, txn)
+
+
+def payment_page(
+    request: HttpRequest, txn: Transaction, *, refund_form=None, status: int = 200
+) -> HttpResponse:
+    """One payment: its facts, timeline, transfers, and its refunds (with the refund form, or `refund_form`
+    showing what was refused)."""
+    from dashboard.refund_pages import payment_refunds
+
     order = Order.objects.filter(pk=txn.order_id).first()
 
     def hashes(rows, label):
@@ -232,7 +242,9 @@ def payment(request: HttpRequest, transaction_id: str) -> HttpResponse:
             "timeline": payment_story.timeline(order),
             "transfers": transfers,
             "nav": "payments",
+            **payment_refunds(request, txn, refund_form),
         },
+        status=status,
     )
 
 

@@ -8,7 +8,8 @@
  * of the wallet: no signature, no approval. The QR code and the copy buttons stay as the other way.
  *
  * The payment's facts and every sentence shown come from the page (`#wallet-data`, JSON written by the
- * server in the payer's language).
+ * server in the payer's language). The dashboard funds a merchant's refund with the same script
+ * (`plainStatus`: its status URL answers `{remaining}`).
  */
 (function () {
   "use strict";
@@ -107,6 +108,10 @@
     // What the checkout still waits for, now: a part may have arrived since the page was drawn.
     var response = await fetch(pay.statusUrl, {headers: {Accept: "application/json"}, cache: "no-cache"});
     var data = await response.json();
+    if (pay.plainStatus) {
+      // The dashboard's refund funding answers `{remaining}`: null once nothing more is awaited.
+      return data.remaining === null || data.remaining === undefined ? null : BigInt(data.remaining);
+    }
     if (data.session.status !== "open" || !data.order || data.order.status !== pay.waitingStatus) {
       return null;
     }

@@ -1,0 +1,250 @@
+"""Refunds in the dashboard: refund a payment (all or part of it, a reason, another address on the same chain
+and token), fund it from the member's browser wallet (the hosted page's wallet script: connect, switch chain,
+one transfer) or from the refund balance, follow it to the payer, cancel it before it is funded; the list of
+the organization's refunds. Through the API's serializers and services (refunds), audited as the member.
+
+The service's fee is not returned: the merchant refunds from what they received.
+"""
+
+from __future__ import annotations
+
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from chains.registry import chain_get
+from checkout.display import display_token, format_units, wallet_messages
+from checkout.models import Transaction
+from checkout.receipts import explorer_link, short_hash
+from dashboard.amounts import chain_name, token_amount
+from dashboard.auth import member_view, owned
+from dashboard.forms import ApiForm, submitted
+from dashboard.once import new_form_token
+from dashboard.roles import WRITE
+from platform_api.context import RequestContext
+from refunds import selectors, services
+from refunds.models import Refund
+from refunds.serializers import RefundCreateSerializer
+
+FLASH = "dashboard_refund_flash"
+PAGE_SIZE = 50
+REASONS = [
+    ("requested_by_customer", "Requested by the customer"),
+    ("duplicate", "A duplicate payment"),
+    ("fraudulent", "Fraudulent"),
+    ("other", "Another reason"),
+]
+
+
+class RefundForm(ApiForm):
+    FIELDS = ("amount", "reason", "address")
+
+    def body(self, txn: Transaction) -> dict | None:
+        token = display_token(txn.chain_id, txn.token_address)
+        amount = self.units("amount", token) if self.text("amount") else None
+        body: dict = {"transaction": txn.id, "reason": self.text("reason") or "requested_by_customer"}
+        if amount is not None:
+            body["amount"] = str(amount)
+        if self.text("address"):  # another address, on the chain and in the token the merchant was paid in
+            body["destination"] = {
+                "chain_id": txn.chain_id,
+                "token_address": txn.token_address,
+                "address": self.text("address"),
+            }
+        if self.errors:
+            return None
+        return self.checked(RefundCreateSerializer, body)
+
+    def refuse(self, field: str | None, message: str) -> None:
+        super().refuse("address" if field == "destination" else field, message)
+
+
+def refund_rows(refunds) -> list[dict]:
+    return [
+        {
+            "id": refund.id,
+            "status": refund.status,
+            "amount": token_amount(refund.chain_id, refund.token_address, refund.amount),
+            "payment": refund.payment_id,
+            "to": refund.destination_address,
+            "created_at": refund.created_at,
+        }
+        for refund in refunds
+    ]
+
+
+def payment_refunds(request: HttpRequest, txn: Transaction, form: RefundForm | None = None) -> dict:
+    """What the payment page shows of its refunds, and the refund form when the member may refund."""
+    refunds = Refund.objects.filter(organization=request.member.organization, payment_id=txn.id).order_by(  # type: ignore[attr-defined]
+        "-created_at"
+    )
+    token = display_token(txn.chain_id, txn.token_address)
+    left = int(txn.amount) - services.refund_held(txn.id)
+    return {
+        "form_token": new_form_token(),
+        "refunds": refund_rows(refunds),
+        "refundable": txn.status == Transaction.Status.COMPLETED and left > 0,
+        "refund_left": f"{format_units(left, token.decimals)} {token.symbol}" if token else f"{left} units",
+        "refund_form": form or RefundForm(),
+        "reasons": REASONS,
+    }
+
+
+@require_POST
+@member_view(WRITE)
+def refund_create(request: HttpRequest, transaction_id: str) -> HttpResponse:
+    txn = owned(Transaction.objects.all(), request, transaction_id, "payment")
+    form = RefundForm(request.POST)
+    organization = request.member.organization  # type: ignore[attr-defined]
+    done = submitted(
+        request,
+        form,
+        body=lambda: form.body(txn),
+        write=lambda ctx, data: services.refund_create(ctx=ctx, organization=organization, data=data).id,
+        done=lambda request, made: redirect("dashboard:refund", made),
+        once=True,
+    )
+    if done is not None:
+        return done
+    from dashboard.pages import payment_page
+
+    return payment_page(request, txn, refund_form=form, status=400)
+
+
+def _wallet(refund: Refund) -> dict | None:
+    """The wallet script's facts for funding `refund` from the member's browser wallet (refunds/wallet.js)."""
+    chain = chain_get(refund.chain_id)
+    token = display_token(refund.chain_id, refund.token_address)
+    if (
+        refund.status != Refund.Status.REQUIRES_FUNDING
+        or not refund.funding_address
+        or chain is None
+        or token is None
+    ):
+        return None
+    add_chain = None
+    if chain.devnet and chain.rpc_url:
+        add_chain = {
+            "chainId": hex(chain.chain_id),
+            "chainName": chain.name,
+            "rpcUrls": [chain.rpc_url],
+            "nativeCurrency": {
+                "name": chain.native_symbol,
+                "symbol": chain.native_symbol,
+                "decimals": chain.native_decimals,
+            },
+        }
+    messages = wallet_messages() | {
+        "payWith": "Fund it with {wallet}",
+        "nothingOwed": "This refund is funded: nothing more to send.",
+        "sent": "Sent. The refund is funded once the transfer is confirmed; this page follows it.",
+    }
+    return {
+        "sessionId": refund.id,
+        "statusUrl": reverse("dashboard:refund-owed", args=[refund.id]),
+        "plainStatus": True,
+        "chainId": chain.chain_id,
+        "chainName": chain.name,
+        "nativeSymbol": chain.native_symbol,
+        "token": refund.token_address,
+        "native": False,
+        "deposit": refund.funding_address,
+        "decimals": token.decimals,
+        "symbol": token.symbol,
+        "explorerUrl": chain.explorer_url or "",
+        "addChain": add_chain,
+        "messages": messages,
+    }
+
+
+@require_GET
+@member_view()
+def refund(request: HttpRequest, refund_id: str) -> HttpResponse:
+    found = owned(Refund.objects.all(), request, refund_id, "refund")
+    owed = int(found.amount) - int(found.funding_received)
+    hashes = [
+        {
+            "kind": h["kind"],
+            "chain": chain_name(h["chain_id"]),
+            "hash": h["tx_hash"],
+            "short": short_hash(h["tx_hash"]),
+            "url": explorer_link(h["chain_id"], h["tx_hash"]),
+        }
+        for h in found.tx_hashes
+    ]
+    context = {
+        "refund": found,
+        "amount": token_amount(found.chain_id, found.token_address, found.amount),
+        "owed": token_amount(found.chain_id, found.token_address, owed),
+        "owed_units": owed,
+        "delivered": token_amount(
+            found.destination_chain_id, found.destination_token_address, found.destination_amount
+        ),
+        "chain": chain_name(found.chain_id),
+        "destination_chain": chain_name(found.destination_chain_id),
+        "hashes": hashes,
+        "wallet": _wallet(found),
+        "is_transaction": found.payment_id.startswith("txn_"),
+        "reason": dict(REASONS).get(found.reason, ""),
+        "flash": request.session.pop(FLASH, None),
+        "nav": "refunds",
+        "member": request.member,  # type: ignore[attr-defined]
+    }
+    template = (
+        "dashboard/_refund_state.html" if request.headers.get("HX-Request") else "dashboard/refund.html"
+    )
+    return render(request, template, context)
+
+
+@require_GET
+@member_view()
+def refund_owed(request: HttpRequest, refund_id: str) -> JsonResponse:
+    """What the wallet script still has to send: `{remaining}`, null once the refund awaits no funding."""
+    found = owned(Refund.objects.all(), request, refund_id, "refund")
+    remaining = int(found.amount) - int(found.funding_received)
+    awaiting = found.status == Refund.Status.REQUIRES_FUNDING and remaining > 0
+    return JsonResponse({"remaining": str(remaining) if awaiting else None})
+
+
+@require_POST
+@member_view(WRITE)
+def refund_cancel(request: HttpRequest, refund_id: str) -> HttpResponse:
+    found = owned(Refund.objects.all(), request, refund_id, "refund")
+    if found.status == Refund.Status.REQUIRES_FUNDING:
+        services.refund_cancel(ctx=RequestContext.for_member(request, request.member), refund=found)  # type: ignore[attr-defined]
+        request.session[FLASH] = "The refund is canceled. Anything sent toward it goes back to its sender."
+    else:
+        request.session[FLASH] = (
+            f"The refund is {found.status}: only a refund awaiting funding can be canceled."
+        )
+    return redirect("dashboard:refund", found.id)
+
+
+@require_GET
+@member_view()
+def refunds(request: HttpRequest) -> HttpResponse:
+    organization = request.member.organization  # type: ignore[attr-defined]
+    status = request.GET.get("status", "")
+    found = selectors.refund_list(
+        organization=organization, status=status if status in Refund.Status.values else None
+    )
+    page = Paginator(found.order_by("-created_at", "-id"), PAGE_SIZE).get_page(request.GET.get("page"))
+    balances = [
+        {"chain": chain_name(b.chain_id), "amount": token_amount(b.chain_id, b.token_address, b.amount)}
+        for b in selectors.refund_balances(organization=organization)
+    ]
+    return render(
+        request,
+        "dashboard/refunds.html",
+        {
+            "member": request.member,  # type: ignore[attr-defined]
+            "rows": refund_rows(page.object_list),
+            "page": page,
+            "status": status,
+            "statuses": [(value, value.replace("_", " ")) for value in Refund.Status.values],
+            "balances": balances,
+            "nav": "refunds",
+        },
+    )

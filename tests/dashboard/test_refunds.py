@@ -1,0 +1,137 @@
+"""Refunds in the dashboard: a member who may write refunds a payment (all or part, another address), follows
+it and cancels it before it is funded; a viewer reads them and cannot refund; refusals name their field."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from audit.models import AuditEvent
+from refunds.models import Refund
+from tests.dashboard.conftest import signed_in
+from tests.factories import OrganizationFactory, RefundBalanceFactory, TransactionFactory, address
+
+pytestmark = pytest.mark.django_db
+PAYER = address(0x51)
+
+
+@pytest.fixture
+def paid(organization, tokens):
+    return TransactionFactory(
+        organization=organization, status="completed", amount=10_000_000, from_address=PAYER
+    )
+
+
+def form_token(page: str) -> str:
+    return re.search(r'name="form_token" value="([^"]+)"', page).group(1)
+
+
+def test_an_owner_refunds_part_of_a_payment_and_funds_it_at_its_own_address(organization, owner, paid):
+    browser = signed_in(owner)
+    page = browser.get(f"/dashboard/payments/{paid.id}").content.decode()
+    assert 'id="refund-form"' in page and "Up to 10 USDC" in page and "fee is not returned" in page
+
+    token = form_token(page)
+    response = browser.post(
+        f"/dashboard/payments/{paid.id}/refund",
+        {"form_token": token, "amount": "4.25", "reason": "requested_by_customer", "address": ""},
+    )
+    refund = Refund.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/dashboard/refunds/{refund.id}"
+    assert (refund.amount, refund.destination_address, refund.status) == (
+        4_250_000,
+        PAYER,
+        "requires_funding",
+    )
+    event = AuditEvent.objects.get(event_type="refund.created")
+    assert event.actor.startswith("member:")
+    again = browser.post(f"/dashboard/payments/{paid.id}/refund", {"form_token": token, "amount": "4.25"})
+    assert (
+        again["Location"] == f"/dashboard/refunds/{refund.id}" and Refund.objects.count() == 1
+    )  # a double submit
+
+    page = browser.get(f"/dashboard/refunds/{refund.id}").content.decode()
+    assert refund.funding_address in page and "4.25 USDC" in page and 'id="wallet-data"' in page
+    assert browser.get(f"/dashboard/refunds/{refund.id}/owed").json() == {"remaining": "4250000"}
+    assert refund.id in browser.get("/dashboard/refunds/").content.decode()
+    assert refund.id in browser.get(f"/dashboard/payments/{paid.id}").content.decode()
+
+    response = browser.post(f"/dashboard/refunds/{refund.id}/cancel")
+    refund.refresh_from_db()
+    assert response.status_code == 302 and refund.status == "canceled"
+    assert browser.get(f"/dashboard/refunds/{refund.id}/owed").json() == {"remaining": None}
+    assert AuditEvent.objects.filter(event_type="refund.canceled").count() == 1
+
+
+def test_a_refund_the_balance_covers_is_pending_at_once_to_another_address(organization, owner, paid):
+    RefundBalanceFactory(organization=organization, amount=20_000_000)
+    browser = signed_in(owner)
+    token = form_token(browser.get(f"/dashboard/payments/{paid.id}").content.decode())
+    other = address(0x77)
+
+    browser.post(
+        f"/dashboard/payments/{paid.id}/refund", {"form_token": token, "amount": "", "address": other}
+    )
+
+    refund = Refund.objects.get()
+    assert (refund.amount, refund.destination_address, refund.status) == (10_000_000, other, "pending")
+    page = browser.get(f"/dashboard/refunds/{refund.id}").content.decode()
+    assert "from your refund balance" in page and 'id="wallet-data"' not in page
+    assert (
+        'id="refund-form"' not in browser.get(f"/dashboard/payments/{paid.id}").content.decode()
+    )  # nothing left
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"amount": "10.000001"}, "amount", "what is left"),
+        ({"amount": "0"}, "amount", "greater than zero"),
+        ({"amount": "1.0000001"}, "amount", "At most 6 decimals"),
+        ({"address": "0x12"}, "address", "40 hexadecimal"),
+    ],
+)
+def test_a_refused_refund_says_why_beside_its_field_and_writes_nothing(
+    organization, owner, paid, fields, field, message
+):
+    browser = signed_in(owner)
+    token = form_token(browser.get(f"/dashboard/payments/{paid.id}").content.decode())
+
+    response = browser.post(f"/dashboard/payments/{paid.id}/refund", {"form_token": token, **fields})
+
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert f'id="{field}-error"' in page and message in page
+    assert not Refund.objects.exists()
+
+
+def test_a_viewer_reads_refunds_and_cannot_refund_or_cancel(organization, viewer, paid):
+    refund = Refund.objects.create(
+        organization=organization,
+        payment_id=paid.id,
+        amount=1,
+        chain_id=paid.chain_id,
+        token_address=paid.token_address,
+        funding_method="deposit",
+        funding_address=address(0x7801),
+        destination_chain_id=paid.chain_id,
+        destination_token_address=paid.token_address,
+        destination_address=PAYER,
+    )
+    browser = signed_in(viewer)
+
+    assert 'id="refund-form"' not in browser.get(f"/dashboard/payments/{paid.id}").content.decode()
+    assert browser.get(f"/dashboard/refunds/{refund.id}").status_code == 200
+    assert browser.post(f"/dashboard/payments/{paid.id}/refund", {"amount": "1"}).status_code == 403
+    assert browser.post(f"/dashboard/refunds/{refund.id}/cancel").status_code == 403
+    assert Refund.objects.get().status == "requires_funding" and Refund.objects.count() == 1
+
+
+def test_another_organizations_refund_and_payment_are_not_found(owner, tokens):
+    theirs = TransactionFactory(organization=OrganizationFactory(), status="completed", from_address=PAYER)
+    browser = signed_in(owner)
+
+    assert browser.post(f"/dashboard/payments/{theirs.id}/refund", {"amount": "1"}).status_code == 404
+    assert browser.get("/dashboard/refunds/re_nothing").status_code == 404
+    assert not Refund.objects.exists()
