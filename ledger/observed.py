@@ -220,9 +220,20 @@ def posting_kind(key: str) -> str:
     return word[:40]
 
 
+def sent_by_the_service(deposit: Deposit) -> bool:
+    """Whether the service's own vault or solver sent the deposit (the vault paying the order that delivers a
+    merchant's refund elsewhere): its outbox transaction's posting moved it already, from the signer's account
+    to the deposit address's, so the deposit is not posted again."""
+    sender = deposit.from_address.lower()
+    return bool(sender) and sender in {(signer_address(role) or "").lower() for role in ("vault", "solver")}
+
+
 @deposit_observer
 def deposit_posted(deposit: Deposit) -> None:
-    """A deposit in the ledger: posted when handed over confirmed, undone when withdrawn."""
+    """A deposit in the ledger: posted when handed over confirmed, undone when withdrawn (one the service sent
+    itself is its outbox transaction's posting)."""
+    if sent_by_the_service(deposit):
+        return
     key = f"deposit:{deposit.pk}"
     if deposit.status == Deposit.Status.WITHDRAWN:
         if Posting.objects.filter(key=key).exists():

@@ -30,7 +30,7 @@ from chains.outbox.send import IN_FLIGHT, receipt_logs, receipt_of
 from chains.registry import chain_get
 from chains.signers import signer_address
 from ledger.models import Account, Entry, Posting, ReconcileRun, ReconcileStart
-from ledger.observed import HELD, outbox_legs
+from ledger.observed import HELD, outbox_legs, sent_by_the_service
 from ledger.postings import Leg, credit, debit, post
 
 logger = logging.getLogger(__name__)
@@ -142,6 +142,8 @@ def _in_flight(chain_id: int, block: int, w3, rows: dict[tuple[str, str], Row]) 
         chain_id=chain_id, status=Deposit.Status.CONFIRMED, handled_at__isnull=True, block_number__lte=block
     )
     for deposit in unhandled:
+        if sent_by_the_service(deposit):  # its outbox transaction's legs hold it
+            continue
         _add_legs(
             rows,
             [debit(chain_id, deposit.token, Kind.DEPOSIT_ADDRESS, deposit.to_address, int(deposit.amount))],

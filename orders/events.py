@@ -35,6 +35,7 @@ class OrderOwner(StrEnum):
 
     INTERFACE = ""  # the order interface's own orders (checkout.interface: their sessions and payment events)
     CHECKOUT = "checkout"  # a payment link's or platform checkout session's order (checkout.subscribers)
+    REFUND = "refund"  # a merchant's refund delivered to another chain or token (refunds.crosschain)
 
 
 ANY = None  # subscribe to every order's events, whatever its owner

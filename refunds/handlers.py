@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from chains.handlers import OwnerKind, PaymentDue, deposit_handler, outbox_handler, payable
 from chains.models import Deposit, OutboxTx
+from refunds import crosschain  # noqa: F401  subscribes to the orders that deliver refunds elsewhere
 from refunds.models import Refund
 from refunds.services import (
     TOP_UP_PREFIX,
     enqueue_refund_settlement,
+    refund_delivery_failed,
     refund_delivery_finished,
     refund_record_deposit,
     refund_withdraw_deposit,
@@ -35,6 +37,10 @@ def refund_tx_finished(tx: OutboxTx) -> None:
     refund_id, _, what = tx.key.split(":", 1)[1].partition(":")
     if what == "delivery":
         refund_delivery_finished(tx, refund_id)
+    elif (
+        what == "order" and tx.status == OutboxTx.Status.FAILED
+    ):  # the vault could not pay the refund's order
+        refund_delivery_failed(refund_id, reason=f"the vault's payment of its order failed: {tx.error}")
     enqueue_refund_settlement(refund_id)
 
 

@@ -64,6 +64,9 @@ class Refund(models.Model):
     destination_token_address = models.CharField(max_length=42)
     destination_address = models.CharField(max_length=42)
     destination_amount = Uint256Field(null=True, blank=True, help_text="What the payer receives, once known.")
+    order_id = models.UUIDField(
+        null=True, blank=True, unique=True, help_text="The swap that delivers it to another chain or token."
+    )
     tx_hashes = models.JSONField(default=list, blank=True, help_text="[{chain_id, tx_hash, kind}]")
     failure_reason = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)

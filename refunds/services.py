@@ -115,13 +115,6 @@ def _destination(paid: Paid, given: dict[str, Any] | None) -> tuple[int, str, st
             field="destination.address",
             code=ErrorCode.REQUIRED,
         )
-    if (chain_id, token.address.lower()) != (paid.chain_id, paid.token_address.lower()):
-        raise InvalidRequest(
-            f"a refund is delivered in the token the merchant was paid in ({paid.token_address} on chain "
-            f"{paid.chain_id}) for now; delivery to another chain or token is not offered yet. Give that chain "
-            "and token as the destination.",
-            field="destination",
-        )
     return chain_id, token.address, address
 
 
@@ -161,10 +154,31 @@ def _change(refund: Refund, event_type: EventType, **fields: Any) -> Refund:
     return refund
 
 
-@transaction.atomic
 def refund_create(*, ctx: RequestContext, organization: Organization, data: dict[str, Any]) -> Refund:
     """A refund of the organization's payment `data["transaction"]`: funded at once from the refund balance
-    when it covers the amount, else awaiting a deposit to its own address for REFUND_FUNDING_SECONDS."""
+    when it covers the amount, else awaiting a deposit to its own address for REFUND_FUNDING_SECONDS. A
+    destination on another chain or in another token is quoted first (no lock is held while the provider
+    answers), and refused (400 naming `destination`) where the service cannot deliver."""
+    paid = _paid(organization, data["transaction"], lock=False)
+    chain_id, token_address, address = _destination(paid, data.get("destination"))
+    if (chain_id, token_address.lower()) != (paid.chain_id, paid.token_address.lower()):
+        from refunds.crosschain import route_check
+
+        route_check(
+            chain_id=paid.chain_id,
+            token=paid.token_address,
+            amount=data.get("amount") or max(1, paid.amount - refund_held(paid.id)),
+            dst_chain=chain_id,
+            dst_token=token_address,
+            to=address,
+        )
+    with transaction.atomic():
+        return _refund_create(ctx, organization, data, (chain_id, token_address, address))
+
+
+def _refund_create(
+    ctx: RequestContext, organization: Organization, data: dict[str, Any], destination: tuple[int, str, str]
+) -> Refund:
     paid = _paid(organization, data["transaction"], lock=True)
     if not paid.refundable:
         raise InvalidRequest(
@@ -181,7 +195,7 @@ def refund_create(*, ctx: RequestContext, organization: Organization, data: dict
         raise InvalidRequest(
             f"is more than what is left to refund of {paid.id}: {left} of {paid.amount}.", field="amount"
         )
-    chain_id, token_address, address = _destination(paid, data.get("destination"))
+    chain_id, token_address, address = destination
     refund_id, now = new_refund_id(), timezone.now()
     refund = Refund(
         id=refund_id,
@@ -195,7 +209,10 @@ def refund_create(*, ctx: RequestContext, organization: Organization, data: dict
         destination_chain_id=chain_id,
         destination_token_address=token_address,
         destination_address=address,
-        destination_amount=amount,  # the same chain and token: delivered as it is
+        # The same chain and token: delivered as it is; else what the payer receives is known once quoted.
+        destination_amount=amount
+        if (chain_id, token_address.lower()) == (paid.chain_id, paid.token_address.lower())
+        else None,
         created_at=now,
         updated_at=now,
     )
@@ -339,27 +356,39 @@ def refund_withdraw_deposit(refund_id: str, deposit_id: int) -> None:
     )
 
 
-def refund_delivery_finished(tx: OutboxTx, refund_id: str) -> None:
-    """The delivery to the payer was mined (`succeeded`) or failed (`failed`: its amount, swept into the vault,
-    is credited to the organization's refund balance). Once per refund: the row is locked."""
+def refund_delivered(refund_id: str, *, chain_id: int, tx_hash: str, delivered: int | None = None) -> None:
+    """The payer holds the refund (`delivered` of the destination token, in `tx_hash` on `chain_id`):
+    `succeeded`, and the merchant's balance transaction. Once per refund: the row is locked."""
     refund = _locked(refund_id)
     if refund is None or refund.status != Status.PENDING:
         return
-    if tx.status == OutboxTx.Status.MINED:
-        hashes = [*refund.tx_hashes, {"chain_id": tx.chain_id, "tx_hash": tx.tx_hash, "kind": "delivery"}]
-        _change(refund, EventType.REFUND_SUCCEEDED, status=Status.SUCCEEDED, tx_hashes=hashes)
-        balance_merchant_refunded(
-            MerchantRefunded(
-                organization_id=refund.organization_id,
-                payment_id=refund.payment_id,
-                refund_id=refund.id,
-                chain_id=refund.chain_id,
-                token_address=refund.token_address,
-                amount=int(refund.amount),
-                tx_hashes=[(h["kind"], h["chain_id"], h["tx_hash"]) for h in hashes],
-                description=f"refund {refund.id} of {refund.payment_id}",
-            )
+    hashes = [*refund.tx_hashes, {"chain_id": chain_id, "tx_hash": tx_hash, "kind": "delivery"}]
+    _change(
+        refund,
+        EventType.REFUND_SUCCEEDED,
+        status=Status.SUCCEEDED,
+        tx_hashes=hashes,
+        destination_amount=refund.destination_amount if delivered is None else delivered,
+    )
+    balance_merchant_refunded(
+        MerchantRefunded(
+            organization_id=refund.organization_id,
+            payment_id=refund.payment_id,
+            refund_id=refund.id,
+            chain_id=refund.chain_id,
+            token_address=refund.token_address,
+            amount=int(refund.amount),
+            tx_hashes=[(h["kind"], h["chain_id"], h["tx_hash"]) for h in hashes],
+            description=f"refund {refund.id} of {refund.payment_id}",
         )
+    )
+
+
+def refund_delivery_failed(refund_id: str, *, reason: str) -> None:
+    """The delivery failed and the refund's amount is in the vault: `failed`, and the amount is credited to
+    the organization's refund balance (never lost; the next refund in that token takes it)."""
+    refund = _locked(refund_id)
+    if refund is None or refund.status != Status.PENDING:
         return
     refund_balance_credit(
         organization_id=refund.organization_id,
@@ -367,14 +396,16 @@ def refund_delivery_finished(tx: OutboxTx, refund_id: str) -> None:
         token_address=refund.token_address,
         amount=int(refund.amount),
     )
-    _change(
-        refund,
-        EventType.REFUND_FAILED,
-        status=Status.FAILED,
-        failure_reason=f"the delivery failed on chain: {tx.error or 'reverted'}; its amount is in the refund balance"[
-            :500
-        ],
-    )
+    message = f"the delivery failed: {reason or 'reverted'}; its amount is in the refund balance"
+    _change(refund, EventType.REFUND_FAILED, status=Status.FAILED, failure_reason=message[:500])
+
+
+def refund_delivery_finished(tx: OutboxTx, refund_id: str) -> None:
+    """The vault's transfer to the payer (same chain and token) was mined or failed."""
+    if tx.status == OutboxTx.Status.MINED:
+        refund_delivered(refund_id, chain_id=tx.chain_id, tx_hash=tx.tx_hash)
+    else:
+        refund_delivery_failed(refund_id, reason=f"on chain: {tx.error or 'reverted'}")
 
 
 def enqueue_refund_settlement(refund_id: str) -> None:

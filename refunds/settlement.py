@@ -4,6 +4,8 @@
   of another token, `refund:<id>:sweep:<deposit>`), then the vault delivers the amount to the payer
   (`refund:<id>:delivery`);
 - a refund funded from the refund balance: the amount is in the vault already; the vault delivers it;
+- to another chain or token, the vault pays an order of the orders app instead (`refund:<id>:order`), which
+  delivers it as it does every payer's (refunds.crosschain);
 - what did not count toward the funding (another token, beyond the amount, after it was funded or canceled)
   goes back to its sender (`refund:<id>:return:<deposit>`), and so does what did count toward a refund
   canceled before it was funded in full (`refund:<id>:unfunded:<deposit>`).
@@ -22,8 +24,10 @@ from django.utils import timezone
 from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
+from core.errors import InvalidRequest
+from refunds.crosschain import crosses, order_funding, refund_order
 from refunds.models import Refund, RefundDeposit
-from refunds.services import REFUND_OWNER
+from refunds.services import REFUND_OWNER, refund_delivery_failed
 
 MINED = OutboxTx.Status.MINED
 Status = Refund.Status
@@ -61,14 +65,24 @@ def refund_settle(refund_id: str) -> dict[str, str]:
         main_sweep is not None and main_sweep.status == MINED and counted >= int(refund.amount)
     )
     if funded and refund.status == Status.PENDING:
-        tx = _pay(
-            refund,
-            chain_id=refund.destination_chain_id,
-            token=refund.destination_token_address,
-            to=refund.destination_address,
-            amount=int(refund.destination_amount or refund.amount),
-            key=f"refund:{refund.id}:delivery",
-        )
+        if crosses(refund):  # another chain or token: an order delivers it (refunds.crosschain)
+            try:
+                order = refund_order(refund)
+            except (
+                InvalidRequest
+            ) as exc:  # no route now (the provider refuses it): the amount stays the merchant's
+                refund_delivery_failed(refund.id, reason=f"no quote to deliver it: {exc.message}")
+                return sent
+            tx = order_funding(refund, order)
+        else:
+            tx = _pay(
+                refund,
+                chain_id=refund.chain_id,
+                token=refund.token_address,
+                to=refund.destination_address,
+                amount=int(refund.amount),
+                key=f"refund:{refund.id}:delivery",
+            )
         sent[tx.key] = tx.status
     for item in deposits:
         deposit = item.deposit

@@ -211,3 +211,67 @@ def test_a_top_up_funds_the_balance_once_the_vault_holds_it_and_a_refund_from_it
     assert balance() == {(DEVNET, usdc.address): "2000000"}
     run = reconcile_chain(DEVNET)
     assert run.ok, (run.error, run.rows)
+
+
+def test_a_refund_to_another_chain_and_token_is_delivered_by_an_order_to_the_unit(
+    admin_client, organization, devnets_registry, settings
+):
+    from orders.models import Order
+    from orders.settlement import settle_order
+    from tests.orders.devnet_checkout import service_round
+
+    settings.OUTBOX_RESEND_AFTER_SECONDS = 0
+    call_command("reconcile", "--open-devnets")
+    (chain_a, a), (chain_b, b) = devnets_registry
+    w3, usdc = token(devnets_registry[0], "dUSDC")
+    _, weth_b = token(devnets_registry[1], "dWETH")
+    payer, merchant = w3.eth.accounts[1], w3.eth.accounts[2]
+    paid = paid_transaction(organization, devnets_registry[0], payer)
+    destination = {"chain_id": b["chain_id"], "token_address": b["contracts"]["dWETH"], "address": payer}
+    response = admin_client.post(
+        "/api/v1/refunds",
+        {"transaction": paid.id, "amount": "5000000", "destination": destination},
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["destination"] | {"amount": None} == {**destination, "amount": None}
+    assert body["destination"]["amount"] is None  # known once it is funded and quoted
+    before = {
+        "payer_weth": weth_b.functions.balanceOf(payer).call(),
+        "merchant": usdc.functions.balanceOf(merchant).call(),
+        "vault": usdc.functions.balanceOf(VAULT).call(),
+    }
+    devnet_transfer(
+        chain=chain_a, token=usdc.address, to=body["funding"]["address"], amount=5_000_000, from_account=2
+    )
+
+    refund = Refund.objects.get(pk=body["id"])
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        service_round()
+        settle_refund(refund.id)
+        refund.refresh_from_db()
+        if refund.order_id is not None:
+            settle_order(refund.order_id)
+        if refund.status in ("succeeded", "failed"):
+            break
+        time.sleep(0.3)
+    after = admin_client.get(f"/api/v1/refunds/{refund.id}").json()
+    assert after["status"] == "succeeded", after
+    order = Order.objects.get(pk=refund.order_id)
+    delivered = int(order.settlement["dstAmount"])
+    assert (order.owner, order.src_amount, order.dst_chain) == ("refund", 5_000_000, b["chain_id"])
+    assert after["destination"]["amount"] == str(delivered) and delivered > 0
+    assert weth_b.functions.balanceOf(payer).call() == before["payer_weth"] + delivered  # to the unit
+    assert usdc.functions.balanceOf(merchant).call() == before["merchant"] - 5_000_000
+    kinds = [(h["kind"], h["chain_id"]) for h in after["tx_hashes"]]
+    assert kinds == [("funding", a["chain_id"]), ("delivery", b["chain_id"])]
+    for _ in range(3):  # the watcher's confirmed blocks past what settlement sent, on both chains
+        service_round()
+        for chain in (chain_a, chain_b):
+            Web3(Web3.HTTPProvider(chain.rpc_url)).provider.make_request("evm_mine", [])
+    service_round()
+    for chain_id in (a["chain_id"], b["chain_id"]):
+        run = reconcile_chain(chain_id)
+        assert run.ok, (run.error, [r for r in run.rows if int(r["difference"])])
