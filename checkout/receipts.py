@@ -180,3 +180,47 @@ def payer_email_queue(*, session: CheckoutSession, order: Order, event, kind: st
         subject=subject[:200],
         body=body,
     )
+
+
+MERCHANT_REFUND_EMAIL = "receipt.merchant_refunded"
+
+
+def merchant_refund_email_queue(
+    *, transaction_id: str, amount: int, chain_id: int, token_address: str, to: str, tx_hash: str, event
+) -> None:
+    """Tell the payer of a checkout that the merchant refunded them (`amount` of the token they receive, on
+    `chain_id`, in `tx_hash`), if the payer gave an email address; in the caller's transaction, in the language
+    the payer's page was in."""
+    from webhooks.notifications import queue
+
+    session = (
+        CheckoutSession.objects.select_related("organization", "payment_link")
+        .filter(transactions__pk=transaction_id)
+        .first()
+    )
+    if session is None or not session.customer_email:
+        return
+    token = display_token(chain_id, token_address)
+    chain = chain_get(chain_id)
+    with translation.override(session.locale or settings.LANGUAGE_CODE):
+        context = {
+            "brand": brand_for(
+                session.merchant, session.payment_link.branding if session.payment_link else None
+            ),
+            "amount": format_units(amount, token.decimals) if token else str(amount),
+            "symbol": token.symbol if token else token_address,
+            "chain": chain.name if chain else str(chain_id),
+            "to": to,
+            "tx": _tx(_("Refund transaction"), chain_id, tx_hash),
+            "url": f"{settings.PUBLIC_BASE_URL.rstrip('/')}/pay/s/{session.id}",
+        }
+        subject = " ".join(render_to_string("pay/email/merchant_refund_subject.txt", context).split())
+        body = render_to_string("pay/email/merchant_refund.txt", context)
+    queue(
+        organization=session.merchant,
+        event=event,
+        event_type=MERCHANT_REFUND_EMAIL,
+        to=session.customer_email,
+        subject=subject[:200],
+        body=body,
+    )

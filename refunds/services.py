@@ -24,6 +24,7 @@ from chains.registry import chain_get, deposit_address
 from chains.tokens import token_get
 from chains.watcher import watch_address
 from checkout.models import Transaction
+from checkout.receipts import merchant_refund_email_queue
 from core.errors import Conflict, ErrorCode, InvalidRequest, NotFound
 from ledger.balance import MerchantRefunded, balance_merchant_refunded
 from platform_api.context import RequestContext
@@ -32,6 +33,7 @@ from platform_api.signals import record_write
 from quickpay.models import QuickPayment
 from refunds.models import Refund, RefundBalance, RefundDeposit, new_refund_id
 from webhooks.events import EventType, emit_event
+from webhooks.models import WebhookEvent
 
 REFUND_OWNER = "refund"  # watched addresses' owner kind and the CREATE2 salt's kind of a refund's address
 TOP_UP_PREFIX = "rtu_"  # a refund balance top-up's id: its address and keys are `refund:<rtu_id>...` too
@@ -124,8 +126,8 @@ def refund_data(refund: Refund) -> dict[str, Any]:
     return dict(RefundSerializer(refund).data)
 
 
-def _emit(refund: Refund, event_type: EventType) -> None:
-    emit_event(
+def _emit(refund: Refund, event_type: EventType) -> WebhookEvent | None:
+    return emit_event(
         organization=refund.organization, event_type=event_type, data=refund_data(refund), subject=refund.id
     )
 
@@ -143,15 +145,15 @@ def _payment_refunded(payment_id: str) -> None:
     )
 
 
-def _change(refund: Refund, event_type: EventType, **fields: Any) -> Refund:
-    """Save `fields` on the (locked) refund, tell the merchant, bring its transaction up to date."""
+def _change(refund: Refund, event_type: EventType, **fields: Any) -> WebhookEvent | None:
+    """Save `fields` on the (locked) refund, tell the merchant, bring its transaction up to date; the event."""
     for name, value in fields.items():
         setattr(refund, name, value)
     refund.updated_at = timezone.now()
     refund.save(update_fields=[*fields, "updated_at"])
-    _emit(refund, event_type)
+    event = _emit(refund, event_type)
     _payment_refunded(refund.payment_id)
-    return refund
+    return event
 
 
 def refund_create(*, ctx: RequestContext, organization: Organization, data: dict[str, Any]) -> Refund:
@@ -363,13 +365,23 @@ def refund_delivered(refund_id: str, *, chain_id: int, tx_hash: str, delivered: 
     if refund is None or refund.status != Status.PENDING:
         return
     hashes = [*refund.tx_hashes, {"chain_id": chain_id, "tx_hash": tx_hash, "kind": "delivery"}]
-    _change(
+    event = _change(
         refund,
         EventType.REFUND_SUCCEEDED,
         status=Status.SUCCEEDED,
         tx_hashes=hashes,
         destination_amount=refund.destination_amount if delivered is None else delivered,
     )
+    if refund.payment_id.startswith("txn_"):  # the payer of a checkout who gave an email address is told
+        merchant_refund_email_queue(
+            transaction_id=refund.payment_id,
+            amount=int(refund.destination_amount or 0),
+            chain_id=chain_id,
+            token_address=refund.destination_token_address,
+            to=refund.destination_address,
+            tx_hash=tx_hash,
+            event=event,
+        )
     balance_merchant_refunded(
         MerchantRefunded(
             organization_id=refund.organization_id,

@@ -326,3 +326,39 @@ def test_thirty_concurrent_partial_refunds_never_exceed_the_payment(tokens):
     assert sorted(answers) == [(201, None)] * 14 + [(400, "amount")] * 16  # 14 x 7 = 98 of 100
     assert sum(int(r.amount) for r in Refund.objects.all()) == 98
     assert len(Transaction.objects.get(pk=paid.pk).refund_ids) == 14
+
+
+@pytest.mark.parametrize(
+    ("locale", "subject", "line"),
+    [
+        ("en", "Acme refunded 4 USDC to you", "Acme has sent you a refund of your payment."),
+        ("es", "Acme te devolvió 4 USDC", "Acme te ha enviado un reembolso de tu pago."),
+    ],
+)
+def test_the_payer_who_gave_an_email_is_told_of_the_refund_in_their_language(
+    admin_client, organization, tokens, locale, subject, line
+):
+    from checkout.receipts import MERCHANT_REFUND_EMAIL
+    from refunds.services import refund_delivered
+    from tests.factories import PlatformCheckoutSessionFactory, tx_hash
+    from webhooks.models import NotificationEmail
+
+    organization.name = "Acme"
+    organization.save()
+    session = PlatformCheckoutSessionFactory(
+        organization=organization, customer_email="payer@example.com", locale=locale
+    )
+    paid = TransactionFactory(
+        organization=organization, session=session, status="completed", from_address=PAYER
+    )
+    RefundBalanceFactory(organization=organization, amount=4_000_000)
+    body = refund(admin_client, {"transaction": paid.id, "amount": "4000000"}).json()
+    assert body["status"] == "pending" and not NotificationEmail.objects.exists()
+
+    refund_delivered(body["id"], chain_id=BASE, tx_hash=tx_hash(7))
+    refund_delivered(body["id"], chain_id=BASE, tx_hash=tx_hash(7))  # told again: nothing more
+
+    email = NotificationEmail.objects.get(event_type=MERCHANT_REFUND_EMAIL)
+    assert (email.to_address, email.subject) == ("payer@example.com", subject)
+    assert line in email.body and tx_hash(7) in email.body and PAYER in email.body
+    assert f"/pay/s/{session.id}" in email.body
