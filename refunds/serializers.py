@@ -8,6 +8,7 @@ from rest_framework import serializers
 from chains.fields import AddressField, TokenAmountField
 from core.fields import EpochMillisField, StrictCharField, StrictIntegerField
 from refunds.models import Refund
+from webhooks.payloads import event_body
 
 
 class RefundDestinationInput(serializers.Serializer):
@@ -59,7 +60,13 @@ class RefundCurrencySerializer(serializers.Serializer):
     token_address = serializers.CharField()
 
 
+@event_body("refund.created", "WebhookRefundCreated")
+@event_body("refund.updated", "WebhookRefundUpdated")
+@event_body("refund.succeeded", "WebhookRefundSucceeded")
+@event_body("refund.failed", "WebhookRefundFailed")
 class RefundSerializer(serializers.Serializer):
+    """The refund object: the API's answer, and the `data` of every `refund.*` webhook event."""
+
     object = serializers.SerializerMethodField()
     id = serializers.CharField(help_text="Prefix `re_`.")
     transaction = serializers.CharField(source="payment_id", help_text="`txn_…` or `qp_…`.")

@@ -110,7 +110,7 @@ class RefundBalanceView(PlatformAPIView):
         tags=TAGS,
         responses={
             200: inline_serializer(
-                "RefundBalance",
+                "RefundBalances",
                 {"object": serializers.CharField(), "data": RefundBalanceSerializer(many=True)},
             ),
             **ERRORS,
