@@ -14,18 +14,21 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from chains.evm import to_checksum_address
 from chains.registry import chain_get
-from checkout.display import display_token, format_units, wallet_messages
+from checkout.display import display_token, format_units, payable_tokens, wallet_messages
 from checkout.models import Transaction
 from checkout.receipts import explorer_link, short_hash
+from core.errors import DomainError
 from dashboard.amounts import chain_name, token_amount
 from dashboard.auth import member_view, owned
-from dashboard.forms import ApiForm, submitted
+from dashboard.forms import ApiForm, submitted, token_options
 from dashboard.once import new_form_token
-from dashboard.roles import WRITE
+from dashboard.pages import ADDRESS
+from dashboard.roles import ADMIN, WRITE
 from platform_api.context import RequestContext
 from refunds import selectors, services
-from refunds.models import Refund
+from refunds.models import Refund, RefundBalance, RefundTopUp, RefundWithdrawal
 from refunds.serializers import RefundCreateSerializer
 
 FLASH = "dashboard_refund_flash"
@@ -225,16 +228,93 @@ def refund_cancel(request: HttpRequest, refund_id: str) -> HttpResponse:
 @require_GET
 @member_view()
 def refunds(request: HttpRequest) -> HttpResponse:
+    """The organization's refunds, the refund balance, its top-ups and (admins) its withdrawal."""
+    return _refunds_page(request)
+
+
+# --- the refund balance: top-ups and withdrawals --------------------------------------------------------
+
+
+@require_POST
+@member_view(WRITE)
+def top_up_create(request: HttpRequest) -> HttpResponse:
+    """A deposit address that tops the refund balance up in the token chosen."""
+    chain, _, address = request.POST.get("token", "").partition(":")
+    if request.POST.get("token", "") not in {option["value"] for option in payable_tokens()}:
+        request.session[FLASH] = "Choose the token to top the balance up in."
+        return redirect("dashboard:refunds")
+    top_up = services.refund_top_up_create(
+        organization=request.member.organization, chain_id=int(chain), token_address=address
+    )  # type: ignore[attr-defined]
+    return redirect("dashboard:refund-top-up", top_up.id)
+
+
+@require_GET
+@member_view()
+def top_up(request: HttpRequest, top_up_id: str) -> HttpResponse:
+    found = owned(RefundTopUp.objects.all(), request, top_up_id, "top-up")
+    token = display_token(found.chain_id, found.token_address)
+    return render(
+        request,
+        "dashboard/refund_top_up.html",
+        {
+            "member": request.member,  # type: ignore[attr-defined]
+            "top_up": found,
+            "symbol": token.symbol if token else found.token_address,
+            "chain": chain_name(found.chain_id),
+            "credited": token_amount(found.chain_id, found.token_address, found.credited),
+            "nav": "refunds",
+        },
+    )
+
+
+class WithdrawalForm(ApiForm):
+    FIELDS = ("balance", "amount", "address")
+
+    def body(self, organization) -> dict | None:
+        chain, _, token_address = self.text("balance").partition(":")
+        row = (
+            RefundBalance.objects.filter(
+                organization=organization, chain_id=int(chain), token_address__iexact=token_address
+            ).first()
+            if chain.isdigit()
+            else None
+        )
+        if row is None:
+            self.refuse("balance", "Choose one of your refund balances.")
+            return None
+        token = display_token(row.chain_id, row.token_address)
+        amount = self.units("amount", token, required=True)
+        if amount is not None and amount > int(row.amount):
+            held = token_amount(row.chain_id, row.token_address, row.amount)
+            self.refuse("amount", f"The refund balance holds {held}.")
+        address = self.text("address")
+        if not ADDRESS.fullmatch(address):
+            self.refuse(
+                "address", "Enter the address to send it to: 0x followed by 40 hexadecimal characters."
+            )
+        if self.errors or amount is None:
+            return None
+        return {
+            "chain_id": row.chain_id,
+            "token_address": row.token_address,
+            "amount": amount,
+            "address": to_checksum_address(address),
+            "shown": f"{format_units(amount, token.decimals)} {token.symbol}" if token else f"{amount} units",
+            "chain": chain_name(row.chain_id),
+        }
+
+
+def _refunds_page(
+    request: HttpRequest, *, withdrawal_form: WithdrawalForm | None = None, confirm=None, status=200
+):
     organization = request.member.organization  # type: ignore[attr-defined]
-    status = request.GET.get("status", "")
+    state = request.GET.get("status", "")
     found = selectors.refund_list(
-        organization=organization, status=status if status in Refund.Status.values else None
+        organization=organization, status=state if state in Refund.Status.values else None
     )
     page = Paginator(found.order_by("-created_at", "-id"), PAGE_SIZE).get_page(request.GET.get("page"))
-    balances = [
-        {"chain": chain_name(b.chain_id), "amount": token_amount(b.chain_id, b.token_address, b.amount)}
-        for b in selectors.refund_balances(organization=organization)
-    ]
+    rows = list(selectors.refund_balances(organization=organization))
     return render(
         request,
         "dashboard/refunds.html",
@@ -242,9 +322,64 @@ def refunds(request: HttpRequest) -> HttpResponse:
             "member": request.member,  # type: ignore[attr-defined]
             "rows": refund_rows(page.object_list),
             "page": page,
-            "status": status,
+            "status": state,
             "statuses": [(value, value.replace("_", " ")) for value in Refund.Status.values],
-            "balances": balances,
+            "balances": [
+                {
+                    "value": f"{b.chain_id}:{b.token_address}",
+                    "chain": chain_name(b.chain_id),
+                    "amount": token_amount(b.chain_id, b.token_address, b.amount),
+                }
+                for b in rows
+            ],
+            "tokens": token_options(),
+            "withdrawal_form": withdrawal_form or WithdrawalForm(),
+            "confirm": confirm,
+            "verified": request.user.is_verified(),  # type: ignore[attr-defined]
+            "withdrawals": [
+                {
+                    "id": w.id,
+                    "status": w.status,
+                    "amount": token_amount(w.chain_id, w.token_address, w.amount),
+                    "address": w.address,
+                }
+                for w in RefundWithdrawal.objects.filter(organization=organization).order_by("-created_at")[
+                    :20
+                ]
+            ],
+            "flash": request.session.pop(FLASH, None),
             "nav": "refunds",
         },
+        status=status,
     )
+
+
+@require_POST
+@member_view(ADMIN)
+def withdraw(request: HttpRequest) -> HttpResponse:
+    """Withdraw from the refund balance: a second factor first; then the member confirms the address and the
+    amount on a second step, and only that confirmed step sends anything."""
+    if not request.user.is_verified():  # type: ignore[attr-defined]
+        request.session[FLASH] = "Turn on two-factor sign-in to withdraw from the refund balance."
+        return redirect("dashboard:refunds")
+    organization = request.member.organization  # type: ignore[attr-defined]
+    form = WithdrawalForm(request.POST)
+    data = form.body(organization)
+    if data is None:
+        return _refunds_page(request, withdrawal_form=form, status=400)
+    if request.POST.get("confirmed") != data["address"]:  # the address the member saw and confirmed
+        return _refunds_page(request, withdrawal_form=form, confirm=data)
+    try:
+        withdrawal = services.refund_balance_withdraw(
+            ctx=RequestContext.for_member(request, request.member),  # type: ignore[attr-defined]
+            organization=organization,
+            chain_id=data["chain_id"],
+            token_address=data["token_address"],
+            amount=data["amount"],
+            address=data["address"],
+        )
+    except DomainError as exc:
+        form.refused(exc)
+        return _refunds_page(request, withdrawal_form=form, status=400)
+    request.session[FLASH] = f"Withdrawal {withdrawal.id}: {data['shown']} on its way to {data['address']}."
+    return redirect("dashboard:refunds")

@@ -207,3 +207,32 @@ def balance_refund_topped_up(fact: RefundBalanceToppedUp) -> BalanceTransaction:
         posting_keys=postings_of(owner=f"refund:{fact.top_up_id}"),
         description=f"refund balance top-up {fact.top_up_id}",
     )
+
+
+@dataclass(frozen=True)
+class RefundBalanceWithdrawn:
+    """What an admin withdrew from the refund balance reached the address they confirmed."""
+
+    organization_id: str
+    withdrawal_id: str
+    chain_id: int
+    token_address: str
+    amount: int
+    tx_hash: str
+
+
+def balance_refund_withdrawn(fact: RefundBalanceWithdrawn) -> BalanceTransaction:
+    """The negative `refund_balance` row of a withdrawal (once per withdrawal)."""
+    return balance_record(
+        key=f"refund_balance:{fact.withdrawal_id}",
+        organization_id=fact.organization_id,
+        type=Type.REFUND_BALANCE,
+        sign=-1,
+        chain_id=fact.chain_id,
+        token_address=fact.token_address,
+        gross=fact.amount,
+        source_id=fact.withdrawal_id,
+        tx_hashes=[("withdrawal", fact.chain_id, fact.tx_hash)],
+        posting_keys=postings_of(owner=f"refund:{fact.withdrawal_id}"),
+        description=f"refund balance withdrawal {fact.withdrawal_id}",
+    )

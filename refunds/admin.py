@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from refunds.models import Refund, RefundBalance
+from refunds.models import Refund, RefundBalance, RefundTopUp, RefundWithdrawal
 
 
 class ReadOnly(admin.ModelAdmin):
@@ -40,3 +40,37 @@ class RefundBalanceAdmin(ReadOnly):
     list_display = ("organization", "chain_id", "token_address", "amount", "updated_at")
     list_select_related = ("organization",)
     readonly_fields = [f.name for f in RefundBalance._meta.fields]
+
+
+@admin.register(RefundTopUp)
+class RefundTopUpAdmin(ReadOnly):
+    list_display = (
+        "id",
+        "organization",
+        "chain_id",
+        "token_address",
+        "deposit_address",
+        "credited",
+        "expires_at",
+    )
+    list_select_related = ("organization",)
+    search_fields = ("=id", "=deposit_address")
+    readonly_fields = [f.name for f in RefundTopUp._meta.fields]
+
+
+@admin.register(RefundWithdrawal)
+class RefundWithdrawalAdmin(ReadOnly):
+    list_display = (
+        "id",
+        "status",
+        "organization",
+        "chain_id",
+        "amount",
+        "address",
+        "requested_by",
+        "created_at",
+    )
+    list_filter = ("status",)
+    list_select_related = ("organization",)
+    search_fields = ("=id", "=address", "=tx_hash")
+    readonly_fields = [f.name for f in RefundWithdrawal._meta.fields]

@@ -16,6 +16,7 @@ from refunds.services import (
     refund_withdraw_deposit,
 )
 from refunds.top_ups import top_up_record_deposit, top_up_withdraw_deposit
+from refunds.withdrawals import refund_withdrawal_finished
 
 
 @deposit_handler(OwnerKind.REFUND)
@@ -35,6 +36,9 @@ def refund_tx_finished(tx: OutboxTx) -> None:
     """One of a refund's (or a top-up's) transactions was mined or failed: the delivery ends the refund; any
     other settles on."""
     refund_id, _, what = tx.key.split(":", 1)[1].partition(":")
+    if what == "withdrawal":  # an admin's withdrawal of the refund balance (`rbw_`): nothing to settle on
+        refund_withdrawal_finished(tx, refund_id)
+        return
     if what == "delivery":
         refund_delivery_finished(tx, refund_id)
     elif (

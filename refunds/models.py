@@ -172,3 +172,39 @@ class RefundTopUpDeposit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.top_up_id}: {self.deposit_id}"
+
+
+def new_withdrawal_id() -> str:
+    return public_id("rbw")
+
+
+class RefundWithdrawal(models.Model):
+    """What an admin took back out of the refund balance, to an address they confirmed (a member with a second
+    factor): taken from the balance when asked, sent by the vault, and credited back if the transfer fails."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_withdrawal_id, editable=False)
+    organization = models.ForeignKey(
+        "platform_api.Organization", on_delete=models.CASCADE, related_name="refund_withdrawals"
+    )
+    chain_id = models.PositiveBigIntegerField()
+    token_address = models.CharField(max_length=42)
+    amount = Uint256Field()
+    address = models.CharField(max_length=42, help_text="Where it goes, as the admin confirmed it.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    tx_hash = models.CharField(max_length=66, blank=True)
+    failure_reason = models.CharField(max_length=500, blank=True)
+    requested_by = models.CharField(max_length=150, help_text="The member, as the audit log names them.")
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["organization", "-created_at"], name="refund_withdrawal_org")]
+
+    def __str__(self) -> str:
+        return self.id

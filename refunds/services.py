@@ -424,3 +424,32 @@ def enqueue_refund_settlement(refund_id: str) -> None:
     from refunds.tasks import settle_refund
 
     transaction.on_commit(lambda: settle_refund.delay(refund_id))
+
+
+def refund_top_up_create(*, organization: Organization, chain_id: int, token_address: str):
+    """A deposit address that tops the organization's refund balance up (refunds.top_ups)."""
+    from refunds.top_ups import top_up_create
+
+    return top_up_create(organization=organization, chain_id=chain_id, token_address=token_address)
+
+
+def refund_balance_withdraw(
+    *,
+    ctx: RequestContext,
+    organization: Organization,
+    chain_id: int,
+    token_address: str,
+    amount: int,
+    address: str,
+):
+    """Send `amount` of the refund balance to `address` (refunds.withdrawals)."""
+    from refunds.withdrawals import refund_balance_withdraw as withdraw
+
+    return withdraw(
+        ctx=ctx,
+        organization=organization,
+        chain_id=chain_id,
+        token_address=token_address,
+        amount=amount,
+        address=address,
+    )

@@ -14,7 +14,7 @@ from platform_api.filters import ChoiceFilter, CreatedWindowFilters, IdFilter
 from platform_api.inputs import MAX_MILLIS
 from platform_api.models import Permission
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
-from refunds import selectors, services, top_ups
+from refunds import selectors, services
 from refunds.models import Refund
 from refunds.serializers import (
     RefundBalanceSerializer,
@@ -136,5 +136,7 @@ class RefundTopUpView(PlatformAPIView):
     def post(self, request):
         serializer = TopUpCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        top_up = top_ups.top_up_create(organization=request.auth.organization, **serializer.validated_data)
+        top_up = services.refund_top_up_create(
+            organization=request.auth.organization, **serializer.validated_data
+        )
         return Response(TopUpSerializer(top_up).data, status=status.HTTP_201_CREATED)

@@ -48,7 +48,14 @@ from orders.models import (
 from platform_api.models import ApiKey, IdempotencyRecord, Organization, RateLimitBucket
 from platform_api.services import api_key_create
 from quickpay.models import QuickPayment, QuickPaymentDeposit
-from refunds.models import Refund, RefundBalance, RefundDeposit, RefundTopUp, RefundTopUpDeposit
+from refunds.models import (
+    Refund,
+    RefundBalance,
+    RefundDeposit,
+    RefundTopUp,
+    RefundTopUpDeposit,
+    RefundWithdrawal,
+)
 from webhooks.crypto import encrypt_secret
 from webhooks.models import (
     NotificationEmail,
@@ -730,6 +737,18 @@ class RefundTopUpDepositFactory(factory.django.DjangoModelFactory):
         owner=factory.LazyAttribute(lambda d: f"refund:{d.factory_parent.top_up.pk}"),
     )
     counted = 1_000_000
+
+
+class RefundWithdrawalFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RefundWithdrawal
+
+    organization = factory.SubFactory(OrganizationFactory)
+    chain_id = BASE
+    token_address = USDC_BASE
+    amount = 1_000_000
+    address = address(0x52)
+    requested_by = "member:mem_test"
 
 
 class LinkVisitFactory(factory.django.DjangoModelFactory):

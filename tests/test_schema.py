@@ -1,5 +1,7 @@
 import pytest
 
+from webhooks.events import EVENT_TYPES
+
 pytestmark = pytest.mark.django_db
 
 
@@ -112,7 +114,7 @@ def test_operations_are_not_described_by_a_base_views_docstring(client):
 def test_the_webhook_bodies_are_documented_as_callbacks_of_creating_an_endpoint(client):
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
     callbacks = schema["paths"]["/api/v1/webhooks"]["post"]["callbacks"]
-    assert set(callbacks) == {"payment.completed", "payment.failed", "checkout.completed", "checkout.expired"}
+    assert set(callbacks) == set(EVENT_TYPES)  # every event an endpoint may subscribe to
 
     def data_of(event):
         body = callbacks[event]["{$request.body#/url}"]["post"]["requestBody"]["content"]["application/json"]
@@ -125,6 +127,10 @@ def test_the_webhook_bodies_are_documented_as_callbacks_of_creating_an_endpoint(
     assert {"form_data", "shipping_address", "shipping_option", "discount_code", "discount_amount"} <= set(
         data_of("checkout.completed")
     )
+    for event in ("refund.created", "refund.updated", "refund.succeeded", "refund.failed"):
+        assert {"id", "transaction", "amount", "status", "funding", "destination", "tx_hashes"} <= set(
+            data_of(event)
+        )
     assert {"status", "expires_at", "reason"} <= set(data_of("checkout.expired"))
 
 

@@ -135,3 +135,64 @@ def test_another_organizations_refund_and_payment_are_not_found(owner, tokens):
     assert browser.post(f"/dashboard/payments/{theirs.id}/refund", {"amount": "1"}).status_code == 404
     assert browser.get("/dashboard/refunds/re_nothing").status_code == 404
     assert not Refund.objects.exists()
+
+
+def test_a_top_up_address_is_one_click_away(organization, owner, tokens):
+    from refunds.models import RefundTopUp
+    from tests.factories import BASE, USDC_BASE
+
+    browser = signed_in(owner)
+    assert "Get a top-up address" in browser.get("/dashboard/refunds/").content.decode()
+
+    response = browser.post("/dashboard/refunds/top-ups", {"token": f"{BASE}:{USDC_BASE}"})
+    top_up = RefundTopUp.objects.get()
+    assert response["Location"] == f"/dashboard/refunds/top-ups/{top_up.id}"
+    page = browser.get(response["Location"]).content.decode()
+    assert top_up.deposit_address in page and "USDC" in page
+    browser.post("/dashboard/refunds/top-ups", {"token": "1:0xnothing"})
+    assert RefundTopUp.objects.count() == 1
+
+
+def test_a_withdrawal_needs_a_second_factor_and_a_confirmed_address(organization, owner, tokens):
+    from chains.models import OutboxTx
+    from dashboard.members import member_create
+    from refunds.models import RefundBalance, RefundWithdrawal
+    from tests.dashboard.conftest import PASSWORD
+    from tests.factories import BASE, USDC_BASE
+
+    RefundBalanceFactory(organization=organization, amount=5_000_000)
+    to = address(0x99)
+    fields = {"balance": f"{BASE}:{USDC_BASE}", "amount": "2", "address": to}
+
+    admin = member_create(
+        organization=organization, email="admin@shop.example", role="admin", password=PASSWORD
+    )
+    unverified = signed_in(admin)
+    assert "needs two-factor sign-in" in unverified.get("/dashboard/refunds/").content.decode()
+    unverified.post("/dashboard/refunds/withdraw", {**fields, "confirmed": to})
+    assert not RefundWithdrawal.objects.exists()
+
+    browser = signed_in(owner)  # an owner signs in with a code
+    too_much = browser.post("/dashboard/refunds/withdraw", {**fields, "amount": "5.000001"})
+    assert too_much.status_code == 400 and 'id="amount-error"' in too_much.content.decode()
+    asked = browser.post("/dashboard/refunds/withdraw", fields).content.decode()
+    assert 'id="withdraw-confirm"' in asked and to in asked and "2 USDC" in asked
+    assert not RefundWithdrawal.objects.exists()  # nothing until confirmed
+
+    done = browser.post("/dashboard/refunds/withdraw", {**fields, "confirmed": to})
+    assert done.status_code == 302
+    withdrawal = RefundWithdrawal.objects.get()
+    assert (withdrawal.amount, withdrawal.address, withdrawal.status) == (2_000_000, to, "pending")
+    assert withdrawal.requested_by.startswith("member:")
+    assert RefundBalance.objects.get().amount == 3_000_000
+    tx = OutboxTx.objects.get(key=f"refund:{withdrawal.id}:withdrawal")
+    assert (tx.chain_id, tx.signer, tx.status) == (BASE, "vault", "queued")
+    assert AuditEvent.objects.filter(
+        event_type="refund_balance.withdrawn", resource_id=withdrawal.id
+    ).exists()
+
+
+def test_only_an_admin_withdraws(organization, viewer, tokens):
+    RefundBalanceFactory(organization=organization)
+    browser = signed_in(viewer)
+    assert browser.post("/dashboard/refunds/withdraw", {"amount": "1"}).status_code == 403

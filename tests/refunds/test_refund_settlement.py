@@ -209,6 +209,34 @@ def test_a_top_up_funds_the_balance_once_the_vault_holds_it_and_a_refund_from_it
     for _ in range(2):  # settling the top-up again credits nothing twice
         settle_until(top_up["id"], lambda: True)
     assert balance() == {(DEVNET, usdc.address): "2000000"}
+
+    # What is left is withdrawn by an admin to an address they confirmed
+    from platform_api.context import RequestContext
+    from refunds.services import refund_balance_withdraw
+
+    to = w3.eth.accounts[4]
+    to_before = usdc.functions.balanceOf(to).call()
+    ctx = RequestContext(
+        organization=organization, api_key=None, ip_address="", method="", path="", actor="member:m"
+    )
+    withdrawal = refund_balance_withdraw(
+        ctx=ctx,
+        organization=organization,
+        chain_id=DEVNET,
+        token_address=usdc.address,
+        amount=2_000_000,
+        address=to,
+    )
+    assert balance() == {(DEVNET, usdc.address): "0"}
+    settle_until(withdrawal.id, mined(f"refund:{withdrawal.id}:withdrawal"))
+    withdrawal.refresh_from_db()
+    assert withdrawal.status == "succeeded" and withdrawal.tx_hash
+    assert usdc.functions.balanceOf(to).call() == to_before + 2_000_000
+    assert (
+        usdc.functions.balanceOf(VAULT).call() == before[VAULT]
+    )  # the vault keeps nothing of the merchant's
+    rows = admin_client.get(f"/api/v1/balance-transactions?source_id={withdrawal.id}").json()["data"]
+    assert [(r["type"], r["amount"]) for r in rows] == [("refund_balance", "-2000000")]
     run = reconcile_chain(DEVNET)
     assert run.ok, (run.error, run.rows)
 
