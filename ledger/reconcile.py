@@ -29,6 +29,7 @@ from chains.models import ChainCursor, Deposit, OutboxTx, Token
 from chains.outbox.send import IN_FLIGHT, receipt_logs, receipt_of
 from chains.registry import chain_get
 from chains.signers import signer_address
+from ledger.liabilities import owed_on
 from ledger.models import Account, Entry, Posting, ReconcileRun, ReconcileStart
 from ledger.observed import HELD, outbox_legs, sent_by_the_service
 from ledger.postings import Leg, credit, debit, post
@@ -189,6 +190,20 @@ def _block_hash(w3, number: int) -> str:
     return value.to_0x_hex() if hasattr(value, "to_0x_hex") else str(value)
 
 
+def _liabilities(chain_id: int, w3, block: int, rows: list[Row]) -> list[Row]:
+    """A row per token the vault owes merchants (ledger.liabilities: a refund balance): expected what is owed,
+    actual as much of it as the vault holds, so a vault short of what it owes is a difference."""
+    vault = (signer_address("vault") or "").lower()
+    held = {row.token: row.actual for row in rows if row.kind == Kind.VAULT}
+    found = []
+    for name, token, amount in owed_on(chain_id):
+        actual = held.get(token)
+        if actual is None:
+            actual = _actual(w3, Row(address=vault, kind=Kind.VAULT, token=token), block)
+        found.append(Row(address=vault, kind=name, token=token, expected=amount, actual=min(actual, amount)))
+    return found
+
+
 def compare(chain_id: int, at_block: int | None = None) -> tuple[int, str, list[Row]]:
     """(block, its hash, rows) of one comparison; raises CannotReconcile."""
     chain = chain_get(chain_id)
@@ -214,6 +229,7 @@ def compare(chain_id: int, at_block: int | None = None) -> tuple[int, str, list[
         ]
         for row in checked:
             row.actual = _actual(w3, row, block)
+        checked += _liabilities(chain_id, w3, block, checked)
         if _block_hash(w3, block) != pinned:
             raise CannotReconcile(f"block {block} changed while it was read (a reorg): run again")
     except CannotReconcile:

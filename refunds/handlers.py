@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from chains.handlers import OwnerKind, PaymentDue, deposit_handler, outbox_handler, payable
 from chains.models import Deposit, OutboxTx
+from ledger.liabilities import liability
 from refunds import crosschain  # noqa: F401  subscribes to the orders that deliver refunds elsewhere
-from refunds.models import Refund
+from refunds.models import Refund, RefundBalance
 from refunds.services import (
     TOP_UP_PREFIX,
     enqueue_refund_settlement,
@@ -56,3 +57,17 @@ def refund_due(identifier: str) -> PaymentDue | None:
         return None
     due = int(refund.amount) - int(refund.funding_received)
     return refund.chain_id, refund.token_address, refund.funding_address, due
+
+
+@liability("refund_balance")
+def refund_balances_owed(chain_id: int) -> dict[str, int]:
+    """What the vault owes merchants on the chain, by token: their refund balances, and the refunds funded from
+    them that are not delivered yet (`manage.py reconcile` reports a vault holding less)."""
+    owed: dict[str, int] = {}
+    balances = RefundBalance.objects.filter(chain_id=chain_id).values_list("token_address", "amount")
+    on_their_way = Refund.objects.filter(
+        chain_id=chain_id, status=Refund.Status.PENDING, funding_method=Refund.Funding.BALANCE
+    ).values_list("token_address", "amount")
+    for token, amount in [*balances, *on_their_way]:
+        owed[token.lower()] = owed.get(token.lower(), 0) + int(amount)
+    return owed

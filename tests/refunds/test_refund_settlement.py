@@ -192,6 +192,12 @@ def test_a_top_up_funds_the_balance_once_the_vault_holds_it_and_a_refund_from_it
         ("refund_balance", "3000000"),
     ]
 
+    run = reconcile_chain(DEVNET)  # the vault holds what the balance owes
+    owed = [r for r in run.rows if r["kind"] == "refund_balance"]
+    assert run.ok and [(r["token"], r["expected"], r["actual"]) for r in owed] == [
+        (usdc.address.lower(), "5000000", "5000000")
+    ]
+
     paid = paid_transaction(organization, devnet_a, payer)
     body = admin_client.post(
         "/api/v1/refunds", {"transaction": paid.id, "amount": "3000000"}, format="json"
@@ -303,3 +309,20 @@ def test_a_refund_to_another_chain_and_token_is_delivered_by_an_order_to_the_uni
     for chain_id in (a["chain_id"], b["chain_id"]):
         run = reconcile_chain(chain_id)
         assert run.ok, (run.error, [r for r in run.rows if int(r["difference"])])
+
+
+def test_reconcile_reports_a_vault_holding_less_than_the_refund_balances_owe(organization, devnet_a):
+    from tests.factories import RefundBalanceFactory
+
+    _, weth = token(devnet_a, "dWETH")
+    held = weth.functions.balanceOf(VAULT).call()
+    RefundBalanceFactory(
+        organization=organization, chain_id=DEVNET, token_address=weth.address, amount=held + 1
+    )
+
+    run = reconcile_chain(DEVNET)
+
+    short = [r for r in run.rows if r["kind"] == "refund_balance"]
+    assert not run.ok and [(r["expected"], r["actual"], r["difference"]) for r in short] == [
+        (str(held + 1), str(held), "-1")
+    ]
