@@ -141,3 +141,21 @@ def wallet_messages() -> dict[str, str]:
         "gone": _("Your wallet disconnected. Reconnect it, or pay to the address with the QR code."),
         "failed": _("The wallet could not send the payment: {reason}"),
     }
+
+
+def wallet_add_chain(chain) -> dict[str, Any] | None:
+    """The EIP-3085 `wallet_addEthereumChain` parameters the wallet script may offer for a devnet (its own RPC
+    URL); None for another chain, whose RPC URLs may hold provider keys and are never shown."""
+    if not (chain.devnet and chain.rpc_url):
+        return None
+    return {
+        "chainId": hex(chain.chain_id),
+        "chainName": chain.name,
+        "rpcUrls": [chain.rpc_url],
+        "nativeCurrency": {
+            "name": chain.native_symbol,
+            "symbol": chain.native_symbol,
+            "decimals": chain.native_decimals,
+        },
+        **({"blockExplorerUrls": [chain.explorer_url]} if chain.explorer_url else {}),
+    }

@@ -37,6 +37,7 @@ from checkout.display import (
     payable_tokens,
     payment_uri,
     qr_svg,
+    wallet_add_chain,
     wallet_messages,
 )
 from checkout.hosted_form import ADDRESS_PARTS, HostedCheckoutForm
@@ -375,19 +376,7 @@ def _wallet_data(session: CheckoutSession, order: Order, token, chain) -> dict[s
         or order.status != Order.Status.SCANNING_DEPOSIT
     ):
         return None
-    add_chain = None
-    if chain.devnet and chain.rpc_url:
-        add_chain = {
-            "chainId": hex(chain.chain_id),
-            "chainName": chain.name,
-            "rpcUrls": [chain.rpc_url],
-            "nativeCurrency": {
-                "name": chain.native_symbol,
-                "symbol": chain.native_symbol,
-                "decimals": chain.native_decimals,
-            },
-            **({"blockExplorerUrls": [chain.explorer_url]} if chain.explorer_url else {}),
-        }
+    add_chain = wallet_add_chain(chain)
     return {
         "sessionId": session.id,
         "statusUrl": reverse("pay-status", kwargs={"session_id": session.id}),

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chains.evm import to_checksum_address
 from chains.registry import chain_get
-from checkout.display import display_token, format_units, payable_tokens, wallet_messages
+from checkout.display import display_token, format_units, payable_tokens, wallet_add_chain, wallet_messages
 from checkout.models import Transaction
 from checkout.receipts import explorer_link, short_hash
 from core.errors import DomainError
@@ -127,18 +127,6 @@ def _wallet(refund: Refund) -> dict | None:
         or token is None
     ):
         return None
-    add_chain = None
-    if chain.devnet and chain.rpc_url:
-        add_chain = {
-            "chainId": hex(chain.chain_id),
-            "chainName": chain.name,
-            "rpcUrls": [chain.rpc_url],
-            "nativeCurrency": {
-                "name": chain.native_symbol,
-                "symbol": chain.native_symbol,
-                "decimals": chain.native_decimals,
-            },
-        }
     messages = wallet_messages() | {
         "payWith": "Fund it with {wallet}",
         "nothingOwed": "This refund is funded: nothing more to send.",
@@ -157,7 +145,7 @@ def _wallet(refund: Refund) -> dict | None:
         "decimals": token.decimals,
         "symbol": token.symbol,
         "explorerUrl": chain.explorer_url or "",
-        "addChain": add_chain,
+        "addChain": wallet_add_chain(chain),
         "messages": messages,
     }
 
