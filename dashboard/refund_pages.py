@@ -26,6 +26,8 @@ from dashboard.forms import ApiForm, submitted, token_options
 from dashboard.once import new_form_token
 from dashboard.pages import ADDRESS
 from dashboard.roles import ADMIN, WRITE
+from orders.fees import fee_amount
+from orders.models import Order
 from platform_api.context import RequestContext
 from refunds import selectors, services
 from refunds.models import Refund, RefundBalance, RefundTopUp, RefundWithdrawal
@@ -179,6 +181,7 @@ def refund(request: HttpRequest, refund_id: str) -> HttpResponse:
         "wallet": _wallet(found),
         "is_transaction": found.payment_id.startswith("txn_"),
         "reason": dict(REASONS).get(found.reason, ""),
+        "fee": _fee(found),
         "flash": request.session.pop(FLASH, None),
         "nav": "refunds",
         "member": request.member,  # type: ignore[attr-defined]
@@ -187,6 +190,16 @@ def refund(request: HttpRequest, refund_id: str) -> HttpResponse:
         "dashboard/_refund_state.html" if request.headers.get("HX-Request") else "dashboard/refund.html"
     )
     return render(request, template, context)
+
+
+def _fee(refund: Refund) -> str | None:
+    """The service's fee on a refund delivered by an order (another chain or token), in the merchant's token:
+    taken from the refund's amount, never added to it."""
+    if refund.order_id is None:
+        return None
+    order = Order.objects.filter(pk=refund.order_id).only("fee").first()
+    bps = int(((order.fee if order else None) or {}).get("finalFeeBps") or 0)
+    return token_amount(refund.chain_id, refund.token_address, fee_amount(int(refund.amount), bps))
 
 
 @require_GET

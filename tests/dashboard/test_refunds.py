@@ -196,3 +196,26 @@ def test_only_an_admin_withdraws(organization, viewer, tokens):
     RefundBalanceFactory(organization=organization)
     browser = signed_in(viewer)
     assert browser.post("/dashboard/refunds/withdraw", {"amount": "1"}).status_code == 403
+
+
+def test_a_refund_delivered_by_an_order_shows_the_service_fee_taken_from_it(organization, viewer, paid):
+    from tests.factories import OrderFactory
+
+    order = OrderFactory(organization=organization, fee={"finalFeeBps": 100})
+    refund = Refund.objects.create(
+        organization=organization,
+        payment_id=paid.id,
+        amount=10_000_000,
+        chain_id=paid.chain_id,
+        token_address=paid.token_address,
+        funding_method="balance",
+        status="pending",
+        destination_chain_id=paid.chain_id,
+        destination_token_address=address(0x98),
+        destination_address=PAYER,
+        order_id=order.pk,
+    )
+
+    page = signed_in(viewer).get(f"/dashboard/refunds/{refund.id}").content.decode()
+
+    assert 'id="refund-fee">0.1 USDC' in page and "quoted once it is funded" in page

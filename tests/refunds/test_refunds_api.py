@@ -362,3 +362,32 @@ def test_the_payer_who_gave_an_email_is_told_of_the_refund_in_their_language(
     assert (email.to_address, email.subject) == ("payer@example.com", subject)
     assert line in email.body and tx_hash(7) in email.body and PAYER in email.body
     assert f"/pay/s/{session.id}" in email.body
+
+
+def test_a_delivery_that_fails_on_chain_puts_the_amount_in_the_refund_balance(
+    admin_client, organization, paid
+):
+    from chains.models import OutboxTx
+    from refunds.handlers import refund_tx_finished
+    from tests.factories import OutboxTxFactory
+
+    WebhookEndpointFactory(organization=organization, events=["refund.failed"])
+    RefundBalanceFactory(organization=organization, amount=4_000_000)
+    body = refund(admin_client, {"transaction": paid.id, "amount": "4000000"}).json()
+    assert body["status"] == "pending" and RefundBalance.objects.get().amount == 0
+    tx = OutboxTxFactory(
+        key=f"refund:{body['id']}:delivery", status=OutboxTx.Status.FAILED, error="reverted: blocked"
+    )
+
+    refund_tx_finished(tx)
+    refund_tx_finished(tx)  # told twice: credited once
+
+    after = admin_client.get(f"/api/v1/refunds/{body['id']}").json()
+    assert after["status"] == "failed" and "blocked" in after["failure_reason"]
+    assert RefundBalance.objects.get().amount == 4_000_000
+    assert [e.data["status"] for e in WebhookEvent.objects.filter(event_type="refund.failed")] == ["failed"]
+    assert admin_client.get(f"/api/v1/transactions/{paid.id}").json()["amount_refunded"] == "0"
+    # a failed refund holds nothing of the payment: it is refunded again, from the balance it went back to
+    again = refund(admin_client, {"transaction": paid.id, "amount": "10000000"}).json()
+    assert (again["status"], again["funding"]["method"]) == ("requires_funding", "deposit")
+    assert refund(admin_client, {"transaction": paid.id}).json()["error"]["param"] == "amount"
