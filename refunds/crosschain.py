@@ -141,10 +141,12 @@ def refund_order_executed(event: events.Executed) -> None:
     refund_delivered(refund.id, chain_id=order.dst_chain, tx_hash=tx_hash, delivered=delivered)
 
 
-@events.on(events.Refunded, owner=OWNER)
-def refund_order_refunded(event: events.Refunded) -> None:
-    """The order failed and what the vault paid it is back in the vault: the refund failed, its amount goes to
-    the refund balance."""
+@events.on(events.Refunded, events.RefundPaid, owner=OWNER)
+def refund_order_refunded(event: events.Refunded | events.RefundPaid) -> None:
+    """What the vault paid the order is back in the vault: the order failed (`Refunded`), or it had expired
+    before the vault's payment landed and sent that back as a late payment (`RefundPaid`). The refund failed;
+    its amount goes to the refund balance (once: a refund no longer pending is left alone)."""
     refund = _refund_of(event.order)
     if refund is not None:
-        refund_delivery_failed(refund.id, reason=event.error)
+        reason = getattr(event, "error", "") or "its order sent the payment back"
+        refund_delivery_failed(refund.id, reason=reason)

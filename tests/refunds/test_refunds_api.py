@@ -391,3 +391,31 @@ def test_a_delivery_that_fails_on_chain_puts_the_amount_in_the_refund_balance(
     again = refund(admin_client, {"transaction": paid.id, "amount": "10000000"}).json()
     assert (again["status"], again["funding"]["method"]) == ("requires_funding", "deposit")
     assert refund(admin_client, {"transaction": paid.id}).json()["error"]["param"] == "amount"
+
+
+def test_an_order_that_sends_the_vaults_payment_back_fails_the_refund_into_the_balance(organization, paid):
+    from orders import events
+    from tests.factories import OrderFactory
+
+    order = OrderFactory(organization=organization, owner="refund", status="expired")
+    refund = Refund.objects.create(
+        organization=organization,
+        payment_id=paid.id,
+        amount=3_000_000,
+        chain_id=paid.chain_id,
+        token_address=paid.token_address,
+        funding_method="balance",
+        status="pending",
+        destination_chain_id=paid.chain_id,
+        destination_token_address=address(0x98),
+        destination_address=PAYER,
+        order_id=order.pk,
+    )
+
+    # the order had expired before the vault's payment landed: it went back to the vault as a late payment
+    events.announce(events.RefundPaid(order=order, refund=None))
+    events.announce(events.RefundPaid(order=order, refund=None))
+
+    refund.refresh_from_db()
+    assert refund.status == "failed" and "sent the payment back" in refund.failure_reason
+    assert RefundBalance.objects.get(organization=organization).amount == 3_000_000  # credited once
