@@ -32,6 +32,9 @@ from platform_api.models import Organization
 from platform_api.signals import record_write
 from quickpay.models import QuickPayment
 from refunds.models import Refund, RefundBalance, RefundDeposit, new_refund_id
+from refunds.serializers import (
+    RefundSerializer,
+)  # imported when the app is ready: its events' bodies documented
 from webhooks.events import EventType, emit_event
 from webhooks.models import WebhookEvent
 
@@ -121,8 +124,7 @@ def _destination(paid: Paid, given: dict[str, Any] | None) -> tuple[int, str, st
 
 
 def refund_data(refund: Refund) -> dict[str, Any]:
-    from refunds.serializers import RefundSerializer
-
+    """The refund object: the API's answer, and the `data` of every `refund.*` event."""
     return dict(RefundSerializer(refund).data)
 
 
