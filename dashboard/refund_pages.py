@@ -244,9 +244,13 @@ def top_up_create(request: HttpRequest) -> HttpResponse:
     if request.POST.get("token", "") not in {option["value"] for option in payable_tokens()}:
         request.session[FLASH] = "Choose the token to top the balance up in."
         return redirect("dashboard:refunds")
+    member = request.member  # type: ignore[attr-defined]
     top_up = services.refund_top_up_create(
-        organization=request.member.organization, chain_id=int(chain), token_address=address
-    )  # type: ignore[attr-defined]
+        ctx=RequestContext.for_member(request, member),
+        organization=member.organization,
+        chain_id=int(chain),
+        token_address=address,
+    )
     return redirect("dashboard:refund-top-up", top_up.id)
 
 

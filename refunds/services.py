@@ -25,10 +25,10 @@ from chains.tokens import token_get
 from chains.watcher import watch_address
 from checkout.models import Transaction
 from checkout.receipts import merchant_refund_email_queue
-from core.errors import Conflict, ErrorCode, InvalidRequest, NotFound
+from core.errors import Conflict, ErrorCode, Forbidden, InvalidRequest, NotFound
 from ledger.balance import MerchantRefunded, balance_merchant_refunded
 from platform_api.context import RequestContext
-from platform_api.models import Organization
+from platform_api.models import Organization, Permission
 from platform_api.signals import record_write
 from quickpay.models import QuickPayment
 from refunds.models import Refund, RefundBalance, RefundDeposit, new_refund_id
@@ -41,6 +41,12 @@ from webhooks.models import WebhookEvent
 REFUND_OWNER = "refund"  # watched addresses' owner kind and the CREATE2 salt's kind of a refund's address
 TOP_UP_PREFIX = "rtu_"  # a refund balance top-up's id: its address and keys are `refund:<rtu_id>...` too
 Status = Refund.Status
+
+
+def may(ctx: RequestContext, permission: str, what: str) -> None:
+    """Refuse (403) a caller whose key or member role is below `permission`, whichever interface called."""
+    if not ctx.allows(permission):
+        raise Forbidden(f"{what} needs the '{permission}' permission.")
 
 
 @dataclass(frozen=True)
@@ -163,6 +169,7 @@ def refund_create(*, ctx: RequestContext, organization: Organization, data: dict
     when it covers the amount, else awaiting a deposit to its own address for REFUND_FUNDING_SECONDS. A
     destination on another chain or in another token is quoted first (no lock is held while the provider
     answers), and refused (400 naming `destination`) where the service cannot deliver."""
+    may(ctx, Permission.WRITE, "Refunding a payment")
     paid = _paid(organization, data["transaction"], lock=False)
     chain_id, token_address, address = _destination(paid, data.get("destination"))
     if (chain_id, token_address.lower()) != (paid.chain_id, paid.token_address.lower()):
@@ -272,6 +279,7 @@ def _locked(refund_id: str) -> Refund | None:
 @transaction.atomic
 def refund_cancel(*, ctx: RequestContext, refund: Refund) -> Refund:
     """Cancel a refund still awaiting its funding; what part of it arrived goes back to its senders."""
+    may(ctx, Permission.WRITE, "Canceling a refund")
     locked = _locked(refund.id)
     assert locked is not None
     if locked.status != Status.REQUIRES_FUNDING:
@@ -428,10 +436,13 @@ def enqueue_refund_settlement(refund_id: str) -> None:
     transaction.on_commit(lambda: settle_refund.delay(refund_id))
 
 
-def refund_top_up_create(*, organization: Organization, chain_id: int, token_address: str):
+def refund_top_up_create(
+    *, ctx: RequestContext, organization: Organization, chain_id: int, token_address: str
+):
     """A deposit address that tops the organization's refund balance up (refunds.top_ups)."""
     from refunds.top_ups import top_up_create
 
+    may(ctx, Permission.WRITE, "Topping the refund balance up")
     return top_up_create(organization=organization, chain_id=chain_id, token_address=token_address)
 
 

@@ -137,6 +137,8 @@ class RefundTopUpView(PlatformAPIView):
         serializer = TopUpCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         top_up = services.refund_top_up_create(
-            organization=request.auth.organization, **serializer.validated_data
+            ctx=RequestContext.from_request(request),
+            organization=request.auth.organization,
+            **serializer.validated_data,
         )
         return Response(TopUpSerializer(top_up).data, status=status.HTTP_201_CREATED)

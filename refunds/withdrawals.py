@@ -13,10 +13,10 @@ from chains.tokens import token_get
 from core.errors import InvalidRequest
 from ledger.balance import RefundBalanceWithdrawn, balance_refund_withdrawn
 from platform_api.context import RequestContext
-from platform_api.models import Organization
+from platform_api.models import Organization, Permission
 from platform_api.signals import record_write
 from refunds.models import RefundBalance, RefundWithdrawal, new_withdrawal_id
-from refunds.services import refund_balance_credit
+from refunds.services import may, refund_balance_credit
 
 
 @transaction.atomic
@@ -29,6 +29,7 @@ def refund_balance_withdraw(
     amount: int,
     address: str,
 ) -> RefundWithdrawal:
+    may(ctx, Permission.ADMIN, "Withdrawing from the refund balance")
     token = token_get(chain_id=chain_id, address=token_address)
     if token is None:
         raise InvalidRequest(

@@ -20,6 +20,7 @@ from tests.factories import (
     OrganizationFactory,
     QuickPaymentFactory,
     RefundBalanceFactory,
+    RefundFactory,
     TransactionFactory,
     WebhookEndpointFactory,
     address,
@@ -398,17 +399,13 @@ def test_an_order_that_sends_the_vaults_payment_back_fails_the_refund_into_the_b
     from tests.factories import OrderFactory
 
     order = OrderFactory(organization=organization, owner="refund", status="expired")
-    refund = Refund.objects.create(
+    refund = RefundFactory(
         organization=organization,
         payment_id=paid.id,
         amount=3_000_000,
-        chain_id=paid.chain_id,
-        token_address=paid.token_address,
         funding_method="balance",
         status="pending",
-        destination_chain_id=paid.chain_id,
         destination_token_address=address(0x98),
-        destination_address=PAYER,
         order_id=order.pk,
     )
 
@@ -419,3 +416,48 @@ def test_an_order_that_sends_the_vaults_payment_back_fails_the_refund_into_the_b
     refund.refresh_from_db()
     assert refund.status == "failed" and "sent the payment back" in refund.failure_reason
     assert RefundBalance.objects.get(organization=organization).amount == 3_000_000  # credited once
+
+
+def test_every_refund_write_checks_the_callers_permission_at_the_service(organization, paid):
+    from core.errors import Forbidden
+    from platform_api.context import RequestContext
+    from refunds import services
+    from refunds.models import RefundTopUp, RefundWithdrawal
+
+    def ctx(permission):
+        return RequestContext(
+            organization=organization,
+            api_key=None,
+            ip_address="",
+            method="POST",
+            path="",
+            permission=permission,
+        )
+
+    RefundBalanceFactory(organization=organization, amount=5_000_000)
+    waiting = RefundFactory(organization=organization, payment_id=paid.id)
+    refused = [
+        lambda: services.refund_create(
+            ctx=ctx("read"), organization=organization, data={"transaction": paid.id}
+        ),
+        lambda: services.refund_cancel(ctx=ctx("read"), refund=waiting),
+        lambda: services.refund_top_up_create(
+            ctx=ctx("read"), organization=organization, chain_id=BASE, token_address=USDC_BASE
+        ),
+        lambda: services.refund_balance_withdraw(
+            ctx=ctx("write"),
+            organization=organization,
+            chain_id=BASE,
+            token_address=USDC_BASE,
+            amount=1,
+            address=PAYER,
+        ),
+    ]
+    for call in refused:
+        with pytest.raises(Forbidden):
+            call()
+
+    assert list(Refund.objects.values_list("pk", "status")) == [(waiting.pk, "requires_funding")]
+    assert not RefundTopUp.objects.exists() and not RefundWithdrawal.objects.exists()
+    assert RefundBalance.objects.get().amount == 5_000_000
+    assert not AuditEvent.objects.exists()
