@@ -99,3 +99,6 @@ def test_an_admin_refunds_part_of_a_payment_and_funds_it_from_a_browser_wallet(
     page.goto(f"{live_server.url}/dashboard/refunds/{refund.id}")
     page.screenshot(path=ARTIFACTS / "phone-refund.png", full_page=True)
     assert _serious(page) == []
+    for path in (f"/dashboard/refunds/{refund.id}", "/dashboard/refunds/", f"/dashboard/payments/{paid.id}"):
+        page.goto(f"{live_server.url}{path}")  # nothing scrolls sideways on a phone
+        assert page.evaluate("document.documentElement.scrollWidth") <= SIZES["phone"]["width"], path

@@ -10,7 +10,13 @@ import pytest
 from audit.models import AuditEvent
 from refunds.models import Refund
 from tests.dashboard.conftest import signed_in
-from tests.factories import OrganizationFactory, RefundBalanceFactory, TransactionFactory, address
+from tests.factories import (
+    OrganizationFactory,
+    RefundBalanceFactory,
+    RefundFactory,
+    TransactionFactory,
+    address,
+)
 
 pytestmark = pytest.mark.django_db
 PAYER = address(0x51)
@@ -107,18 +113,7 @@ def test_a_refused_refund_says_why_beside_its_field_and_writes_nothing(
 
 
 def test_a_viewer_reads_refunds_and_cannot_refund_or_cancel(organization, viewer, paid):
-    refund = Refund.objects.create(
-        organization=organization,
-        payment_id=paid.id,
-        amount=1,
-        chain_id=paid.chain_id,
-        token_address=paid.token_address,
-        funding_method="deposit",
-        funding_address=address(0x7801),
-        destination_chain_id=paid.chain_id,
-        destination_token_address=paid.token_address,
-        destination_address=PAYER,
-    )
+    refund = RefundFactory(organization=organization, payment_id=paid.id, amount=1)
     browser = signed_in(viewer)
 
     assert 'id="refund-form"' not in browser.get(f"/dashboard/payments/{paid.id}").content.decode()
@@ -202,17 +197,14 @@ def test_a_refund_delivered_by_an_order_shows_the_service_fee_taken_from_it(orga
     from tests.factories import OrderFactory
 
     order = OrderFactory(organization=organization, fee={"finalFeeBps": 100})
-    refund = Refund.objects.create(
+    refund = RefundFactory(
         organization=organization,
         payment_id=paid.id,
         amount=10_000_000,
-        chain_id=paid.chain_id,
-        token_address=paid.token_address,
         funding_method="balance",
         status="pending",
-        destination_chain_id=paid.chain_id,
         destination_token_address=address(0x98),
-        destination_address=PAYER,
+        destination_amount=None,
         order_id=order.pk,
     )
 

@@ -275,6 +275,7 @@ def test_a_refund_to_another_chain_and_token_is_delivered_by_an_order_to_the_uni
         "payer_weth": weth_b.functions.balanceOf(payer).call(),
         "merchant": usdc.functions.balanceOf(merchant).call(),
         "vault": usdc.functions.balanceOf(VAULT).call(),
+        "solver_weth": weth_b.functions.balanceOf(settings.SOLVER_ADDRESS).call(),
     }
     devnet_transfer(
         chain=chain_a, token=usdc.address, to=body["funding"]["address"], amount=5_000_000, from_account=2
@@ -299,6 +300,10 @@ def test_a_refund_to_another_chain_and_token_is_delivered_by_an_order_to_the_uni
     assert after["destination"]["amount"] == str(delivered) and delivered > 0
     assert weth_b.functions.balanceOf(payer).call() == before["payer_weth"] + delivered  # to the unit
     assert usdc.functions.balanceOf(merchant).call() == before["merchant"] - 5_000_000
+    # The vault ends with the merchant's 5 dUSDC on Devnet A (it paid the order, whose sweep brought them
+    # back); the solver delivered the payer's dWETH on Devnet B from its own holdings.
+    assert usdc.functions.balanceOf(VAULT).call() == before["vault"] + 5_000_000
+    assert weth_b.functions.balanceOf(settings.SOLVER_ADDRESS).call() == before["solver_weth"] - delivered
     kinds = [(h["kind"], h["chain_id"]) for h in after["tx_hashes"]]
     assert kinds == [("funding", a["chain_id"]), ("delivery", b["chain_id"])]
     for _ in range(3):  # the watcher's confirmed blocks past what settlement sent, on both chains
