@@ -15,7 +15,14 @@ same row and never sends a second transaction. Then, in a worker
    "nonce too low" is not an error: the receipt will tell.
 
 The nonce is taken in the same database transaction that stores the signed
-bytes, so it is never used by two transactions nor skipped. The poller
+bytes, so it is never used by two transactions nor skipped. A burst asks for
+dozens of one sender's transactions at once (a block of payments delivered
+from the solver's inventory, or swept by the vault): the first to be sent takes
+the sender's other queued transactions on that chain with it (`sign_batch`, up
+to OUTBOX_SIGN_BATCH): their estimates, the sender's balance and its count in
+one JSON-RPC batch, their nonces under one lock, their broadcasts in another
+batch, so they make the next block together; the others' tasks find them sent.
+The poller
 (chains/outbox/poll.py) records receipts through `finish`, which hands the
 outcome to the handler of its key's kind (`chains.handlers`) in the same
 transaction.
@@ -194,14 +201,18 @@ def still_in_flight(tx: OutboxTx, timeout: float) -> str:
 
 
 def outbox_send(tx_id: int) -> OutboxTx | None:
-    """Sign (once) and broadcast one transaction; safe to run again at any time."""
+    """Sign (once) and broadcast one transaction, with its sender's other queued transactions on the chain
+    (`sign_batch`); safe to run again at any time. One already broadcast is left to the poller, which
+    broadcasts it again after OUTBOX_REBROADCAST_SECONDS: a burst's tasks find their transactions sent by the
+    first of them, and ask the node nothing."""
     tx = OutboxTx.objects.filter(pk=tx_id).first()
     if tx is None:
         logger.warning("Outbox transaction %s is gone: nothing to send", tx_id)
         return None
     if tx.status == OutboxTx.Status.QUEUED:
-        tx = sign(tx)
-    if tx.status in (OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST):
+        broadcast_batch(sign_batch(tx))
+        tx.refresh_from_db()
+    elif tx.status == OutboxTx.Status.SIGNED:
         broadcast(tx)
     return tx
 
@@ -314,6 +325,17 @@ def receipt_of(w3: Web3, tx: OutboxTx):
     return None
 
 
+def rpc_batch(w3: Web3, calls: list[tuple[str, list[Any]]]) -> list[dict[str, Any]]:
+    """The node's answers to these JSON-RPC calls, sent as one batch, in the order asked: each a dict with
+    `result` or `error`. An answer of the wrong shape raises ValueError."""
+    answers = cast(Any, w3.provider).make_batch_request(calls)
+    if not isinstance(answers, list) or len(answers) != len(calls):
+        raise ValueError(f"JSON-RPC batch: {len(calls)} asked, not one answer each")
+    if not all(isinstance(answer, dict) for answer in answers):
+        raise ValueError("JSON-RPC batch: an answer is not an object")
+    return answers
+
+
 def receipts_and_head(w3: Web3, txs: list[OutboxTx]) -> tuple[dict[int, Any], int]:
     """The receipts of these transactions (by row id, those on the chain; whichever signed version was
     mined) and the chain's head, in one JSON-RPC batch: a burst's receipts cost one request, not one each.
@@ -325,12 +347,9 @@ def receipts_and_head(w3: Web3, txs: list[OutboxTx]) -> tuple[dict[int, Any], in
         for tx_hash in reversed(tx.hashes):
             calls.append(("eth_getTransactionReceipt", [tx_hash]))
             asked.append((tx.pk, tx_hash))
-    answers = cast(Any, w3.provider).make_batch_request(calls)
-    if not isinstance(answers, list) or len(answers) != len(calls):
-        raise ValueError(f"receipts batch: {len(calls)} asked, not one answer each")
     results = []
-    for (method, _), answer in zip(calls, answers, strict=True):
-        if not isinstance(answer, dict) or "error" in answer or "result" not in answer:
+    for (method, _), answer in zip(calls, rpc_batch(w3, calls), strict=True):
+        if "error" in answer or "result" not in answer:
             raise ValueError(f"{method}: {str(answer)[:120]}")
         results.append(answer["result"])
     head = int(results[0], 16)
@@ -375,6 +394,149 @@ def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None) -> bool:
     return True
 
 
+def _gas_limit(estimate: int) -> int:
+    # Headroom: state may change between the estimate and the block (a storage slot set from zero costs 20,000
+    # gas more than one changed), and an unused limit costs nothing.
+    return estimate * 12 // 10 + 20_000
+
+
+def _signed_fields(tx: OutboxTx, *, nonce: int, gas: int, fees: tuple[int, int]) -> dict[str, Any]:
+    """What is stored with the signed bytes of `tx` at `nonce` (its first version, or one signed again)."""
+    raw, tx_hash = sign_version(tx, nonce=nonce, gas=gas, fees=fees)
+    return {
+        "status": OutboxTx.Status.SIGNED,
+        "nonce": nonce,
+        "gas_limit": gas,
+        "max_fee_per_gas": fees[0],
+        "max_priority_fee_per_gas": fees[1],
+        "raw_tx": raw,
+        "tx_hash": tx_hash,
+        "hashes": [*tx.hashes, tx_hash],
+        "signed_at": timezone.now(),
+        "error": "",
+    }
+
+
+def _estimate_params(tx: OutboxTx) -> dict[str, str]:
+    return {"from": tx.sender, "to": tx.to, "data": tx.data or "0x", "value": hex(int(tx.value))}
+
+
+def sign_batch(tx: OutboxTx) -> list[OutboxTx]:
+    """Sign `tx` together with its sender's other queued transactions on its chain (at most OUTBOX_SIGN_BATCH,
+    oldest first), at consecutive nonces; the transactions signed here, by nonce.
+
+    Their estimates, the sender's balance and its pending count are one JSON-RPC batch; the nonces are taken
+    under one lock of the sender's counter, in the database transaction that stores every signed version. A
+    transaction whose estimate fails (it would revert, or the sender cannot pay for it), a batch the sender
+    cannot pay for whole, a node that does not answer the batch, and a nonce filler (made for one nonce) take
+    `sign`, one at a time, exactly as before; a transaction another worker is signing is left to it."""
+    if tx.nonce is not None:
+        return [sign(tx)]
+    others = (
+        OutboxTx.objects.filter(
+            chain_id=tx.chain_id, sender=tx.sender, status=OutboxTx.Status.QUEUED, nonce__isnull=True
+        )
+        .exclude(pk=tx.pk)
+        .order_by("pk")[: max(settings.OUTBOX_SIGN_BATCH - 1, 0)]
+    )
+    batch = sorted([tx, *others], key=lambda each: each.pk)
+    if len(batch) == 1:
+        return [sign(tx)]
+    chain, w3 = chain_client(tx)
+    sender = to_checksum_address(tx.sender)
+    calls: list[tuple[str, list[Any]]] = [
+        ("eth_getBalance", [sender, "latest"]),
+        ("eth_getTransactionCount", [sender, "pending"]),
+        *(("eth_estimateGas", [_estimate_params(each)]) for each in batch),
+    ]
+    try:
+        answers = rpc_batch(w3, calls)
+        balance, pending = int(answers[0]["result"], 16), int(answers[1]["result"], 16)
+        fees = fees_for(chain, w3)
+    except (Web3RPCError, ValueError, KeyError, TypeError, OSError) as exc:
+        logger.info("Outbox %s: the batch of %s was not read (%s); signed alone", tx.key, len(batch), exc)
+        return [sign(tx)]
+    assert fees is not None  # no bump asked for
+    gas: dict[int, int] = {}
+    alone: list[OutboxTx] = []  # its estimate failed: `sign` says why (would revert, waiting for gas)
+    for each, answer in zip(batch, answers[2:], strict=True):
+        if "result" in answer and isinstance(answer["result"], str):
+            gas[each.pk] = _gas_limit(int(answer["result"], 16))
+        else:
+            alone.append(each)
+    cost = sum(gas[each.pk] * fees[0] + int(each.value) for each in batch if each.pk in gas)
+    if cost > balance:
+        return [
+            sign(tx)
+        ]  # the sender cannot pay for them all: one at a time, each waiting for gas as it must
+    _crash_point("before_sign")
+    with transaction.atomic():
+        locked = list(
+            OutboxTx.objects.select_for_update(skip_locked=True)
+            .filter(pk__in=list(gas), status=OutboxTx.Status.QUEUED, nonce__isnull=True)
+            .order_by("pk")
+        )
+        if locked:
+            SenderNonce.objects.get_or_create(
+                chain_id=tx.chain_id, address=tx.sender, defaults={"next_nonce": pending}
+            )
+            nonce_row = SenderNonce.objects.select_for_update().get(chain_id=tx.chain_id, address=tx.sender)
+            first = nonce = max(nonce_row.next_nonce, pending)  # never below what the chain has seen
+            for each in locked:
+                OutboxTx.objects.filter(pk=each.pk).update(
+                    **_signed_fields(each, nonce=nonce, gas=gas[each.pk], fees=fees)
+                )
+                nonce += 1
+            SenderNonce.objects.filter(pk=nonce_row.pk).update(next_nonce=nonce)
+    if locked:
+        logger.info(
+            "Outbox: %s transaction(s) of the %s on %s signed together, nonces %s-%s",
+            len(locked),
+            tx.signer,
+            chain.name,
+            first,
+            nonce - 1,
+        )
+        _crash_point("after_sign")
+    signed = list(OutboxTx.objects.filter(pk__in=[each.pk for each in locked]).order_by("nonce"))
+    for each in alone:
+        sign(each)  # failed or waiting, each with its reason; or, if its estimate now passes, signed after
+        broadcast_batch([OutboxTx.objects.get(pk=each.pk)])
+    return signed
+
+
+def broadcast_batch(txs: list[OutboxTx]) -> None:
+    """Broadcast signed transactions of one chain, by nonce, in one JSON-RPC batch; each answer is read as
+    `broadcast` reads its own (a node that knows the transaction already is no error). A batch the node does
+    not answer is broadcast one by one."""
+    txs = [tx for tx in txs if tx.status == OutboxTx.Status.SIGNED]
+    if len(txs) <= 1:
+        for tx in txs:
+            broadcast(tx)
+        return
+    _, w3 = chain_client(txs[0])
+    try:
+        answers = rpc_batch(w3, [("eth_sendRawTransaction", [tx.raw_tx]) for tx in txs])
+    except (Web3RPCError, ValueError, OSError) as exc:
+        logger.info("Outbox: a batch of %s broadcasts was not answered (%s); one by one", len(txs), exc)
+        for tx in txs:
+            broadcast(tx)
+        return
+    sent = []
+    for tx, answer in zip(txs, answers, strict=True):
+        error = answer.get("error")
+        message = str(error.get("message") if isinstance(error, dict) else error or "")
+        if error is not None and not any(reason in message.lower() for reason in ALREADY_SENT):
+            OutboxTx.objects.filter(pk=tx.pk).update(error=f"broadcast refused: {message}"[:500])
+            logger.warning("Outbox %s: the node refused the broadcast: %s", tx.key, message)
+            continue
+        sent.append(tx.pk)
+    _crash_point("after_broadcast")
+    OutboxTx.objects.filter(pk__in=sent, status__in=IN_FLIGHT[1:]).update(
+        status=OutboxTx.Status.BROADCAST, broadcast_at=timezone.now(), broadcasts=F("broadcasts") + 1
+    )
+
+
 def sign(tx: OutboxTx) -> OutboxTx:
     """Estimate, take the next nonce (or the one a nonce filler was made for) and store the signed bytes."""
     chain, w3 = chain_client(tx)
@@ -388,9 +550,7 @@ def sign(tx: OutboxTx) -> OutboxTx:
         if "insufficient funds" not in str(exc).lower():
             raise
         return _wait_for_gas(tx, chain, w3, need=None)
-    # Headroom: state may change between the estimate and the block (a storage slot set from zero costs 20,000
-    # gas more than one changed), and an unused limit costs nothing.
-    gas = gas * 12 // 10 + 20_000
+    gas = _gas_limit(gas)
     fees = fees_for(chain, w3)
     assert fees is not None  # no bump asked for
     if int(w3.eth.get_balance(to_checksum_address(tx.sender))) < gas * fees[0] + int(tx.value):
@@ -411,20 +571,9 @@ def sign(tx: OutboxTx) -> OutboxTx:
             # Never below what the chain has seen from this key (a key used elsewhere too).
             nonce = max(nonce_row.next_nonce, pending)
             SenderNonce.objects.filter(pk=nonce_row.pk).update(next_nonce=nonce + 1)
-        raw, tx_hash = sign_version(tx, nonce=nonce, gas=gas, fees=fees)
-        OutboxTx.objects.filter(pk=tx.pk).update(
-            status=OutboxTx.Status.SIGNED,
-            nonce=nonce,
-            gas_limit=gas,
-            max_fee_per_gas=fees[0],
-            max_priority_fee_per_gas=fees[1],
-            raw_tx=raw,
-            tx_hash=tx_hash,
-            hashes=[*tx.hashes, tx_hash],
-            signed_at=timezone.now(),
-            error="",
-        )
-    logger.info("Outbox %s on %s: signed nonce %s as %s", tx.key, chain.name, nonce, tx_hash)
+        fields = _signed_fields(tx, nonce=nonce, gas=gas, fees=fees)
+        OutboxTx.objects.filter(pk=tx.pk).update(**fields)
+    logger.info("Outbox %s on %s: signed nonce %s as %s", tx.key, chain.name, nonce, fields["tx_hash"])
     _crash_point("after_sign")
     tx.refresh_from_db()
     return tx

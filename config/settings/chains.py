@@ -187,6 +187,9 @@ OUTBOX_RESEND_AFTER_SECONDS = env_int("OUTBOX_RESEND_AFTER_SECONDS", 20)
 OUTBOX_REBROADCAST_SECONDS = env_int("OUTBOX_REBROADCAST_SECONDS", 30)
 OUTBOX_FEE_BUMP_SECONDS = env_int("OUTBOX_FEE_BUMP_SECONDS", 120)
 OUTBOX_FEE_BUMP_PERCENT = env_int("OUTBOX_FEE_BUMP_PERCENT", 25)
+# At most this many of one sender's queued transactions on a chain are signed together, at consecutive nonces,
+# and broadcast in one JSON-RPC batch (chains/outbox/send.py): a burst's deliveries make the next block.
+OUTBOX_SIGN_BATCH = env_int("OUTBOX_SIGN_BATCH", 50)
 # The most the outbox ever bids per gas, in gwei, on a chain whose registry entry names no cap of its own
 # (`max_fee_per_gas_gwei`): fee bumps stop there, and staff are told.
 OUTBOX_MAX_FEE_PER_GAS_GWEI = float(os.environ.get("OUTBOX_MAX_FEE_PER_GAS_GWEI", "200"))

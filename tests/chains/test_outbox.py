@@ -370,8 +370,8 @@ def test_the_receipts_look_finishes_what_is_mined_and_nothing_else(chain_a):
     to the full poll."""
     recipient = new_address()
     sent = outbox_submit(key="test:receipts:sent", chain_id=31337, signer="vault", to=recipient, value=3)
-    waiting = outbox_submit(
-        key="test:receipts:waiting", chain_id=31337, signer="vault", to=new_address(), value=1
+    waiting = outbox_submit(  # another sender's: not sent with the vault's
+        key="test:receipts:waiting", chain_id=31337, signer="solver", to=new_address(), value=1
     )
     outbox_send(sent.pk)
     for _ in range(40):
@@ -495,3 +495,78 @@ def test_a_burst_reads_the_fee_market_once_and_a_fee_bump_reads_it_now(chain_a, 
         assert node.methods["eth_maxPriorityFeePerGas"] == 2
         assert bumped is not None and bumped[0] > int(signed[0].max_fee_per_gas)
     send._markets.clear()
+
+
+def test_a_senders_queued_transactions_are_signed_together_and_make_one_block(chain_a, settings, monkeypatch):
+    """A burst: the first send takes the sender's other queued transactions with it (one batch of estimates,
+    one lock of its nonce, one batch of broadcasts), so they are mined in the same block at consecutive nonces.
+    One that would revert is failed on its own and spends no nonce; the burst's other tasks ask the node
+    nothing; another sender's transaction is not taken."""
+    from chains.client import FailoverProvider
+
+    w3 = w3_of(chain_a)
+    recipients = [new_address() for _ in range(5)]
+    txs = [
+        outbox_submit(key=f"test:batch:{n}", chain_id=31337, signer="vault", to=to, value=n + 1)
+        for n, to in enumerate(recipients)
+    ]
+    reverting = outbox_submit(
+        key="test:batch:reverts", chain_id=31337, signer="vault", to=chain_a[1]["contracts"]["AlwaysReverts"]
+    )
+    txs.append(
+        outbox_submit(key="test:batch:last", chain_id=31337, signer="vault", to=new_address(), value=9)
+    )
+    solvers = outbox_submit(
+        key="test:batch:solver", chain_id=31337, signer="solver", to=new_address(), value=1
+    )
+    start = w3.eth.get_transaction_count(settings.VAULT_ADDRESS, "pending")
+    asked = []
+    original = FailoverProvider._send
+    monkeypatch.setattr(FailoverProvider, "_send", lambda self, call: asked.append(1) or original(self, call))
+    _paused_mining(w3)
+    try:
+        outbox_send(txs[0].pk)
+        first_send = len(asked)
+        for tx in [*txs[1:], reverting]:
+            outbox_send(tx.pk)  # the burst's other tasks
+        assert len(asked) == first_send  # they found their transactions sent
+        for tx in [*txs, reverting, solvers]:
+            tx.refresh_from_db()
+        assert [tx.status for tx in txs] == ["broadcast"] * 6
+        assert [tx.nonce for tx in txs] == list(range(start, start + 6))
+        assert (reverting.status, reverting.nonce) == ("failed", None)
+        assert reverting.error.startswith("would revert")
+        assert solvers.status == "queued"
+        # a handful of requests (the batch of reads and estimates, the market, the one that would revert on its
+        # own, the batch of broadcasts), not five for each transaction
+        assert first_send <= 8
+        w3.provider.make_request("evm_mine", [])
+    finally:
+        _resumed_mining(w3)
+    blocks = {w3.eth.get_transaction_receipt(tx.tx_hash)["blockNumber"] for tx in txs}
+    assert len(blocks) == 1
+    assert [w3.eth.get_balance(to) for to in recipients] == [1, 2, 3, 4, 5]
+    assert SenderNonce.objects.get(chain_id=31337, address=settings.VAULT_ADDRESS).next_nonce == start + 6
+
+
+def test_a_batch_the_sender_cannot_pay_for_whole_is_signed_one_at_a_time(chain_a, settings):
+    """What the vault holds pays for the first transaction only: it is signed, the next waits for gas with
+    its reason, queued, holding no nonce (never failed, never a refund's reason)."""
+    w3 = w3_of(chain_a)
+    balance = w3.eth.get_balance(settings.VAULT_ADDRESS)
+    first = outbox_submit(key="test:batch:pays", chain_id=31337, signer="vault", to=new_address(), value=1)
+    second = outbox_submit(
+        key="test:batch:too-much", chain_id=31337, signer="vault", to=new_address(), value=balance - 1000
+    )
+
+    outbox_send(first.pk)
+
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.status == "broadcast"
+    assert (second.status, second.nonce) == ("queued", None)
+    outbox_send(second.pk)
+    second.refresh_from_db()
+    assert (second.status, second.nonce) == ("queued", None) and second.error.startswith("waiting for gas")
+    OutboxTx.objects.filter(pk=second.pk).delete()  # nothing else may spend the vault's gas here
+    until_finished(first)
