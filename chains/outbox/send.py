@@ -470,6 +470,7 @@ def sign_batch(tx: OutboxTx) -> list[OutboxTx]:
             sign(tx)
         ]  # the sender cannot pay for them all: one at a time, each waiting for gas as it must
     _crash_point("before_sign")
+    refused: dict[int, SignerUnavailable] = {}
     with transaction.atomic():
         locked = list(
             OutboxTx.objects.select_for_update(skip_locked=True)
@@ -483,11 +484,15 @@ def sign_batch(tx: OutboxTx) -> list[OutboxTx]:
             nonce_row = SenderNonce.objects.select_for_update().get(chain_id=tx.chain_id, address=tx.sender)
             first = nonce = max(nonce_row.next_nonce, pending)  # never below what the chain has seen
             for each in locked:
-                OutboxTx.objects.filter(pk=each.pk).update(
-                    **_signed_fields(each, nonce=nonce, gas=gas[each.pk], fees=fees)
-                )
+                try:
+                    fields = _signed_fields(each, nonce=nonce, gas=gas[each.pk], fees=fees)
+                except SignerUnavailable as exc:  # a signer that refuses one stops only that one
+                    refused[each.pk] = exc
+                    continue
+                OutboxTx.objects.filter(pk=each.pk).update(**fields)
                 nonce += 1
             SenderNonce.objects.filter(pk=nonce_row.pk).update(next_nonce=nonce)
+    locked = [each for each in locked if each.pk not in refused]
     if locked:
         logger.info(
             "Outbox: %s transaction(s) of the %s on %s signed together, nonces %s-%s",
@@ -502,6 +507,9 @@ def sign_batch(tx: OutboxTx) -> list[OutboxTx]:
     for each in alone:
         sign(each)  # failed or waiting, each with its reason; or, if its estimate now passes, signed after
         broadcast_batch([OutboxTx.objects.get(pk=each.pk)])
+    if tx.pk in refused:
+        broadcast_batch(signed)  # the others are signed: they go out before this one's task fails
+        raise refused[tx.pk]
     return signed
 
 

@@ -58,3 +58,44 @@ def test_a_killed_worker_never_pays_twice_nor_loses_the_payment(
         assert tx.tx_hash == signed_hash and tx.hashes == [
             signed_hash
         ]  # the stored bytes, not a new signature
+
+
+@pytest.mark.parametrize("crash_at", ["after_sign", "after_broadcast"])
+def test_a_worker_killed_in_a_signed_burst_pays_each_once(
+    devnets_registry, worker_env, start_worker, settings, crash_at
+):
+    """Three of the vault's transactions queued together are signed together: killed after storing their
+    signed bytes, or after broadcasting them, the worker leaves rows the next one finishes, each at its own
+    nonce, each paid once."""
+    a, _ = devnets_registry
+    w3 = Web3(Web3.HTTPProvider(a[0].rpc_url))
+    nonce_before = w3.eth.get_transaction_count(settings.VAULT_ADDRESS)
+    recipients = [Web3.to_checksum_address("0x" + secrets.token_hex(20)) for _ in range(3)]
+    doomed = start_worker(**worker_env, OUTBOX_CRASH_AT=crash_at)
+
+    with transaction.atomic():
+        txs = [
+            outbox_submit(
+                key=f"test:burst:{crash_at}:{n}", chain_id=31337, signer="vault", to=to, value=1000 + n
+            )
+            for n, to in enumerate(recipients)
+        ]
+
+    wait_for(lambda: doomed.process.poll() is not None, timeout=60)
+    for tx in txs:
+        tx.refresh_from_db()
+    assert [tx.status for tx in txs] == ["signed"] * 3  # all three stored, signed, in one transaction
+    assert sorted(tx.nonce for tx in txs) == [nonce_before, nonce_before + 1, nonce_before + 2]
+    signed = [tx.tx_hash for tx in txs]
+
+    survivor = start_worker(**worker_env, OUTBOX_RESEND_AFTER_SECONDS="0")
+    poll_until(
+        survivor.queue,
+        lambda: all(OutboxTx.objects.get(pk=tx.pk).status == "mined" for tx in txs),
+    )
+
+    for n, tx in enumerate(txs):
+        tx.refresh_from_db()
+        assert w3.eth.get_balance(recipients[n]) == 1000 + n  # paid once
+        assert tx.hashes == [signed[n]]  # the stored bytes, never a second signature
+    assert w3.eth.get_transaction_count(settings.VAULT_ADDRESS) == nonce_before + 3

@@ -120,7 +120,7 @@ def test_a_worker_with_another_backend_unlocks_nothing(settings):
 class RemoteSigner:
     """A stand-in remote signer (as Web3Signer or Clef answer eth_signTransaction), holding the vault's key."""
 
-    def __init__(self, *, style="web3signer", tamper=False, token=""):
+    def __init__(self, *, style="web3signer", tamper=False, token="", refuse_to=""):
         self.calls: list[dict] = []
         signer = self
 
@@ -136,6 +136,13 @@ class RemoteSigner:
                     self.end_headers()
                     return
                 tx = request["params"][0]
+                if refuse_to and tx["to"].lower() == refuse_to.lower():  # its policy refuses this recipient
+                    error = {"code": -32000, "message": "policy: recipient not allowed"}
+                    body = json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error}).encode()
+                    self.send_response(200)
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
                 fields = {
                     name: int(tx[name], 16)
                     for name in ("gas", "nonce", "chainId", "maxFeePerGas", "maxPriorityFeePerGas", "value")
@@ -187,6 +194,37 @@ def test_a_remote_signer_that_signs_another_transaction_is_refused(chain_a, sett
         signer.close()
     tx.refresh_from_db()
     assert tx.status == OutboxTx.Status.QUEUED and not tx.raw_tx and tx.nonce is None
+
+
+def test_a_transaction_the_signer_refuses_stops_only_itself_in_a_burst(chain_a, settings):
+    """Three of the vault's transactions queued together, the remote signer's policy refusing the second: the
+    first and the third are signed at consecutive nonces and sent; the second waits, queued, with no nonce."""
+    refused_to = new_address()
+    signer = RemoteSigner(refuse_to=refused_to)
+    settings.SIGNER_BACKEND, settings.SIGNER_REMOTE_URL = "remote", signer.url
+    w3 = Web3(Web3.HTTPProvider(chain_a[0].rpc_url))
+    start = w3.eth.get_transaction_count(settings.VAULT_ADDRESS, "pending")
+    first, second, third = (
+        outbox_submit(key=f"test:remote:burst:{n}", chain_id=31337, signer="vault", to=to, value=5)
+        for n, to in enumerate((new_address(), refused_to, new_address()))
+    )
+    try:
+        outbox_send(first.pk)
+        with pytest.raises(SignerUnavailable, match="refused to sign: policy"):
+            outbox_send(second.pk)
+        outbox_send(third.pk)
+    finally:
+        signer.close()
+    for tx in (first, second, third):
+        tx.refresh_from_db()
+    assert [(tx.status, tx.nonce) for tx in (first, third)] == [
+        ("broadcast", start),
+        ("broadcast", start + 1),
+    ]
+    assert (second.status, second.nonce, second.raw_tx) == ("queued", None, "")
+    for tx in (first, third):
+        assert until_finished(tx).status == "mined"
+    OutboxTx.objects.filter(pk=second.pk).delete()
 
 
 def test_a_remote_signer_that_is_down_leaves_the_transaction_waiting(chain_a, settings):
