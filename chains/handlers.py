@@ -59,6 +59,7 @@ _STORED_AS = {"quick_payment": OwnerKind.QUICKPAY}
 
 _deposit_handlers: dict[str, DepositHandler] = {}
 _outbox_handlers: dict[str, OutboxHandler] = {}
+_included_handlers: dict[str, OutboxHandler] = {}
 _deposit_observers: list[DepositHandler] = []
 _outbox_observers: list[OutboxHandler] = []
 
@@ -91,6 +92,14 @@ def deposit_handler(kind: OwnerKind) -> Callable[[DepositHandler], DepositHandle
 def outbox_handler(kind: OwnerKind) -> Callable[[OutboxHandler], OutboxHandler]:
     """Register the handler of finished (mined or failed) outbox transactions whose key is of `kind`."""
     return _register(_outbox_handlers, kind, "the outbox handler")
+
+
+def outbox_included_handler(kind: OwnerKind) -> Callable[[OutboxHandler], OutboxHandler]:
+    """Register the handler told that an outbox transaction whose key is of `kind` is in a block and
+    succeeded there, before it has its chain's confirmations (its outcome is still `broadcast`: a reorg may
+    take it away, and it is mined again at its nonce). Optional: a kind without one waits for the outcome.
+    Called outside any transaction of the outbox's, possibly more than once per transaction."""
+    return _register(_included_handlers, kind, "the outbox included handler")
 
 
 def deposit_observer(observer: DepositHandler) -> DepositHandler:
@@ -140,6 +149,13 @@ def outbox_finished(tx: OutboxTx) -> None:
     handler(tx)
 
 
+def outbox_included(tx: OutboxTx) -> None:
+    """Tell the handler of `tx`'s kind, if it has one, that `tx` is in a block and succeeded there."""
+    handler = _included_handlers.get(owner_kind(tx.key))
+    if handler is not None:
+        handler(tx)
+
+
 # --- what a payment asks for, for the devnet wallet (`manage.py pay_order`) --------------------------
 
 PaymentDue = tuple[int, str, str, int]  # (chain id, token, deposit address, amount in base units)
@@ -182,6 +198,7 @@ def registrations() -> dict[str, list[tuple[str, Callable]]]:
     return {
         "deposit handlers": sorted(_deposit_handlers.items()),
         "outbox handlers": sorted(_outbox_handlers.items()),
+        "outbox included handlers": sorted(_included_handlers.items()),
         "payable lookups": sorted(_payables.items()),
         "check sections": sorted(_check_sections.items()),
         "deposit observers": [("*", observer) for observer in _deposit_observers],

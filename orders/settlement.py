@@ -45,10 +45,10 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from chains.handlers import OwnerKind, outbox_handler
+from chains.handlers import OwnerKind, outbox_handler, outbox_included_handler
 from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
-from chains.outbox import sweep_covers
+from chains.outbox import sweep_covers, swept_in_block
 from chains.readers import confirmed_receipt, receipt_on
 from ledger.models import Posting
 from orders import accounting, lifecycle, states
@@ -205,6 +205,11 @@ def _send_to_vault(order: Order, actor: str) -> bool:
         # The confirmed deposit waits at an address only the service can sweep: the solver delivers now, and
         # the sweep is checked when it is mined (order_tx_finished), as it would be after a reorg.
         reason = "the solver delivers beside the sweep"
+    elif _swept_in_block(order, tx):
+        # The sweep is in a block and moved what was counted: the vault pays the provider now, not a block
+        # later. Whatever the vault sends next has a higher nonce, so no reorg can put it before the sweep,
+        # which only the service can send; the sweep is checked again when confirmed (order_tx_finished).
+        reason = f"the sweep {tx.tx_hash} is in a block: the vault pays from what it moved"
     else:
         return False
     return lifecycle.order_transition(
@@ -214,6 +219,13 @@ def _send_to_vault(order: Order, actor: str) -> bool:
         reason=reason,
         actor=actor,
     )
+
+
+def _swept_in_block(order: Order, tx: OutboxTx) -> bool:
+    """Whether the order's sweep is in a block, successful, and moved at least what the order counted (one
+    that moved less waits for its confirmation, where staff are told)."""
+    moved = swept_in_block(tx)
+    return moved is not None and moved >= _received(order)
 
 
 def _dst_amount(order: Order) -> int:
@@ -364,6 +376,15 @@ def order_tx_finished(tx: OutboxTx) -> None:
         transaction.on_commit(lambda: _settle_here(order_id))
         return
     enqueue_settlement(order_id)
+
+
+@outbox_included_handler(OwnerKind.ORDER)
+def order_tx_included(tx: OutboxTx) -> None:
+    """One of an order's transactions is in a block: a sweep the order waits for moves it on now (the vault
+    pays the relay provider a block sooner, `_send_to_vault`); nothing else waits for less than its outcome."""
+    order_id, _, what = tx.key.split(":", 1)[1].partition(":")
+    if what == "sweep" and Order.objects.filter(pk=order_id, status=Status.SENDING_TOKEN_FROM_VAULT).exists():
+        enqueue_settlement(order_id)
 
 
 def _settle_here(order_id: str) -> None:

@@ -19,6 +19,7 @@ from chains.outbox.send import (
     still_in_flight,
     sweep_covers,
     swept_amount,
+    swept_in_block,
     swept_of,
 )
 
@@ -35,5 +36,6 @@ __all__ = [
     "still_in_flight",
     "sweep_covers",
     "swept_amount",
+    "swept_in_block",
     "swept_of",
 ]

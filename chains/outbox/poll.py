@@ -38,6 +38,7 @@ from eth_utils import to_checksum_address
 from web3 import Web3
 from web3.exceptions import Web3RPCError
 
+from chains.handlers import outbox_included
 from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx
 from chains.outbox import repair
@@ -147,13 +148,22 @@ def outbox_check_receipts(*, chain_id: int | None = None, limit: int = 200) -> i
         except (Web3RPCError, ValueError, OSError) as exc:  # the full poll will look again
             logger.info("Outbox receipts on chain %s not read (%s)", txs[0].chain_id, exc)
             continue
+        included = []
         for tx in txs:
             if tx.pk not in receipts:
                 continue
             try:
-                finished += _finish_if_confirmed(tx, chain, w3, receipts[tx.pk], head=head)
+                if _finish_if_confirmed(tx, chain, w3, receipts[tx.pk], head=head):
+                    finished += 1
+                elif receipts[tx.pk]["status"] == 1:
+                    included.append(tx)
             except (Web3RPCError, ValueError, OSError) as exc:
                 logger.info("Outbox %s on chain %s: not finished (%s)", tx.key, tx.chain_id, exc)
+        for tx in included:  # in a block, not yet confirmed: an owner that can move on at once does
+            try:
+                outbox_included(tx)
+            except Exception:  # its outcome, when confirmed, tells the owner again
+                logger.exception("Outbox %s: its owner could not be told it is in a block", tx.key)
     return finished
 
 

@@ -123,16 +123,36 @@ def outbox_transfer(*, key: str, chain_id: int, signer: str, token: str, to: str
     )
 
 
+def _swept_in(tx: OutboxTx, logs: list[dict[str, Any]]) -> int:
+    return sum(
+        int(log["data"], 16)
+        for log in logs
+        if log["address"].lower() == tx.to.lower() and log["topics"] and log["topics"][0] == SWEPT_TOPIC
+    )
+
+
 def swept_amount(tx: OutboxTx) -> int | None:
     """What a mined sweep moved, from the factory's `Swept` events in its receipt; None when the receipt's
     logs were not kept (a sweep finished before they were)."""
     if tx.status != OutboxTx.Status.MINED or not tx.block_hash:
         return None
-    return sum(
-        int(log["data"], 16)
-        for log in tx.logs
-        if log["address"].lower() == tx.to.lower() and log["topics"] and log["topics"][0] == SWEPT_TOPIC
-    )
+    return _swept_in(tx, tx.logs)
+
+
+def swept_in_block(tx: OutboxTx) -> int | None:
+    """What a sweep still in flight moved in the block that holds it now (one of its signed versions, mined
+    and successful, not yet confirmed); None when none is in a block, or it reverted there. A reorg may take
+    that block away: the sweep is then mined again at its nonce, before any later transaction of the vault's
+    (the nonce order), and its outcome is checked again once confirmed."""
+    if tx.status != OutboxTx.Status.BROADCAST:
+        return None
+    try:
+        receipt = receipt_of(chain_client(tx)[1], tx)
+    except (Web3RPCError, ValueError, OSError):
+        return None
+    if receipt is None or receipt["status"] != 1:
+        return None
+    return _swept_in(tx, receipt_logs(receipt))
 
 
 def swept_of(tx: OutboxTx, token: str) -> int | None:

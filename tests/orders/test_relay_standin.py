@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from chains.artifacts import artifact
-from chains.models import OutboxTx
+from chains.models import Incident, OutboxTx
 from chains.outbox import outbox_check_receipts
 from ledger.models import Posting
 from ledger.reconcile import reconcile_chain
@@ -656,3 +656,84 @@ def test_relay_allow_refuses_what_it_cannot_allow_and_asks_for_nothing(
     with pytest.raises(CommandError, match=message):
         call_command("relay", "allow", *[token if a == "TOKEN" else a for a in arguments])
     assert not OutboxTx.objects.filter(key__startswith="relay:allowance:").exists()
+
+
+def test_the_vault_pays_the_provider_once_the_sweep_is_in_a_block_not_a_block_later(
+    standin, devnets_registry, admin_client, monkeypatch
+):
+    """Two confirmations on the origin: the sweep in a block, not yet confirmed, moves the order on and the
+    vault pays the provider's deposit then (a later nonce of the vault's: no reorg can put it before the
+    sweep), a block sooner; the sweep is still checked once confirmed, and every balance moves to the unit."""
+    from chains import registry
+    from chains.models import Chain as ChainRow
+    from chains.outbox import outbox_send
+    from chains.watcher import scan_chain
+    from orders import settlement
+
+    a, b = devnets_registry
+    allowance = vault_allowance(chain_id=31337, token=erc20(a).address, spender=standin.depository.address)
+    outbox_send(allowance.pk)
+    until_finished(allowance)  # the vault's standing allowance for the depository, given before any order
+    row = ChainRow.objects.get(pk=31337)
+    row.confirmations = 2
+    row.save()
+    told = []
+    monkeypatch.setattr(settlement, "enqueue_settlement", lambda order_id: told.append(str(order_id)))
+    w3 = w3_of(a)
+    order_id, _ = checkout(admin_client, a[1], b[1], "swap")
+    order = Order.objects.get(pk=order_id)
+    who = holders(standin, a, b)
+    before = balances(who)
+    w3.provider.make_request("evm_setIntervalMining", [0])
+    w3.provider.make_request("evm_setAutomine", [False])
+    try:
+        erc20(a).functions.transfer(order.global_address, int(order.src_amount)).transact(
+            {"from": w3.eth.accounts[PAYER]}
+        )
+        for _ in range(2):  # the payment, and its second confirmation
+            w3.provider.make_request("evm_mine", [])
+        scan_chain(31337)
+        settlement.settle_order(order_id)
+        sweep = OutboxTx.objects.get(key=f"order:{order_id}:sweep")
+        outbox_send(sweep.pk)
+        assert (
+            Order.objects.get(pk=order_id).status == "sending_token_from_vault"
+        )  # the sweep is not in a block
+
+        w3.provider.make_request("evm_mine", [])  # the sweep's block: one confirmation of two
+        told.clear()
+        outbox_check_receipts()
+        sweep.refresh_from_db()
+        assert sweep.status == "broadcast" and told == [order_id]  # not confirmed; its order is told
+        settlement.settle_order(order_id)
+
+        order = Order.objects.get(pk=order_id)
+        assert order.status == "relay"
+        assert "is in a block" in order.status_changes.get(to_status="relay").reason
+        deposit = OutboxTx.objects.get(key__startswith=f"order:{order_id}:relay:")
+        outbox_send(deposit.pk)
+        deposit.refresh_from_db()
+        sweep.refresh_from_db()
+        assert sweep.status == "broadcast" and deposit.nonce == sweep.nonce + 1
+        for _ in range(2):
+            w3.provider.make_request("evm_mine", [])
+    finally:
+        w3.provider.make_request("evm_setAutomine", [True])
+        w3.provider.make_request("evm_setIntervalMining", [1])
+    try:
+        order = drive(order_id)
+    finally:
+        registry.registry_forget()
+    sweep.refresh_from_db()
+    assert (order.status, sweep.status) == ("executed", "mined")
+    assert not Incident.objects.filter(subject=f"order:{order_id}").exists()  # it covered what was counted
+    fee = int(order.src_amount) * order.fee["finalFeeBps"] // 10_000
+    after = balances(who)
+    assert {name: after[name] - before[name] for name in who} == {
+        "payer": -int(order.src_amount),
+        "vault": fee,
+        "depository": int(order.src_amount) - fee,
+        "provider's solver": -(int(order.src_amount) - fee),
+        "service's solver": 0,
+        "multicaller": 0,
+    }
