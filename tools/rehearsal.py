@@ -601,16 +601,21 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
         timeout=400,
         every=1,
     )
-    wait_for(
-        "the inventories' refills to end",
-        lambda: (
-            not _query(
-                database_url, "SELECT 1 FROM orders_inventoryrefill WHERE status IN ('depositing', 'pending')"
-            )
-        ),
-        timeout=120,
-        every=1,
-    )
+    # No refill open for two of beat's refill runs (RELAY_POLL_SECONDS, 5 s): a stock that fell below its low
+    # mark as the last deliveries were mined has had its refill asked for, and followed to its end.
+    quiet: dict[str, float | None] = {"since": None}
+
+    def refills_done() -> bool:
+        open_now = _query(
+            database_url, "SELECT 1 FROM orders_inventoryrefill WHERE status IN ('depositing', 'pending')"
+        )
+        if open_now:
+            quiet["since"] = None
+            return False
+        quiet["since"] = quiet["since"] or time.monotonic()
+        return time.monotonic() - quiet["since"] >= 11
+
+    wait_for("the inventories' refills to end", refills_done, timeout=180, every=1)
     time.sleep(6)  # the last refunds' and sweeps' blocks: balances are read once everything is mined
     stop.set()
     fronted = {  # what the solver delivered or paid into a call (a call that would revert was never sent)
