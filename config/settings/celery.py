@@ -92,8 +92,9 @@ if OUTBOX_RECEIPT_POLL_SECONDS > 0:  # receipts alone, between full outbox polls
         "options": {"expires": max(OUTBOX_RECEIPT_POLL_SECONDS * 4, 2)},
     }
 # The chains are rows (chains.Chain, seeded from CHAINS): one dispatcher sends each chain's scan when its poll
-# interval has passed, so a chain added or edited at run time is scanned without restarting beat.
-WATCHER_DISPATCH_SECONDS = float(os.environ.get("WATCHER_DISPATCH_SECONDS", "1"))
+# interval has passed, so a chain added or edited at run time is scanned without restarting beat. Twice a
+# second, so a chain polled at a fraction of its block time (0.5 s for 2 s blocks) is scanned that often.
+WATCHER_DISPATCH_SECONDS = float(os.environ.get("WATCHER_DISPATCH_SECONDS", "0.5"))
 CELERY_BEAT_SCHEDULE["chains-scan-due"] = {
     "task": "chains.tasks.scan_due_chains",
     "schedule": WATCHER_DISPATCH_SECONDS,
