@@ -54,7 +54,8 @@ MACHINE: dict[str, State] = {
         to=frozenset({Status.RELAY, Status.FAILURE}),
         announces="",
         step="_send_to_vault",
-        meaning="the deposit address is swept into the vault (a solver that fronts delivers beside the sweep)",
+        meaning="the deposit address is swept into the vault (a solver that fronts delivers beside the sweep; "
+        "the relay provider is paid once the sweep is in a block)",
     ),
     Status.RELAY: State(
         to=frozenset({Status.EXECUTING, Status.EXECUTED, Status.FAILURE}),
