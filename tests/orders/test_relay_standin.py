@@ -658,12 +658,16 @@ def test_relay_allow_refuses_what_it_cannot_allow_and_asks_for_nothing(
     assert not OutboxTx.objects.filter(key__startswith="relay:allowance:").exists()
 
 
+@pytest.mark.parametrize("reorged", [False, True])
 def test_the_vault_pays_the_provider_once_the_sweep_is_in_a_block_not_a_block_later(
-    standin, devnets_registry, admin_client, monkeypatch
+    standin, devnets_registry, admin_client, monkeypatch, settings, reorged
 ):
     """Two confirmations on the origin: the sweep in a block, not yet confirmed, moves the order on and the
     vault pays the provider's deposit then (a later nonce of the vault's: no reorg can put it before the
-    sweep), a block sooner; the sweep is still checked once confirmed, and every balance moves to the unit."""
+    sweep), a block sooner; the sweep is still checked once confirmed, and every balance moves to the unit.
+    Reorged: the sweep's block is replaced by an empty one after the deposit to the provider was sent; the
+    deposit waits behind the sweep's nonce, the sweep is broadcast again, and both are mined, in order, once."""
+    settings.OUTBOX_REBROADCAST_SECONDS = 1
     from chains import registry
     from chains.models import Chain as ChainRow
     from chains.outbox import outbox_send
@@ -715,8 +719,15 @@ def test_the_vault_pays_the_provider_once_the_sweep_is_in_a_block_not_a_block_la
         deposit.refresh_from_db()
         sweep.refresh_from_db()
         assert sweep.status == "broadcast" and deposit.nonce == sweep.nonce + 1
-        for _ in range(2):
-            w3.provider.make_request("evm_mine", [])
+        if reorged:
+            swept_in = w3.eth.get_transaction_receipt(sweep.tx_hash)["blockNumber"]
+            w3.provider.make_request("anvil_reorg", [1, []])  # the sweep's block, replaced by an empty one
+            with pytest.raises(Exception, match="not found"):
+                w3.eth.get_transaction_receipt(sweep.tx_hash)
+            assert w3.eth.block_number == swept_in
+        else:
+            for _ in range(2):
+                w3.provider.make_request("evm_mine", [])
     finally:
         w3.provider.make_request("evm_setAutomine", [True])
         w3.provider.make_request("evm_setIntervalMining", [1])
@@ -725,7 +736,12 @@ def test_the_vault_pays_the_provider_once_the_sweep_is_in_a_block_not_a_block_la
     finally:
         registry.registry_forget()
     sweep.refresh_from_db()
-    assert (order.status, sweep.status) == ("executed", "mined")
+    deposit.refresh_from_db()
+    assert (order.status, sweep.status, deposit.status) == ("executed", "mined", "mined")
+    assert sweep.block_number < deposit.block_number or (
+        sweep.block_number == deposit.block_number and sweep.nonce < deposit.nonce
+    )
+    assert len(sweep.hashes) == 1 and len(deposit.hashes) == 1  # the same signed bytes, each mined once
     assert not Incident.objects.filter(subject=f"order:{order_id}").exists()  # it covered what was counted
     fee = int(order.src_amount) * order.fee["finalFeeBps"] // 10_000
     after = balances(who)
