@@ -478,7 +478,7 @@ def sign_batch(tx: OutboxTx) -> list[OutboxTx]:
         return [sign(tx)]
     assert fees is not None  # no bump asked for
     gas: dict[int, int] = {}
-    alone: list[OutboxTx] = []  # its estimate failed: `sign` says why (would revert, waiting for gas)
+    alone: list[OutboxTx] = []  # its estimate failed
     for each, answer in zip(batch, answers[2:], strict=True):
         if "result" in answer and isinstance(answer["result"], str):
             gas[each.pk] = _gas_limit(int(answer["result"], 16))
@@ -524,12 +524,15 @@ def sign_batch(tx: OutboxTx) -> list[OutboxTx]:
         )
         _crash_point("after_sign")
     signed = list(OutboxTx.objects.filter(pk__in=[each.pk for each in locked]).order_by("nonce"))
-    for each in alone:
-        sign(each)  # failed or waiting, each with its reason; or, if its estimate now passes, signed after
-        broadcast_batch([OutboxTx.objects.get(pk=each.pk)])
     if tx.pk in refused:
         broadcast_batch(signed)  # the others are signed: they go out before this one's task fails
         raise refused[tx.pk]
+    if any(each.pk == tx.pk for each in alone):
+        # Its estimate failed: `sign` says why (it would revert: failed, no nonce; the sender is short of gas:
+        # it waits, queued), after the others are out. The others whose estimate failed are left to their own
+        # tasks, which every transaction has.
+        broadcast_batch(signed)
+        return [sign(tx)]
     return signed
 
 
