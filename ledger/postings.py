@@ -53,24 +53,28 @@ def check_balanced(legs: list[Leg]) -> None:
 
 
 def _accounts(legs: list[Leg]) -> dict[tuple, Account]:
-    """The legs' accounts, read in one query and opened where missing."""
+    """The legs' accounts, read in one query; those missing opened in one insert that skips any another
+    transaction opened meanwhile (the unique account), then read in one more."""
     wanted = {leg.account_key for leg in legs}
-    chains = {k[0] for k in wanted}
-    found = {
-        (a.chain_id, a.token, a.kind, a.ref): a
-        for a in Account.objects.filter(
-            chain_id__in=chains, token__in={k[1] for k in wanted}, ref__in={k[3] for k in wanted}
+
+    def read() -> dict[tuple, Account]:
+        return {
+            (a.chain_id, a.token, a.kind, a.ref): a
+            for a in Account.objects.filter(
+                chain_id__in={k[0] for k in wanted},
+                token__in={k[1] for k in wanted},
+                ref__in={k[3] for k in wanted},
+            )
+        }
+
+    found = read()
+    missing = wanted - found.keys()
+    if missing:
+        Account.objects.bulk_create(
+            [Account(chain_id=c, token=t, kind=k, ref=r) for c, t, k, r in sorted(missing)],
+            ignore_conflicts=True,
         )
-    }
-    for account_key in wanted - found.keys():
-        chain_id, token, kind, ref = account_key
-        try:
-            with transaction.atomic():
-                found[account_key] = Account.objects.create(
-                    chain_id=chain_id, token=token, kind=kind, ref=ref
-                )
-        except IntegrityError:  # another transaction opened it first
-            found[account_key] = Account.objects.get(chain_id=chain_id, token=token, kind=kind, ref=ref)
+        found = read()
     return found
 
 
