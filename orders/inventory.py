@@ -40,7 +40,7 @@ from chains.evm import ZERO_ADDRESS
 from chains.handlers import OwnerKind, check_section, outbox_handler
 from chains.models import OutboxTx
 from chains.outbox import outbox_submit, outbox_transfer
-from chains.outbox.send import IN_FLIGHT
+from chains.outbox.send import IN_FLIGHT, rpc_batch
 from chains.readers import RpcChainReader, confirmed_receipt
 from chains.registry import chain_get
 from ledger.models import Account
@@ -132,13 +132,13 @@ def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
         call = _routed(order, dst_amount)
         if call is None:
             return None
-    # The solver's balance is read before the lock, at a block it names: fronts committed meanwhile, and those
-    # mined after that block, are counted under the lock as on their way out. So a burst's fronts hold the lock
-    # one after another for a few queries each, not for a node's answer each.
-    read_at = _head(candidate.chain_id)
-    balance = None if read_at is None else solver_balance(candidate, at_block=read_at)
-    if balance is None:
+    # The solver's balance is read before the lock, with the head: fronts committed meanwhile, and those mined
+    # after that head, are counted under the lock as on their way out. So a burst's fronts hold the lock one
+    # after another for a few queries each, not for a node's answer each.
+    read = _head_and_balance(candidate)
+    if read is None:
         return None
+    read_at, balance = read
     with transaction.atomic():
         inventory = Inventory.objects.select_for_update().get(
             pk=candidate.pk
@@ -170,14 +170,31 @@ def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
         return InventoryFront.objects.create(inventory=inventory, order=order, amount=dst_amount, tx=tx)
 
 
-def _head(chain_id: int) -> int | None:
-    chain = chain_get(chain_id)
-    if chain is None:
+BALANCE_OF = "0x70a08231"  # balanceOf(address)
+
+
+def _head_and_balance(inventory: Inventory) -> tuple[int, int] | None:
+    """(the chain's head, what the solver holds of the inventory's token), in one JSON-RPC batch; None when no
+    node answers. The node answers in order, so the balance is of the head or of a later block: a front mined
+    in between is then counted twice (in the balance, and as on its way out), which only fronts less."""
+    chain, solver = chain_get(inventory.chain_id), settings.SOLVER_ADDRESS
+    if chain is None or not solver:
         return None
+    holder = to_checksum_address(solver)
+    if inventory.token == ZERO_ADDRESS:
+        read: tuple[str, list] = ("eth_getBalance", [holder, "latest"])
+    else:
+        data = BALANCE_OF + holder[2:].lower().rjust(64, "0")
+        read = ("eth_call", [{"to": to_checksum_address(inventory.token), "data": data}, "latest"])
     try:
-        return int(web3_for(chain).eth.block_number)
-    except Exception as exc:  # no node answered: nothing is fronted until one does
-        logger.info("Chain %s: the head is not readable: %s", chain_id, exc.__class__.__name__)
+        head, balance = rpc_batch(web3_for(chain), [("eth_blockNumber", []), read])
+        return int(head["result"], 16), int(balance["result"], 16)
+    except (
+        Exception
+    ) as exc:  # no node answered, or an answer of another shape: nothing is fronted until one does
+        logger.info(
+            "Inventory %s: the head and balance are not readable: %s", inventory.pk, exc.__class__.__name__
+        )
         return None
 
 
