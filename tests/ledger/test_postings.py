@@ -97,3 +97,36 @@ def test_an_outbox_postings_kind_is_the_step_its_key_names(key, kind):
     from ledger.observed import posting_kind
 
     assert posting_kind(key) == kind
+
+
+@pytest.mark.django_db(transaction=True)
+def test_postings_that_open_the_same_accounts_at_once_share_them():
+    """Eight workers post eight movements that all open the same two accounts, at once: every posting is
+    recorded, against one account of each, and the balances add up to the unit."""
+    import threading
+
+    from django.db import connection
+
+    start = threading.Barrier(8)
+    errors: list[Exception] = []
+
+    def worker(n: int) -> None:
+        try:
+            start.wait()
+            sweep(n + 1, key=f"order:{n}:sweep")
+        except Exception as exc:  # the assertion below shows it
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    assert Posting.objects.count() == 8
+    assert Account.objects.count() == 2
+    vault = Account.objects.get(kind=Account.Kind.VAULT)
+    assert account_balance(vault) == sum(range(1, 9))
