@@ -35,6 +35,7 @@ from django.utils import timezone
 from eth_typing import BlockIdentifier
 from eth_utils import to_checksum_address
 
+from chains.artifacts import ERC20, encode_call
 from chains.client import web3_for
 from chains.evm import ZERO_ADDRESS
 from chains.handlers import OwnerKind, check_section, outbox_handler
@@ -170,9 +171,6 @@ def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
         return InventoryFront.objects.create(inventory=inventory, order=order, amount=dst_amount, tx=tx)
 
 
-BALANCE_OF = "0x70a08231"  # balanceOf(address)
-
-
 def _head_and_balance(inventory: Inventory) -> tuple[int, int] | None:
     """(the chain's head, what the solver holds of the inventory's token), in one JSON-RPC batch; None when no
     node answers. The node answers in order, so the balance is of the head or of a later block: a front mined
@@ -184,14 +182,13 @@ def _head_and_balance(inventory: Inventory) -> tuple[int, int] | None:
     if inventory.token == ZERO_ADDRESS:
         read: tuple[str, list] = ("eth_getBalance", [holder, "latest"])
     else:
-        data = BALANCE_OF + holder[2:].lower().rjust(64, "0")
+        data = encode_call(ERC20, "balanceOf", holder)
         read = ("eth_call", [{"to": to_checksum_address(inventory.token), "data": data}, "latest"])
     try:
         head, balance = rpc_batch(web3_for(chain), [("eth_blockNumber", []), read])
         return int(head["result"], 16), int(balance["result"], 16)
-    except (
-        Exception
-    ) as exc:  # no node answered, or an answer of another shape: nothing is fronted until one does
+    # No node answered, or an answer of another shape: nothing is fronted until one does.
+    except Exception as exc:
         logger.info(
             "Inventory %s: the head and balance are not readable: %s", inventory.pk, exc.__class__.__name__
         )

@@ -486,9 +486,8 @@ def sign_batch(tx: OutboxTx) -> list[OutboxTx]:
             alone.append(each)
     cost = sum(gas[each.pk] * fees[0] + int(each.value) for each in batch if each.pk in gas)
     if cost > balance:
-        return [
-            sign(tx)
-        ]  # the sender cannot pay for them all: one at a time, each waiting for gas as it must
+        # The sender cannot pay for them all: one at a time, each waiting for gas as it must.
+        return [sign(tx)]
     _crash_point("before_sign")
     refused: dict[int, SignerUnavailable] = {}
     with transaction.atomic():
