@@ -753,3 +753,4 @@ def test_the_vault_pays_the_provider_once_the_sweep_is_in_a_block_not_a_block_la
         "service's solver": 0,
         "multicaller": 0,
     }
+    assert erc20(b).functions.balanceOf(order.recipient_address).call() == int(order.src_amount) - fee
