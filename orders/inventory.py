@@ -250,37 +250,51 @@ def inventories_refill() -> int:
 
 def refill_step(inventory: Inventory) -> bool:
     """Advance the inventory's open refill, or open one when the stock is below its low mark."""
+    refill = inventory.refills.filter(status__in=(Refill.DEPOSITING, Refill.PENDING)).order_by("pk").first()
+    if refill is None:
+        refill = _open_refill(inventory)
+        if refill is None:
+            return False
+    return _advance(refill)
+
+
+def _open_refill(inventory: Inventory) -> InventoryRefill | None:
+    """Ask for a refill when the stock is below its low mark: the refill (or the one another worker opened
+    meanwhile), or None. The nodes are read before the stock's lock is taken, as a front does: a burst's fronts
+    wait for the lock behind a few queries, never behind a node's answer (a rehearsal's waited 3.5 s)."""
+    read = _head_and_balance(inventory)
+    vault = _vault_balance(inventory)
+    if read is None or vault is None:
+        return None
+    read_at, balance = read
     with transaction.atomic():  # one open refill per inventory, whichever worker asks
         inventory = Inventory.objects.select_for_update().get(pk=inventory.pk)
         refill = (
             inventory.refills.filter(status__in=(Refill.DEPOSITING, Refill.PENDING)).order_by("pk").first()
         )
-        if refill is None:
-            balance = solver_balance(inventory)
-            if balance is None:
-                return False
-            now = stock(inventory, balance)
-            amount = int(inventory.target) - now.available
-            if now.available >= int(inventory.low_mark) or amount <= 0:
-                return False
-            free = vault_free(inventory)
-            if free is None or free <= 0:
-                logger.warning(
-                    "Inventory %s is below its low mark, but the vault holds nothing free on chain %s to refill it",
-                    inventory.pk,
-                    inventory.refill_chain_id,
-                )
-                return False
-            amount = min(amount, free)
-            refill = InventoryRefill.objects.create(inventory=inventory, amount=amount)
-            logger.info(
-                "Inventory %s: %s below its low mark; refill %s of %s asked",
+        if refill is not None:
+            return refill
+        now = stock(inventory, balance, read_at=read_at)
+        amount = int(inventory.target) - now.available
+        if now.available >= int(inventory.low_mark) or amount <= 0:
+            return None
+        free = vault - _reserved(inventory)
+        if free <= 0:
+            logger.warning(
+                "Inventory %s is below its low mark, but the vault holds nothing free on chain %s to refill it",
                 inventory.pk,
-                now.available,
-                refill.pk,
-                amount,
+                inventory.refill_chain_id,
             )
-    return _advance(refill)
+            return None
+        refill = InventoryRefill.objects.create(inventory=inventory, amount=min(amount, free))
+        logger.info(
+            "Inventory %s: %s below its low mark; refill %s of %s asked",
+            inventory.pk,
+            now.available,
+            refill.pk,
+            refill.amount,
+        )
+        return refill
 
 
 OWED = (  # an order in one of these may still need what it brought: to pay the provider, or back to its payer
@@ -298,34 +312,41 @@ def vault_free(inventory: Inventory) -> int | None:
     every order still settling there brought (it may yet pay the provider or its payer back with it). An order
     the inventory delivered is paid for: what it brought is free once swept; one whose front failed is not (its
     payer is refunded from the vault). None when no node answers."""
+    balance = _vault_balance(inventory)
+    return None if balance is None else balance - _reserved(inventory)
+
+
+def _vault_balance(inventory: Inventory) -> int | None:
+    """The vault's balance of the refill token on the refill chain; None when no node answers."""
     chain_id, token = inventory.refill_chain_id, inventory.refill_token.lower()
     try:
         if token == ZERO_ADDRESS:
             chain = chain_get(chain_id)
             if chain is None:
                 return None
-            balance = int(web3_for(chain).eth.get_balance(to_checksum_address(settings.VAULT_ADDRESS)))
-        else:
-            balance = RpcChainReader().balance_of(
-                chain_id=chain_id, token=token, holder=settings.VAULT_ADDRESS
-            )
+            return int(web3_for(chain).eth.get_balance(to_checksum_address(settings.VAULT_ADDRESS)))
+        return RpcChainReader().balance_of(chain_id=chain_id, token=token, holder=settings.VAULT_ADDRESS)
     except Exception as exc:  # no node answered: no refill until one does
         logger.info(
             "Inventory %s: the vault's balance is not readable: %s", inventory.pk, exc.__class__.__name__
         )
         return None
+
+
+def _reserved(inventory: Inventory) -> int:
+    """What the orders still settling on the refill chain in the refill token brought (vault_free)."""
+    token = inventory.refill_token.lower()
     paid_for = Q(inventory_front__isnull=False) & ~Q(inventory_front__tx__status=OutboxTx.Status.FAILED)
     owed = (
-        Order.objects.filter(src_chain=chain_id, src_token_address__iexact=token, status__in=OWED)
+        Order.objects.filter(
+            src_chain=inventory.refill_chain_id, src_token_address__iexact=token, status__in=OWED
+        )
         .exclude(
             paid_for
         )  # a front that failed (a call that would revert) paid for nothing: its payer is owed
         .values_list("settlement", "src_amount")
     )
-    reserved = sum(
-        int((settlement or {}).get("srcAmountReceived") or amount or 0) for settlement, amount in owed
-    )
-    return balance - reserved
+    return sum(int((settlement or {}).get("srcAmountReceived") or amount or 0) for settlement, amount in owed)
 
 
 def _finish(refill: InventoryRefill, status: str, **fields) -> bool:

@@ -511,3 +511,47 @@ def test_the_router_refuses_a_call_that_would_draw_on_the_solvers_allowance_for_
 
     assert inventory_front(order, 1_000_000) is None
     assert token.functions.balanceOf(attacker).call() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refill_reads_the_nodes_before_it_takes_the_stocks_lock(standin, devnets_registry, admin_client):
+    """A burst's fronts take the stock's lock one after another; a refill that held it while a node answered
+    made them wait (3.5 s in a rehearsal, while one endpoint of the refill chain was down)."""
+    import threading
+
+    from django.db import connection
+
+    from orders import inventory as module
+
+    if not connection.features.has_select_for_update:
+        pytest.skip("the database locks no rows (SQLite): one process writes at a time")
+    a, b = devnets_registry
+    inventory = stock_of(a, b, low_mark=BIG, target=BIG)  # below its low mark: a refill is asked for
+    order_id, _ = checkout(admin_client, a[1], b[1], "swap")
+    reading, answer = threading.Event(), threading.Event()
+    node = module._vault_balance
+
+    def slow_node(inventory):
+        reading.set()
+        answer.wait(20)
+        return node(inventory)
+
+    def refill():
+        try:
+            module.refill_step(inventory)
+        finally:
+            connection.close()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(module, "_vault_balance", slow_node)
+        refilling = threading.Thread(target=refill)
+        refilling.start()
+        assert reading.wait(10)
+        try:
+            front = inventory_front(Order.objects.get(pk=order_id), 1_000_000)
+            assert front is not None
+            assert refilling.is_alive()  # the front did not wait for the refill's node
+        finally:
+            answer.set()
+            refilling.join()
+    assert InventoryRefill.objects.filter(inventory=inventory).count() == 1
