@@ -24,7 +24,9 @@ that raises rolls it back, and the change is handed over again later.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from enum import StrEnum
 from typing import TYPE_CHECKING, TypeVar
 
@@ -123,6 +125,38 @@ def outbox_changed(tx: OutboxTx) -> None:
     """Tell the observers that `tx`'s recorded outcome changed (a reorg); its handler is not asked again."""
     for observer in _outbox_observers:
         observer(tx)
+
+
+# --- follow-ups done here -----------------------------------------------------------------------------------
+
+# A deposit handed over by a task of the settlement queue (a burst: chains.tasks.hand_over_deposit) is followed
+# up in that task, once its transaction commits: the order it paid is settled there, not from the back of the
+# queue the task is already a worker of.
+_follow_ups: ContextVar[list[Callable[[], None]] | None] = ContextVar("follow_ups", default=None)
+
+
+@contextmanager
+def following_up_here() -> Iterator[list[Callable[[], None]]]:
+    """Within: `follow_up` keeps the follow-ups of what commits, in the list this yields, for the caller to run
+    once the block ends (a transaction rolled back keeps none)."""
+    collected: list[Callable[[], None]] = []
+    token = _follow_ups.set(collected)
+    try:
+        yield collected
+    finally:
+        _follow_ups.reset(token)
+
+
+def follow_up(work: Callable[[], None]) -> bool:
+    """Keep `work` to run in this process once the current transaction commits, when a hand-over here asked
+    for its follow-ups (`following_up_here`); False otherwise: the caller queues it."""
+    from django.db import transaction
+
+    collected = _follow_ups.get()
+    if collected is None:
+        return False
+    transaction.on_commit(lambda: collected.append(work))
+    return True
 
 
 def deposit_changed(deposit: Deposit) -> None:

@@ -4,11 +4,11 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from chains.models import ChainCursor
+from chains.models import ChainCursor, Deposit
 from chains.outbox import outbox_check_receipts, outbox_send
 from chains.outbox import outbox_poll as poll_outbox
 from chains.registry import chains
-from chains.watcher import retry_unhandled_deposits, scan_chain
+from chains.watcher import hand_over_here, retry_unhandled_deposits, scan_chain
 
 
 @shared_task
@@ -40,6 +40,15 @@ def scan_chain_deposits(chain_id: int) -> int | None:
         chain_id
     )  # which also reads the receipts in the blocks it confirms (chains/watcher.py)
     return result.deposits if result is not None else None
+
+
+@shared_task(ignore_result=True)
+def hand_over_deposit(deposit_id: int) -> None:
+    """Hand one deposit of a scan's burst to its owner, unless the scan or another worker took it, and settle
+    here what it paid (chains.watcher.hand_over)."""
+    deposit = Deposit.objects.filter(pk=deposit_id).first()
+    if deposit is not None:
+        hand_over_here(deposit)
 
 
 @shared_task

@@ -45,7 +45,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from chains.handlers import OwnerKind, outbox_handler, outbox_included_handler
+from chains.handlers import OwnerKind, follow_up, outbox_handler, outbox_included_handler
 from chains.incidents import incident_open_for, incident_record
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import sweep_covers, swept_in_block
@@ -350,9 +350,12 @@ STEPS: dict[str, Callable[[Order, str], bool]] = {
 
 
 def enqueue_settlement(order_id: uuid.UUID | str) -> None:
-    """Settle the order in a worker once the current transaction commits."""
+    """Settle the order in a worker once the current transaction commits (in this one, when it is a worker of
+    the settlement queue handing the order's deposit over: chains.handlers.follow_up)."""
     from orders.tasks import settle_order_task
 
+    if follow_up(lambda: _settle_here(str(order_id))):
+        return
     transaction.on_commit(lambda: settle_order_task.delay(str(order_id)))
 
 

@@ -165,6 +165,9 @@ WATCHER_ADDRESSES_PER_QUERY = env_int("WATCHER_ADDRESSES_PER_QUERY", 500)
 WATCHER_BALANCES_PER_BATCH = env_int("WATCHER_BALANCES_PER_BATCH", 500)
 # A real chain's first scan starts this many blocks before its confirmed head.
 WATCHER_FIRST_LOOKBACK_BLOCKS = env_int("WATCHER_FIRST_LOOKBACK_BLOCKS", 100)
+# A scan hands up to this many new deposits to their owners itself; more (a burst in one block) go to the
+# settlement queue's workers, one task each, handed over side by side and settled at once where they land.
+WATCHER_HAND_OVER_HERE = env_int("WATCHER_HAND_OVER_HERE", 2)
 # Reorgs deeper than a chain's confirmations: how far back the watcher and the outbox look again when the
 # chain they read has changed (and what they check after each scan or poll), and how many blocks a deposit
 # whose block was taken away may take to come back before it is withdrawn.
