@@ -39,8 +39,9 @@ keeps it to one at a time across processes):
    `withdrawn`, and handed to its owner again so that it stops counting it;
 6. the cursor moves to the end of the range, with that block's hash;
 7. blocks were confirmed, so may the service's own transactions in them be: their receipts are read
-   (`outbox_check_receipts` on this chain) before the scan's deposits are handed over, which in a burst
-   is seconds of work.
+   (`outbox_check_receipts` on this chain) before the scan hands its deposits over, which in a burst
+   is seconds of work (a burst's hand-overs are queued to the settlement workers first, so they start
+   on it meanwhile).
 
 Zero-amount transfers move nothing and are not recorded.
 
@@ -148,24 +149,31 @@ def scan_chain(chain_id: int) -> ScanResult | None:
 
 def hand_over(deposits: list[Deposit]) -> None:
     """Hand the scan's new deposits to their owners, each in its own transaction, after the scan's commit
-    (step 4). Up to WATCHER_HAND_OVER_HERE of them, here. A larger burst is also queued, one task each, to
-    the settlement queue's workers (chains.tasks.hand_over_deposit), and this process goes through it too:
-    whichever takes a deposit first hands it over and settles what it paid at once, the others pass it by.
-    One after another here, a burst's last deposit waited seconds (0.2 s each on a busy machine); queued
-    alone, one chain's burst waited behind another's."""
+    (step 4). Up to WATCHER_HAND_OVER_HERE of them, here. A larger burst was also queued, one task each, to
+    the settlement queue's workers as soon as the scan committed (`_queue_hand_overs`), and this process goes
+    through it too: whichever takes a deposit first hands it over and settles what it paid at once, the others
+    pass it by. One after another here, a burst's last deposit waited seconds (0.2 s each on a busy machine);
+    queued alone, one chain's burst waited behind another's."""
     if len(deposits) <= settings.WATCHER_HAND_OVER_HERE:
         for deposit in deposits:
             handle_deposit(deposit)
+        return
+    for deposit in deposits:
+        hand_over_here(deposit)
+
+
+def _queue_hand_overs(deposits: list[Deposit]) -> None:
+    """Queue a burst's hand-overs to the settlement workers (more than WATCHER_HAND_OVER_HERE deposits), before
+    the scan reads its receipts: the workers start on it while the scan does that."""
+    if len(deposits) <= settings.WATCHER_HAND_OVER_HERE:
         return
     from chains.tasks import hand_over_deposit
 
     try:
         for deposit in deposits:
             hand_over_deposit.delay(deposit.pk)
-    except Exception as exc:  # no broker: this process hands every one over
+    except Exception as exc:  # no broker: the scan hands every one over (hand_over)
         logger.warning("Deposits not queued for hand-over (%s): handed over here", exc.__class__.__name__)
-    for deposit in deposits:
-        hand_over_here(deposit)
 
 
 def hand_over_here(deposit: Deposit) -> None:
@@ -289,9 +297,10 @@ def _scan(chain: Chain) -> tuple[ScanResult, list[Deposit]]:
             last_error="",
             nodes=nodes_status(chain),
         )
+    _queue_hand_overs(to_hand_over)
     if end >= start:
         # A block became confirmed: so may the service's own transactions in it. Their receipts are read now,
-        # before the deposits are handed over (in a burst, seconds of work), not at the next receipt poll.
+        # before this process hands deposits over (in a burst, seconds of work), not at the next receipt poll.
         try:
             outbox_check_receipts(chain_id=chain.chain_id)
         except Exception:  # the scan's own work is committed; the receipt poll reads them again

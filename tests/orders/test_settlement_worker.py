@@ -230,3 +230,25 @@ def test_a_deposit_another_process_is_handing_over_is_passed_by_not_waited_for(
     hand_over_deposit(deposit.pk)
     deposit.refresh_from_db()
     assert deposit.handled_at is not None
+
+
+def test_a_bursts_hand_overs_are_queued_before_the_scan_reads_its_receipts(
+    devnets_registry, admin_client, settings, monkeypatch
+):
+    """The settlement workers start on a burst while its scan finishes the transactions the new blocks
+    confirmed (a pass of eight receipts held a burst's first hand-over back 0.85 s in a rehearsal)."""
+    from chains import watcher
+    from chains.tasks import hand_over_deposit
+
+    a, b = devnets_registry
+    settings.WATCHER_HAND_OVER_HERE = 1
+    _pay_orders(admin_client, a, b, 2)
+    events = []
+    monkeypatch.setattr(hand_over_deposit, "delay", lambda deposit_id: events.append(("queued", deposit_id)))
+    monkeypatch.setattr(watcher, "outbox_check_receipts", lambda **kwargs: events.append(("receipts", None)))
+
+    assert wait_for(lambda: scan_chain(31337)).deposits == 2
+
+    deposits = sorted(Deposit.objects.values_list("pk", flat=True))
+    assert events == [("queued", deposits[0]), ("queued", deposits[1]), ("receipts", None)]
+    assert Deposit.objects.filter(handled_at__isnull=False).count() == 2  # and the scan handed them over too
