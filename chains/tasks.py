@@ -5,7 +5,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from chains.models import ChainCursor, Deposit
-from chains.outbox import outbox_check_receipts, outbox_send
+from chains.outbox import outbox_check_receipts, outbox_finish, outbox_send
 from chains.outbox import outbox_poll as poll_outbox
 from chains.registry import chains
 from chains.watcher import hand_over_here, retry_unhandled_deposits, scan_chain
@@ -60,6 +60,13 @@ def retry_deposit_handlers() -> int:
 def outbox_send_task(tx_id: int) -> None:
     """Sign and broadcast one outbox transaction (chains/outbox.py); running it twice sends nothing twice."""
     outbox_send(tx_id)
+
+
+@shared_task(ignore_result=True)
+def outbox_finish_task(tx_id: int) -> None:
+    """Finish one confirmed transaction of a receipts pass's burst, unless the pass or another worker took it
+    (chains.outbox.poll._queue_finishes)."""
+    outbox_finish(tx_id)
 
 
 @shared_task(ignore_result=True)

@@ -8,7 +8,7 @@
   nonces that nothing holds).
 """
 
-from chains.outbox.poll import outbox_check, outbox_check_receipts, outbox_poll
+from chains.outbox.poll import outbox_check, outbox_check_receipts, outbox_finish, outbox_poll
 from chains.outbox.send import (
     OutboxConflict,
     outbox_send,
@@ -27,6 +27,7 @@ __all__ = [
     "OutboxConflict",
     "outbox_check",
     "outbox_check_receipts",
+    "outbox_finish",
     "outbox_poll",
     "outbox_send",
     "outbox_submit",

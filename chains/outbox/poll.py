@@ -20,7 +20,10 @@ One look at an in-flight transaction:
 
 Between full polls, beat sends a quick look at the receipts of broadcast transactions alone
 (`outbox_check_receipts`, every OUTBOX_RECEIPT_POLL_SECONDS), so that an outcome is known soon after its
-block. Whichever of the two sees a receipt first finishes the transaction; `finish` records it once.
+block. Whichever of the two sees a receipt first finishes the transaction; `finish` records it once. A
+pass that finds more than OUTBOX_FINISH_HERE confirmed transactions on a chain (a burst's deliveries and
+sweeps) also queues one `outbox_finish_task` each to the chain's workers, who read the receipt again and
+share the finishing with the pass; a transaction one process is finishing is passed by by the others.
 
 A worker killed at any point leaves a row the poller finishes: queued (signed
 later, once), signed (the same bytes broadcast), broadcast (its receipt read).
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -119,13 +123,53 @@ def _bump_fee(tx: OutboxTx, chain: Chain, w3: Web3) -> None:
     broadcast(tx)
 
 
-def _finish_if_confirmed(tx: OutboxTx, chain: Chain, w3: Web3, receipt, *, head: int | None = None) -> bool:
+def _finish_if_confirmed(
+    tx: OutboxTx, chain: Chain, w3: Web3, receipt, *, head: int | None = None, unless_taken: bool = False
+) -> bool:
     if receipt["blockNumber"] > chain.confirmed_through(w3.eth.block_number if head is None else head):
         return False
     ok = receipt["status"] == 1
     error = "" if ok else f"reverted: {replayed_revert(w3, tx, receipt['blockNumber'])}"
-    finish(tx, status=OutboxTx.Status.MINED if ok else OutboxTx.Status.FAILED, error=error, receipt=receipt)
+    status = OutboxTx.Status.MINED if ok else OutboxTx.Status.FAILED
+    return (
+        finish(tx, status=status, error=error, receipt=receipt, unless_taken=unless_taken) or not unless_taken
+    )
+
+
+def _queue_finishes(txs: list[OutboxTx], receipts: dict[int, Any], chain: Chain, head: int) -> bool:
+    """Queue the finishing of a pass's confirmed transactions to the chain's workers, one task each, when
+    there are more than OUTBOX_FINISH_HERE (a burst's deliveries and sweeps); whether it did. The pass
+    finishes them too: whichever process takes one first finishes it (and the order it ends), the others pass
+    it by. One after another in the pass, a burst's last delivery was finished a second after its first."""
+    confirmed = [
+        tx
+        for tx in txs
+        if tx.pk in receipts and receipts[tx.pk]["blockNumber"] <= chain.confirmed_through(head)
+    ]
+    if len(confirmed) <= settings.OUTBOX_FINISH_HERE:
+        return False
+    from chains.tasks import outbox_finish_task
+
+    try:
+        for tx in confirmed:
+            outbox_finish_task.delay(tx.pk)
+    except Exception as exc:  # no broker: the pass finishes every one
+        logger.warning("Outbox finishes not queued (%s): finished here", exc.__class__.__name__)
+        return False
     return True
+
+
+def outbox_finish(tx_id: int) -> bool:
+    """Finish one broadcast transaction from its receipt, read now, if it has its chain's confirmations and no
+    other process is finishing it; whether this did."""
+    tx = OutboxTx.objects.filter(pk=tx_id, status=OutboxTx.Status.BROADCAST).first()
+    if tx is None:
+        return False
+    chain, w3 = chain_client(tx)
+    receipts, head = receipts_and_head(w3, [tx])
+    if tx.pk not in receipts:
+        return False
+    return _finish_if_confirmed(tx, chain, w3, receipts[tx.pk], head=head, unless_taken=True)
 
 
 def outbox_check_receipts(*, chain_id: int | None = None, limit: int = 200) -> int:
@@ -149,14 +193,16 @@ def outbox_check_receipts(*, chain_id: int | None = None, limit: int = 200) -> i
             logger.info("Outbox receipts on chain %s not read (%s)", txs[0].chain_id, exc)
             continue
         included = []
+        shared = _queue_finishes(txs, receipts, chain, head)
         for tx in txs:
             if tx.pk not in receipts:
                 continue
             try:
-                if _finish_if_confirmed(tx, chain, w3, receipts[tx.pk], head=head):
+                if receipts[tx.pk]["blockNumber"] > chain.confirmed_through(head):
+                    if receipts[tx.pk]["status"] == 1:
+                        included.append(tx)
+                elif _finish_if_confirmed(tx, chain, w3, receipts[tx.pk], head=head, unless_taken=shared):
                     finished += 1
-                elif receipts[tx.pk]["status"] == 1:
-                    included.append(tx)
             except (Web3RPCError, ValueError, OSError) as exc:
                 logger.info("Outbox %s on chain %s: not finished (%s)", tx.key, tx.chain_id, exc)
         for tx in included:  # in a block, not yet confirmed: an owner that can move on at once does

@@ -380,8 +380,9 @@ def receipts_and_head(w3: Web3, txs: list[OutboxTx]) -> tuple[dict[int, Any], in
     return receipts, head
 
 
-def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None) -> bool:
-    """Record the outcome once and hand it to its key's handler (`chains.handlers`) in the same transaction."""
+def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None, unless_taken: bool = False) -> bool:
+    """Record the outcome once and hand it to its key's handler (`chains.handlers`) in the same transaction.
+    With `unless_taken`, a transaction another process is finishing is passed by (False), not waited for."""
     fields: dict[str, Any] = {"status": status, "error": error[:500], "finished_at": timezone.now()}
     if receipt is not None:
         fields |= {
@@ -393,6 +394,10 @@ def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None) -> bool:
             "logs": receipt_logs(receipt),
         }
     with transaction.atomic():
+        if unless_taken:
+            free = OutboxTx.objects.select_for_update(skip_locked=True).filter(pk=tx.pk, status__in=IN_FLIGHT)
+            if free.values_list("pk", flat=True).first() is None:
+                return False
         if not OutboxTx.objects.filter(pk=tx.pk, status__in=IN_FLIGHT).update(**fields):
             return False
         tx.refresh_from_db()

@@ -123,6 +123,7 @@ CELERY_TASK_ROUTES = {
             "scan_due_chains",
             "scan_chain_deposits",
             "outbox_send_task",
+            "outbox_finish_task",
             "outbox_receipts",
             "outbox_poll",
         )

@@ -573,3 +573,90 @@ def test_a_batch_the_sender_cannot_pay_for_whole_is_signed_one_at_a_time(chain_a
     assert (second.status, second.nonce) == ("queued", None) and second.error.startswith("waiting for gas")
     OutboxTx.objects.filter(pk=second.pk).delete()  # nothing else may spend the vault's gas here
     until_finished(first)
+
+
+def _mined_burst(chain_a, how_many: int) -> list[OutboxTx]:
+    """`how_many` of the vault's transfers, sent, mined and confirmed."""
+    recipients = [new_address() for _ in range(how_many)]
+    sent = [
+        outbox_submit(key=f"test:shared:{n}", chain_id=31337, signer="vault", to=to, value=n + 1)
+        for n, to in enumerate(recipients)
+    ]
+    for tx in sent:
+        outbox_send(tx.pk)
+    w3 = w3_of(chain_a)
+    for _ in range(40):
+        if all(w3.eth.get_balance(to) for to in recipients):
+            break
+        time.sleep(0.25)
+    time.sleep(1.2)  # a block on top: their confirmation
+    return sent
+
+
+def test_a_bursts_confirmed_transactions_are_queued_to_the_workers_and_each_finished_once(
+    chain_a, settings, monkeypatch
+):
+    from chains.tasks import outbox_finish_task
+    from ledger.models import Posting
+
+    settings.OUTBOX_FINISH_HERE = 2
+    sent = _mined_burst(chain_a, 3)
+    queued = []
+    monkeypatch.setattr(outbox_finish_task, "delay", queued.append)
+
+    assert outbox_check_receipts() == 3  # no worker took any: the pass finished them all
+
+    assert sorted(queued) == sorted(tx.pk for tx in sent)
+    for tx_id in queued:  # the workers' tasks, late: each finds its transaction finished
+        outbox_finish_task(tx_id)
+    for tx in sent:
+        tx.refresh_from_db()
+        assert tx.status == "mined"
+        assert Posting.objects.filter(key__startswith=f"outbox:{tx.key}:").count() == 1
+
+
+def test_a_worker_finishes_a_confirmed_transaction_from_the_receipt_it_reads(chain_a, settings):
+    from chains.tasks import outbox_finish_task
+
+    (tx,) = _mined_burst(chain_a, 1)
+
+    outbox_finish_task(tx.pk)
+
+    tx.refresh_from_db()
+    receipt = w3_of(chain_a).eth.get_transaction_receipt(tx.tx_hash)
+    assert (tx.status, tx.block_number, tx.gas_used) == ("mined", receipt["blockNumber"], receipt["gasUsed"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_transaction_another_process_is_finishing_is_passed_by_not_waited_for(chain_a, settings):
+    import threading
+
+    from django.db import connection, transaction
+
+    from chains.tasks import outbox_finish_task
+
+    if not connection.features.has_select_for_update_skip_locked:
+        pytest.skip("the database locks no rows (SQLite): one process writes at a time")
+    (tx,) = _mined_burst(chain_a, 1)
+    taken, done = threading.Event(), threading.Event()
+
+    def another_process():  # the receipts pass, say, in the middle of finishing it
+        with transaction.atomic():
+            OutboxTx.objects.select_for_update().get(pk=tx.pk)
+            taken.set()
+            done.wait(20)
+        connection.close()
+
+    holder = threading.Thread(target=another_process)
+    holder.start()
+    assert taken.wait(10)
+    try:
+        outbox_finish_task(tx.pk)  # passes it by at once (waiting, it would finish it after 20 s)
+        tx.refresh_from_db()
+        assert tx.status == "broadcast"
+    finally:
+        done.set()
+        holder.join()
+    outbox_finish_task(tx.pk)
+    tx.refresh_from_db()
+    assert tx.status == "mined"
