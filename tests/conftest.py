@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -352,6 +353,38 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
             return value
         time.sleep(interval)
     pytest.fail(f"condition not met within {timeout} seconds")
+
+
+@contextlib.contextmanager
+def locked_elsewhere(model, pk, *, hold: float = 20.0):
+    """Within: the row `pk` of `model` is locked FOR UPDATE by another database connection (another process,
+    say, in the middle of changing it), for at most `hold` seconds. Skips the test on a database without row
+    locks (SQLite, where one process writes at a time)."""
+    import threading
+
+    from django.db import connection, transaction
+
+    if not connection.features.has_select_for_update_skip_locked:
+        pytest.skip("the database locks no rows (SQLite): one process writes at a time")
+    taken, done = threading.Event(), threading.Event()
+
+    def another_process():
+        try:
+            with transaction.atomic():
+                model.objects.select_for_update().get(pk=pk)
+                taken.set()
+                done.wait(hold)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=another_process)
+    holder.start()
+    assert taken.wait(10), "the other connection did not take the lock"
+    try:
+        yield
+    finally:
+        done.set()
+        holder.join()
 
 
 @pytest.fixture

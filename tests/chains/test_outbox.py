@@ -15,6 +15,7 @@ from chains.outbox import OutboxConflict, outbox_check_receipts, outbox_poll, ou
 from chains.registry import chain_get
 from chains.signers import SignerUnavailable
 from chains.tasks import scan_chain_deposits
+from tests.conftest import locked_elsewhere
 
 pytestmark = pytest.mark.django_db
 
@@ -392,19 +393,8 @@ def test_a_bursts_receipts_are_read_in_one_request_whichever_version_was_mined(c
     that was mined."""
     from chains.client import FailoverProvider
 
-    recipients = [new_address() for _ in range(5)]
-    sent = [
-        outbox_submit(key=f"test:burst:{n}", chain_id=31337, signer="vault", to=to, value=n + 1)
-        for n, to in enumerate(recipients)
-    ]
-    for tx in sent:
-        outbox_send(tx.pk)
+    sent = _mined_burst(chain_a, 5)
     w3 = w3_of(chain_a)
-    for _ in range(40):
-        if all(w3.eth.get_balance(to) for to in recipients):
-            break
-        time.sleep(0.25)
-    time.sleep(1.2)  # a block on top: their confirmation
     resigned = sent[0]
     resigned.refresh_from_db()
     # as if a fee bump signed it again and the first version was the one mined
@@ -425,7 +415,7 @@ def test_a_bursts_receipts_are_read_in_one_request_whichever_version_was_mined(c
             receipt["blockNumber"],
             receipt["gasUsed"],
         )
-        assert w3.eth.get_balance(recipients[n]) == n + 1
+        assert w3.eth.get_balance(tx.to) == n + 1
 
 
 def test_a_scan_that_reads_a_new_block_finishes_the_receipts_in_it_on_its_chain_only(
@@ -629,34 +619,14 @@ def test_a_worker_finishes_a_confirmed_transaction_from_the_receipt_it_reads(cha
 
 @pytest.mark.django_db(transaction=True)
 def test_a_transaction_another_process_is_finishing_is_passed_by_not_waited_for(chain_a, settings):
-    import threading
-
-    from django.db import connection, transaction
-
     from chains.tasks import outbox_finish_task
 
-    if not connection.features.has_select_for_update_skip_locked:
-        pytest.skip("the database locks no rows (SQLite): one process writes at a time")
     (tx,) = _mined_burst(chain_a, 1)
-    taken, done = threading.Event(), threading.Event()
 
-    def another_process():  # the receipts pass, say, in the middle of finishing it
-        with transaction.atomic():
-            OutboxTx.objects.select_for_update().get(pk=tx.pk)
-            taken.set()
-            done.wait(20)
-        connection.close()
-
-    holder = threading.Thread(target=another_process)
-    holder.start()
-    assert taken.wait(10)
-    try:
+    with locked_elsewhere(OutboxTx, tx.pk):  # the receipts pass, say, in the middle of finishing it
         outbox_finish_task(tx.pk)  # passes it by at once (waiting, it would finish it after 20 s)
         tx.refresh_from_db()
         assert tx.status == "broadcast"
-    finally:
-        done.set()
-        holder.join()
     outbox_finish_task(tx.pk)
     tx.refresh_from_db()
     assert tx.status == "mined"

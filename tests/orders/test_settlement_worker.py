@@ -8,25 +8,35 @@ from chains.wallet import devnet_transfer
 from chains.watcher import scan_chain
 from ledger.models import Posting
 from orders.models import DepositTx, Order, OrderStatusChange
-from tests.conftest import wait_for
+from tests.conftest import locked_elsewhere, wait_for
 from tests.devnets import poll_until
 from tests.orders.devnet_checkout import checkout
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
+def _pay_orders(admin_client, a, b, how_many: int, order_type: str = "swap") -> list[str]:
+    """`how_many` orders of `order_type` from A to B, each paid by anvil's account 1; their ids."""
+    ids = []
+    for _ in range(how_many):
+        order_id, _body = checkout(admin_client, a[1], b[1], order_type)
+        order = Order.objects.get(pk=order_id)
+        devnet_transfer(
+            chain=a[0],
+            token=order.src_token_address,
+            to=order.global_address,
+            amount=int(order.src_amount),
+            from_account=1,
+        )
+        ids.append(order_id)
+    return ids
+
+
 def test_a_worker_settles_a_paid_order(devnets_registry, worker_env, start_worker, admin_client):
     a, b = devnets_registry
     queue = start_worker(**worker_env).queue
-    order_id, _body = checkout(admin_client, a[1], b[1], "join_tournament")
+    (order_id,) = _pay_orders(admin_client, a, b, 1, "join_tournament")
     order = Order.objects.get(pk=order_id)
-    devnet_transfer(
-        chain=a[0],
-        token=order.src_token_address,
-        to=order.global_address,
-        amount=int(order.src_amount),
-        from_account=1,
-    )
 
     wait_for(
         lambda: scan_chain(31337) and Order.objects.get(pk=order_id).status != "scanning_deposit_transaction"
@@ -72,23 +82,6 @@ def test_a_worker_refunds_an_order_whose_call_reverts(
     refund = order.refund_txs.get()
     assert w3.eth.get_transaction_receipt(refund.tx_hash).status == 1
     assert usdc.functions.balanceOf(w3.eth.accounts[3]).call() == before
-
-
-def _pay_orders(admin_client, a, b, how_many: int) -> list[str]:
-    """`how_many` swap orders from A to B, each paid by anvil's account 1; their ids."""
-    ids = []
-    for _ in range(how_many):
-        order_id, _body = checkout(admin_client, a[1], b[1], "swap")
-        order = Order.objects.get(pk=order_id)
-        devnet_transfer(
-            chain=a[0],
-            token=order.src_token_address,
-            to=order.global_address,
-            amount=int(order.src_amount),
-            from_account=1,
-        )
-        ids.append(order_id)
-    return ids
 
 
 def test_a_burst_of_deposits_is_handed_over_by_the_scan_and_the_workers_each_once(
@@ -193,40 +186,20 @@ def test_a_burst_is_handed_over_by_the_scan_when_no_task_can_be_queued(
 def test_a_deposit_another_process_is_handing_over_is_passed_by_not_waited_for(
     devnets_registry, admin_client, settings
 ):
-    import threading
-
-    from django.db import connection, transaction
-
     from chains.tasks import hand_over_deposit
 
-    if not connection.features.has_select_for_update_skip_locked:
-        pytest.skip("the database locks no rows (SQLite): one process writes at a time")
     a, b = devnets_registry
     (order_id,) = _pay_orders(admin_client, a, b, 1)
     with pytest.MonkeyPatch.context() as patch:  # recorded, not handed over: as if its task were queued
         patch.setattr("chains.watcher.hand_over", lambda deposits: None)
         wait_for(lambda: scan_chain(31337))
     deposit = Deposit.objects.get()
-    taken, done = threading.Event(), threading.Event()
 
-    def another_process():  # the scan, say, in the middle of handing it over
-        with transaction.atomic():
-            Deposit.objects.select_for_update().get(pk=deposit.pk)
-            taken.set()
-            done.wait(20)
-        connection.close()
-
-    holder = threading.Thread(target=another_process)
-    holder.start()
-    assert taken.wait(10)
-    try:
+    with locked_elsewhere(Deposit, deposit.pk):  # the scan, say, in the middle of handing it over
         hand_over_deposit(deposit.pk)  # passes it by at once (waiting, it would hand it over after 20 s)
         deposit.refresh_from_db()
         assert deposit.handled_at is None
         assert Order.objects.get(pk=order_id).status == "scanning_deposit_transaction"
-    finally:
-        done.set()
-        holder.join()
     hand_over_deposit(deposit.pk)
     deposit.refresh_from_db()
     assert deposit.handled_at is not None
