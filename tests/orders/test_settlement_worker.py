@@ -93,7 +93,13 @@ def test_a_burst_of_deposits_is_handed_over_by_the_scan_and_the_workers_each_onc
     ids = _pay_orders(admin_client, a, b, 4)
 
     assert wait_for(lambda: scan_chain(31337)).deposits == 4
-    poll_until(worker.queue, lambda: Order.objects.filter(pk__in=ids, status="executed").count() == 4)
+    poll_until(  # executed once delivered; each sweep, sent beside the delivery, is finished when mined
+        worker.queue,
+        lambda: (
+            Order.objects.filter(pk__in=ids, status="executed").count() == 4
+            and not OutboxTx.objects.exclude(status="mined").exists()
+        ),
+    )
 
     assert Deposit.objects.filter(handled_at__isnull=False).count() == 4
     for order_id in ids:  # each counted once, posted once, delivered once
