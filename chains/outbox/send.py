@@ -284,6 +284,28 @@ def _market(chain: Chain, w3: Web3, *, fresh: bool) -> tuple[int, int]:
     return base, priority
 
 
+def batch_with_fees(
+    chain: Chain, w3: Web3, calls: list[tuple[str, list[Any]]]
+) -> tuple[list[dict[str, Any]], tuple[int, int]]:
+    """The node's answers to `calls` (one JSON-RPC batch, `rpc_batch`) and the fees to sign with now; a market
+    older than MARKET_SECONDS is read in the same batch (latest block, priority fee), not in two more requests."""
+    known = _markets.get(chain.chain_id)
+    if known is not None and time.monotonic() - known[0] < MARKET_SECONDS:
+        answers = rpc_batch(w3, calls)
+    else:
+        answers = rpc_batch(
+            w3, [*calls, ("eth_getBlockByNumber", ["latest", False]), ("eth_maxPriorityFeePerGas", [])]
+        )
+        block, priority = answers[-2].get("result"), answers[-1].get("result")
+        if isinstance(block, dict) and isinstance(priority, str):  # else fees_for asks on its own
+            base = int(block.get("baseFeePerGas") or "0x0", 16)
+            _markets[chain.chain_id] = (time.monotonic(), base, int(priority, 16))
+        answers = answers[:-2]
+    fees = fees_for(chain, w3)
+    assert fees is not None  # no bump asked for
+    return answers, fees
+
+
 def fees_for(chain: Chain, w3: Web3, *, bump_from: OutboxTx | None = None) -> tuple[int, int] | None:
     """(maxFeePerGas, maxPriorityFeePerGas) for now, never above the chain's cap; with `bump_from`, at least
     OUTBOX_FEE_BUMP_PERCENT over its fees, or None when it already pays the cap (no higher bid is allowed)."""
@@ -475,13 +497,11 @@ def sign_batch(tx: OutboxTx) -> list[OutboxTx]:
         *(("eth_estimateGas", [_estimate_params(each)]) for each in batch),
     ]
     try:
-        answers = rpc_batch(w3, calls)
+        answers, fees = batch_with_fees(chain, w3, calls)
         balance, pending = int(answers[0]["result"], 16), int(answers[1]["result"], 16)
-        fees = fees_for(chain, w3)
     except (Web3RPCError, ValueError, KeyError, TypeError, OSError) as exc:
         logger.info("Outbox %s: the batch of %s was not read (%s); signed alone", tx.key, len(batch), exc)
         return [sign(tx)]
-    assert fees is not None  # no bump asked for
     gas: dict[int, int] = {}
     alone: list[OutboxTx] = []  # its estimate failed
     for each, answer in zip(batch, answers[2:], strict=True):
@@ -575,22 +595,27 @@ def broadcast_batch(txs: list[OutboxTx]) -> None:
 def sign(tx: OutboxTx) -> OutboxTx:
     """Estimate, take the next nonce (or the one a nonce filler was made for) and store the signed bytes."""
     chain, w3 = chain_client(tx)
-    try:
-        gas = w3.eth.estimate_gas(_call(tx))  # type: ignore[arg-type]
-    except ContractLogicError as exc:
-        finish(tx, status=OutboxTx.Status.FAILED, error=f"would revert: {revert_of(exc)}")
-        tx.refresh_from_db()
-        return tx
-    except Web3RPCError as exc:
-        if "insufficient funds" not in str(exc).lower():
-            raise
-        return _wait_for_gas(tx, chain, w3, need=None)
-    gas = _gas_limit(gas)
-    fees = fees_for(chain, w3)
-    assert fees is not None  # no bump asked for
-    if int(w3.eth.get_balance(to_checksum_address(tx.sender))) < gas * fees[0] + int(tx.value):
+    read = _read_together(chain, w3, tx)
+    if read is not None:
+        gas, fees, balance, pending = read
+    else:  # one request at a time: a failed estimate says why here (it would revert, or the sender is short)
+        try:
+            gas = _gas_limit(w3.eth.estimate_gas(_call(tx)))  # type: ignore[arg-type]
+        except ContractLogicError as exc:
+            finish(tx, status=OutboxTx.Status.FAILED, error=f"would revert: {revert_of(exc)}")
+            tx.refresh_from_db()
+            return tx
+        except Web3RPCError as exc:
+            if "insufficient funds" not in str(exc).lower():
+                raise
+            return _wait_for_gas(tx, chain, w3, need=None)
+        fees_read = fees_for(chain, w3)
+        assert fees_read is not None  # no bump asked for
+        fees = fees_read
+        balance = int(w3.eth.get_balance(to_checksum_address(tx.sender)))
+        pending = w3.eth.get_transaction_count(to_checksum_address(tx.sender), "pending")
+    if balance < gas * fees[0] + int(tx.value):
         return _wait_for_gas(tx, chain, w3, need=gas * fees[0] + int(tx.value))
-    pending = w3.eth.get_transaction_count(to_checksum_address(tx.sender), "pending")
     _crash_point("before_sign")
     with transaction.atomic():
         tx = OutboxTx.objects.select_for_update().get(pk=tx.pk)
@@ -612,6 +637,29 @@ def sign(tx: OutboxTx) -> OutboxTx:
     _crash_point("after_sign")
     tx.refresh_from_db()
     return tx
+
+
+def _read_together(chain: Chain, w3: Web3, tx: OutboxTx) -> tuple[int, tuple[int, int], int, int] | None:
+    """(gas limit, fees, the sender's balance, its pending count) for signing `tx` alone, its estimate and the
+    sender's two reads in one JSON-RPC batch, with the fee market when it is due (a lone transaction went out
+    after five to seven requests, now two); None when the estimate failed or the node did not answer the
+    batch, for `sign` to ask one at a time."""
+    sender = to_checksum_address(tx.sender)
+    calls: list[tuple[str, list[Any]]] = [
+        ("eth_getBalance", [sender, "latest"]),
+        ("eth_getTransactionCount", [sender, "pending"]),
+        ("eth_estimateGas", [_estimate_params(tx)]),
+    ]
+    try:
+        answers, fees = batch_with_fees(chain, w3, calls)
+        balance, pending = int(answers[0]["result"], 16), int(answers[1]["result"], 16)
+        estimate = answers[2].get("result")
+        if not isinstance(estimate, str):
+            return None
+        return _gas_limit(int(estimate, 16)), fees, balance, pending
+    except (Web3RPCError, ValueError, KeyError, TypeError, OSError) as exc:
+        logger.info("Outbox %s: its reads were not answered together (%s); one at a time", tx.key, exc)
+        return None
 
 
 def _wait_for_gas(tx: OutboxTx, chain: Chain, w3: Web3, *, need: int | None) -> OutboxTx:

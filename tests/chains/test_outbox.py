@@ -542,6 +542,38 @@ def test_a_senders_queued_transactions_are_signed_together_and_make_one_block(ch
     assert SenderNonce.objects.get(chain_id=31337, address=settings.VAULT_ADDRESS).next_nonce == start + 6
 
 
+def test_a_lone_transaction_is_read_for_in_one_batch_and_one_that_would_revert_still_says_why(
+    chain_a, monkeypatch
+):
+    """A transaction signed alone asks the node for its estimate, the sender's balance and pending count and the
+    fee market in one JSON-RPC batch: it goes out after two requests (the batch, the broadcast), not seven.
+    One whose estimate fails is asked for alone, so its failure carries the revert's reason."""
+    from chains.client import FailoverProvider
+    from chains.outbox import send
+
+    send._markets.clear()  # the market is read with the rest
+    asked = []
+    original = FailoverProvider._send
+    monkeypatch.setattr(FailoverProvider, "_send", lambda self, call: asked.append(1) or original(self, call))
+    to = new_address()
+    tx = outbox_submit(key="test:lone:pays", chain_id=31337, signer="vault", to=to, value=7)
+
+    outbox_send(tx.pk)
+
+    tx.refresh_from_db()
+    assert (tx.status, len(asked)) == ("broadcast", 2)
+    assert list(send._markets) == [31337]
+    reverting = outbox_submit(
+        key="test:lone:reverts", chain_id=31337, signer="vault", to=chain_a[1]["contracts"]["AlwaysReverts"]
+    )
+    outbox_send(reverting.pk)
+    reverting.refresh_from_db()
+    assert (reverting.status, reverting.nonce) == ("failed", None)
+    assert reverting.error.startswith("would revert: ")
+    assert reverting.error != "would revert: "
+    send._markets.clear()
+
+
 def test_a_batch_the_sender_cannot_pay_for_whole_is_signed_one_at_a_time(chain_a, settings):
     """What the vault holds pays for the first transaction only: it is signed, the next waits for gas with
     its reason, queued, holding no nonce (never failed, never a refund's reason)."""
