@@ -234,8 +234,8 @@ class WatchedAddressAdmin(ReadOnlyModelAdmin):
 
 @admin.register(Token)
 class TokenAdmin(admin.ModelAdmin):
-    list_display = ("symbol", "name", "chain_id", "address", "decimals", "usd_price")
-    list_filter = ("chain_id",)
+    list_display = ("symbol", "name", "chain_id", "address", "decimals", "usd_price", "eip3009")
+    list_filter = ("chain_id", "eip3009")
     search_fields = ("symbol", "name", "address")
 
 

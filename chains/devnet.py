@@ -33,6 +33,9 @@ TOKENS = (  # symbol, name, decimals, reference USD price
     ("dUSDC", "Devnet USD Coin", 6, "1"),
     ("dWETH", "Devnet Wrapped Ether", 18, "3000"),
 )
+# The devnet tokens that take signatures (chains/contracts/src/dev/StableToken.sol): EIP-3009 and EIP-2612, with
+# this EIP-712 domain version (their domain name is the token's name). dWETH takes none, as WETH.
+SIGNATURE_TOKENS = {"dUSDC": "2"}
 NATIVE_USD_PRICE = "3000"
 MINT_WHOLE_UNITS = 1_000_000
 PAYERS = range(1, 9)
@@ -114,7 +117,13 @@ def deploy(chain: Chain) -> dict:
     if factory.address != chain.factory_address:
         raise DevnetError(f"the factory landed at {factory.address}, not at {chain.factory_address}")
     tokens = {
-        symbol: deploy_contract(w3, "TestToken", name, symbol, decimals, deployer, sender=deployer)
+        symbol: (
+            deploy_contract(
+                w3, "StableToken", name, symbol, decimals, deployer, SIGNATURE_TOKENS[symbol], sender=deployer
+            )
+            if symbol in SIGNATURE_TOKENS
+            else deploy_contract(w3, "TestToken", name, symbol, decimals, deployer, sender=deployer)
+        )
         for symbol, name, decimals, _ in TOKENS
     }
     usdc = tokens["dUSDC"].address
@@ -162,7 +171,12 @@ def token_list(deployments: list[dict]) -> dict:
                     "symbol": symbol,
                     "name": name,
                     "decimals": decimals,
-                    "extensions": {"usdPrice": price},
+                    "extensions": {"usdPrice": price}
+                    | (
+                        {"eip3009": True, "eip712Name": name, "eip712Version": SIGNATURE_TOKENS[symbol]}
+                        if symbol in SIGNATURE_TOKENS
+                        else {}
+                    ),
                 }
             )
     return {"name": "Devnet tokens", "tokens": entries}

@@ -3,7 +3,9 @@ watches and the deposits it saw."""
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from core.dbfields import EncryptedJSONField, Uint256Field
@@ -96,14 +98,49 @@ class Token(models.Model):
         blank=True,
         help_text="Reference price used by the offline quoter.",
     )
+    eip3009 = models.BooleanField(
+        "takes EIP-3009",
+        default=False,
+        help_text="Its contract has transferWithAuthorization (as USDC): payers may pay it by signature, without gas "
+        "(x402, the hosted page).",
+    )
+    eip712_name = models.CharField(
+        "EIP-712 domain name",
+        max_length=100,
+        blank=True,
+        help_text="The name of its EIP-712 domain, which signatures commit to (real USDC: USD Coin).",
+    )
+    eip712_version = models.CharField(
+        "EIP-712 domain version",
+        max_length=20,
+        blank=True,
+        help_text="The version of its EIP-712 domain (real USDC: 2).",
+    )
 
     class Meta:
         ordering = ["chain_id", "symbol"]
-        constraints = [models.UniqueConstraint(fields=["chain_id", "address"], name="token_chain_address")]
+        constraints = [
+            models.UniqueConstraint(fields=["chain_id", "address"], name="token_chain_address"),
+            models.CheckConstraint(
+                condition=Q(eip3009=False) | (~Q(eip712_name="") & ~Q(eip712_version="")),
+                name="token_eip3009_has_domain",
+                violation_error_message="A token that takes EIP-3009 needs its EIP-712 domain name and version.",
+            ),
+        ]
         indexes = [models.Index(fields=["chain_id", "symbol"], name="token_chain_symbol")]
 
     def __str__(self) -> str:
         return f"{self.symbol} on {self.chain_id}"
+
+    def clean(self) -> None:
+        if self.eip3009:
+            missing = {
+                field: "A token that takes EIP-3009 needs this: signatures commit to its EIP-712 domain."
+                for field in ("eip712_name", "eip712_version")
+                if not getattr(self, field)
+            }
+            if missing:
+                raise ValidationError(missing)
 
 
 class ChainCursor(models.Model):

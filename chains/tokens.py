@@ -97,11 +97,25 @@ def _token_fields(entry: dict, index: int) -> dict:
         raise TokenListError(f"{where}: chainId must be a positive integer and address an EVM address")
     if not isinstance(decimals, int) or not 0 <= decimals <= 255:
         raise TokenListError(f"{where}: decimals must be an integer from 0 to 255")
-    price = (entry.get("extensions") or {}).get("usdPrice")
+    price = (entry.get("extensions") or {}).get("usdPrice")  # a token list's extensions: usdPrice, eip3009,
+    # eip712Name, eip712Version (the EIP-712 domain that EIP-3009 signatures commit to)
     try:
         usd_price = Decimal(str(price)) if price is not None else None
     except InvalidOperation:
         raise TokenListError(f"{where}: extensions.usdPrice must be a number") from None
+    extensions = entry.get("extensions") or {}
+    eip3009 = extensions.get("eip3009", False)
+    domain_name, domain_version = extensions.get("eip712Name", ""), extensions.get("eip712Version", "")
+    if (
+        not isinstance(eip3009, bool)
+        or not isinstance(domain_name, str)
+        or not isinstance(domain_version, str)
+    ):
+        raise TokenListError(
+            f"{where}: extensions.eip3009 must be true or false, eip712Name and eip712Version text"
+        )
+    if eip3009 and not (domain_name and domain_version):
+        raise TokenListError(f"{where}: a token with extensions.eip3009 needs eip712Name and eip712Version")
     return {
         "chain_id": chain_id,
         "address": to_checksum_address(address),
@@ -110,6 +124,9 @@ def _token_fields(entry: dict, index: int) -> dict:
         "decimals": decimals,
         "logo_uri": str(entry.get("logoURI") or "")[:500],
         "usd_price": usd_price,
+        "eip3009": eip3009,
+        "eip712_name": domain_name[:100],
+        "eip712_version": domain_version[:20],
     }
 
 

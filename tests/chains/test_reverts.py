@@ -31,7 +31,7 @@ def test_a_known_contracts_custom_error_is_named_with_its_arguments():
     )
     words = describe_revert(data)
     assert words.startswith(
-        "TestToken.ERC20InsufficientBalance(sender=0xABaBaBaBABabABabAbAbABAbABabababaBaBABaB, balance=5, needed=7)"
+        "StableToken.ERC20InsufficientBalance(sender=0xABaBaBaBABabABabAbAbABAbABabababaBaBABaB, balance=5, needed=7)"
     )
     assert words.endswith(f"[0x{data.hex()}]")
 

@@ -1,4 +1,4 @@
-"""`manage.py chains add|list|check|deploy-factory|disable|enable|seed`: the chain registry, from a shell.
+"""`manage.py chains add|list|check|deploy-factory|disable|enable|seed|token`: the chain registry, from a shell.
 
 Every subcommand checks what it is given before it writes: a wrong chain id, an
 unreachable URL, a string that is not an address or a factory whose code is not
@@ -9,13 +9,15 @@ is unhealthy (or none takes payments): it can be a readiness probe.
 
 from __future__ import annotations
 
+import argparse
 from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from web3 import Web3
 
-from chains.client import node_label, probe
-from chains.evm import deployer_proxy_missing, is_address
+from chains.client import node_label, probe, web3_for
+from chains.eip3009 import domain_problem
+from chains.evm import deployer_proxy_missing, is_address, to_checksum_address
 from chains.factory import (
     FactoryError,
     factory_address,
@@ -27,7 +29,7 @@ from chains.factory import (
 from chains.handlers import check_sections
 from chains.health import chain_health
 from chains.models import Chain as ChainRow
-from chains.models import OutboxTx
+from chains.models import OutboxTx, Token
 from chains.outbox import outbox_wait, still_in_flight
 from chains.registry import (
     Chain,
@@ -64,7 +66,7 @@ def _table(rows: list[list[str]]) -> str:
 
 
 class Command(BaseCommand):
-    help = "The chain registry: add, list, check, deploy-factory, disable, enable, seed."
+    help = "The chain registry: add, list, check, deploy-factory, disable, enable, seed, token."
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
@@ -97,6 +99,16 @@ class Command(BaseCommand):
             toggle = sub.add_parser(name, help=f"{name.title()} taking payments on a chain.")
             toggle.add_argument("chain_id")
         sub.add_parser("seed", help="Import the CHAINS seed again (what `migrate` does).")
+        token = sub.add_parser(
+            "token",
+            help="Record whether a registry token takes EIP-3009 signatures, and its EIP-712 domain "
+            "(checked against the token's DOMAIN_SEPARATOR() on its chain).",
+        )
+        token.add_argument("chain_id")
+        token.add_argument("address")
+        token.add_argument("--eip3009", action=argparse.BooleanOptionalAction, required=True)
+        token.add_argument("--eip712-name", default="", help="The domain's name (real USDC: 'USD Coin').")
+        token.add_argument("--eip712-version", default="", help="The domain's version (real USDC: '2').")
 
     def handle(self, *args, action: str, **options) -> None:
         getattr(self, f"do_{action.replace('-', '_')}")(**options)
@@ -339,6 +351,45 @@ class Command(BaseCommand):
 
     def do_enable(self, *, chain_id: str, **o) -> None:
         self._toggle(chain_id, True)
+
+    def do_token(self, *, chain_id: str, address: str, eip3009: bool, **o) -> None:
+        chain = _chain_arg(chain_id)
+        if not is_address(address):
+            raise CommandError(f"{address!r} is not an address")
+        token = Token.objects.filter(chain_id=chain.chain_id, address=to_checksum_address(address)).first()
+        if token is None:
+            raise CommandError(
+                f"no token at {address} on chain {chain.chain_id} in the registry: load its token list first "
+                "(`manage.py load_tokens FILE`)"
+            )
+        name, version = o["eip712_name"], o["eip712_version"]
+        if eip3009:
+            if not (name and version):
+                raise CommandError(
+                    "--eip3009 needs --eip712-name and --eip712-version (real USDC: 'USD Coin', '2')"
+                )
+            try:
+                problem = domain_problem(
+                    web3_for(chain),
+                    address=token.address,
+                    name=name,
+                    version=version,
+                    chain_id=chain.chain_id,
+                )
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+            if problem:
+                raise CommandError(f"{token.symbol} on chain {chain.chain_id}: {problem}")
+        token.eip3009, token.eip712_name, token.eip712_version = eip3009, name[:100], version[:20]
+        token.save(update_fields=["eip3009", "eip712_name", "eip712_version"])
+        self.stdout.write(
+            f"{token.symbol} on chain {chain.chain_id} "
+            + (
+                f"takes EIP-3009 signatures in the domain {name!r} version {version!r}"
+                if eip3009
+                else "takes no EIP-3009 signatures"
+            )
+        )
 
     def do_seed(self, **o) -> None:
         created, updated = chains_seed()
