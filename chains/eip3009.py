@@ -12,6 +12,7 @@ https://eips.ethereum.org/EIPS/eip-3009, https://eips.ethereum.org/EIPS/eip-712
 from __future__ import annotations
 
 from eth_abi import decode, encode
+from eth_typing import HexStr
 from eth_utils import keccak, to_checksum_address
 from web3 import Web3
 from web3.exceptions import Web3Exception
@@ -56,7 +57,7 @@ def domain_problem(w3: Web3, *, address: str, name: str, version: str, chain_id:
     `DOMAIN_SEPARATOR()` must be this domain's, and it must answer `authorizationState`."""
     token = to_checksum_address(address)
     try:
-        answer = bytes(w3.eth.call({"to": token, "data": _selector("DOMAIN_SEPARATOR()")}))
+        answer = bytes(w3.eth.call({"to": token, "data": HexStr(_selector("DOMAIN_SEPARATOR()"))}))
     except (Web3Exception, ValueError, OSError) as exc:
         return f"it does not answer DOMAIN_SEPARATOR() ({exc.__class__.__name__})"
     expected = domain_separator(name=name, version=version, chain_id=chain_id, address=token)
@@ -67,13 +68,7 @@ def domain_problem(w3: Web3, *, address: str, name: str, version: str, chain_id:
         )
     try:
         state = bytes(
-            w3.eth.call(
-                {
-                    "to": token,
-                    "data": _selector("authorizationState(address,bytes32)")
-                    + encode(["address", "bytes32"], [token, b"\0" * 32]).hex(),
-                }
-            )
+            w3.eth.call({"to": token, "data": HexStr(authorization_state_call_data(token, "0x" + "00" * 32))})
         )
         decode(["bool"], state)
     except (Web3Exception, ValueError, OSError) as exc:
@@ -142,3 +137,68 @@ def recover_signer(typed_data: dict, signature: bytes) -> str | None:
         return Account.recover_message(encode_typed_data(full_message=typed_data), signature=signature)
     except Exception:  # eth_keys raises several kinds for a malformed signature
         return None
+
+
+AUTHORIZATION_USED_TOPIC = "0x" + keccak(text="AuthorizationUsed(address,bytes32)").hex()
+_TRANSFER_VRS = (
+    "transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)"
+)
+_TRANSFER_BYTES = "transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)"
+
+
+def transfer_call_data(authorization: dict, signature: bytes, *, vrs: bool) -> str:
+    """The call data of `transferWithAuthorization` for this authorization: its (v, r, s) form, which every
+    EIP-3009 token has, for an EOA's 65-byte signature; its `bytes` form (USDC v2.2 and later: ERC-1271
+    wallets) otherwise."""
+    head = [
+        to_checksum_address(authorization["from"]),
+        to_checksum_address(authorization["to"]),
+        int(authorization["value"]),
+        int(authorization["validAfter"]),
+        int(authorization["validBefore"]),
+        bytes.fromhex(str(authorization["nonce"])[2:]),
+    ]
+    types = ["address", "address", "uint256", "uint256", "uint256", "bytes32"]
+    if vrs:
+        v = signature[64] if signature[64] >= 27 else signature[64] + 27
+        return (
+            _selector(_TRANSFER_VRS)
+            + encode(
+                [*types, "uint8", "bytes32", "bytes32"], [*head, v, signature[:32], signature[32:64]]
+            ).hex()
+        )
+    return _selector(_TRANSFER_BYTES) + encode([*types, "bytes"], [*head, signature]).hex()
+
+
+def balance_of_call_data(owner: str) -> str:
+    return _selector("balanceOf(address)") + encode(["address"], [to_checksum_address(owner)]).hex()
+
+
+def authorization_state_call_data(authorizer: str, nonce: str) -> str:
+    return (
+        _selector("authorizationState(address,bytes32)")
+        + encode(["address", "bytes32"], [to_checksum_address(authorizer), bytes.fromhex(nonce[2:])]).hex()
+    )
+
+
+def refusal_of(error: dict) -> tuple[str, str]:
+    """(kind, words) for the JSON-RPC error of a simulated `transferWithAuthorization`: the kind is
+    `signature`, `used` (used or cancelled), `time` (outside its window), `balance` or `other`, read from the
+    token's revert (OpenZeppelin's custom errors, named by chains.reverts, or FiatToken's revert strings)."""
+    from chains.reverts import describe_revert
+
+    data = error.get("data")
+    if isinstance(data, dict):
+        data = data.get("data")
+    words = describe_revert(data) if isinstance(data, str) and data.startswith("0x") else ""
+    words = words or str(error.get("message") or "reverted")
+    said = f"{words} {error.get('message') or ''}".lower()
+    for kind, marks in (
+        ("signature", ("invalidsignature", "invalid signature")),
+        ("used", ("usedauthorization", "is used or canceled")),
+        ("time", ("authorizationtime", "authorization is expired", "authorization is not yet valid")),
+        ("balance", ("insufficientbalance", "exceeds balance")),
+    ):
+        if any(mark in said for mark in marks):
+            return kind, words[:300]
+    return "other", words[:300]

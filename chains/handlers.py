@@ -52,6 +52,7 @@ class OwnerKind(StrEnum):
         "inventory"  # the solver's inventory of a token on a chain: `inventory:<id>:refill:<n>:<step>`
     )
     REFUND = "refund"  # a merchant's refund to a payer: `refund:<re_id>`, `refund:<re_id>:delivery`, ...
+    X402 = "x402"  # the x402 facilitator's settlements of payers' authorizations: `x402:<id>:settle`
 
 
 # Owners written under another name before the kinds were one enum. A quick payment's deposit address is

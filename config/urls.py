@@ -30,6 +30,7 @@ urlpatterns = [
     # Swagger UI's start-up script is served as a file of its own (the split view), so no inline script runs.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="docs"),
     path("api/v1/", include(platform)),
+    path("x402/", include("facilitator.urls")),  # the x402 facilitator, in the protocol's own shapes
     path("", include("orders.urls")),
     path("", include("checkout.interface_urls")),
     path("", include("checkout.urls")),

@@ -108,10 +108,13 @@ class Accounts:
 
 def outsider_of(key: str, signer: str) -> str:
     """Who an outbox transaction pays, by its purpose: refunds and returns go to payers, the rest (deliveries,
-    payouts, relays, calls) to recipients; a deployer's own transactions are the operator's."""
+    payouts, relays, calls) to recipients; an x402 settlement moves a payer's tokens; a deployer's own
+    transactions are the operator's."""
     if signer not in ("vault", "solver"):
         return Kind.OPERATOR
     parts = key.split(":")
+    if parts[0] == "x402":  # a payer's authorization, settled: the tokens come from the payer
+        return Kind.PAYER
     return Kind.PAYER if "refund" in parts or "return" in parts else Kind.RECIPIENT
 
 

@@ -110,7 +110,7 @@ class PlatformAPIView(InputChecksMixin, APIView):
     permission_classes = [HasRequiredPermission]
     # Method -> required level; anything not listed needs `write` (GET: `read`).
     permissions_by_method: dict[str, str] = {}
-    IDEMPOTENT_METHODS = ("POST", "PATCH")
+    IDEMPOTENT_METHODS: tuple[str, ...] = ("POST", "PATCH")
 
     def required_permission(self, method: str) -> str:
         default = Permission.READ if method in ("GET", "HEAD", "OPTIONS") else Permission.WRITE

@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "webhooks",
     "checkout",
     "refunds",
+    "facilitator",
     "onramp",
     "django_otp",
     "django_otp.plugins.otp_totp",

@@ -100,3 +100,14 @@ PUBLIC_BASE_URL = os.environ.get(
     f"http://127.0.0.1:{os.environ.get('PORT', '8000')}" if DEVELOPMENT else f"https://{_first_host}",
 ).rstrip("/")
 CHECKOUT_SESSION_DEFAULT_TTL_SECONDS = env_int("CHECKOUT_SESSION_DEFAULT_TTL_SECONDS", 1800)
+
+# --- x402 facilitator (x402/) -------------------------------------------------
+
+# POST /x402/settle spends the service's gas: each key may settle this many authorizations a minute.
+X402_SETTLE_RATE_LIMIT_PER_MINUTE = env_int("X402_SETTLE_RATE_LIMIT_PER_MINUTE", 60)
+# How long a settle request waits for its transaction to be in a block before it answers `settlement_pending`
+# (the same request again answers the outcome; nothing is sent twice).
+X402_SETTLE_WAIT_SECONDS = env_int("X402_SETTLE_WAIT_SECONDS", 30)
+# An authorization must stay valid at least this long after verify (the reference SDK's margin): time for
+# the transaction to be signed and mined.
+X402_VALID_BEFORE_MARGIN_SECONDS = env_int("X402_VALID_BEFORE_MARGIN_SECONDS", 6)

@@ -11,12 +11,13 @@ import time
 import pytest
 from django.core.management import CommandError, call_command
 from eth_account import Account
+from eth_utils import keccak
 from web3 import Web3
 from web3.exceptions import ContractLogicError
 
 from chains.artifacts import artifact
 from chains.devnet import deploy_contract, devnet_private_key
-from chains.eip3009 import authorization_typed_data, domain_separator, sign_typed_data
+from chains.eip3009 import authorization_typed_data, domain_separator, refusal_of, sign_typed_data
 from chains.models import Token
 from chains.reverts import revert_of
 from chains.tokens import TokenListError, token_list_load
@@ -267,7 +268,7 @@ def test_staff_record_a_tokens_domain_only_as_the_token_itself_answers_it(devnet
 
 
 def test_staff_set_a_tokens_domain_in_the_admin_and_a_missing_one_is_named_beside_its_field(staff, tokens):
-    token = Token.objects.exclude(address="0x" + "0" * 40).first()
+    token = Token.objects.filter(eip3009=False).exclude(address="0x" + "0" * 40).first()
     url = f"/admin/chains/token/{token.pk}/change/"
     form = {
         "chain_id": token.chain_id,
@@ -291,3 +292,26 @@ def test_staff_set_a_tokens_domain_in_the_admin_and_a_missing_one_is_named_besid
     assert response.status_code == 302
     token.refresh_from_db()
     assert (token.eip3009, token.eip712_name, token.eip712_version) == (True, "USD Coin", "2")
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        ({"message": "execution reverted: FiatTokenV2: invalid signature"}, "signature"),
+        ({"message": "execution reverted: FiatTokenV2: authorization is used or canceled"}, "used"),
+        ({"message": "execution reverted: FiatTokenV2: authorization is expired"}, "time"),
+        ({"message": "execution reverted: ERC20: transfer amount exceeds balance"}, "balance"),
+        (
+            {
+                "message": "execution reverted",
+                "data": "0x" + keccak(text="ERC3009InvalidSignature()")[:4].hex(),
+            },
+            "signature",
+        ),
+        ({"message": "execution reverted", "data": {"data": "0xdeadbeef"}}, "other"),
+    ],
+)
+def test_a_simulated_transfers_revert_is_read_from_usdcs_strings_and_openzeppelins_errors(error, kind):
+    found, words = refusal_of(error)
+    assert found == kind
+    assert words

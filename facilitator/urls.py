@@ -1,0 +1,9 @@
+from django.urls import path
+
+from facilitator import views
+
+urlpatterns = [
+    path("supported", views.supported, name="x402-supported"),
+    path("verify", views.VerifyView.as_view(), name="x402-verify"),
+    path("settle", views.SettleView.as_view(), name="x402-settle"),
+]
