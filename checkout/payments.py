@@ -7,14 +7,16 @@ unpaid order (it expires, so a late payment to it is refunded).
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from chains.tokens import token_get
-from checkout.models import SessionOrder
-from checkout.sessions import Session, check_link_payable
+from checkout.inputs import SessionRequest
+from checkout.models import PaymentLink, SessionOrder
+from checkout.sessions import Session, check_link_payable, platform_session_create
 from checkout.status_version import status_changed
 from core.errors import Conflict, InvalidRequest
 from orders.events import OrderOwner
@@ -75,11 +77,21 @@ def _target_amounts(session: Session, src_chain: int, src_token: str) -> tuple[i
     return worth, price - fee_amount(price, order_bps(worth))
 
 
-def session_order_create(*, session: Session, src_chain: int, src_token: str, payer_ip: str) -> Order:
+def session_order_create(
+    *,
+    session: Session,
+    src_chain: int,
+    src_token: str,
+    payer_ip: str,
+    order_id: uuid.UUID | None = None,
+    src_amount: int | None = None,
+) -> Order:
     """The payer pays the session with `src_token` on `src_chain`: an order with its own deposit address.
 
     An unpaid order of the session for another token is replaced (it expires);
-    one that has received anything must be completed instead.
+    one that has received anything must be completed instead. An x402 payment names the order's id (its
+    deposit address was offered before the order existed) and what the payer authorized (`src_amount`, from
+    the offer's quote); the merchant's minimum follows from the quote now.
     """
     if token_get(chain_id=src_chain, address=src_token) is None:
         raise InvalidRequest(
@@ -88,7 +100,8 @@ def session_order_create(*, session: Session, src_chain: int, src_token: str, pa
     session = Session.objects.select_related("payment_link", "organization").get(pk=session.pk)
     if session.amount is None:
         raise InvalidRequest("enter an amount first.", field="amount")
-    src_amount, minimum = _target_amounts(session, src_chain, src_token)  # outside the lock: a provider call
+    quoted, minimum = _target_amounts(session, src_chain, src_token)  # outside the lock: a provider call
+    src_amount = quoted if src_amount is None else src_amount
     with transaction.atomic():
         session = (
             Session.objects.select_for_update(of=("self",))
@@ -121,6 +134,7 @@ def session_order_create(*, session: Session, src_chain: int, src_token: str, pa
             payer_ip=payer_ip,
             owner=OWNER,
             fixed_price=True,
+            order_id=order_id,
         )
         SessionOrder.objects.create(session=session, order=order)
         status_changed(session.pk)
@@ -192,3 +206,59 @@ def session_status_data(session: Session, order: Order | None = None) -> dict[st
         "error": order.error_details,
     }
     return data
+
+
+def link_payment_amounts(
+    *, link: PaymentLink, amount: int, src_chain: int, src_token: str
+) -> tuple[int, int]:
+    """(what the payer sends, what the merchant receives at least) to pay `amount` of the link's price with
+    `src_token` on `src_chain`: the hosted page's figures, computed without a session (nothing is written)."""
+    session = Session(
+        organization=link.organization,
+        payment_link=link,
+        amount=amount,
+        token_address=link.token_address,
+        chain_id=link.chain_id,
+        recipient_address=link.recipient_address,
+    )
+    return _target_amounts(session, src_chain, src_token)
+
+
+def link_payment_order(
+    *,
+    link: PaymentLink,
+    amount: int,
+    src_chain: int,
+    src_token: str,
+    src_amount: int,
+    order_id: uuid.UUID,
+    payer_ip: str,
+) -> Order:
+    """The order, with the id `order_id`, that pays `amount` of the link's price with `src_amount` of
+    `src_token` on `src_chain`, in a session of its own, as the hosted page makes one: created once; asked
+    again for the same id, the same order (a payment id of another link's order is refused)."""
+    existing = SessionOrder.objects.filter(order_id=order_id).select_related("session", "order").first()
+    if existing is None:
+        try:
+            with transaction.atomic():
+                ask = {"payment_link_id": link.id} | ({} if link.amount is not None else {"amount": amount})
+                session = platform_session_create(
+                    organization=link.organization, ask=SessionRequest.from_wire(ask)
+                )
+                return session_order_create(
+                    session=session,
+                    src_chain=src_chain,
+                    src_token=src_token,
+                    payer_ip=payer_ip,
+                    order_id=order_id,
+                    src_amount=src_amount,
+                )
+        except (IntegrityError, Conflict):  # the same payment asked for twice at once: the other made it
+            existing = (
+                SessionOrder.objects.filter(order_id=order_id).select_related("session", "order").first()
+            )
+            if existing is None:
+                raise
+    if existing.session.payment_link_id != link.id or existing.order.src_chain != src_chain:
+        raise Conflict("this payment belongs to another payment link or chain.")
+    return existing.order

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -263,25 +264,43 @@ def settlement_answer(row: Settlement, network: str) -> dict[str, Any]:
     )
 
 
-def settle_answer(body: Any, *, organization_id: int, api_key_id: int | None) -> dict[str, Any]:
+def settle_answer(body: Any, *, organization_id: str | int, api_key_id: int | None) -> dict[str, Any]:
     """The SettleResponse for a request body: the payment settled once, whoever asks how often."""
     try:
         payment = protocol.read_request(body)
     except Refused as refused:
         return _failed(refused, _network_of(body))
+    row, refusal = settle(payment, organization_id=organization_id, api_key_id=api_key_id)
+    if row is None:
+        assert refusal is not None
+        return _failed(refusal, payment.network)
+    return settlement_answer(row, payment.network)
+
+
+def settle(
+    payment: Payment,
+    *,
+    organization_id: str | int,
+    api_key_id: int | None,
+    prepare: Callable[[Checked], None] | None = None,
+) -> tuple[Settlement | None, Refused | None]:
+    """(the settlement of `payment`, once it is in a block or after the wait; or None and why not). The same
+    authorization again reads its row; one used elsewhere first is recorded with that transaction. `prepare`
+    runs once the payment passed every check, before anything is sent (a payment link's order is made there,
+    so that its deposit address is watched before the transfer); what it raises is the answer."""
     row = _existing(payment)
     if row is None:
         try:
             checked = check(payment)
         except Refused as refused:
             if refused.reason != protocol.NONCE_USED:
-                return _failed(refused, payment.network)
+                return None, refused
             row = _submitted_elsewhere(payment, organization_id=organization_id, api_key_id=api_key_id)
-            if row is None:
-                return _failed(refused, payment.network)
-            return settlement_answer(row, payment.network)
+            return (row, None) if row is not None else (None, refused)
+        if prepare is not None:
+            prepare(checked)
         row = _record(checked, organization_id=organization_id, api_key_id=api_key_id)
-    return settlement_answer(_wait(row), payment.network)
+    return _wait(row), None
 
 
 def _network_of(body: Any) -> str:
@@ -300,7 +319,7 @@ def _existing(payment: Payment) -> Settlement | None:
     ).first()
 
 
-def _fields(payment: Payment, *, organization_id: int, api_key_id: int | None) -> dict[str, Any]:
+def _fields(payment: Payment, *, organization_id: str | int, api_key_id: int | None) -> dict[str, Any]:
     authorization = payment.authorization
     return {
         "organization_id": organization_id,
@@ -318,7 +337,7 @@ def _fields(payment: Payment, *, organization_id: int, api_key_id: int | None) -
     }
 
 
-def _record(checked: Checked, *, organization_id: int, api_key_id: int | None) -> Settlement:
+def _record(checked: Checked, *, organization_id: str | int, api_key_id: int | None) -> Settlement:
     """The settlement's row and its outbox transaction, together; the existing row when another request
     recorded the same authorization first."""
     payment = checked.payment
@@ -362,7 +381,7 @@ def _wait(row: Settlement) -> Settlement:
 
 
 def _submitted_elsewhere(
-    payment: Payment, *, organization_id: int, api_key_id: int | None
+    payment: Payment, *, organization_id: str | int, api_key_id: int | None
 ) -> Settlement | None:
     """The authorization, used on chain by a transaction not ours: recorded as settled by that transaction once
     its receipt shows the transfer authorized (from, to, value on this token); None if the chain shows none

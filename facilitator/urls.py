@@ -6,4 +6,5 @@ urlpatterns = [
     path("supported", views.supported, name="x402-supported"),
     path("verify", views.VerifyView.as_view(), name="x402-verify"),
     path("settle", views.SettleView.as_view(), name="x402-settle"),
+    path("pay/<str:short_code>", views.pay_link, name="x402-pay-link"),
 ]

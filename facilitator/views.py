@@ -24,8 +24,14 @@ from rest_framework.response import Response
 from chains.models import Token
 from chains.registry import chains
 from chains.signers import signer_address
-from facilitator import protocol
-from facilitator.service import SIGNER, settle_answer, verify_answer
+from checkout.models import PaymentLink
+from checkout.services import link_payment_order
+from core.errors import DomainError
+from core.http import client_ip, ip_digest
+from facilitator import links, protocol
+from facilitator.service import SIGNER, settle, settle_answer, settlement_answer, verify_answer
+from orders.models import Order
+from platform_api import ratelimit
 from platform_api.api import PlatformAPIView
 from platform_api.models import Permission
 
@@ -110,3 +116,130 @@ class SettleView(_FacilitatorView):
             "transaction": "",
             "network": "",
         }
+
+
+def _json(body: dict[str, Any], status: int, headers: dict[str, str] | None = None) -> JsonResponse:
+    response = JsonResponse(body, status=status)
+    for name, value in (headers or {}).items():
+        response[name] = value
+    response["Access-Control-Expose-Headers"] = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE"
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _offer(link, price: int, url: str, error: str, headers: dict[str, str] | None = None) -> JsonResponse:
+    v2, v1 = links.payment_required(link, links.link_offers(link, price), url, error)
+    return _json(v1, 402, {"PAYMENT-REQUIRED": links.encode_header(v2), **(headers or {})})
+
+
+@require_GET
+def pay_link(request: HttpRequest, short_code: str) -> JsonResponse:
+    """A payment link over x402 (facilitator.links): 402 with its offers; paid, 200 with the receipt."""
+    link = (
+        PaymentLink.objects.select_related("organization")
+        .filter(short_code=short_code, deleted_at__isnull=True)
+        .first()
+    )
+    if link is None:
+        return _json({"error": "There is no payment link at this address."}, 404)
+    reason = link.unavailable_reason()
+    if reason:
+        return _json({"error": reason}, 410)
+    if link.collect_shipping_address or (link.form_schema or {}).get("fields"):
+        return _json(
+            {
+                "error": "This link asks its payer for details (a form or a shipping address): pay it on its page."
+            },
+            409,
+        )
+    limit = settings.X402_PAY_RATE_LIMIT_PER_MINUTE
+    state = ratelimit.hit(f"x402pay:{ip_digest(client_ip(request))}", limit)
+    if not state.allowed:
+        return _json(
+            {"error": f"Too many requests from this address: try again in {state.retry_after} seconds."},
+            429,
+            {"Retry-After": str(state.retry_after), **state.headers()},
+        )
+    try:
+        price = links.link_price(link, request.GET.get("amount"))
+    except protocol.Refused as refused:
+        return _json({"error": refused.message, "reason": refused.reason}, 400)
+    url = request.build_absolute_uri()
+    signature = request.headers.get("PAYMENT-SIGNATURE")
+    if not signature:
+        error = "PAYMENT-SIGNATURE header is required"
+        if request.headers.get("X-PAYMENT"):
+            error = (
+                "invalid_x402_version: a payment link's offers are per payment; pay them with a version 2 "
+                "client (PAYMENT-SIGNATURE), which sends back the offer it accepted"
+            )
+        return _offer(link, price, url, error)
+    try:
+        paid = links.read_link_payment(link, links.decode_header(signature))
+        if paid.price != price:
+            raise protocol.Refused(protocol.INVALID_REQUIREMENTS, "the offer was made for another amount")
+    except protocol.Refused as refused:
+        return _offer(link, price, url, f"{refused.reason}: {refused.message}")
+    payment = paid.payment
+
+    def make_order(_checked) -> None:
+        try:
+            link_payment_order(
+                link=link,
+                amount=price,
+                src_chain=payment.chain_id,
+                src_token=payment.asset,
+                src_amount=payment.amount,
+                order_id=paid.payment_id,
+                payer_ip=client_ip(request),
+            )
+        except DomainError as exc:
+            raise protocol.Refused(
+                protocol.INVALID_REQUIREMENTS, str(exc), payer=payment.authorization.payer
+            ) from None
+
+    try:
+        row, refusal = settle(
+            payment, organization_id=link.organization_id, api_key_id=None, prepare=make_order
+        )
+    except protocol.Refused as refused:
+        row, refusal = None, refused
+    if row is None:
+        assert refusal is not None
+        failure = {
+            "success": False,
+            "errorReason": refusal.reason,
+            "errorMessage": refusal.message,
+            "transaction": "",
+            "network": payment.network,
+        }
+        return _offer(
+            link,
+            price,
+            url,
+            f"{refusal.reason}: {refusal.message}",
+            {"PAYMENT-RESPONSE": links.encode_header(failure)},
+        )
+    answer = settlement_answer(row, payment.network)
+    if not answer["success"]:
+        return _offer(
+            link,
+            price,
+            url,
+            f"{answer['errorReason']}: {answer.get('errorMessage', '')}",
+            {"PAYMENT-RESPONSE": links.encode_header(answer)},
+        )
+    order = Order.objects.filter(pk=paid.payment_id).first()
+    receipt = {
+        "paymentId": str(paid.payment_id),
+        "orderId": str(paid.payment_id),
+        "checkoutSessionId": order.checkout_session_id if order else None,
+        "status": order.status if order else None,
+        "network": payment.network,
+        "asset": payment.asset,
+        "amount": str(payment.amount),
+        "payer": payment.authorization.payer,
+        "transaction": answer["transaction"],
+        "merchant": {"network": f"eip155:{link.chain_id}", "asset": link.token_address, "amount": str(price)},
+    }
+    return _json(receipt, 200, {"PAYMENT-RESPONSE": links.encode_header(answer)})

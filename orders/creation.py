@@ -59,8 +59,12 @@ def order_create(
     fingerprint: dict | None = None,
     owner: str = "",
     fixed_price: bool = False,
+    order_id: uuid.UUID | None = None,
 ) -> Order:
     """Create an order with its own deposit address, linked to an open checkout session if one is named.
+
+    `order_id` is given by a caller that showed the order's deposit address before the order existed (an x402
+    offer: the address follows from the id alone); otherwise a new one is drawn.
 
     `owner` names the app above that created the order and follows it
     (`orders.events`); `fixed_price` sends back what arrives beyond its price.
@@ -79,7 +83,7 @@ def order_create(
         amount=request.src_amount,
         field="srcAmount",
     )
-    order_id = uuid.uuid4()
+    order_id = order_id or uuid.uuid4()
     global_address = deposit_address(
         chain_id=request.src_chain, kind="order", identifier=str(order_id), field="srcChain"
     )

@@ -111,3 +111,7 @@ X402_SETTLE_WAIT_SECONDS = env_int("X402_SETTLE_WAIT_SECONDS", 30)
 # An authorization must stay valid at least this long after verify (the reference SDK's margin): time for
 # the transaction to be signed and mined.
 X402_VALID_BEFORE_MARGIN_SECONDS = env_int("X402_VALID_BEFORE_MARGIN_SECONDS", 6)
+# GET /x402/pay/{short_code}: how long a link's x402 offer (its quote and address) may be paid, and how many
+# offers a client address may ask for a minute (each asks the quoter for every token offered).
+X402_OFFER_SECONDS = env_int("X402_OFFER_SECONDS", 300)
+X402_PAY_RATE_LIMIT_PER_MINUTE = env_int("X402_PAY_RATE_LIMIT_PER_MINUTE", 60)

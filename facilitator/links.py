@@ -1,0 +1,306 @@
+"""Payment links payable over x402: `GET /x402/pay/{short_code}`.
+
+Without a payment, the link answers 402 with its offers (the protocol's `PaymentRequired`: version 2 in the
+`PAYMENT-REQUIRED` header, version 1 as the JSON body): one per token the registry knows to take EIP-3009 on
+a chain that takes payments, the merchant's own chain and token first, each for the amount the hosted page
+would ask in that token (the quote and the fee, `checkout.services.link_payment_amounts`). Every offer pays
+the deposit address of one order that does not exist yet: the address follows from the order's id alone
+(CREATE2), so the GET draws an id and writes nothing. The offer carries that id, its expiry and an HMAC of
+what it says (`extra.paymentId`, `expiresAt`, `offer`), so a payer cannot change the amount, the token or the
+address of an offer and still have it taken.
+
+With a payment (`PAYMENT-SIGNATURE`, version 2), the offer's HMAC, expiry and address are checked, the
+authorization is verified as the facilitator verifies any, and then the order is made (in a checkout session
+of the link, as the hosted page makes one; type `x402_swap` when the payer's chain or token is not the
+merchant's) and the authorization settled through the outbox: the deposit arrives at the order's address and
+the order goes the way every order goes (confirmations, sweep, delivery, webhooks, the merchant's
+transaction). The answer is 200 with the payment's receipt and `PAYMENT-RESPONSE`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.utils.crypto import constant_time_compare, salted_hmac
+
+from chains.models import Token
+from chains.registry import chains, deposit_address
+from checkout.models import PaymentLink
+from checkout.services import link_payment_amounts
+from core.errors import DomainError
+from facilitator import protocol
+from facilitator.protocol import Refused
+
+HMAC_SALT = "facilitator.links.offer"
+CROSSCHAIN_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "provider": {"type": "string"},
+        "destination": {
+            "type": "object",
+            "properties": {
+                "network": {"type": "string"},
+                "asset": {"type": "string"},
+                "amount": {"type": "string"},
+            },
+            "required": ["network", "asset", "amount"],
+        },
+        "origins": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "network": {"type": "string"},
+                    "asset": {"type": "string"},
+                    "indicativeAmount": {"type": "string"},
+                    "timeEstimate": {"type": "integer"},
+                },
+                "required": ["network", "asset"],
+            },
+        },
+        "expires": {"type": "string"},
+    },
+    "required": ["destination", "origins"],
+}
+
+
+@dataclass(frozen=True)
+class Offer:
+    token: Token
+    amount: int  # what the payer authorizes
+    pay_to: str
+    payment_id: uuid.UUID
+    price: int  # what of the link's price it pays, in the link's token
+    expires_at: int
+
+    @property
+    def network(self) -> str:
+        return f"eip155:{self.token.chain_id}"
+
+    def extra_fields(self, link: PaymentLink) -> dict[str, Any]:
+        return {
+            "name": self.token.eip712_name,
+            "version": self.token.eip712_version,
+            "paymentId": str(self.payment_id),
+            "price": str(self.price),
+            "expiresAt": self.expires_at,
+            "offer": offer_hmac(
+                link,
+                self.payment_id,
+                self.token.chain_id,
+                self.token.address,
+                self.amount,
+                self.price,
+                self.expires_at,
+            ),
+        }
+
+
+def offer_hmac(
+    link: PaymentLink,
+    payment_id: uuid.UUID,
+    chain_id: int,
+    asset: str,
+    amount: int,
+    price: int,
+    expires_at: int,
+) -> str:
+    """The HMAC (keyed by the service's secret) of everything an offer promises."""
+    said = f"{link.pk}|{payment_id}|{chain_id}|{asset.lower()}|{amount}|{price}|{expires_at}"
+    return salted_hmac(HMAC_SALT, said, algorithm="sha256").hexdigest()
+
+
+def link_price(link: PaymentLink, asked: str | None) -> int:
+    """What the payer pays of the link, in its token: its fixed price, or `?amount=` within its bounds."""
+    if link.amount is not None:
+        return int(link.amount)
+    if asked is None or not asked.isdigit() or len(asked) > 78:
+        raise Refused(
+            protocol.INVALID_REQUIREMENTS,
+            "this link's payer chooses the amount: add ?amount=<smallest units of the link's token>",
+        )
+    amount = int(asked)
+    low, high = link.min_amount, link.max_amount
+    if amount <= 0 or (low is not None and amount < int(low)) or (high is not None and amount > int(high)):
+        raise Refused(
+            protocol.INVALID_REQUIREMENTS,
+            f"amount must be from {low or 1} to {high if high is not None else 'any'}",
+        )
+    return amount
+
+
+def link_offers(link: PaymentLink, price: int) -> list[Offer]:
+    """The link's offers for `price`, one per token that takes EIP-3009 on a chain that takes payments (the
+    merchant's chain and token first, then its chain's others, then the other chains'); a token the quoter
+    has no route for is left out. Nothing is written."""
+    payment_id = uuid.uuid4()
+    expires_at = int(time.time()) + settings.X402_OFFER_SECONDS
+    taking = [chain.chain_id for chain in chains() if chain.accepts_payments]
+    tokens = sorted(
+        Token.objects.filter(eip3009=True, chain_id__in=taking),
+        key=lambda t: (
+            t.chain_id != link.chain_id or t.address.lower() != link.token_address.lower(),
+            t.chain_id != link.chain_id,
+            t.chain_id,
+            t.symbol,
+        ),
+    )
+    offers = []
+    for token in tokens:
+        try:
+            amount, _ = link_payment_amounts(
+                link=link, amount=price, src_chain=token.chain_id, src_token=token.address
+            )
+        except DomainError:
+            continue  # no route from this token, or the provider is away
+        pay_to = deposit_address(
+            chain_id=token.chain_id, kind="order", identifier=str(payment_id), field="network"
+        )
+        offers.append(Offer(token, amount, pay_to, payment_id, price, expires_at))
+    return offers
+
+
+def payment_required(link: PaymentLink, offers: list[Offer], url: str, error: str) -> tuple[dict, dict]:
+    """(the version 2 PaymentRequired, the version 1 one) of these offers."""
+    description = link.description or link.name
+    resource = {"url": url, "description": description, "mimeType": "application/json"}
+    v2 = {
+        "x402Version": 2,
+        "error": error,
+        "resource": resource,
+        "accepts": [
+            {
+                "scheme": protocol.SCHEME,
+                "network": offer.network,
+                "amount": str(offer.amount),
+                "asset": offer.token.address,
+                "payTo": offer.pay_to,
+                "maxTimeoutSeconds": settings.X402_OFFER_SECONDS,
+                "extra": offer.extra_fields(link),
+            }
+            for offer in offers
+        ],
+        "extensions": _crosschain(link, offers),
+    }
+    v1 = {
+        "x402Version": 1,
+        "error": error,
+        "accepts": [
+            {
+                "scheme": protocol.SCHEME,
+                "network": protocol.network_name(offer.token.chain_id, 1),
+                "maxAmountRequired": str(offer.amount),
+                "resource": url,
+                "description": description,
+                "mimeType": "application/json",
+                "payTo": offer.pay_to,
+                "maxTimeoutSeconds": settings.X402_OFFER_SECONDS,
+                "asset": offer.token.address,
+                "extra": offer.extra_fields(link),
+            }
+            for offer in offers
+        ],
+    }
+    return v2, v1
+
+
+def _crosschain(link: PaymentLink, offers: list[Offer]) -> dict[str, Any]:
+    """The `crosschain-swap` extension (the x402 maintainers' proposal): where the merchant is paid, and the
+    other chains and tokens its `accepts` entries take (each is payable: it is in `accepts`)."""
+    others = [
+        offer
+        for offer in offers
+        if offer.token.chain_id != link.chain_id or offer.token.address.lower() != link.token_address.lower()
+    ]
+    if not others:
+        return {}
+    expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(offers[0].expires_at))
+    return {
+        "crosschain-swap": {
+            "info": {
+                "destination": {
+                    "network": f"eip155:{link.chain_id}",
+                    "asset": link.token_address,
+                    "amount": str(offers[0].price),
+                },
+                "origins": [
+                    {
+                        "network": offer.network,
+                        "asset": offer.token.address,
+                        "indicativeAmount": str(offer.amount),
+                    }
+                    for offer in others
+                ],
+                "expires": expires,
+            },
+            "schema": CROSSCHAIN_SCHEMA,
+        }
+    }
+
+
+def encode_header(value: dict[str, Any]) -> str:
+    return base64.b64encode(json.dumps(value, separators=(",", ":")).encode()).decode()
+
+
+def decode_header(value: str) -> dict[str, Any]:
+    """A payment header's JSON object (base64 of JSON, as the protocol's transports send it)."""
+    try:
+        decoded = json.loads(base64.b64decode(value.strip(), validate=True))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise Refused(protocol.INVALID_PAYLOAD, "the payment header is not base64 of JSON") from None
+    if not isinstance(decoded, dict):
+        raise Refused(protocol.INVALID_PAYLOAD, "the payment header is not a JSON object")
+    return decoded
+
+
+@dataclass(frozen=True)
+class LinkPayment:
+    payment: protocol.Payment
+    payment_id: uuid.UUID
+    price: int
+
+
+def read_link_payment(link: PaymentLink, payload: dict[str, Any]) -> LinkPayment:
+    """The payment a version 2 `PAYMENT-SIGNATURE` makes of the link: its `accepted` entry must be one of the
+    link's offers, unchanged and unexpired, paying the address its payment id gives; `Refused` otherwise."""
+    if payload.get("x402Version") != 2:
+        raise Refused(protocol.INVALID_VERSION, "PAYMENT-SIGNATURE carries a version 2 payment payload")
+    accepted = payload.get("accepted")
+    extra = accepted.get("extra") if isinstance(accepted, dict) else None
+    if not isinstance(accepted, dict) or not isinstance(extra, dict):
+        raise Refused(protocol.INVALID_PAYLOAD, "paymentPayload.accepted must be one of the link's offers")
+    payment = protocol.read_request(
+        {"x402Version": 2, "paymentPayload": payload, "paymentRequirements": accepted}
+    )
+    try:
+        payment_id = uuid.UUID(str(extra.get("paymentId")))
+        price, expires_at = int(str(extra.get("price"))), int(str(extra.get("expiresAt")))
+    except ValueError:
+        raise Refused(
+            protocol.INVALID_REQUIREMENTS, "the accepted entry is not an offer of this link"
+        ) from None
+    expected = offer_hmac(
+        link, payment_id, payment.chain_id, payment.asset, payment.amount, price, expires_at
+    )
+    if not constant_time_compare(expected, str(extra.get("offer") or "")):
+        raise Refused(
+            protocol.INVALID_REQUIREMENTS, "the accepted entry is not an offer of this link, as it was made"
+        )
+    if expires_at < time.time():
+        raise Refused(protocol.INVALID_REQUIREMENTS, "the offer expired: ask the link again for a new one")
+    try:
+        address = deposit_address(
+            chain_id=payment.chain_id, kind="order", identifier=str(payment_id), field="network"
+        )
+    except DomainError:
+        raise Refused(protocol.INVALID_NETWORK, f"{payment.network} takes no payments now") from None
+    if address != payment.pay_to:
+        raise Refused(protocol.RECIPIENT_MISMATCH, "the offer's payTo is not its payment's address")
+    return LinkPayment(payment=payment, payment_id=payment_id, price=price)
