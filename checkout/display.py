@@ -140,6 +140,10 @@ def wallet_messages() -> dict[str, str]:
         "pending": _("Your wallet already has a request open: finish it in the wallet."),
         "gone": _("Your wallet disconnected. Reconnect it, or pay to the address with the QR code."),
         "failed": _("The wallet could not send the payment: {reason}"),
+        "signWith": _("Pay with {wallet}, no gas needed"),
+        "signConfirm": _("Sign the payment in {wallet}. You pay no network fee."),
+        "signSent": _("Payment signed and submitted. Waiting for the network to confirm it…"),
+        "signFailed": _("The signed payment was not taken: {reason}"),
     }
 
 

@@ -392,6 +392,16 @@ def _wallet_data(session: CheckoutSession, order: Order, token, chain) -> dict[s
         "waitingStatus": Order.Status.SCANNING_DEPOSIT,
         "addChain": add_chain,
         "messages": wallet_messages(),
+        # A token that takes EIP-3009: the payer may sign instead of sending (no native coin needed), and the
+        # service submits it (facilitator.views.checkout_authorization).
+        "signature": {
+            "name": token.eip712_name,
+            "version": token.eip712_version,
+            "url": reverse("x402-checkout-authorization", kwargs={"session_id": session.id}),
+            "validSeconds": 600,
+        }
+        if token.eip3009
+        else None,
     }
 
 

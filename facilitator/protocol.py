@@ -142,6 +142,11 @@ def _uint(value: Any, what: str, reason: str = INVALID_PAYLOAD) -> int:
     raise Refused(reason, f"{what} must be a whole number from 0 to 2**256 - 1, as a string of digits")
 
 
+def uint_of(value: Any) -> int:
+    """A whole number as the protocol writes it (a string of digits, or a JSON number); `Refused` if not."""
+    return _uint(value, "authorization.value")
+
+
 def _address(value: Any, what: str, reason: str = INVALID_PAYLOAD) -> str:
     if not isinstance(value, str) or not is_address(value):
         raise Refused(reason, f"{what} must be an EVM address")

@@ -7,4 +7,9 @@ urlpatterns = [
     path("verify", views.VerifyView.as_view(), name="x402-verify"),
     path("settle", views.SettleView.as_view(), name="x402-settle"),
     path("pay/<str:short_code>", views.pay_link, name="x402-pay-link"),
+    path(
+        "checkout/<str:session_id>/authorization",
+        views.checkout_authorization,
+        name="x402-checkout-authorization",
+    ),
 ]

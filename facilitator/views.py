@@ -17,18 +17,21 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from chains.models import Token
 from chains.registry import chains
 from chains.signers import signer_address
-from checkout.models import PaymentLink
+from chains.tokens import token_get
+from checkout.models import CheckoutSession, PaymentLink
 from checkout.services import link_payment_order
 from core.errors import DomainError
 from core.http import client_ip, ip_digest
 from facilitator import links, protocol
+from facilitator.models import Settlement
 from facilitator.service import SIGNER, settle, settle_answer, settlement_answer, verify_answer
 from orders.models import Order
 from platform_api import ratelimit
@@ -243,3 +246,67 @@ def pay_link(request: HttpRequest, short_code: str) -> JsonResponse:
         "merchant": {"network": f"eip155:{link.chain_id}", "asset": link.token_address, "amount": str(price)},
     }
     return _json(receipt, 200, {"PAYMENT-RESPONSE": links.encode_header(answer)})
+
+
+@csrf_exempt  # no cookie acts here: the payer's signature is the only authority, and it names the payment
+@require_POST
+def checkout_authorization(request: HttpRequest, session_id: str) -> JsonResponse:
+    """The hosted page's payment by signature: the payer's EIP-3009 authorization of (at most) what the
+    session's waiting order still asks, to its deposit address, submitted by the service, which pays the gas
+    (facilitator.service.settle). The deposit then arrives as any other. Answers once the transaction is in a
+    block (or after X402_SETTLE_WAIT_SECONDS, `pending`); a refusal is 400 with the reason and a sentence."""
+    limit = settings.X402_PAY_RATE_LIMIT_PER_MINUTE
+    state = ratelimit.hit(f"x402page:{ip_digest(client_ip(request))}", limit)
+    if not state.allowed:
+        return _json({"error": f"Too many requests: try again in {state.retry_after} seconds."}, 429)
+    session = CheckoutSession.objects.filter(pk=session_id).first()
+    if session is None:
+        return _json({"error": "There is no checkout at this address."}, 404)
+    order = Order.objects.filter(session_order__session=session, status=Order.Status.SCANNING_DEPOSIT).first()
+    if order is None or session.status != CheckoutSession.Status.OPEN:
+        return _json({"error": "This checkout awaits no payment now."}, 409)
+    token = token_get(chain_id=order.src_chain, address=order.src_token_address)
+    if token is None or not token.eip3009:
+        return _json({"error": "This token cannot be paid by signature: send it from the wallet."}, 400)
+    try:
+        body = _body(request)
+        authorization = body.get("authorization") if isinstance(body, dict) else None
+        value = protocol.uint_of(authorization.get("value") if isinstance(authorization, dict) else None)
+        received = sum(
+            int(a) for a in order.deposit_txs.filter(counted=True).values_list("amount", flat=True)
+        )
+        remaining = int(order.src_amount) - received
+        if not 0 < value <= remaining:
+            raise protocol.Refused(
+                protocol.VALUE_MISMATCH, f"the authorization must be for at most what is owed, {remaining}"
+            )
+        required = {
+            "scheme": protocol.SCHEME,
+            "network": f"eip155:{order.src_chain}",
+            "amount": str(value),
+            "asset": token.address,
+            "payTo": order.global_address,
+            "maxTimeoutSeconds": settings.X402_OFFER_SECONDS,
+            "extra": {"name": token.eip712_name, "version": token.eip712_version},
+        }
+        payment = protocol.read_request(
+            {
+                "x402Version": 2,
+                "paymentPayload": {
+                    "x402Version": 2,
+                    "accepted": required,
+                    "payload": {"authorization": authorization, "signature": body.get("signature")},
+                },
+                "paymentRequirements": required,
+            }
+        )
+        row, refusal = settle(payment, organization_id=session.organization_id, api_key_id=None)
+    except protocol.Refused as refused:
+        row, refusal = None, refused
+    if row is None:
+        assert refusal is not None
+        return _json({"error": refusal.message, "reason": refusal.reason}, 400)
+    answer = settlement_answer(row, payment.network)
+    if not answer["success"] and row.status == Settlement.Status.FAILED:
+        return _json({"error": answer.get("errorMessage", ""), "reason": answer["errorReason"]}, 400)
+    return _json({"status": row.status, "transaction": row.tx_hash}, 200)

@@ -4,7 +4,8 @@ The wallet is a test EIP-1193 provider injected into the page before its scripts
 the EIP-6963 way (or only sets `window.ethereum`, as an older wallet does), answers the account, chain and
 switch requests itself, and forwards the rest (eth_call, eth_getBalance, eth_sendTransaction) to the anvil
 node of the chain it is on, whose unlocked accounts sign. Every method the page asks is recorded: the page
-may only ask to connect, switch or add the chain, read a balance and send the payment, never to sign.
+may only ask to connect, switch or add the chain, read a balance and send the payment, and, for a token that
+takes EIP-3009 when the payer chooses to pay by signature, to sign that one authorization.
 Screenshots are kept under var/artifacts/hosted/.
 """
 
@@ -66,9 +67,11 @@ PROVIDER = """
 
 
 class Wallet:
-    """The test wallet's state: its account, the chain it is on, the chains it knows, what it refuses."""
+    """The test wallet's state: its account, the chain it is on, the chains it knows, what it refuses. With
+    `key`, it signs typed data (eth_signTypedData_v4) as the account; else the node's unlocked account sends."""
 
-    def __init__(self, *, account: str, chain_id: int, nodes: dict[int, str]):
+    def __init__(self, *, account: str, chain_id: int, nodes: dict[int, str], key: bytes | None = None):
+        self.key = key
         self.account = account
         self.chain_id = chain_id
         self.nodes = dict(nodes)  # the chains the wallet knows, and where it sends their requests
@@ -98,6 +101,13 @@ class Wallet:
                 return {"error": {"code": 4902, "message": "Unrecognized chain ID."}}
             self.chain_id = wanted
             return {"result": None}
+        if method == "eth_signTypedData_v4" and self.key is not None:
+            from chains.eip3009 import sign_typed_data
+
+            typed = json.loads(params[1])
+            uints = {f["name"] for f in typed["types"][typed["primaryType"]] if f["type"].startswith("uint")}
+            typed["message"] = {k: int(v) if k in uints else v for k, v in typed["message"].items()}
+            return {"result": sign_typed_data(typed, self.key)}
         if method == "wallet_addEthereumChain":
             chain = params[0]
             self.added.append(chain)
@@ -185,7 +195,7 @@ def test_a_payer_pays_from_an_announced_wallet_after_it_switches_chain(
 
     token_a, token_b = erc20((chain_a, a)), erc20((chain_b, b))
     payer_before = token_a.functions.balanceOf(Web3.to_checksum_address(payer)).call()
-    pay_button = page.get_by_role("button", name="Pay with Test Wallet")
+    pay_button = page.get_by_role("button", name="Pay with Test Wallet", exact=True)
     expect(pay_button).to_be_visible()
     page.screenshot(path=ARTIFACTS / "wallet-1-pay.png", full_page=True)
     pay_button.click()
@@ -233,7 +243,7 @@ def test_each_wallet_failure_is_said_in_plain_words_and_nothing_is_sent(
     link = _link(admin_client, b)
     session = _start(page, live_server, link, f"{a['chain_id']}:{a['contracts']['dUSDC']}")
     status = page.locator("#wallet-status")
-    pay = page.get_by_role("button", name="Pay with Test Wallet")
+    pay = page.get_by_role("button", name="Pay with Test Wallet", exact=True)
 
     wallet.refuse = {"eth_requestAccounts"}
     pay.click()
@@ -269,7 +279,7 @@ def test_a_wallet_that_only_sets_window_ethereum_is_offered_too(
     wallet = Wallet(account=random_address(), chain_id=a["chain_id"], nodes={a["chain_id"]: chain_a.rpc_url})
     _inject(page, wallet, legacy=True)
     _start(page, live_server, _link(admin_client, b), f"{a['chain_id']}:{a['contracts']['dUSDC']}")
-    expect(page.get_by_role("button", name="Pay with Browser wallet")).to_be_visible()
+    expect(page.get_by_role("button", name="Pay with Browser wallet", exact=True)).to_be_visible()
     wallet.refuse = {"eth_sendTransaction"}
     page.evaluate("window.__walletEmit('disconnect', {code: 4900})")
     expect(page.locator("#wallet-status")).to_have_text(
@@ -284,3 +294,60 @@ def test_without_a_wallet_the_page_offers_none(devnets_registry, admin_client, l
     page.wait_for_timeout(500)  # past the script's wait for a legacy wallet
     assert page.locator("#wallet").is_hidden()
     assert page.get_by_role("button", name="Copy address").is_visible()
+
+
+def test_a_payer_without_gas_pays_by_signature_and_the_service_submits_it(
+    devnets_registry, admin_client, live_server, browser_page
+):
+    """dUSDC takes EIP-3009: the wallet step offers paying by signature. The payer holds dUSDC and no ETH at
+    all; its wallet signs once (eth_signTypedData_v4), sends nothing, and the order is paid and delivered."""
+    from eth_account import Account
+
+    from facilitator.models import Settlement
+
+    (chain_a, a), (chain_b, b) = devnets_registry
+    page = browser_page
+    payer = Account.create()
+    token_a, token_b = erc20((chain_a, a)), erc20((chain_b, b))
+    funder = requests.post(
+        chain_a.rpc_url, json={"jsonrpc": "2.0", "id": 1, "method": "eth_accounts"}, timeout=10
+    ).json()["result"][1]
+    w3 = Web3(Web3.HTTPProvider(chain_a.rpc_url))
+    w3.eth.wait_for_transaction_receipt(
+        token_a.functions.transfer(payer.address, 20_000_000).transact(
+            {"from": Web3.to_checksum_address(funder)}
+        )
+    )
+    wallet = Wallet(
+        account=payer.address,
+        chain_id=a["chain_id"],
+        nodes={a["chain_id"]: chain_a.rpc_url, b["chain_id"]: chain_b.rpc_url},
+        key=payer.key,
+    )
+    _inject(page, wallet)
+    link = _link(admin_client, b)
+    session = _start(page, live_server, link, f"{a['chain_id']}:{a['contracts']['dUSDC']}")
+    order = Order.objects.get(session_order__session=session)
+    sign_button = page.get_by_role("button", name="Pay with Test Wallet, no gas needed")
+    expect(sign_button).to_be_visible()
+    page.screenshot(path=ARTIFACTS / "wallet-6-sign.png", full_page=True)
+
+    settled = threading.Thread(target=drive, args=(order.pk,), kwargs={"until": ("executed",), "timeout": 90})
+    settled.start()
+    sign_button.click()
+    expect(page.locator("#wallet-tx")).to_be_visible(timeout=60_000)
+    submitted = page.inner_text("#wallet-tx-hash")
+    expect(page.locator("#status")).to_contain_text("Payment complete", timeout=90_000)
+    settled.join()
+    page.screenshot(path=ARTIFACTS / "wallet-7-signed-complete.png", full_page=True)
+
+    order.refresh_from_db()
+    assert order.status == "executed"
+    assert "eth_signTypedData_v4" in wallet.calls and "eth_sendTransaction" not in wallet.calls
+    assert set(wallet.calls) <= ALLOWED | {"eth_signTypedData_v4"}
+    settlement = Settlement.objects.get()
+    assert submitted == settlement.tx_hash
+    assert (settlement.payer, settlement.pay_to) == (payer.address, order.global_address)
+    assert token_a.functions.balanceOf(payer.address).call() == 20_000_000 - int(order.src_amount)
+    assert w3.eth.get_balance(payer.address) == 0  # it never held, nor needed, any ETH
+    assert token_b.functions.balanceOf(link["recipient_address"]).call() == int(order.settlement["dstAmount"])

@@ -4,8 +4,12 @@
  * (EIP-1193). On the payer's click the page connects (eth_requestAccounts), moves the wallet to the
  * payment's chain (EIP-3326 wallet_switchEthereumChain, or EIP-3085 wallet_addEthereumChain where the
  * service may name a public RPC), checks the balance, and asks for one transaction: an ERC-20
- * `transfer(deposit, remaining)` or the native value to the deposit address. Nothing else is ever asked
- * of the wallet: no signature, no approval. The QR code and the copy buttons stay as the other way.
+ * `transfer(deposit, remaining)` or the native value to the deposit address. Where the token takes
+ * EIP-3009 (`pay.signature`), each wallet also offers to pay by signature: the wallet signs
+ * (eth_signTypedData_v4) a `TransferWithAuthorization` of what is owed to the deposit address, the page
+ * posts it, and the service submits it and pays the gas, so the payer needs no native coin. Nothing else
+ * is ever asked of the wallet: no other signature, no approval. The QR code and the copy buttons stay as
+ * the other way.
  *
  * The payment's facts and every sentence shown come from the page (`#wallet-data`, JSON written by the
  * server in the payer's language). The dashboard funds a merchant's refund with the same script
@@ -157,21 +161,105 @@
     }
   }
 
+  function nonce() {
+    var bytes = new Uint8Array(32);
+    window.crypto.getRandomValues(bytes);
+    return "0x" + Array.prototype.map.call(bytes, function (b) { return b.toString(16).padStart(2, "0"); }).join("");
+  }
+
+  async function signWith(wallet) {
+    // Pay by signature: the wallet signs an EIP-3009 authorization of what is owed to the deposit address;
+    // the service submits it and pays the gas.
+    if (busy) return;
+    busy = true;
+    var provider = wallet.provider;
+    try {
+      say(fill(text.connecting, {wallet: wallet.info.name}));
+      var accounts = await ask(provider, "eth_requestAccounts");
+      if (!accounts || !accounts.length) throw {code: 4100};
+      var account = accounts[0];
+      await onChain(provider);
+      var amount = await owed();
+      if (amount === null || amount <= 0n) {
+        say(text.nothingOwed);
+        return;
+      }
+      var balance = BigInt(await ask(provider, "eth_call", [{to: pay.token, data: "0x70a08231" + word(account)}, "latest"]));
+      if (balance < amount) {
+        say(fill(text.balance, {have: units(balance), need: units(amount), symbol: pay.symbol}), true);
+        return;
+      }
+      var authorization = {
+        from: account,
+        to: pay.deposit,
+        value: amount.toString(),
+        validAfter: "0",
+        validBefore: String(Math.floor(Date.now() / 1000) + pay.signature.validSeconds),
+        nonce: nonce(),
+      };
+      var typed = {
+        types: {
+          EIP712Domain: [
+            {name: "name", type: "string"}, {name: "version", type: "string"},
+            {name: "chainId", type: "uint256"}, {name: "verifyingContract", type: "address"},
+          ],
+          TransferWithAuthorization: [
+            {name: "from", type: "address"}, {name: "to", type: "address"}, {name: "value", type: "uint256"},
+            {name: "validAfter", type: "uint256"}, {name: "validBefore", type: "uint256"},
+            {name: "nonce", type: "bytes32"},
+          ],
+        },
+        primaryType: "TransferWithAuthorization",
+        domain: {name: pay.signature.name, version: pay.signature.version, chainId: pay.chainId, verifyingContract: pay.token},
+        message: authorization,
+      };
+      say(fill(text.signConfirm, {wallet: wallet.info.name}));
+      var signature = await ask(provider, "eth_signTypedData_v4", [account, JSON.stringify(typed)]);
+      say(text.signSent);
+      var response = await fetch(pay.signature.url, {
+        method: "POST",
+        headers: {"Content-Type": "application/json", Accept: "application/json"},
+        body: JSON.stringify({authorization: authorization, signature: signature}),
+      });
+      var answer = await response.json();
+      if (!response.ok) {
+        say(fill(text.signFailed, {reason: answer.error || response.status}), true);
+        return;
+      }
+      if (answer.transaction) {
+        try {
+          sessionStorage.setItem(TX_KEY, answer.transaction);
+        } catch (ignored) { /* private mode: the hash is still shown */ }
+        showSent(answer.transaction);
+      }
+      say(text.signSent);
+    } catch (error) {
+      say(error && error.plain ? error.message : explain(error), true);
+    } finally {
+      busy = false;
+    }
+  }
+
+  function button(wallet, label, action) {
+    var element = document.createElement("button");
+    element.type = "button";
+    element.className = "wallet";
+    if (wallet.info.icon && /^data:image\//.test(wallet.info.icon)) {
+      var icon = document.createElement("img");
+      icon.src = wallet.info.icon;
+      icon.alt = "";
+      element.appendChild(icon);
+    }
+    element.appendChild(document.createTextNode(fill(label, {wallet: wallet.info.name})));
+    element.addEventListener("click", function () { action(wallet); });
+    return element;
+  }
+
   function draw() {
     list.textContent = "";
     wallets.forEach(function (wallet) {
-      var button = document.createElement("button");
-      button.type = "button";
-      button.className = "wallet";
-      if (wallet.info.icon && /^data:image\//.test(wallet.info.icon)) {
-        var icon = document.createElement("img");
-        icon.src = wallet.info.icon;
-        icon.alt = "";
-        button.appendChild(icon);
-      }
-      button.appendChild(document.createTextNode(fill(text.payWith, {wallet: wallet.info.name})));
-      button.addEventListener("click", function () { payWith(wallet); });
-      list.appendChild(button);
+      list.appendChild(button(wallet, text.payWith, payWith));
+      if (pay.signature && !pay.native) list.appendChild(button(wallet, text.signWith, signWith));
     });
     panel.hidden = wallets.length === 0;
   }
