@@ -15,6 +15,7 @@ from web3 import Web3
 
 from chains.artifacts import artifact
 from chains.devnet import devnet_private_key
+from chains.models import OutboxTx
 from chains.registry import deposit_address
 from checkout.models import CheckoutSession, PaymentLink, Transaction
 from facilitator.models import Settlement
@@ -194,7 +195,7 @@ def _sdk_session(payer, assets):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("way", ["same chain", "cross-chain"])
 def test_the_sdks_client_pays_a_link_and_the_merchant_is_paid_as_from_the_hosted_page(
-    devnets_registry, worker_env, start_worker, live_server, organization, way
+    devnets_registry, worker_env, start_worker, live_server, organization, way, settings
 ):
     (chain_a, a), (chain_b, b) = devnets_registry
     link = _link(organization, a)
@@ -210,6 +211,7 @@ def test_the_sdks_client_pays_a_link_and_the_merchant_is_paid_as_from_the_hosted
         usdc.functions.balanceOf(payer.address).call(),
         w3.eth.get_balance(payer.address),
     )
+    vault_before = usdc.functions.balanceOf(settings.VAULT_ADDRESS).call()
     # The client takes the first offer it may pay: the merchant's own token, or (cross-chain) the only one
     # it is allowed, on Devnet B.
     session = _sdk_session(payer, [(f"eip155:{chain_id}", source["contracts"]["dUSDC"])])
@@ -227,6 +229,14 @@ def test_the_sdks_client_pays_a_link_and_the_merchant_is_paid_as_from_the_hosted
             lambda: Order.objects.get(pk=order_id).status in ("executed", "refunded", "failure"), timeout=90
         )
         delivered = time.monotonic() - started
+        wait_for(  # the sweep into the vault, which the solver's delivery does not wait for
+            lambda: (
+                not OutboxTx.objects.filter(
+                    key__startswith=f"order:{order_id}:", status__in=("queued", "signed", "broadcast")
+                ).exists()
+            ),
+            timeout=60,
+        )
     finally:
         stop.set()
 
@@ -239,6 +249,10 @@ def test_the_sdks_client_pays_a_link_and_the_merchant_is_paid_as_from_the_hosted
     response = json.loads(base64.b64decode(paid.headers["PAYMENT-RESPONSE"]))
     assert response["success"] is True and response["transaction"] == settlement.tx_hash
     assert usdc.functions.balanceOf(payer.address).call() == tokens_before - int(receipt["amount"])
+    # What the payer authorized reached the vault whole (swept from the order's address); the merchant was
+    # paid from the solver's stock on the merchant's chain.
+    assert usdc.functions.balanceOf(settings.VAULT_ADDRESS).call() == vault_before + int(receipt["amount"])
+    assert usdc.functions.balanceOf(order.global_address).call() == 0
     assert w3.eth.get_balance(payer.address) == native_before  # the payer paid no gas
     delivered_amount = int(order.settlement["dstAmount"])
     assert merchant_usdc.functions.balanceOf(link.recipient_address).call() == delivered_amount
