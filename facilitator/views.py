@@ -232,11 +232,12 @@ def pay_link(request: HttpRequest, short_code: str) -> JsonResponse:
             f"{answer['errorReason']}: {answer.get('errorMessage', '')}",
             {"PAYMENT-RESPONSE": links.encode_header(answer)},
         )
-    order = Order.objects.filter(pk=paid.payment_id).first()
+    order = Order.objects.filter(pk=paid.payment_id).select_related("session_order").first()
+    session_order = getattr(order, "session_order", None) if order else None
     receipt = {
         "paymentId": str(paid.payment_id),
         "orderId": str(paid.payment_id),
-        "checkoutSessionId": order.checkout_session_id if order else None,
+        "checkoutSessionId": session_order.session_id if session_order else None,
         "status": order.status if order else None,
         "network": payment.network,
         "asset": payment.asset,

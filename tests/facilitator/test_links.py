@@ -246,6 +246,7 @@ def test_the_sdks_client_pays_a_link_and_the_merchant_is_paid_as_from_the_hosted
     settlement = Settlement.objects.get()
     assert settlement.pay_to == order.global_address and settlement.organization_id == organization.pk
     assert receipt["transaction"] == settlement.tx_hash and receipt["network"] == f"eip155:{chain_id}"
+    assert receipt["checkoutSessionId"] == order.session_order.session_id
     response = json.loads(base64.b64decode(paid.headers["PAYMENT-RESPONSE"]))
     assert response["success"] is True and response["transaction"] == settlement.tx_hash
     assert usdc.functions.balanceOf(payer.address).call() == tokens_before - int(receipt["amount"])
