@@ -395,3 +395,39 @@ def test_settling_needs_a_write_key_and_each_key_is_limited(chain, keys, setting
     assert limited.status_code == 429
     assert limited.json()["error"]["type"] == "rate_limit_error"
     assert Settlement.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("crash_at", ["after_sign", "after_broadcast"])
+def test_a_settlement_whose_signing_worker_is_killed_is_submitted_once(
+    devnets_registry, worker_env, start_worker, organization, settings, crash_at
+):
+    """kill -9 of the worker that signs the settlement, after it stored the signed bytes or after it
+    broadcast them: the next worker finishes that same transaction, the payer is debited once, and the same
+    settle request answers with it."""
+    from tests.conftest import wait_for
+    from tests.devnets import poll_until
+
+    settings.X402_SETTLE_WAIT_SECONDS = 0
+    chain, deployment = devnets_registry[0]
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    usdc = w3.eth.contract(address=deployment["contracts"]["dUSDC"], abi=artifact("StableToken")["abi"])
+    _, raw = make_api_key(organization, permissions=["write"], name="settler")
+    writer = client_for(raw)
+    payer, merchant = payer_account(8), Account.create().address
+    body = signed(w3, usdc, requirements(usdc, merchant, amount=4321), payer)
+    before = usdc.functions.balanceOf(payer.address).call()
+    nonce_before = w3.eth.get_transaction_count(settings.VAULT_ADDRESS)
+    doomed = start_worker(**worker_env, OUTBOX_CRASH_AT=crash_at)
+
+    assert post(writer, "/x402/settle", body).json()["errorReason"] == "settlement_pending"
+    wait_for(lambda: doomed.process.poll() is not None, timeout=60)  # killed mid-send
+    survivor = start_worker(**worker_env, OUTBOX_RESEND_AFTER_SECONDS="0")
+    poll_until(survivor.queue, lambda: Settlement.objects.get().status == "settled")
+    answer = post(writer, "/x402/settle", body).json()
+
+    tx = OutboxTx.objects.get()
+    assert (answer["success"], answer["transaction"]) == (True, tx.tx_hash)
+    assert usdc.functions.balanceOf(merchant).call() == 4321
+    assert usdc.functions.balanceOf(payer.address).call() == before - 4321  # debited once
+    assert w3.eth.get_transaction_count(settings.VAULT_ADDRESS) == nonce_before + 1  # one transaction sent
