@@ -29,7 +29,7 @@ from chains.devnet import DevnetError
 from chains.evm import ZERO_ADDRESS
 from chains.registry import chain_get
 from chains.wallet import devnet_transfer
-from checkout import payments, sessions
+from checkout import payments, selectors, sessions
 from checkout.display import (
     display_token,
     format_units,
@@ -252,11 +252,7 @@ def _pay(request, session: CheckoutSession, values: dict[str, Any]) -> None:
 @require_http_methods(["GET", "POST"])
 @payer_language
 def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
-    link = (
-        PaymentLink.objects.select_related("organization")
-        .filter(short_code=short_code, deleted_at__isnull=True)
-        .first()
-    )
+    link = selectors.payment_link_by_code(short_code)
     if link is None:
         return _unavailable(request, _("There is no payment link at this address."), status=404)
     reason = link.unavailable_reason()

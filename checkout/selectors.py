@@ -46,6 +46,16 @@ def payment_link_get(*, organization: Organization, link_id: str) -> PaymentLink
     )
 
 
+def payment_link_by_code(short_code: str) -> PaymentLink | None:
+    """The link a payer's URL names (its page, its x402 offers), with its organization; None if none (or
+    deleted). Whether it can be paid now is the link's own `unavailable_reason`."""
+    return (
+        PaymentLink.objects.select_related("organization")
+        .filter(short_code=short_code, deleted_at__isnull=True)
+        .first()
+    )
+
+
 def checkout_session_list(
     *,
     organization: Organization,

@@ -26,7 +26,8 @@ from chains.models import Token
 from chains.registry import chains
 from chains.signers import signer_address
 from chains.tokens import token_get
-from checkout.models import CheckoutSession, PaymentLink
+from checkout.models import CheckoutSession
+from checkout.selectors import payment_link_by_code
 from checkout.services import link_payment_order
 from core.errors import DomainError
 from core.http import client_ip, ip_digest
@@ -138,11 +139,7 @@ def _offer(link, price: int, url: str, error: str, headers: dict[str, str] | Non
 @require_GET
 def pay_link(request: HttpRequest, short_code: str) -> JsonResponse:
     """A payment link over x402 (facilitator.links): 402 with its offers; paid, 200 with the receipt."""
-    link = (
-        PaymentLink.objects.select_related("organization")
-        .filter(short_code=short_code, deleted_at__isnull=True)
-        .first()
-    )
+    link = payment_link_by_code(short_code)
     if link is None:
         return _json({"error": "There is no payment link at this address."}, 404)
     reason = link.unavailable_reason()

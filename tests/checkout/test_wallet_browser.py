@@ -335,8 +335,8 @@ def test_a_payer_without_gas_pays_by_signature_and_the_service_submits_it(
     settled = threading.Thread(target=drive, args=(order.pk,), kwargs={"until": ("executed",), "timeout": 90})
     settled.start()
     sign_button.click()
-    expect(page.locator("#wallet-tx")).to_be_visible(timeout=60_000)
-    submitted = page.inner_text("#wallet-tx-hash")
+    # The service's transaction shows under the wallet, until the status poll finds the order complete (on a
+    # fast devnet it may find it first); the receipt then names it as the payer's deposit.
     expect(page.locator("#status")).to_contain_text("Payment complete", timeout=90_000)
     settled.join()
     page.screenshot(path=ARTIFACTS / "wallet-7-signed-complete.png", full_page=True)
@@ -346,7 +346,7 @@ def test_a_payer_without_gas_pays_by_signature_and_the_service_submits_it(
     assert "eth_signTypedData_v4" in wallet.calls and "eth_sendTransaction" not in wallet.calls
     assert set(wallet.calls) <= ALLOWED | {"eth_signTypedData_v4"}
     settlement = Settlement.objects.get()
-    assert submitted == settlement.tx_hash
+    assert page.locator(f'#receipt [data-value="{settlement.tx_hash}"]').count() == 1
     assert (settlement.payer, settlement.pay_to) == (payer.address, order.global_address)
     assert token_a.functions.balanceOf(payer.address).call() == 20_000_000 - int(order.src_amount)
     assert w3.eth.get_balance(payer.address) == 0  # it never held, nor needed, any ETH

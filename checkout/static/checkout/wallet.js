@@ -122,28 +122,38 @@
     return BigInt(data.order.remaining);
   }
 
+  async function ready(wallet) {
+    // Connect, move to the payment's chain, read what is owed now and check the balance: {account, amount},
+    // or null (said why) when there is nothing to pay or not enough to pay it.
+    var provider = wallet.provider;
+    say(fill(text.connecting, {wallet: wallet.info.name}));
+    var accounts = await ask(provider, "eth_requestAccounts");
+    if (!accounts || !accounts.length) throw {code: 4100};
+    var account = accounts[0];
+    await onChain(provider);
+    var amount = await owed();
+    if (amount === null || amount <= 0n) {
+      say(text.nothingOwed);
+      return null;
+    }
+    var balance = pay.native
+      ? BigInt(await ask(provider, "eth_getBalance", [account, "latest"]))
+      : BigInt(await ask(provider, "eth_call", [{to: pay.token, data: "0x70a08231" + word(account)}, "latest"]));
+    if (balance < amount) {
+      say(fill(text.balance, {have: units(balance), need: units(amount), symbol: pay.symbol}), true);
+      return null;
+    }
+    return {account: account, amount: amount};
+  }
+
   async function payWith(wallet) {
     if (busy) return;
     busy = true;
     var provider = wallet.provider;
     try {
-      say(fill(text.connecting, {wallet: wallet.info.name}));
-      var accounts = await ask(provider, "eth_requestAccounts");
-      if (!accounts || !accounts.length) throw {code: 4100};
-      var account = accounts[0];
-      await onChain(provider);
-      var amount = await owed();
-      if (amount === null || amount <= 0n) {
-        say(text.nothingOwed);
-        return;
-      }
-      var balance = pay.native
-        ? BigInt(await ask(provider, "eth_getBalance", [account, "latest"]))
-        : BigInt(await ask(provider, "eth_call", [{to: pay.token, data: "0x70a08231" + word(account)}, "latest"]));
-      if (balance < amount) {
-        say(fill(text.balance, {have: units(balance), need: units(amount), symbol: pay.symbol}), true);
-        return;
-      }
+      var payment = await ready(wallet);
+      if (!payment) return;
+      var account = payment.account, amount = payment.amount;
       var tx = pay.native
         ? {from: account, to: pay.deposit, value: hex(amount)}
         : {from: account, to: pay.token, value: "0x0", data: "0xa9059cbb" + word(pay.deposit) + word(amount)};
@@ -174,21 +184,9 @@
     busy = true;
     var provider = wallet.provider;
     try {
-      say(fill(text.connecting, {wallet: wallet.info.name}));
-      var accounts = await ask(provider, "eth_requestAccounts");
-      if (!accounts || !accounts.length) throw {code: 4100};
-      var account = accounts[0];
-      await onChain(provider);
-      var amount = await owed();
-      if (amount === null || amount <= 0n) {
-        say(text.nothingOwed);
-        return;
-      }
-      var balance = BigInt(await ask(provider, "eth_call", [{to: pay.token, data: "0x70a08231" + word(account)}, "latest"]));
-      if (balance < amount) {
-        say(fill(text.balance, {have: units(balance), need: units(amount), symbol: pay.symbol}), true);
-        return;
-      }
+      var payment = await ready(wallet);
+      if (!payment) return;
+      var account = payment.account, amount = payment.amount;
       var authorization = {
         from: account,
         to: pay.deposit,
