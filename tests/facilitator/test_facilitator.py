@@ -431,3 +431,20 @@ def test_a_settlement_whose_signing_worker_is_killed_is_submitted_once(
     assert usdc.functions.balanceOf(merchant).call() == 4321
     assert usdc.functions.balanceOf(payer.address).call() == before - 4321  # debited once
     assert w3.eth.get_transaction_count(settings.VAULT_ADDRESS) == nonce_before + 1  # one transaction sent
+
+
+def test_staff_see_each_settlement_in_the_admin_and_change_none(chain, keys, staff):
+    w3, usdc, _ = chain
+    writer, _ = keys
+    payer = payer_account(5)
+    post(writer, "/x402/settle", signed(w3, usdc, requirements(usdc, Account.create().address), payer))
+    row = Settlement.objects.get()
+
+    listed = staff.get("/admin/facilitator/settlement/")
+    shown = staff.get(f"/admin/facilitator/settlement/{row.pk}/change/")
+
+    assert listed.status_code == 200 and payer.address in listed.content.decode()
+    assert shown.status_code == 200 and row.nonce in shown.content.decode()
+    assert staff.get("/admin/facilitator/settlement/add/").status_code == 403
+    assert staff.post(f"/admin/facilitator/settlement/{row.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert Settlement.objects.filter(pk=row.pk).exists()
