@@ -31,6 +31,7 @@ from checkout.models import (
 )
 from core.models import ClusterIdentity
 from dashboard.models import Invitation, Member, RecoveryCode, RecoveryCodes, Role, recovery_digest
+from facilitator.models import Settlement
 from ledger.models import Account, BalanceTransaction, Entry, Posting, ReconcileRun, ReconcileStart
 from merchant.models import Customer, OrganizationLogo, Product, RevenueDay
 from onramp.models import VendorBEvent
@@ -819,3 +820,25 @@ class InvitationFactory(factory.django.DjangoModelFactory):
     role = Role.DEVELOPER
     token_digest = factory.Sequence(lambda n: hashlib.sha256(f"token-{n}".encode()).hexdigest())
     expires_at = factory.LazyFunction(lambda: timezone.now() + timedelta(hours=72))
+
+
+# --- facilitator: payment by signature ------------------------------------------------------------------
+
+
+class SettlementFactory(factory.django.DjangoModelFactory):
+    """An x402 authorization asked to be settled: 1 USDC on Base from a payer to a recipient."""
+
+    class Meta:
+        model = Settlement
+
+    organization = factory.SubFactory(OrganizationFactory)
+    x402_version = 2
+    chain_id = BASE
+    token = USDC_BASE
+    payer = factory.Sequence(lambda n: address(0xF0000 + n))
+    pay_to = RECIPIENT
+    value = 1_000_000
+    valid_after = 0
+    valid_before = 2_000_000_000
+    nonce = factory.Sequence(lambda n: tx_hash(0xF1000 + n))
+    signature = "0x" + "11" * 65
