@@ -177,7 +177,7 @@ def check(payment: Payment) -> Checked:
         nonce_used = decode(["bool"], bytes.fromhex(used["result"][2:]))[0]
         held = decode(["uint256"], bytes.fromhex(balance["result"][2:]))[0]
         wallet = code.get("result") not in ("0x", "0x0", "", None)
-    except (KeyError, TypeError, ValueError, OSError) as exc:
+    except (Web3Exception, KeyError, TypeError, ValueError, OSError) as exc:
         logger.warning("x402 verify on %s: the node's answers could not be read: %s", payment.network, exc)
         raise Refused(
             protocol.UNEXPECTED_VERIFY,

@@ -448,3 +448,21 @@ def test_staff_see_each_settlement_in_the_admin_and_change_none(chain, keys, sta
     assert staff.get("/admin/facilitator/settlement/add/").status_code == 403
     assert staff.post(f"/admin/facilitator/settlement/{row.pk}/delete/", {"post": "yes"}).status_code == 403
     assert Settlement.objects.filter(pk=row.pk).exists()
+
+
+def test_a_chain_whose_node_does_not_answer_is_an_unexpected_verify_error_not_a_500(chain, keys, settings):
+    w3, usdc, _ = chain
+    writer, reader = keys
+    body = signed(w3, usdc, requirements(usdc, Account.create().address), payer_account())
+    chains = [dict(entry) for entry in settings.CHAINS]
+    for entry in chains:
+        if entry["chain_id"] == 31337:
+            entry["rpc_urls"] = ["http://127.0.0.1:9"]  # nothing listens there
+    settings.CHAINS = chains  # the registry follows settings.CHAINS
+
+    verified = post(reader, "/x402/verify", body)
+    settled = post(writer, "/x402/settle", body)
+
+    assert (verified.status_code, verified.json()["invalidReason"]) == (200, "unexpected_verify_error")
+    assert (settled.status_code, settled.json()["errorReason"]) == (200, "unexpected_verify_error")
+    assert not Settlement.objects.exists() and not OutboxTx.objects.exists()
