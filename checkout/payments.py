@@ -16,6 +16,7 @@ from django.utils import timezone
 from chains.tokens import token_get
 from checkout.inputs import SessionRequest
 from checkout.models import PaymentLink, SessionOrder
+from checkout.selectors import order_received
 from checkout.sessions import Session, check_link_payable, platform_session_create
 from checkout.status_version import status_changed
 from core.errors import Conflict, InvalidRequest
@@ -188,7 +189,7 @@ def session_status_data(session: Session, order: Order | None = None) -> dict[st
     }
     if order is None:
         return data
-    received = sum(int(a) for a in order.deposit_txs.filter(counted=True).values_list("amount", flat=True))
+    received = order_received(order)
     refund = None
     if order.status in (Order.Status.FAILURE, Order.Status.REFUNDING, Order.Status.REFUNDED):
         refund = order.refund_txs.order_by("-created_at").values_list("tx_hash", flat=True).first()

@@ -11,6 +11,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from checkout.models import CheckoutSession, DiscountCode, LinkVisit, PaymentLink, Transaction
+from orders.models import Order
 from platform_api.models import Organization
 from platform_api.selectors import scoped_get
 
@@ -54,6 +55,22 @@ def payment_link_by_code(short_code: str) -> PaymentLink | None:
         .filter(short_code=short_code, deleted_at__isnull=True)
         .first()
     )
+
+
+def order_received(order: Order) -> int:
+    """What the order has counted of its deposits so far (the hosted page's `received`; what it still waits for
+    is its `src_amount` less this)."""
+    return sum(int(a) for a in order.deposit_txs.filter(counted=True).values_list("amount", flat=True))
+
+
+def session_waiting_order(session_id: str) -> tuple[CheckoutSession | None, Order | None]:
+    """(the session, its order waiting for a payment now): None for either that there is not (an order is
+    returned only while the session is open)."""
+    session = CheckoutSession.objects.filter(pk=session_id).first()
+    if session is None or session.status != CheckoutSession.Status.OPEN:
+        return session, None
+    order = Order.objects.filter(session_order__session=session, status=Order.Status.SCANNING_DEPOSIT).first()
+    return session, order
 
 
 def checkout_session_list(

@@ -33,10 +33,12 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 from chains.models import Token
 from chains.registry import chains, deposit_address
 from checkout.models import PaymentLink
-from checkout.services import link_payment_amounts
+from checkout.services import link_payment_amounts, link_payment_order
 from core.errors import DomainError
 from facilitator import protocol
 from facilitator.protocol import Refused
+from facilitator.service import failed, settle, settlement_answer
+from orders.models import Order
 
 HMAC_SALT = "facilitator.links.offer"
 CROSSCHAIN_SCHEMA = {
@@ -304,3 +306,115 @@ def read_link_payment(link: PaymentLink, payload: dict[str, Any]) -> LinkPayment
     if address != payment.pay_to:
         raise Refused(protocol.RECIPIENT_MISMATCH, "the offer's payTo is not its payment's address")
     return LinkPayment(payment=payment, payment_id=payment_id, price=price)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a payer's endpoint answers: its status, its JSON and its headers."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+def link_unpayable(link: PaymentLink) -> Answer | None:
+    """Why a link cannot be paid over x402 now (410: inactive, expired, used up; 409: it asks its payer for a
+    form or a shipping address, which only its page collects), or None."""
+    reason = link.unavailable_reason()
+    if reason:
+        return Answer(410, {"error": reason}, {})
+    if link.collect_shipping_address or (link.form_schema or {}).get("fields"):
+        error = "This link asks its payer for details (a form or a shipping address): pay it on its page."
+        return Answer(409, {"error": error}, {})
+    return None
+
+
+def _offered(
+    link: PaymentLink, price: int, url: str, error: str, headers: dict[str, str] | None = None
+) -> Answer:
+    """402 with the link's offers (new ones: another payment), `error` saying why."""
+    v2, v1 = payment_required(link, link_offers(link, price), url, error)
+    return Answer(402, v1, {"PAYMENT-REQUIRED": encode_header(v2), **(headers or {})})
+
+
+def pay_link(
+    link: PaymentLink,
+    *,
+    asked_amount: str | None,
+    url: str,
+    signature: str | None,
+    v1_payment: bool,
+    payer_ip: str,
+) -> Answer:
+    """A request of a link over x402: without a payment, its offers; with one (`PAYMENT-SIGNATURE`), the offer
+    and the authorization checked, the order made and the authorization settled (`service.settle`), then 200
+    with the receipt; any refusal is a new 402 saying why, with `PAYMENT-RESPONSE` once something was tried."""
+    try:
+        price = link_price(link, asked_amount)
+    except Refused as refused:
+        return Answer(400, {"error": refused.message, "reason": refused.reason}, {})
+    if not signature:
+        error = "PAYMENT-SIGNATURE header is required"
+        if v1_payment:
+            error = (
+                "invalid_x402_version: a payment link's offers are per payment; pay them with a version 2 "
+                "client (PAYMENT-SIGNATURE), which sends back the offer it accepted"
+            )
+        return _offered(link, price, url, error)
+    try:
+        paid = read_link_payment(link, decode_header(signature))
+        if paid.price != price:
+            raise Refused(protocol.INVALID_REQUIREMENTS, "the offer was made for another amount")
+    except Refused as refused:
+        return _offered(link, price, url, f"{refused.reason}: {refused.message}")
+    payment = paid.payment
+
+    def make_order(_checked: Any) -> None:
+        try:
+            link_payment_order(
+                link=link,
+                amount=price,
+                src_chain=payment.chain_id,
+                src_token=payment.asset,
+                src_amount=payment.amount,
+                order_id=paid.payment_id,
+                payer_ip=payer_ip,
+            )
+        except DomainError as exc:
+            raise Refused(
+                protocol.INVALID_REQUIREMENTS, str(exc), payer=payment.authorization.payer
+            ) from None
+
+    try:
+        row, refusal = settle(
+            payment, organization_id=link.organization_id, api_key_id=None, prepare=make_order
+        )
+    except Refused as refused:
+        row, refusal = None, refused
+    if row is None:
+        assert refusal is not None
+        answer = failed(refusal, payment.network)
+    else:
+        answer = settlement_answer(row, payment.network)
+    if not answer["success"]:
+        error = f"{answer['errorReason']}: {answer.get('errorMessage', '')}"
+        return _offered(link, price, url, error, {"PAYMENT-RESPONSE": encode_header(answer)})
+    return Answer(200, _receipt(link, paid, price, answer), {"PAYMENT-RESPONSE": encode_header(answer)})
+
+
+def _receipt(link: PaymentLink, paid: LinkPayment, price: int, answer: dict[str, Any]) -> dict[str, Any]:
+    payment = paid.payment
+    order = Order.objects.filter(pk=paid.payment_id).select_related("session_order").first()
+    session_order = getattr(order, "session_order", None) if order else None
+    return {
+        "paymentId": str(paid.payment_id),
+        "orderId": str(paid.payment_id),
+        "checkoutSessionId": session_order.session_id if session_order else None,
+        "status": order.status if order else None,
+        "network": payment.network,
+        "asset": payment.asset,
+        "amount": str(payment.amount),
+        "payer": payment.authorization.payer,
+        "transaction": answer["transaction"],
+        "merchant": {"network": f"eip155:{link.chain_id}", "asset": link.token_address, "amount": str(price)},
+    }

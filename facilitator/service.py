@@ -43,7 +43,7 @@ from chains.eip3009 import (
 from chains.evm import to_checksum_address
 from chains.models import OutboxTx, Token
 from chains.outbox import outbox_submit, rpc_batch
-from chains.registry import Chain, chain_get
+from chains.registry import Chain, chain_get, chains
 from chains.signers import signer_address
 from chains.tokens import token_get
 from facilitator import protocol
@@ -200,6 +200,26 @@ def check(payment: Payment) -> Checked:
     return Checked(payment=payment, chain=chain, token=token, call_data=call_data)
 
 
+def supported_kinds() -> dict[str, Any]:
+    """The SupportedResponse: both versions of `exact` on each chain that takes payments and has a token with
+    EIP-3009 in the registry, no extensions, and the vault as the signer that pays the gas."""
+    taking = {chain.chain_id for chain in chains() if chain.accepts_payments}
+    with_tokens = sorted(
+        set(Token.objects.filter(eip3009=True, chain_id__in=taking).values_list("chain_id", flat=True))
+    )
+    kinds = [
+        {
+            "x402Version": version,
+            "scheme": protocol.SCHEME,
+            "network": protocol.network_name(chain_id, version),
+        }
+        for version in (2, 1)
+        for chain_id in with_tokens
+    ]
+    signer = signer_address(SIGNER)
+    return {"kinds": kinds, "extensions": [], "signers": {"eip155:*": [signer] if signer else []}}
+
+
 # --- answers ------------------------------------------------------------------------------------------------
 
 
@@ -224,7 +244,8 @@ def _invalid(refused: Refused) -> dict[str, Any]:
     return answer
 
 
-def _failed(refused: Refused, network: str, transaction_hash: str = "") -> dict[str, Any]:
+def failed(refused: Refused, network: str, transaction_hash: str = "") -> dict[str, Any]:
+    """The SettleResponse of a settlement refused or failed."""
     answer: dict[str, Any] = {
         "success": False,
         "errorReason": refused.reason,
@@ -248,12 +269,12 @@ def settlement_answer(row: Settlement, network: str) -> dict[str, Any]:
             "amount": str(row.value),
         }
     if row.status == Settlement.Status.FAILED:
-        return _failed(
+        return failed(
             Refused(row.error_reason or protocol.TRANSACTION_STATE, row.error, payer=row.payer),
             network,
             row.tx_hash,
         )
-    return _failed(
+    return failed(
         Refused(
             protocol.SETTLEMENT_PENDING,
             "the transaction is not in a block yet: ask again with the same payload for its outcome",
@@ -269,11 +290,11 @@ def settle_answer(body: Any, *, organization_id: str | int, api_key_id: int | No
     try:
         payment = protocol.read_request(body)
     except Refused as refused:
-        return _failed(refused, _network_of(body))
+        return failed(refused, _network_of(body))
     row, refusal = settle(payment, organization_id=organization_id, api_key_id=api_key_id)
     if row is None:
         assert refusal is not None
-        return _failed(refusal, payment.network)
+        return failed(refusal, payment.network)
     return settlement_answer(row, payment.network)
 
 

@@ -212,6 +212,7 @@ def test_the_sdks_client_pays_a_link_and_the_merchant_is_paid_as_from_the_hosted
         w3.eth.get_balance(payer.address),
     )
     vault_before = usdc.functions.balanceOf(settings.VAULT_ADDRESS).call()
+    solver_before = merchant_usdc.functions.balanceOf(settings.SOLVER_ADDRESS).call()
     # The client takes the first offer it may pay: the merchant's own token, or (cross-chain) the only one
     # it is allowed, on Devnet B.
     session = _sdk_session(payer, [(f"eip155:{chain_id}", source["contracts"]["dUSDC"])])
@@ -257,6 +258,7 @@ def test_the_sdks_client_pays_a_link_and_the_merchant_is_paid_as_from_the_hosted
     assert w3.eth.get_balance(payer.address) == native_before  # the payer paid no gas
     delivered_amount = int(order.settlement["dstAmount"])
     assert merchant_usdc.functions.balanceOf(link.recipient_address).call() == delivered_amount
+    assert merchant_usdc.functions.balanceOf(settings.SOLVER_ADDRESS).call() == solver_before - delivered_amount
     transaction = Transaction.objects.get(order_id=order.pk)
     assert (transaction.status, transaction.payment_link_id) == ("completed", link.pk)
     print(
