@@ -4,18 +4,16 @@ that a refusal moves nothing (issue 45, item 4; the browser test is tests/checko
 from __future__ import annotations
 
 import json
-import secrets
-import time
 import uuid
 
 import pytest
 from eth_account import Account
 
 from chains.devnet import devnet_private_key
-from chains.eip3009 import authorization_typed_data, sign_typed_data
 from checkout.models import PaymentLink
 from checkout.services import link_payment_order
 from facilitator.models import Settlement
+from tests.facilitator.signing import authorize
 
 pytestmark = pytest.mark.django_db
 
@@ -49,22 +47,7 @@ def waiting(devnets_registry, organization, settings):
 
 def _signed(order, value, key=None):
     payer = Account.from_key(devnet_private_key(2))
-    authorization = {
-        "from": payer.address,
-        "to": order.global_address,
-        "value": str(value),
-        "validAfter": "0",
-        "validBefore": str(int(time.time()) + 600),
-        "nonce": "0x" + secrets.token_hex(32),
-    }
-    typed = authorization_typed_data(
-        name="Devnet USD Coin",
-        version="2",
-        chain_id=31337,
-        token=order.src_token_address,
-        authorization=authorization,
-    )
-    return {"authorization": authorization, "signature": sign_typed_data(typed, key or payer.key)}
+    return authorize(payer, to=order.global_address, value=value, token=order.src_token_address, key=key)
 
 
 def _post(client, order, body):

@@ -4,7 +4,6 @@ in both protocol versions, with every refusal the specification names (issue 45,
 from __future__ import annotations
 
 import json
-import secrets
 import time
 
 import pytest
@@ -13,12 +12,12 @@ from web3 import Web3
 
 from chains.artifacts import artifact
 from chains.devnet import deploy_contract, devnet_private_key
-from chains.eip3009 import authorization_typed_data, sign_typed_data
 from chains.models import OutboxTx
 from chains.outbox import outbox_check_receipts, outbox_send
 from facilitator.models import Settlement
 from ledger.models import Posting
 from tests.conftest import client_for
+from tests.facilitator.signing import authorize
 from tests.factories import make_api_key
 
 pytestmark = pytest.mark.django_db
@@ -60,25 +59,16 @@ def requirements(usdc, pay_to, amount=250_000, **changes):
 
 def signed(w3, usdc, required, payer, *, key=None, **authorization_changes):
     """A version 2 request body: the payer's authorization of exactly what `required` asks, signed."""
-    authorization = {
-        "from": payer.address,
-        "to": required["payTo"],
-        "value": required["amount"],
-        "validAfter": "0",
-        "validBefore": str(int(time.time()) + 300),
-        "nonce": "0x" + secrets.token_hex(32),
-    } | authorization_changes
-    typed = authorization_typed_data(
-        name="Devnet USD Coin", version="2", chain_id=31337, token=usdc.address, authorization=authorization
-    )
-    signature = sign_typed_data(typed, key or payer.key)
+    to = authorization_changes.pop("to", required["payTo"])
+    value = authorization_changes.pop("value", required["amount"])
+    payload = authorize(payer, to=to, value=value, token=usdc.address, key=key, **authorization_changes)
     return {
         "x402Version": 2,
         "paymentPayload": {
             "x402Version": 2,
             "resource": {"url": "https://api.example.com/report"},
             "accepted": required,
-            "payload": {"signature": signature, "authorization": authorization},
+            "payload": payload,
         },
         "paymentRequirements": required,
     }

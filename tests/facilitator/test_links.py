@@ -22,6 +22,7 @@ from facilitator.models import Settlement
 from orders.models import Order
 from tests.conftest import wait_for
 from tests.devnets import poll_until
+from tests.facilitator.signing import authorize
 
 PRICE = 2_500_000
 
@@ -98,27 +99,12 @@ def test_offers_are_limited_per_client_address(devnets_registry, organization, c
 
 
 def _signed_retry(offer: dict, payer, chain_id: int) -> str:
-    from chains.eip3009 import authorization_typed_data, sign_typed_data
-
-    authorization = {
-        "from": payer.address,
-        "to": offer["payTo"],
-        "value": offer["amount"],
-        "validAfter": "0",
-        "validBefore": str(int(time.time()) + 300),
-        "nonce": "0x" + "ab" * 32,
-    }
-    typed = authorization_typed_data(
-        name="Devnet USD Coin",
-        version="2",
-        chain_id=chain_id,
-        token=offer["asset"],
-        authorization=authorization,
-    )
     payload = {
         "x402Version": 2,
         "accepted": offer,
-        "payload": {"signature": sign_typed_data(typed, payer.key), "authorization": authorization},
+        "payload": authorize(
+            payer, to=offer["payTo"], value=offer["amount"], token=offer["asset"], chain_id=chain_id
+        ),
     }
     return base64.b64encode(json.dumps(payload).encode()).decode()
 
@@ -258,7 +244,9 @@ def test_the_sdks_client_pays_a_link_and_the_merchant_is_paid_as_from_the_hosted
     assert w3.eth.get_balance(payer.address) == native_before  # the payer paid no gas
     delivered_amount = int(order.settlement["dstAmount"])
     assert merchant_usdc.functions.balanceOf(link.recipient_address).call() == delivered_amount
-    assert merchant_usdc.functions.balanceOf(settings.SOLVER_ADDRESS).call() == solver_before - delivered_amount
+    assert (
+        merchant_usdc.functions.balanceOf(settings.SOLVER_ADDRESS).call() == solver_before - delivered_amount
+    )
     transaction = Transaction.objects.get(order_id=order.pk)
     assert (transaction.status, transaction.payment_link_id) == ("completed", link.pk)
     print(
