@@ -9,12 +9,19 @@ the deposit address of one order that does not exist yet: the address follows fr
 what it says (`extra.paymentId`, `expiresAt`, `offer`), so a payer cannot change the amount, the token or the
 address of an offer and still have it taken.
 
-With a payment (`PAYMENT-SIGNATURE`, version 2), the offer's HMAC, expiry and address are checked, the
+A version 1 payment (`X-PAYMENT`) sends back only its network and its authorization, not the offer it
+answers: the offers are therefore also kept for their lifetime in the deployment's shared cache (Redis, or
+files on one machine; no database row), each under its chain and address, and a version 1 payment is read as
+the version 2 payment of the offer its authorization pays. An offer the cache lost is refused as stale, and
+the 402 that says so carries new ones.
+
+With a payment (`PAYMENT-SIGNATURE`, or `X-PAYMENT`), the offer's HMAC, expiry and address are checked, the
 authorization is verified as the facilitator verifies any, and then the order is made (in a checkout session
 of the link, as the hosted page makes one; type `x402_swap` when the payer's chain or token is not the
 merchant's) and the authorization settled through the outbox: the deposit arrives at the order's address and
 the order goes the way every order goes (confirmations, sweep, delivery, webhooks, the merchant's
-transaction). The answer is 200 with the payment's receipt and `PAYMENT-RESPONSE`.
+transaction). The answer is 200 with the payment's receipt and `PAYMENT-RESPONSE` (`X-PAYMENT-RESPONSE` in
+version 1).
 """
 
 from __future__ import annotations
@@ -22,14 +29,17 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import logging
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import caches
 from django.utils.crypto import constant_time_compare, salted_hmac
 
+from chains.evm import is_address
 from chains.models import Token
 from chains.registry import chains, deposit_address
 from checkout.models import PaymentLink
@@ -39,6 +49,8 @@ from facilitator import protocol
 from facilitator.protocol import Refused
 from facilitator.service import failed, settle, settlement_answer
 from orders.models import Order
+
+logger = logging.getLogger(__name__)
 
 HMAC_SALT = "facilitator.links.offer"
 CROSSCHAIN_SCHEMA = {
@@ -262,6 +274,33 @@ def decode_header(value: str) -> dict[str, Any]:
     return decoded
 
 
+def _offer_key(chain_id: int, pay_to: str) -> str:
+    return f"x402:offer:{chain_id}:{pay_to.lower()}"
+
+
+def remember_offers(accepts: list[dict[str, Any]]) -> None:
+    """Keep each offer (its version 2 entry) until it expires, for a version 1 payment to name by its address.
+    A cache that fails loses them: their version 1 payments are refused as stale, and nothing else is."""
+    entries = {}
+    for entry in accepts:
+        chain_id = protocol.chain_of_network(entry["network"], 2)
+        assert chain_id is not None
+        entries[_offer_key(chain_id, entry["payTo"])] = entry
+    try:
+        caches["shared"].set_many(entries, timeout=settings.X402_OFFER_SECONDS + 1)
+    except Exception as exc:  # the shared cache's backends raise their own errors (Redis, files)
+        logger.warning("x402: the shared cache did not keep %d offers (%s)", len(entries), exc)
+
+
+def _remembered_offer(chain_id: int, pay_to: str) -> dict[str, Any] | None:
+    try:
+        entry = caches["shared"].get(_offer_key(chain_id, pay_to))
+    except Exception as exc:
+        logger.warning("x402: the shared cache could not be read (%s)", exc)
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
 @dataclass(frozen=True)
 class LinkPayment:
     payment: protocol.Payment
@@ -308,6 +347,33 @@ def read_link_payment(link: PaymentLink, payload: dict[str, Any]) -> LinkPayment
     return LinkPayment(payment=payment, payment_id=payment_id, price=price)
 
 
+def read_v1_link_payment(link: PaymentLink, payload: dict[str, Any]) -> LinkPayment:
+    """The payment a version 1 `X-PAYMENT` makes of the link: the offer its authorization pays (on its network,
+    to its address), kept since the link made it, read as `read_link_payment` reads a version 2 payment of
+    that offer; `Refused` otherwise. Its settlement and answers are version 1's."""
+    if payload.get("x402Version") != 1:
+        raise Refused(protocol.INVALID_VERSION, "X-PAYMENT carries a version 1 payment payload")
+    chain_id = protocol.chain_of_network(payload.get("network"), 1)
+    inner = payload.get("payload")
+    authorization = inner.get("authorization") if isinstance(inner, dict) else None
+    to = authorization.get("to") if isinstance(authorization, dict) else None
+    if chain_id is None or not isinstance(to, str) or not is_address(to):
+        raise Refused(
+            protocol.INVALID_PAYLOAD, "X-PAYMENT must name a network and an authorization to an address"
+        )
+    accepted = _remembered_offer(chain_id, to)
+    if accepted is None:
+        raise Refused(
+            protocol.INVALID_REQUIREMENTS,
+            "no offer of this link pays that address now (it expired, or was never made): ask the link again",
+        )
+    if payload.get("scheme") != accepted.get("scheme"):
+        raise Refused(protocol.INVALID_SCHEME, "the payment's scheme is not its offer's `exact`")
+    paid = read_link_payment(link, {"x402Version": 2, "accepted": accepted, "payload": inner})
+    v1 = replace(paid.payment, version=1, network=protocol.network_name(chain_id, 1))
+    return replace(paid, payment=v1)
+
+
 @dataclass(frozen=True)
 class Answer:
     """What a payer's endpoint answers: its status, its JSON and its headers."""
@@ -332,8 +398,10 @@ def link_unpayable(link: PaymentLink) -> Answer | None:
 def _offered(
     link: PaymentLink, price: int, url: str, error: str, headers: dict[str, str] | None = None
 ) -> Answer:
-    """402 with the link's offers (new ones: another payment), `error` saying why."""
+    """402 with the link's offers (new ones: another payment, kept for a version 1 payer), `error` saying
+    why."""
     v2, v1 = payment_required(link, link_offers(link, price), url, error)
+    remember_offers(v2["accepts"])
     return Answer(402, v1, {"PAYMENT-REQUIRED": encode_header(v2), **(headers or {})})
 
 
@@ -343,26 +411,26 @@ def pay_link(
     asked_amount: str | None,
     url: str,
     signature: str | None,
-    v1_payment: bool,
+    v1_signature: str | None,
     payer_ip: str,
 ) -> Answer:
-    """A request of a link over x402: without a payment, its offers; with one (`PAYMENT-SIGNATURE`), the offer
-    and the authorization checked, the order made and the authorization settled (`service.settle`), then 200
-    with the receipt; any refusal is a new 402 saying why, with `PAYMENT-RESPONSE` once something was tried."""
+    """A request of a link over x402: without a payment, its offers; with one (`PAYMENT-SIGNATURE`, or version
+    1's `X-PAYMENT`), the offer and the authorization checked, the order made and the authorization settled
+    (`service.settle`), then 200 with the receipt; any refusal is a new 402 saying why, with the payment
+    response header once something was tried."""
     try:
         price = link_price(link, asked_amount)
     except Refused as refused:
         return Answer(400, {"error": refused.message, "reason": refused.reason}, {})
-    if not signature:
-        error = "PAYMENT-SIGNATURE header is required"
-        if v1_payment:
-            error = (
-                "invalid_x402_version: a payment link's offers are per payment; pay them with a version 2 "
-                "client (PAYMENT-SIGNATURE), which sends back the offer it accepted"
-            )
-        return _offered(link, price, url, error)
+    if not signature and not v1_signature:
+        return _offered(link, price, url, "PAYMENT-SIGNATURE header is required")
+    response_header = "PAYMENT-RESPONSE" if signature else "X-PAYMENT-RESPONSE"
     try:
-        paid = read_link_payment(link, decode_header(signature))
+        if signature:
+            paid = read_link_payment(link, decode_header(signature))
+        else:
+            assert v1_signature is not None
+            paid = read_v1_link_payment(link, decode_header(v1_signature))
         if paid.price != price:
             raise Refused(protocol.INVALID_REQUIREMENTS, "the offer was made for another amount")
     except Refused as refused:
@@ -398,8 +466,8 @@ def pay_link(
         answer = settlement_answer(row, payment.network)
     if not answer["success"]:
         error = f"{answer['errorReason']}: {answer.get('errorMessage', '')}"
-        return _offered(link, price, url, error, {"PAYMENT-RESPONSE": encode_header(answer)})
-    return Answer(200, _receipt(link, paid, price, answer), {"PAYMENT-RESPONSE": encode_header(answer)})
+        return _offered(link, price, url, error, {response_header: encode_header(answer)})
+    return Answer(200, _receipt(link, paid, price, answer), {response_header: encode_header(answer)})
 
 
 def _receipt(link: PaymentLink, paid: LinkPayment, price: int, answer: dict[str, Any]) -> dict[str, Any]:

@@ -61,7 +61,22 @@ V1_NETWORKS = {
     "polygon-amoy": 80002,
     "avalanche": 43114,
     "avalanche-fuji": 43113,
+    "abstract": 2741,
+    "abstract-testnet": 11124,
+    "iotex": 4689,
+    "sei": 1329,
+    "sei-testnet": 1328,
+    "peaq": 3338,
+    "story": 1513,
+    "educhain": 656476,
+    "skale-base-sepolia": 1444673419,
+    "megaeth": 4326,
+    "monad": 143,
+    "monad-testnet": 10143,
+    "stable": 988,
+    "stable-testnet": 2201,
     "celo": 42220,
+    "flare": 14,
 }
 V1_NAMES = {chain_id: name for name, chain_id in V1_NETWORKS.items()}
 

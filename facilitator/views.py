@@ -138,7 +138,7 @@ def pay_link(request: HttpRequest, short_code: str) -> JsonResponse:
         asked_amount=request.GET.get("amount"),
         url=request.build_absolute_uri(),
         signature=request.headers.get("PAYMENT-SIGNATURE"),
-        v1_payment=bool(request.headers.get("X-PAYMENT")),
+        v1_signature=request.headers.get("X-PAYMENT"),
         payer_ip=client_ip(request),
     )
     return _json(answer.body, answer.status, answer.headers)

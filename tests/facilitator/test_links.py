@@ -178,15 +178,89 @@ def _sdk_session(payer, assets):
     return x402_requests(client)
 
 
+class _V1Session:
+    """A version 1 payer, as clients before version 2 pay: the SDK's version 1 `exact` client reads the 402's
+    JSON body and answers with `X-PAYMENT`. The SDK's version 1 table names no devnet, so the devnets' names
+    (`eip155:<id>`, as the service names a chain without a version 1 name) are added to it for the test."""
+
+    def __init__(self, payer, network: str, chain_id: int, monkeypatch) -> None:
+        from x402 import x402ClientSync
+        from x402.mechanisms.evm.exact.v1.client import ExactEvmSchemeV1
+        from x402.mechanisms.evm.v1.constants import V1_NETWORK_CHAIN_IDS
+
+        monkeypatch.setitem(V1_NETWORK_CHAIN_IDS, network, chain_id)
+        self.client = x402ClientSync().register_v1(network, ExactEvmSchemeV1(payer))
+        self.client.set_spend_controls({"allowed_assets": True})  # the devnet's dUSDC is no default asset
+
+    def get(self, url: str, timeout: float):
+        import requests
+        from x402.http import x402HTTPClientSync
+        from x402.schemas.v1 import PaymentRequiredV1
+
+        offered = requests.get(url, timeout=timeout)
+        assert offered.status_code == 402, offered.text
+        payload = self.client.create_payment_payload(PaymentRequiredV1.model_validate(offered.json()))
+        headers = x402HTTPClientSync(self.client).encode_payment_signature_header(payload)
+        assert list(headers) == ["X-PAYMENT"]
+        return requests.get(url, headers=headers, timeout=timeout)
+
+
+@pytest.mark.django_db
+def test_a_version_1_payment_names_its_offer_by_its_address_and_one_no_offer_pays_is_refused(
+    devnets_registry, organization, client, settings, monkeypatch
+):
+    (_, a), _ = devnets_registry
+    settings.X402_SETTLE_WAIT_SECONDS = 0
+    link = _link(organization, a)
+    payer = Account.from_key(devnet_private_key(1))
+    offer = client.get(f"/x402/pay/{link.short_code}").json()["accepts"][0]
+    assert offer["network"] == "eip155:31337"  # a devnet has no version 1 name
+    inner = authorize(
+        payer, to=offer["payTo"], value=offer["maxAmountRequired"], token=offer["asset"], chain_id=31337
+    )
+    stranger = authorize(
+        payer,
+        to=Account.create().address,
+        value=offer["maxAmountRequired"],
+        token=offer["asset"],
+        chain_id=31337,
+    )
+
+    def header(payload: dict) -> str:
+        return base64.b64encode(json.dumps(payload).encode()).decode()
+
+    v1 = {"x402Version": 1, "scheme": "exact", "network": "eip155:31337"}
+    other = _link(organization, a)
+    for payload, url in (
+        (v1 | {"payload": stranger}, f"/x402/pay/{link.short_code}"),  # no offer pays that address
+        (v1 | {"payload": inner}, f"/x402/pay/{other.short_code}"),  # another link's offer
+        # the offer on Devnet B pays the same address, but the payer signed for Devnet A
+        (v1 | {"network": "eip155:31338", "payload": inner}, f"/x402/pay/{link.short_code}"),
+        (v1 | {"scheme": "upto", "payload": inner}, f"/x402/pay/{link.short_code}"),
+        ({"x402Version": 2, "payload": inner}, f"/x402/pay/{link.short_code}"),
+        (v1 | {"payload": {"authorization": "none"}}, f"/x402/pay/{link.short_code}"),
+    ):
+        refused = client.get(url, HTTP_X_PAYMENT=header(payload))
+        assert refused.status_code == 402
+        assert refused.json()["error"].split(":")[0] in {
+            "invalid_payment_requirements",
+            "invalid_scheme",
+            "invalid_x402_version",
+            "invalid_payload",
+            "invalid_exact_evm_payload_signature",
+        }, refused.json()["error"]
+    assert not Order.objects.exists() and not Settlement.objects.exists()
+
+
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("way", ["same chain", "cross-chain"])
+@pytest.mark.parametrize("way", ["same chain", "cross-chain", "version 1"])
 def test_the_sdks_client_pays_a_link_and_the_merchant_is_paid_as_from_the_hosted_page(
-    devnets_registry, worker_env, start_worker, live_server, organization, way, settings
+    devnets_registry, worker_env, start_worker, live_server, organization, way, settings, monkeypatch
 ):
     (chain_a, a), (chain_b, b) = devnets_registry
     link = _link(organization, a)
-    source, chain_id = (a, 31337) if way == "same chain" else (b, 31338)
-    w3 = Web3(Web3.HTTPProvider((chain_a if way == "same chain" else chain_b).rpc_url))
+    source, chain_id = (b, 31338) if way == "cross-chain" else (a, 31337)
+    w3 = Web3(Web3.HTTPProvider((chain_b if way == "cross-chain" else chain_a).rpc_url))
     usdc = w3.eth.contract(address=source["contracts"]["dUSDC"], abi=artifact("StableToken")["abi"])
     merchant_w3 = Web3(Web3.HTTPProvider(chain_a.rpc_url))
     merchant_usdc = merchant_w3.eth.contract(
@@ -201,7 +275,10 @@ def test_the_sdks_client_pays_a_link_and_the_merchant_is_paid_as_from_the_hosted
     solver_before = merchant_usdc.functions.balanceOf(settings.SOLVER_ADDRESS).call()
     # The client takes the first offer it may pay: the merchant's own token, or (cross-chain) the only one
     # it is allowed, on Devnet B.
-    session = _sdk_session(payer, [(f"eip155:{chain_id}", source["contracts"]["dUSDC"])])
+    if way == "version 1":
+        session = _V1Session(payer, "eip155:31337", 31337, monkeypatch)
+    else:
+        session = _sdk_session(payer, [(f"eip155:{chain_id}", source["contracts"]["dUSDC"])])
     queue = start_worker(**worker_env).queue
     stop = threading.Event()
     threading.Thread(target=_beat, args=(queue, stop), daemon=True).start()
@@ -234,8 +311,10 @@ def test_the_sdks_client_pays_a_link_and_the_merchant_is_paid_as_from_the_hosted
     assert settlement.pay_to == order.global_address and settlement.organization_id == organization.pk
     assert receipt["transaction"] == settlement.tx_hash and receipt["network"] == f"eip155:{chain_id}"
     assert receipt["checkoutSessionId"] == order.session_order.session_id
-    response = json.loads(base64.b64decode(paid.headers["PAYMENT-RESPONSE"]))
+    header = "X-PAYMENT-RESPONSE" if way == "version 1" else "PAYMENT-RESPONSE"
+    response = json.loads(base64.b64decode(paid.headers[header]))
     assert response["success"] is True and response["transaction"] == settlement.tx_hash
+    assert settlement.x402_version == (1 if way == "version 1" else 2)
     assert usdc.functions.balanceOf(payer.address).call() == tokens_before - int(receipt["amount"])
     # What the payer authorized reached the vault whole (swept from the order's address); the merchant was
     # paid from the solver's stock on the merchant's chain.
