@@ -5,7 +5,8 @@ Devnet B 31338), then `manage.py devnet_deploy` deploys on each, in this order
 from anvil's account 0 (the service's deployer and vault), so that every
 address is the same on every fresh start: the DepositFactory (nonce 0, at
 DEVNET_FACTORY_ADDRESS), dUSDC (6 decimals), dWETH (18), the balance reader,
-the ERC-721 and ERC-1155 mints, the tournament and the reverting target. It
+the ERC-721 and ERC-1155 mints, the tournament and the reverting target (and Multicall3's
+code at its canonical address, as real chains have it). It
 mints 1,000,000 whole units of each token to accounts 1-8 (the payers)
 and 9 (the solver's inventory), switches the node to 1 s blocks, and writes the
 deployment and a token list (with reference USD prices) under VAR_DIR.
@@ -25,6 +26,7 @@ from django.conf import settings
 from web3 import Web3
 
 from chains.artifacts import artifact
+from chains.evm import MULTICALL3_ADDRESS
 from chains.registry import Chain, chains
 
 ANVIL = Path(settings.BASE_DIR) / "tools" / "node_modules" / ".bin" / "anvil"
@@ -113,6 +115,11 @@ def deploy(chain: Chain) -> dict:
             f"{chain.name} at {chain.rpc_url} is not a fresh node: its deployer already sent transactions"
         )
     w3.provider.make_request("evm_setAutomine", [True])
+    # Multicall3 where every real chain has it (the x402 facilitator deploys a payer's ERC-6492 wallet and
+    # moves its tokens in one call through it).
+    w3.provider.make_request(
+        "anvil_setCode", [MULTICALL3_ADDRESS, artifact("Multicall3")["deployedBytecode"]]
+    )
     factory = deploy_contract(w3, "DepositFactory", deployer, sender=deployer)
     if factory.address != chain.factory_address:
         raise DevnetError(f"the factory landed at {factory.address}, not at {chain.factory_address}")

@@ -15,6 +15,8 @@ ZERO_ADDRESS = "0x" + "00" * 20
 # The deterministic deployment proxy (CREATE2 with a salt), on nearly every EVM chain and in anvil: what the
 # service deploys through it (the deposit factory, the call router) has one address on every chain.
 DETERMINISTIC_DEPLOYER = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
+# Multicall3 (github.com/mds1/multicall), at the same address on nearly every EVM chain.
+MULTICALL3_ADDRESS = "0xcA11bde05977b3631167028862bE2a173976CA11"
 
 
 def deployer_proxy_missing(w3, name: str) -> str | None:

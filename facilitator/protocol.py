@@ -49,6 +49,7 @@ NAME_MISMATCH = "invalid_exact_evm_token_name_mismatch"
 VERSION_MISMATCH = "invalid_exact_evm_token_version_mismatch"
 SIMULATION_FAILED = "invalid_exact_evm_transaction_simulation_failed"
 UNDEPLOYED_WALLET = "invalid_exact_evm_payload_undeployed_smart_wallet"
+FACTORY_NOT_ALLOWED = "eip6492_factory_not_allowed"
 SETTLEMENT_PENDING = "settlement_pending"
 
 # Version 1's network names (the reference SDK's table, mechanisms/evm/v1/constants.py) for the chains this

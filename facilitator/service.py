@@ -3,7 +3,8 @@
 `verify` checks what the `exact` scheme on EVM asks (scheme_exact_evm.md, "Verification Logic"): the token
 takes EIP-3009 here and the requirements name its domain; the recipient, the amount (exactly) and the time
 window; the signature (an EOA's by recovery; a contract wallet's, ERC-1271, by the token's own check in the
-simulation); then, in one JSON-RPC batch, whether the nonce is still unused, the payer's balance, and a
+simulation; an undeployed wallet's, ERC-6492, by simulating its deployment by an allowed factory and the
+transfer in one Multicall3 call, which is then what settle sends); then, in one JSON-RPC batch, whether the nonce is still unused, the payer's balance, and a
 simulation of `transferWithAuthorization` from the account that will send it.
 
 `settle` verifies again, then records the authorization (one `Settlement` per chain, token, payer and nonce)
@@ -30,6 +31,7 @@ from django.utils import timezone
 from eth_abi import decode
 from web3.exceptions import Web3Exception
 
+from chains import erc6492
 from chains.client import web3_for
 from chains.eip3009 import (
     AUTHORIZATION_USED_TOPIC,
@@ -40,7 +42,7 @@ from chains.eip3009 import (
     refusal_of,
     transfer_call_data,
 )
-from chains.evm import to_checksum_address
+from chains.evm import MULTICALL3_ADDRESS, to_checksum_address
 from chains.models import OutboxTx, Token
 from chains.outbox import outbox_submit, rpc_batch
 from chains.registry import Chain, chain_get, chains
@@ -53,17 +55,18 @@ from facilitator.protocol import Payment, Refused
 logger = logging.getLogger(__name__)
 
 SIGNER = "vault"  # sends the settlements and pays their gas
-ERC6492_MAGIC = bytes.fromhex("6492" * 16)
 TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 
 
 @dataclass(frozen=True)
 class Checked:
-    """A payment that passed every check: its chain, token and the call that moves it."""
+    """A payment that passed every check: its chain, token and the call that moves it (to the token, or to
+    Multicall3 for a wallet that signed before it was deployed)."""
 
     payment: Payment
     chain: Chain
     token: Token
+    to: str
     call_data: str
 
 
@@ -127,12 +130,8 @@ def _static_checks(payment: Payment, now: int) -> None:
             f"the authorization is valid only after {authorization.valid_after} (now {now})",
             payer=payer,
         )
-    if payment.signature.endswith(ERC6492_MAGIC):
-        raise Refused(
-            protocol.UNDEPLOYED_WALLET,
-            "signatures of wallets not deployed yet (ERC-6492) are not settled here: deploy the wallet first",
-            payer=payer,
-        )
+    if payment.signature.endswith(erc6492.MAGIC) and erc6492.unwrap(payment.signature) is None:
+        raise Refused(protocol.SIGNATURE, "the ERC-6492 signature does not decode", payer=payer)
 
 
 _REFUSALS = {
@@ -157,8 +156,11 @@ def check(payment: Payment) -> Checked:
         token=token.address,
         authorization=authorization.as_message(),
     )
-    eoa = len(payment.signature) == 65 and recover_signer(typed, payment.signature) == payer
-    call_data = transfer_call_data(authorization.as_message(), payment.signature, vrs=eoa)
+    wrapped = erc6492.unwrap(payment.signature)
+    signature = wrapped.signature if wrapped else payment.signature
+    eoa = wrapped is None and len(signature) == 65 and recover_signer(typed, signature) == payer
+    call_data = transfer_call_data(authorization.as_message(), signature, vrs=eoa)
+    deployable = wrapped is not None and wrapped.factory.lower() in settings.X402_ERC6492_FACTORIES
     sender = signer_address(SIGNER)
     calls: list[tuple[str, list[Any]]] = [
         (
@@ -172,11 +174,22 @@ def check(payment: Payment) -> Checked:
         ("eth_getCode", [payer, "latest"]),
         ("eth_call", [{"from": sender, "to": token.address, "data": call_data}, "latest"]),
     ]
+    if deployable:
+        assert wrapped is not None
+        simulation = erc6492.deploy_and_call_data(
+            wrapped, target=token.address, data=call_data, call_may_fail=True
+        )
+        calls += [
+            ("eth_getCode", [MULTICALL3_ADDRESS, "latest"]),
+            ("eth_call", [{"from": sender, "to": MULTICALL3_ADDRESS, "data": simulation}, "latest"]),
+        ]
     try:
-        used, balance, code, simulated = rpc_batch(web3_for(chain), calls)
+        used, balance, code, simulated, *through_factory = rpc_batch(web3_for(chain), calls)
         nonce_used = decode(["bool"], bytes.fromhex(used["result"][2:]))[0]
         held = decode(["uint256"], bytes.fromhex(balance["result"][2:]))[0]
-        wallet = code.get("result") not in ("0x", "0x0", "", None)
+        wallet = _has_code(code)
+        if not wallet and deployable:
+            simulated = _deployed_then(through_factory, payment.network, payer)
     except (Web3Exception, KeyError, TypeError, ValueError, OSError) as exc:
         logger.warning("x402 verify on %s: the node's answers could not be read: %s", payment.network, exc)
         raise Refused(
@@ -184,7 +197,14 @@ def check(payment: Payment) -> Checked:
             f"the chain's node did not answer ({exc.__class__.__name__})",
             payer=payer,
         ) from None
-    if not eoa and not wallet:
+    if wrapped is not None and not wallet and not deployable:
+        raise Refused(
+            protocol.FACTORY_NOT_ALLOWED,
+            f"the payer's wallet is not deployed, and its factory {wrapped.factory} is not one this facilitator "
+            "deploys wallets with",
+            payer=payer,
+        )
+    if not eoa and not wallet and wrapped is None:
         raise Refused(protocol.SIGNATURE, "the signature is not the payer's", payer=payer)
     if nonce_used:
         raise Refused(protocol.NONCE_USED, "this authorization was used or cancelled already", payer=payer)
@@ -197,7 +217,30 @@ def check(payment: Payment) -> Checked:
     if "error" in simulated:
         kind, words = refusal_of(simulated["error"] or {})
         raise Refused(_REFUSALS[kind], f"transferWithAuthorization would revert: {words}", payer=payer)
-    return Checked(payment=payment, chain=chain, token=token, call_data=call_data)
+    if wrapped is not None and not wallet:  # deployed and paid in one call
+        deploy_and_pay = erc6492.deploy_and_call_data(wrapped, target=token.address, data=call_data)
+        return Checked(payment, chain, token, to=MULTICALL3_ADDRESS, call_data=deploy_and_pay)
+    return Checked(payment=payment, chain=chain, token=token, to=token.address, call_data=call_data)
+
+
+def _has_code(answer: dict[str, Any]) -> bool:
+    return answer["result"] not in ("0x", "0x0", "")
+
+
+def _deployed_then(answers: list[dict[str, Any]], network: str, payer: str) -> dict[str, Any]:
+    """The transfer's outcome after the wallet's deployment, simulated together through Multicall3, in the shape
+    of an eth_call's answer (`{"error": {...}}` when the transfer would revert)."""
+    multicall, outcome = answers
+    if not _has_code(multicall):
+        raise Refused(
+            protocol.UNDEPLOYED_WALLET,
+            f"{network} has no Multicall3 at {MULTICALL3_ADDRESS}, through which a wallet is deployed and paid",
+            payer=payer,
+        )
+    if "error" in outcome:
+        return outcome  # the factory's call may fail; Multicall3 itself failing is the node's word
+    succeeded, data = erc6492.call_outcome(outcome["result"])
+    return {"result": data} if succeeded else {"error": {"data": data, "message": "reverted"}}
 
 
 def supported_kinds() -> dict[str, Any]:
@@ -371,7 +414,7 @@ def _record(checked: Checked, *, organization_id: str | int, api_key_id: int | N
                 key=row.outbox_key,
                 chain_id=payment.chain_id,
                 signer=SIGNER,
-                to=checked.token.address,
+                to=checked.to,
                 data=checked.call_data,
             )
     except IntegrityError:

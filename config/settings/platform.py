@@ -4,10 +4,13 @@ quick pay, and where payers reach the hosted pages."""
 from __future__ import annotations
 
 import os
+import re
+
+from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.chains import SUPPORTED_CHAIN_IDS
 from config.settings.django import ALLOWED_HOSTS, DEVELOPMENT
-from config.settings.env import env_int
+from config.settings.env import env_int, env_list
 
 # --- REST framework and OpenAPI ---------------------------------------------
 
@@ -115,3 +118,11 @@ X402_VALID_BEFORE_MARGIN_SECONDS = env_int("X402_VALID_BEFORE_MARGIN_SECONDS", 6
 # offers a client address may ask for a minute (each asks the quoter for every token offered).
 X402_OFFER_SECONDS = env_int("X402_OFFER_SECONDS", 300)
 X402_PAY_RATE_LIMIT_PER_MINUTE = env_int("X402_PAY_RATE_LIMIT_PER_MINUTE", 60)
+# The wallet factories (addresses, comma-separated) the facilitator may call, on the service's gas, to deploy a
+# payer's smart wallet that signed before it existed (ERC-6492). Empty: such signatures are refused
+# (`eip6492_factory_not_allowed`); a wallet already deployed is paid from whatever its signature says.
+X402_ERC6492_FACTORIES = [address.lower() for address in env_list("X402_ERC6492_FACTORIES")]
+if any(not re.fullmatch(r"0x[0-9a-f]{40}", address) for address in X402_ERC6492_FACTORIES):
+    raise ImproperlyConfigured(
+        "X402_ERC6492_FACTORIES must be EVM addresses (0x and 40 hex digits), comma-separated."
+    )

@@ -4,14 +4,17 @@ in both protocol versions, with every refusal the specification names (issue 45,
 from __future__ import annotations
 
 import json
+import secrets
 import time
 
 import pytest
+from eth_abi import encode
 from eth_account import Account
 from web3 import Web3
 
 from chains.artifacts import artifact
 from chains.devnet import deploy_contract, devnet_private_key
+from chains.evm import MULTICALL3_ADDRESS
 from chains.models import OutboxTx
 from chains.outbox import outbox_check_receipts, outbox_send
 from facilitator.models import Settlement
@@ -369,6 +372,98 @@ def test_a_contract_wallets_erc1271_signature_verifies_and_settles(chain, keys):
 
     assert post(writer, "/x402/settle", body).json()["success"] is True
     assert usdc.functions.balanceOf(merchant).call() == 500
+
+
+def _counterfactual_wallet(w3, usdc, owner, amount: int):
+    """A SigningWallet of `owner` that is not deployed yet, funded at its future address, and the factory that
+    makes it; (factory, wallet address, the factory's call that deploys it)."""
+    factory = deploy_contract(w3, "SigningWalletFactory", sender=w3.eth.accounts[0])
+    salt = secrets.token_bytes(32)
+    wallet = factory.functions.addressOf(owner.address, salt).call()
+    w3.eth.wait_for_transaction_receipt(
+        usdc.functions.transfer(wallet, amount).transact({"from": w3.eth.accounts[1]})
+    )
+    deploying = factory.functions.deploy(owner.address, salt)._encode_transaction_data()
+    return factory, wallet, deploying
+
+
+def _erc6492(factory: str, deploying: str, inner: str) -> str:
+    """The payload's signature wrapped as ERC-6492 wraps a signature of a wallet not deployed yet."""
+    wrapped = encode(
+        ["address", "bytes", "bytes"], [factory, bytes.fromhex(deploying[2:]), bytes.fromhex(inner[2:])]
+    )
+    return "0x" + wrapped.hex() + "6492" * 16
+
+
+def test_an_undeployed_wallets_erc6492_signature_deploys_it_and_pays_in_one_transaction(
+    chain, keys, settings
+):
+    w3, usdc, _ = chain
+    writer, reader = keys
+    owner, merchant = Account.create(), Account.create().address
+    factory, wallet, deploying = _counterfactual_wallet(w3, usdc, owner, 700)
+    settings.X402_ERC6492_FACTORIES = [factory.address.lower()]
+    body = signed(w3, usdc, requirements(usdc, merchant, amount=700), owner, **{"from": wallet})
+    payload = body["paymentPayload"]["payload"]
+    payload["signature"] = _erc6492(factory.address, deploying, payload["signature"])
+    vault_gas_before = w3.eth.get_balance(settings.VAULT_ADDRESS)
+
+    assert post(reader, "/x402/verify", body).json() == {"isValid": True, "payer": wallet}
+    assert w3.eth.get_code(wallet) == b""  # verifying deployed nothing
+    post(writer, "/x402/settle", body)
+    drive_outbox()
+    answer = post(writer, "/x402/settle", body).json()
+
+    assert answer["success"] is True, answer
+    assert w3.eth.get_code(wallet) != b""
+    assert usdc.functions.balanceOf(merchant).call() == 700 and usdc.functions.balanceOf(wallet).call() == 0
+    tx = OutboxTx.objects.get()
+    assert tx.to.lower() == MULTICALL3_ADDRESS.lower() and tx.tx_hash == answer["transaction"]
+    assert w3.eth.get_balance(settings.VAULT_ADDRESS) < vault_gas_before  # the service paid the gas
+    assert post(writer, "/x402/settle", body).json() == answer  # the same payload settles once
+
+
+@pytest.mark.parametrize("case", ["factory not allowed", "wrong owner", "no funds", "deployed already"])
+def test_erc6492_signatures_are_refused_for_what_they_lack_and_deploy_nothing(chain, keys, settings, case):
+    w3, usdc, _ = chain
+    writer, reader = keys
+    owner, merchant = Account.create(), Account.create().address
+    factory, wallet, deploying = _counterfactual_wallet(w3, usdc, owner, 0 if case == "no funds" else 700)
+    settings.X402_ERC6492_FACTORIES = [] if case == "factory not allowed" else [factory.address.lower()]
+    body = signed(
+        w3,
+        usdc,
+        requirements(usdc, merchant, amount=700),
+        owner,
+        key=Account.create().key if case == "wrong owner" else None,
+        **{"from": wallet},
+    )
+    payload = body["paymentPayload"]["payload"]
+    payload["signature"] = _erc6492(factory.address, deploying, payload["signature"])
+    if case == "deployed already":  # then its inner signature is checked as ERC-1271's, and it is paid
+        w3.eth.wait_for_transaction_receipt(
+            w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": factory.address, "data": deploying})
+        )
+
+    verified = post(reader, "/x402/verify", body).json()
+    settled = post(writer, "/x402/settle", body).json()
+
+    if case == "deployed already":
+        assert verified["isValid"] is True
+        drive_outbox()
+        assert post(writer, "/x402/settle", body).json()["success"] is True
+        assert OutboxTx.objects.get().to.lower() == usdc.address.lower()  # no deployment asked
+        assert usdc.functions.balanceOf(merchant).call() == 700
+        return
+    expected = {
+        "factory not allowed": "eip6492_factory_not_allowed",
+        "wrong owner": "invalid_exact_evm_payload_signature",
+        "no funds": "insufficient_funds",
+    }[case]
+    assert (verified["isValid"], verified["invalidReason"]) == (False, expected)
+    assert (settled["success"], settled["errorReason"]) == (False, expected)
+    assert w3.eth.get_code(wallet) == b"" and not OutboxTx.objects.exists()
+    assert not Settlement.objects.exists()
 
 
 def test_settling_needs_a_write_key_and_each_key_is_limited(chain, keys, settings):
