@@ -437,7 +437,7 @@ def pay_link(
         return _offered(link, price, url, f"{refused.reason}: {refused.message}")
     payment = paid.payment
 
-    def make_order(_checked: Any) -> None:
+    def make_order() -> None:
         try:
             link_payment_order(
                 link=link,

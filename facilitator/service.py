@@ -346,12 +346,14 @@ def settle(
     *,
     organization_id: str | int,
     api_key_id: int | None,
-    prepare: Callable[[Checked], None] | None = None,
+    prepare: Callable[[], None] | None = None,
 ) -> tuple[Settlement | None, Refused | None]:
     """(the settlement of `payment`, once it is in a block or after the wait; or None and why not). The same
     authorization again reads its row; one used elsewhere first is recorded with that transaction. `prepare`
-    runs once the payment passed every check, before anything is sent (a payment link's order is made there,
-    so that its deposit address is watched before the transfer); what it raises is the answer."""
+    runs once, before the row: once the payment passed every check, before anything is sent, or once the
+    chain shows the transfer someone else submitted (a payment link's order is made there, so that its
+    deposit address is watched before the transfer or, submitted elsewhere, while it confirms); what it raises
+    is the answer."""
     row = _existing(payment)
     if row is None:
         try:
@@ -359,10 +361,12 @@ def settle(
         except Refused as refused:
             if refused.reason != protocol.NONCE_USED:
                 return None, refused
-            row = _submitted_elsewhere(payment, organization_id=organization_id, api_key_id=api_key_id)
+            row = _submitted_elsewhere(
+                payment, organization_id=organization_id, api_key_id=api_key_id, prepare=prepare
+            )
             return (row, None) if row is not None else (None, refused)
         if prepare is not None:
-            prepare(checked)
+            prepare()
         row = _record(checked, organization_id=organization_id, api_key_id=api_key_id)
     return _wait(row), None
 
@@ -445,11 +449,15 @@ def _wait(row: Settlement) -> Settlement:
 
 
 def _submitted_elsewhere(
-    payment: Payment, *, organization_id: str | int, api_key_id: int | None
+    payment: Payment,
+    *,
+    organization_id: str | int,
+    api_key_id: int | None,
+    prepare: Callable[[], None] | None = None,
 ) -> Settlement | None:
     """The authorization, used on chain by a transaction not ours: recorded as settled by that transaction once
-    its receipt shows the transfer authorized (from, to, value on this token); None if the chain shows none
-    (it was cancelled, or the node does not say)."""
+    its receipt shows the transfer authorized (from, to, value on this token), after `prepare`; None if the
+    chain shows none (it was cancelled, or the node does not say)."""
     authorization = payment.authorization
     found = _used_by(
         payment.chain_id,
@@ -462,6 +470,8 @@ def _submitted_elsewhere(
     if found is None:
         return None
     tx_hash, block_number = found
+    if prepare is not None:
+        prepare()
     fields = _fields(payment, organization_id=organization_id, api_key_id=api_key_id) | {
         "status": Settlement.Status.SETTLED,
         "submitted_by_us": False,

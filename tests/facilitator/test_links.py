@@ -150,6 +150,44 @@ def test_a_changed_or_stale_offer_or_a_malformed_header_is_refused_with_a_fresh_
     assert not Order.objects.exists() and not Settlement.objects.exists()
 
 
+@pytest.mark.django_db
+def test_an_offer_whose_payer_submitted_the_authorization_first_is_still_the_merchants_order(
+    devnets_registry, organization, client, settings
+):
+    """The payer (or anyone who saw the header) sent the authorization to the chain before retrying: the retry
+    finds the transfer, makes the order all the same, and its deposit is counted as any other."""
+    from chains.eip3009 import transfer_call_data
+    from chains.models import Deposit
+    from chains.watcher import scan_chain
+
+    (chain, a), _ = devnets_registry
+    settings.X402_SETTLE_WAIT_SECONDS = 0
+    link = _link(organization, a)
+    offer = _required(client.get(f"/x402/pay/{link.short_code}"))["accepts"][0]
+    payer = Account.from_key(devnet_private_key(2))
+    payload = authorize(payer, to=offer["payTo"], value=offer["amount"], token=offer["asset"], chain_id=31337)
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    own = transfer_call_data(payload["authorization"], bytes.fromhex(payload["signature"][2:]), vrs=True)
+    w3.eth.wait_for_transaction_receipt(
+        w3.eth.send_transaction({"from": payer.address, "to": offer["asset"], "data": own})
+    )
+    header = base64.b64encode(json.dumps({"x402Version": 2, "accepted": offer, "payload": payload}).encode())
+
+    paid = client.get(f"/x402/pay/{link.short_code}", HTTP_PAYMENT_SIGNATURE=header.decode())
+
+    assert paid.status_code == 200, paid.json()
+    order = Order.objects.get(pk=paid.json()["orderId"])
+    settlement = Settlement.objects.get()
+    assert (settlement.submitted_by_us, order.global_address) == (False, offer["payTo"])
+    wait_for(
+        lambda: (
+            scan_chain(31337) is not None
+            and Deposit.objects.filter(to_address=order.global_address, amount=offer["amount"]).exists()
+        ),
+        timeout=30,
+    )
+
+
 def _beat(queue, stop: threading.Event) -> None:
     """What beat does for the test: scan both devnets and poll the outbox, in the worker, twice a second."""
     from chains.tasks import scan_chain_deposits
