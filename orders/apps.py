@@ -11,4 +11,5 @@ class OrdersConfig(AppConfig):
         # And what an order's lifecycle means here (orders.events): the fee an order earned, in the ledger
         # (accounting). The order interface's own orders are followed by the checkout (checkout.interface):
         # their sessions, then their payment webhooks.
-        from orders import accounting, deposits, settlement  # noqa: F401
+        # Each order's API body is rendered again on every change (orders.bodies).
+        from orders import accounting, bodies, deposits, settlement  # noqa: F401

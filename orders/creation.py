@@ -14,7 +14,7 @@ from chains.registry import deposit_address
 from chains.tokens import check_amount_worth, tokens_by_chain_and_address
 from chains.watcher import watch_address
 from core.errors import Conflict
-from orders import events, fees
+from orders import bodies, events, fees
 from orders.inputs import OrderRequest
 from orders.lifecycle import WATCH_AFTER_EXPIRY
 from orders.models import Order
@@ -145,6 +145,7 @@ def order_create(
                 owner=f"order:{order.pk}",
                 watch_until=order.expired_at + WATCH_AFTER_EXPIRY,
             )
+            bodies.created(order)
             return order
     except IntegrityError:
         # Two requests raced for the same session; the unique constraint let one through.

@@ -26,7 +26,7 @@ from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx
 from orders import events, states
 from orders.accounting import CARD_PAYMENT_PREFIX, card_payment_posted
-from orders.models import DepositTx, Order, OrderStatusChange
+from orders.models import DepositTx, Order, OrderStatusChange, RefundTx, RelayTx
 
 logger = logging.getLogger(__name__)
 
@@ -248,6 +248,51 @@ def order_record_card_payment(*, payment_intent_id: str) -> Order | None:
             order, from_status=Order.Status.WAITING_STRIPE_PAYMENT, reason=f"card payment {payment_intent_id}"
         )
     return order
+
+
+@transaction.atomic
+def order_record_relay_route(*, order: Order, relay: dict) -> dict:
+    """The relay provider's route for the order (`settlement.relay`), recorded once: when another worker
+    recorded one first, theirs is the one paid, and answered."""
+    current: dict = Order.objects.select_for_update().get(pk=order.pk).settlement or {}
+    if current.get("relay"):
+        return current["relay"]
+    Order.objects.filter(pk=order.pk).update(settlement=current | {"relay": relay})
+    events.announce(events.Changed(order))
+    return relay
+
+
+@transaction.atomic
+def order_record_relay_txs(*, order: Order, txs: list[tuple[int, str, str]]) -> None:
+    """The delivery's transactions (chain, hash, status) on the destination chain, each recorded once."""
+    recorded = [
+        RelayTx.objects.get_or_create(
+            order=order, tx_hash=tx_hash, defaults={"chain": chain, "status": status}
+        )[1]
+        for chain, tx_hash, status in txs
+    ]
+    if any(recorded):
+        events.announce(events.Changed(order))
+
+
+@transaction.atomic
+def order_record_refund_tx(
+    *, order: Order, deposit: DepositTx, tx_hash: str, chain: int, amount: int, succeeded: bool
+) -> tuple[RefundTx, bool]:
+    """A refund of `deposit` that reached the chain (or the card's vendor), recorded once: (it, created)."""
+    refund, created = RefundTx.objects.get_or_create(
+        order=order,
+        deposit=deposit,
+        tx_hash=tx_hash,
+        defaults={
+            "chain": chain,
+            "amount": amount,
+            "status": RefundTx.Status.SUCCESS if succeeded else RefundTx.Status.FAILURE,
+        },
+    )
+    if created:
+        events.announce(events.Changed(order))
+    return refund, created
 
 
 def order_advance(*, order: Order, to_status: str, actor: str = "system") -> bool:

@@ -244,6 +244,19 @@ class OrderStatusChange(models.Model):
         return f"{self.from_status} -> {self.to_status}"
 
 
+class OrderBody(models.Model):
+    """What `GET /orders/{id}` answers for the order (its `data`, as JSON text), rendered in the transaction of
+    each change the order's payer can see (orders.bodies), so that reading it is one indexed fetch; `version`
+    counts the renders and is the answer's ETag."""
+
+    order = models.OneToOneField(Order, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    version = models.PositiveBigIntegerField(default=1)
+    body = models.TextField()
+
+    def __str__(self) -> str:
+        return f"body of {self.order_id} (version {self.version})"
+
+
 class UnattributedDeposit(DepositTx):
     """The admin's list of deposits whose sender is unknown (seen by balance): refunded, if they must be, to the
     order's refundAddress or to an address staff enter."""

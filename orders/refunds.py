@@ -151,15 +151,13 @@ def refund_deposits(order: Order) -> list[RefundTx] | None:
         refund = None
         if tx.tx_hash:  # an attempt that reached the chain, whatever its outcome, is shown
             with transaction.atomic():
-                refund, created = RefundTx.objects.get_or_create(
+                refund, created = lifecycle.order_record_refund_tx(
                     order=order,
                     deposit=deposit,
                     tx_hash=tx.tx_hash,
-                    defaults={
-                        "chain": tx.chain_id,
-                        "amount": amount,
-                        "status": RefundTx.Status.SUCCESS if succeeded else RefundTx.Status.FAILURE,
-                    },
+                    chain=tx.chain_id,
+                    amount=amount,
+                    succeeded=succeeded,
                 )
                 if created and succeeded:
                     events.announce(events.RefundPaid(order, refund))
@@ -186,13 +184,16 @@ def _refund_card(order: Order, deposit: DepositTx, amount: int) -> RefundTx | No
             "Order %s: the card refund of %s failed, tried again later: %s", order.pk, deposit.tx_hash, exc
         )
         return None
-    refund, created = RefundTx.objects.get_or_create(
-        order=order,
-        deposit=deposit,
-        tx_hash=refund_id,
-        defaults={"chain": deposit.chain, "amount": amount, "status": RefundTx.Status.SUCCESS},
-    )
-    if created:
-        card_refund_posted(order, refund)
-        events.announce(events.RefundPaid(order, refund))
+    with transaction.atomic():
+        refund, created = lifecycle.order_record_refund_tx(
+            order=order,
+            deposit=deposit,
+            tx_hash=refund_id,
+            chain=deposit.chain,
+            amount=amount,
+            succeeded=True,
+        )
+        if created:
+            card_refund_posted(order, refund)
+            events.announce(events.RefundPaid(order, refund))
     return refund

@@ -20,7 +20,6 @@ from typing import Any
 
 import requests
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from eth_utils import to_checksum_address
@@ -35,6 +34,7 @@ from chains.registry import chain_get
 from core.http_client import build_session
 from orders.fees import fee_amount
 from orders.inputs import EXACT_INPUT, EXACT_OUTPUT
+from orders.lifecycle import order_record_relay_route
 from orders.models import InventoryFront, Order, RelayTx, SolverAllowance
 from orders.providers import (
     OfflineQuoteProvider,
@@ -413,12 +413,7 @@ class RelayProvider:
         if order.type not in SWAP_TYPES and cost > received:
             raise QuoteRejected(f"the call costs {cost} on the origin chain; the order brought {received}")
         relay = quote_steps(quote)
-        with transaction.atomic():
-            current: dict[str, Any] = Order.objects.select_for_update().get(pk=order.pk).settlement or {}
-            if current.get("relay"):
-                return current["relay"]  # another worker asked first: theirs is the one paid
-            Order.objects.filter(pk=order.pk).update(settlement=current | {"relay": relay})
-        return relay
+        return order_record_relay_route(order=order, relay=relay)
 
     def deliver(self, order: Order, dst_amount: int) -> Delivery:
         front = InventoryFront.objects.filter(order=order).select_related("tx").first()

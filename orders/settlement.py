@@ -248,10 +248,7 @@ def _relay(order: Order, actor: str) -> bool:
                 return _fail(order, f"RELAY_FAILED: the relay provider's fill {tx_hash} reverted", actor)
         if not delivery.txs:
             return False
-    for chain, tx_hash, status in delivery.txs:
-        RelayTx.objects.get_or_create(
-            order=order, tx_hash=tx_hash, defaults={"chain": chain, "status": status}
-        )
+    lifecycle.order_record_relay_txs(order=order, txs=list(delivery.txs))
     if delivery.state == FAILED:
         # The solver's own call from inventory (orders/router.py) that would revert, or did, is the call's
         # failure, as the provider's fill that reverts is on the other path.
