@@ -1,4 +1,4 @@
-"""The baseline of `make bench`: one bare Django JSON view, on the service's own settings and middleware."""
+"""The references of `make bench` (tests/benchmarks/bare_urls.py), on the service's own settings and middleware."""
 
 import os
 
