@@ -135,6 +135,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = os.environ.get("REDIS_URL", "")
 # `shared`: short-lived values every process of the deployment must see alike (an x402 link's version 1 offers
 # until their payer answers them): Redis, or, with the embedded defaults (one machine), files under VAR_DIR.
+CACHES: dict[str, dict[str, object]]
 if REDIS_URL:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL},
