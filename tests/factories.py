@@ -10,10 +10,12 @@ the service stores it.
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from datetime import timedelta
 
 import factory
+from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
 from audit.models import AuditEvent
@@ -41,11 +43,14 @@ from orders.models import (
     InventoryFront,
     InventoryRefill,
     Order,
+    OrderBody,
     OrderStatusChange,
     RefundTx,
     RelayTx,
     SolverAllowance,
 )
+from orders.representations import order_detail_data
+from orders.selectors import OrderWithTransactions
 from platform_api.models import ApiKey, IdempotencyRecord, Organization, RateLimitBucket
 from platform_api.services import api_key_create
 from quickpay.models import QuickPayment, QuickPaymentDeposit
@@ -403,6 +408,20 @@ class OrderFactory(factory.django.DjangoModelFactory):
     dst_token_address = USDC_BASE
     src_amount = 1_000_000
     expired_at = later(minutes=15)
+
+
+class OrderBodyFactory(factory.django.DjangoModelFactory):
+    """An order's stored API body, as orders.bodies renders it."""
+
+    class Meta:
+        model = OrderBody
+
+    order = factory.SubFactory(OrderFactory)
+    body = factory.LazyAttribute(
+        lambda row: json.dumps(
+            order_detail_data(OrderWithTransactions(order=row.order)), cls=DjangoJSONEncoder
+        )
+    )
 
 
 class DepositTxFactory(factory.django.DjangoModelFactory):
