@@ -74,6 +74,6 @@ def read(order_id) -> Body | None:
     """The order's body as last committed, or None (no such order, or one made before bodies): one indexed
     fetch, the statement written out (the ORM's compiling of it would cost as much as the fetch)."""
     with connection.cursor() as cursor:
-        cursor.execute(_READ, [order_id.hex if connection.vendor == "sqlite" else order_id])
+        cursor.execute(_READ, [OrderBody._meta.pk.get_db_prep_value(order_id, connection)])
         row = cursor.fetchone()
     return Body(version=int(row[0]), text=row[1]) if row else None
