@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import heapq
+import itertools
+import os
 import socket
 import ssl
 import threading
@@ -138,16 +141,46 @@ def _parse_status(head: bytes) -> int:
     return int(code)
 
 
+class _Deadlines:
+    """One thread per process that fires every watchdog at its deadline (a thread per request cost more than
+    the request): a heap of deadlines, woken early only by a deadline sooner than the one it waits for."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, _Watchdog]] = []
+        self._seq = itertools.count()
+        self._wake = threading.Condition()
+        self._pid = 0
+
+    def add(self, at: float, watchdog: _Watchdog) -> None:
+        with self._wake:
+            if self._pid != os.getpid():  # first use, or a forked child (threads do not survive fork)
+                self._pid, self._heap = os.getpid(), []
+                threading.Thread(target=self._run, name="safehttp-deadlines", daemon=True).start()
+            heapq.heappush(self._heap, (at, next(self._seq), watchdog))
+            if self._heap[0][2] is watchdog:
+                self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._heap or self._heap[0][0] > time.monotonic():
+                    self._wake.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
+                _, _, watchdog = heapq.heappop(self._heap)
+            watchdog.fire()
+
+
+_deadlines = _Deadlines()
+
+
 class _Watchdog:
     """Shuts the socket down at the deadline, whatever call is blocked on it (TLS handshake included)."""
 
     def __init__(self, remaining: float) -> None:
         self.fired = False
+        self._cancelled = False
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()
-        self._timer = threading.Timer(max(remaining, 0.0), self._fire)
-        self._timer.daemon = True
-        self._timer.start()
+        _deadlines.add(time.monotonic() + max(remaining, 0.0), self)
 
     def watch(self, sock: socket.socket) -> None:
         with self._lock:
@@ -155,14 +188,18 @@ class _Watchdog:
             if self.fired:
                 _shutdown(sock)
 
-    def _fire(self) -> None:
+    def fire(self) -> None:
         with self._lock:
+            if self._cancelled:
+                return
             self.fired = True
             if self._sock is not None:
                 _shutdown(self._sock)
 
     def cancel(self) -> None:
-        self._timer.cancel()
+        with self._lock:
+            self._cancelled = True
+            self._sock = None
 
 
 def _shutdown(sock: socket.socket) -> None:

@@ -29,6 +29,41 @@ def test_a_hanging_receiver_is_cut_off_at_the_total_deadline(slow_server):
     assert result.error.startswith("timed out")
 
 
+def test_one_deadline_thread_cuts_each_exchange_at_its_own_deadline_whatever_the_order(slow_server):
+    """The deadlines share one thread: a short deadline set after a long one still fires first."""
+    server = slow_server("trickle", interval=0.1)
+    results: dict[str, safehttp.PostResult] = {}
+
+    def post(name: str, deadline: float) -> None:
+        results[name] = safehttp.post(server.url, b"{}", {}, deadline_seconds=deadline, allow_loopback=True)
+
+    long = threading.Thread(target=post, args=("long", 3.0))
+    long.start()
+    time.sleep(0.2)  # the long deadline is the one the thread waits for
+    post("short", 0.4)
+    assert "long" not in results  # the short one was cut off while the long one still waited
+    long.join()
+    assert results["short"].timed_out and results["long"].timed_out
+    assert results["short"].elapsed_ms < results["long"].elapsed_ms
+
+
+def test_the_deadline_thread_is_started_again_in_a_forked_process(slow_server):
+    import multiprocessing
+
+    server = slow_server("trickle", interval=0.1)
+    safehttp.post(server.url, b"{}", {}, deadline_seconds=0.2, allow_loopback=True)  # the parent's thread
+    answer = multiprocessing.get_context("fork").Queue()
+
+    def child() -> None:
+        result = safehttp.post(server.url, b"{}", {}, deadline_seconds=0.3, allow_loopback=True)
+        answer.put(result.timed_out)
+
+    process = multiprocessing.get_context("fork").Process(target=child)
+    process.start()
+    assert answer.get(timeout=20) is True  # cut off in the child too, not trickled to forever
+    process.join(timeout=10)
+
+
 def test_test_ping_to_a_slow_receiver_answers_in_time(admin_client, organization, slow_server, settings):
     settings.WEBHOOK_SYNC_TIMEOUT_SECONDS = 1.5
     for mode in ("hang", "trickle"):
