@@ -258,7 +258,10 @@ def _database_url_for_subprocess() -> str:
 TEST_QUEUE = f"test-{uuid.uuid4().hex[:12]}"
 TEST_WEBHOOK_QUEUE = f"{TEST_QUEUE}-webhooks"
 celery_app.conf.task_default_queue = TEST_QUEUE
-celery_app.conf.task_routes = {"webhooks.tasks.deliver_webhook": {"queue": TEST_WEBHOOK_QUEUE}}
+celery_app.conf.task_routes = {
+    "webhooks.tasks.deliver_webhook": {"queue": TEST_WEBHOOK_QUEUE},
+    "webhooks.tasks.deliver_event_webhooks": {"queue": TEST_WEBHOOK_QUEUE},
+}
 
 
 class WorkerProcess:

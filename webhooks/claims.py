@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from webhooks.health import endpoint_attempt_count
@@ -43,32 +43,23 @@ def _max_attempts() -> int:
     return 1 + len(settings.WEBHOOK_RETRY_DELAYS)
 
 
-def not_due_or_busy(delivery_id: str, now: datetime) -> bool:
-    """True when a worker's delivery is not due, or every slot of its endpoint is taken: no lock, no write.
+def not_due(delivery_id: str, now: datetime) -> bool:
+    """True when a worker's delivery is not due (already sent, claimed, or gone): no lock, no write.
 
     Most tasks that find nothing to do are duplicates of a delivery already
-    sent by a thread that kept its endpoint's slot (`deliver_and_continue`).
-    A due delivery of a busy endpoint is left as it is: each attempt counted
-    as in flight here ends after this count, and then either takes the
-    endpoint's oldest due delivery itself or hands its slot to it through the
-    broker (`_record`), so the delivery is not forgotten. The locked claim
-    re-checks everything.
+    sent by a thread that kept its endpoint's slot (`deliver_and_continue`) or
+    by its event's task. The locked claim re-checks everything, and marks a
+    due delivery of a busy endpoint as waiting for a slot, so that the attempt
+    that frees one hands it on (`next_waiting`).
     """
     row = (
         WebhookDelivery.objects.filter(pk=delivery_id)
-        .values("endpoint_id", "status", "next_attempt_at", "is_test", "attempt_started_at")
+        .values("status", "next_attempt_at", "is_test", "attempt_started_at")
         .first()
     )
     if row is None or row["status"] != Status.PENDING or row["is_test"]:
         return True
-    if row["next_attempt_at"] is None or row["next_attempt_at"] > now:
-        return True
-    if row["attempt_started_at"] is not None:
-        return False  # a lapsed lease: the locked claim records the cut-off attempt
-    in_flight = WebhookDelivery.objects.filter(
-        endpoint_id=row["endpoint_id"], attempt_started_at__isnull=False, next_attempt_at__gt=now
-    ).count()
-    return in_flight >= settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT
+    return row["next_attempt_at"] is None or row["next_attempt_at"] > now
 
 
 @transaction.atomic
@@ -151,25 +142,110 @@ def _start_attempt(
     return Claim(delivery=delivery, endpoint=endpoint, number=number, started_at=now, manual=manual)
 
 
+def _first_attempts_due(event_id: str, now: datetime):
+    return WebhookDelivery.objects.filter(
+        event_id=event_id,
+        status=Status.PENDING,
+        is_test=False,
+        attempts=0,
+        attempt_started_at__isnull=True,
+        next_attempt_at__lte=now,
+    )
+
+
+def event_claims(event_id: str) -> list[Claim]:
+    """`_event_claims`, after a check without a lock or a transaction: in a burst, a draining thread has
+    often sent an event's deliveries before its own message is taken."""
+    if not _first_attempts_due(event_id, timezone.now()).exists():
+        return []
+    return _event_claims(event_id)
+
+
+@transaction.atomic
+def _event_claims(event_id: str) -> list[Claim]:
+    """The first attempts of an event's deliveries, every endpoint's at once, in one transaction.
+
+    The event's new deliveries are locked first, then their endpoints in key
+    order (as every claim does: deliveries, then endpoints), and each endpoint's
+    in-flight count is read once. A delivery whose endpoint is paused is kept
+    unscheduled; one whose endpoint has no free slot waits for one, exactly as a
+    single claim (`delivery_claim`) would leave them. Deliveries already taken
+    (by a draining thread, or by this task before a redelivery) are skipped.
+    """
+    now = timezone.now()
+    deliveries = list(_first_attempts_due(event_id, now).select_for_update(skip_locked=True).order_by("pk"))
+    if not deliveries:
+        return []
+    endpoint_ids = {delivery.endpoint_id for delivery in deliveries}
+    endpoints = {
+        endpoint.pk: endpoint
+        for endpoint in WebhookEndpoint.objects.select_for_update(no_key=True)
+        .filter(pk__in=endpoint_ids)
+        .order_by("pk")
+    }
+    in_flight = dict(
+        WebhookDelivery.objects.filter(
+            endpoint_id__in=endpoint_ids, attempt_started_at__isnull=False, next_attempt_at__gt=now
+        )
+        .values("endpoint_id")
+        .annotate(n=Count("pk"))
+        .values_list("endpoint_id", "n")
+    )
+    paused, busy, claimed = [], [], []
+    for delivery in deliveries:
+        endpoint = endpoints.get(delivery.endpoint_id)
+        if endpoint is None:  # deleted: its deliveries went with it
+            continue
+        if not endpoint.is_active:
+            paused.append(delivery.pk)
+            continue
+        cap = 1 if endpoint.last_attempt_failed else settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT
+        if in_flight.get(endpoint.pk, 0) >= cap:
+            busy.append(delivery.pk)
+            continue
+        in_flight[endpoint.pk] = in_flight.get(endpoint.pk, 0) + 1
+        claimed.append(delivery)
+    if paused:
+        WebhookDelivery.objects.filter(pk__in=paused).update(next_attempt_at=None)
+    if busy:
+        WebhookDelivery.objects.filter(pk__in=busy).update(
+            next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_BUSY_RETRY_SECONDS),
+            waiting_for_slot=True,
+        )
+    if not claimed:
+        return []
+    lease = now + timedelta(seconds=settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
+    WebhookDelivery.objects.filter(pk__in=[d.pk for d in claimed]).update(
+        attempts=1, attempt_started_at=now, next_attempt_at=lease, waiting_for_slot=False
+    )
+    WebhookAttempt.objects.bulk_create(
+        [WebhookAttempt(delivery=d, number=1, manual=False, created_at=now) for d in claimed]
+    )
+    return [
+        Claim(delivery=d, endpoint=endpoints[d.endpoint_id], number=1, started_at=now, manual=False)
+        for d in claimed
+    ]
+
+
 def release(claims: list[Claim], now: datetime) -> None:
-    """Claimed but not sent (the drain stopped): no attempt was made, and the delivery is due at once."""
+    """Claimed but not sent (the drain stopped): no attempt was made, and the delivery is due at once, waiting
+    for the slot that its endpoint's next finished attempt frees (no message of its own is coming)."""
     started = Q()
     for claim in claims:
         started |= Q(delivery_id=claim.delivery.pk, number=claim.number)
     WebhookAttempt.objects.filter(started).delete()
     WebhookDelivery.objects.filter(pk__in=[c.delivery.pk for c in claims]).update(
-        attempts=F("attempts") - 1, attempt_started_at=None, next_attempt_at=now, waiting_for_slot=False
+        attempts=F("attempts") - 1, attempt_started_at=None, next_attempt_at=now, waiting_for_slot=True
     )
 
 
-def start_attempts(
-    deliveries: list[WebhookDelivery], endpoint: WebhookEndpoint, now: datetime
-) -> list[Claim]:
-    """Claim a batch for the draining thread: one lease covering the drain's time left, attempts started."""
+def start_attempts(deliveries: list[tuple[WebhookDelivery, WebhookEndpoint]], now: datetime) -> list[Claim]:
+    """Claim a batch for a draining thread (each delivery with its endpoint): one lease covering the drain's
+    time left, attempts started."""
     if not deliveries:
         return []
     lease = now + timedelta(seconds=settings.WEBHOOK_DRAIN_SECONDS + settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
-    WebhookDelivery.objects.filter(pk__in=[d.pk for d in deliveries]).update(
+    WebhookDelivery.objects.filter(pk__in=[d.pk for d, _ in deliveries]).update(
         status=Status.PENDING,
         attempts=F("attempts") + 1,
         attempt_started_at=now,
@@ -178,11 +254,14 @@ def start_attempts(
         waiting_for_slot=False,
     )
     WebhookAttempt.objects.bulk_create(
-        [WebhookAttempt(delivery=d, number=d.attempts + 1, manual=False, created_at=now) for d in deliveries]
+        [
+            WebhookAttempt(delivery=d, number=d.attempts + 1, manual=False, created_at=now)
+            for d, _ in deliveries
+        ]
     )
     return [
         Claim(delivery=d, endpoint=endpoint, number=d.attempts + 1, started_at=now, manual=False)
-        for d in deliveries
+        for d, endpoint in deliveries
     ]
 
 
@@ -196,27 +275,36 @@ def next_for_slot(endpoint: WebhookEndpoint, now: datetime) -> list[WebhookDeliv
     )
 
 
-def next_waiting(endpoint_id: str, now: datetime) -> str | None:
-    """The endpoint's oldest delivery waiting for a slot or due now: the slot just freed is its turn.
+def next_waiting(endpoint_ids: list[str], now: datetime) -> list[str]:
+    """Each endpoint's oldest delivery waiting for a slot: the slot just freed is its turn.
 
-    Waiting deliveries were postponed by WEBHOOK_BUSY_RETRY_SECONDS; the one
-    chosen is made due at once, so that a busy endpoint's queue drains as
-    fast as its slots free, not at the postponement's pace. Retries waiting
-    for their delay are not waiting for a slot and are left alone.
+    Waiting deliveries found their endpoint busy (or were claimed by a drain
+    that stopped) and have no message of their own coming; the one chosen is
+    made due at once, so that a busy endpoint's queue drains as fast as its
+    slots free, not at the postponement's pace. Deliveries merely due have
+    their message coming (their event's, a retry's, the sweep's) and are left
+    to it; retries waiting for their delay are not waiting for a slot.
+
+    The caller holds the endpoints' rows, so a claim that is counting their
+    slots either finished (its waiting delivery is seen here) or counts after
+    this transaction (and finds the freed slot); a delivery such a claim
+    holds is skipped, never waited for.
     """
-    waiting = (
-        WebhookDelivery.objects.filter(
-            endpoint_id=endpoint_id, status=Status.PENDING, is_test=False, attempt_started_at__isnull=True
+    waiting = []
+    for endpoint_id in endpoint_ids:
+        waiting += list(
+            _waiting()
+            .filter(endpoint_id=endpoint_id)
+            .select_for_update(skip_locked=True)
+            .values_list("pk", flat=True)[:1]
         )
-        .filter(Q(waiting_for_slot=True) | Q(next_attempt_at__lte=now))
-        # Postponed ones first: a due one not marked waiting still has its own task coming.
-        .order_by("-waiting_for_slot", "created_at", "pk")
-        .values_list("pk", flat=True)
-        .first()
-    )
-    if waiting is not None:
+    if waiting:
         # Its turn is given: the next freed slot goes to the next one (its claim may postpone it again).
-        WebhookDelivery.objects.filter(pk=waiting, waiting_for_slot=True).update(
-            next_attempt_at=now, waiting_for_slot=False
-        )
+        WebhookDelivery.objects.filter(pk__in=waiting).update(next_attempt_at=now, waiting_for_slot=False)
     return waiting
+
+
+def _waiting():
+    return WebhookDelivery.objects.filter(
+        status=Status.PENDING, is_test=False, attempt_started_at__isnull=True, waiting_for_slot=True
+    ).order_by("created_at", "pk")

@@ -15,6 +15,7 @@ pool, so a slow receiver holds a few threads, never the whole worker.
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import time
 from dataclasses import dataclass
@@ -29,13 +30,14 @@ from core import safehttp
 from webhooks.claims import (
     Claim,
     delivery_claim,
+    event_claims,
     next_for_slot,
     next_waiting,
-    not_due_or_busy,
+    not_due,
     release,
     start_attempts,
 )
-from webhooks.health import endpoint_attempt_count, endpoint_successes_count
+from webhooks.health import endpoint_attempt_count, endpoints_lock, endpoints_successes_count
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.signing import delivery_headers
 
@@ -75,37 +77,102 @@ def attempt_delivery(
 
 
 def deliver_and_continue(delivery_id: str) -> int:
-    """The worker's entry: attempt the delivery if it is due, then keep its endpoint's slot.
-
-    After a successful attempt the thread claims the endpoint's next waiting
-    or due deliveries (up to WEBHOOK_DRAIN_BATCH) in the same transaction
-    that records what it sent, and sends them one after the other; a burst to
-    one endpoint drains at the receiver's pace, with a few queries per batch
-    instead of a claim and a record per delivery. It stops at a failure and
-    after WEBHOOK_DRAIN_SECONDS, so that one busy endpoint cannot keep a
-    thread from the others; claimed deliveries it did not send are released,
-    due at once, and the slot is handed on through the broker. Returns the
-    number of attempts made.
-    """
-    if not_due_or_busy(delivery_id, timezone.now()):
+    """The worker's entry for one delivery (a retry, a freed slot's turn, the sweep's): attempt it if it is
+    due, then keep its endpoint's slot (`_drain`). Returns the number of attempts made."""
+    if not_due(delivery_id, timezone.now()):
         return 0
     claim = delivery_claim(delivery_id, manual=False, synchronous=False)
-    batch = [claim] if claim is not None else []
+    return _drain([claim] if claim is not None else [], pool=None)
+
+
+def deliver_event(event_id: str) -> int:
+    """The worker's entry for a new event: the first attempt of each of its deliveries, every endpoint at once.
+
+    One message per event instead of one per delivery: the emitting
+    transaction publishes once, and the worker claims every endpoint's
+    delivery in one transaction (`event_claims`), sends to each endpoint on a
+    thread of its own, so that a slow or unreachable receiver delays no
+    other's attempt, and keeps each endpoint's slot (`_drain`). Paused and
+    busy endpoints' deliveries wait as a single claim would leave them.
+    Returns the number of attempts made.
+    """
+    claims = event_claims(event_id)
+    if len({claim.endpoint.pk for claim in claims}) <= 1:
+        return _drain(claims, pool=None)
+    with concurrent.futures.ThreadPoolExecutor(
+        max_workers=len(claims), thread_name_prefix="webhook-send"
+    ) as pool:
+        return _drain(claims, pool=pool)
+
+
+# After the first of a round's endpoints answers, how long the others are waited for, so that they are
+# recorded together; one slower than this is recorded when it answers, holding back no other endpoint.
+GATHER_SECONDS = 0.005
+
+Sent = list[tuple[Claim, safehttp.PostResult, datetime]]
+
+
+def _drain(claims: list[Claim], *, pool: concurrent.futures.Executor | None) -> int:
+    """Send the claimed deliveries, then keep their endpoints' slots while there is work and time.
+
+    Each endpoint's claims are sent one after the other (on the pool, one
+    thread per endpoint, or here). As soon as an endpoint's batch is sent, it
+    is recorded (with whatever else answered meanwhile), and after a batch of
+    successes the same transaction claims that endpoint's next waiting or due
+    deliveries (up to WEBHOOK_DRAIN_BATCH), which are sent the same way: a
+    burst to an endpoint drains at the receiver's pace, with a few queries per
+    batch instead of a claim and a record per delivery, and a burst of events
+    costs a few queries per round, not per event. An endpoint stops at a
+    failure and after WEBHOOK_DRAIN_SECONDS, so that one busy endpoint cannot
+    keep a thread from the others; what it claimed but did not send is
+    released and its slot handed on through the broker. Only this thread
+    touches the database; the pool's threads only send.
+    """
     stop_at = time.monotonic() + settings.WEBHOOK_DRAIN_SECONDS
     attempts = 0
-    while batch:
-        sent: list[tuple[Claim, safehttp.PostResult, datetime]] = []
-        for index, current in enumerate(batch):
-            if index and time.monotonic() >= stop_at:
-                break
-            started = timezone.now()
-            result = _send(current, settings.WEBHOOK_TIMEOUT_SECONDS)
-            sent.append((current, result, started))
-            if not _succeeded(result):
-                break
+    if pool is None:
+        while claims:
+            sent, unsent = _send_batch(claims, stop_at)
+            attempts += len(sent)
+            _, claims = _record(sent, unsent, may_continue=time.monotonic() < stop_at)
+        return attempts
+    pending: set[concurrent.futures.Future] = set()
+    while claims or pending:
+        for batch in _by_endpoint(claims):
+            pending.add(pool.submit(_send_batch, batch, stop_at))
+        done, pending = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+        if pending:
+            more, pending = concurrent.futures.wait(pending, timeout=GATHER_SECONDS)
+            done |= more
+        sent, unsent = [], []
+        for future in done:
+            batch_sent, batch_unsent = future.result()
+            sent += batch_sent
+            unsent += batch_unsent
         attempts += len(sent)
-        _, batch = _record(sent, batch[len(sent) :], may_continue=time.monotonic() < stop_at)
+        _, claims = _record(sent, unsent, may_continue=time.monotonic() < stop_at)
     return attempts
+
+
+def _by_endpoint(claims: list[Claim]) -> list[list[Claim]]:
+    batches: dict[str, list[Claim]] = {}
+    for claim in claims:
+        batches.setdefault(claim.endpoint.pk, []).append(claim)
+    return list(batches.values())
+
+
+def _send_batch(batch: list[Claim], stop_at: float) -> tuple[Sent, list[Claim]]:
+    """One endpoint's claims, in order, until a failure or the drain's time is up (at least one is sent)."""
+    sent: Sent = []
+    for index, claim in enumerate(batch):
+        if index and time.monotonic() >= stop_at:
+            break
+        started = timezone.now()
+        result = _send(claim, settings.WEBHOOK_TIMEOUT_SECONDS)
+        sent.append((claim, result, started))
+        if not _succeeded(result):
+            break
+    return sent, batch[len(sent) :]
 
 
 def _send(claim: Claim, deadline: float) -> safehttp.PostResult:
@@ -148,17 +215,23 @@ def _record(
 ) -> tuple[list[AttemptResult], list[Claim]]:
     """Record what was sent and release what was not, in one transaction; returns the outcomes.
 
-    With `may_continue`, when everything sent succeeded, the same transaction
-    also claims the endpoint's next deliveries and returns their claims.
-    Deliveries are locked first and the endpoint row last, by the counters'
-    update, so that the threads draining one endpoint hold its row only for
-    that update, not for the whole record.
+    With `may_continue`, for each endpoint whose every attempt here
+    succeeded, the same transaction also claims its next deliveries and
+    returns their claims. The claimed deliveries are locked first and the
+    endpoint rows after them (in key order), as every claim takes them; other
+    deliveries are only taken with SKIP LOCKED, so no transaction here ever
+    waits for one that waits for it.
     """
     claims = [claim for claim, _, _ in sent] + unsent
     if not claims:
         return [], []
-    endpoint = claims[0].endpoint
-    locked = WebhookDelivery.objects.select_for_update().filter(pk__in=[c.delivery.pk for c in claims])
+    endpoint_ids = sorted({claim.endpoint.pk for claim in claims})
+    # The body is not needed to record (and would be decrypted for nothing).
+    locked = (
+        WebhookDelivery.objects.select_for_update()
+        .filter(pk__in=[c.delivery.pk for c in claims])
+        .defer("body")
+    )
     rows = {delivery.pk: delivery for delivery in locked.order_by("pk")}
 
     def held(claim: Claim) -> WebhookDelivery | None:
@@ -221,36 +294,52 @@ def _record(
                 for claim, delivery, result, started, error in finished
             ],
         )
+    # The endpoints' rows, in key order, before any slot is freed or taken: a claim counting their slots
+    # meanwhile waits for this transaction and then sees what it did (see `next_waiting`).
+    endpoints_lock(endpoint_ids)
     released = [c for c in unsent if held(c) is not None]
     if released:
         release(released, now)
 
+    # An endpoint whose every attempt here succeeded keeps its slot: the same transaction claims its next
+    # deliveries. Any other endpoint hands the slot it frees to its oldest delivery waiting for one.
+    succeeded_by_endpoint: dict[str, bool] = {}
+    for claim, delivery, _, _, _ in finished:
+        endpoint_id = claim.endpoint.pk
+        succeeded_by_endpoint[endpoint_id] = (
+            succeeded_by_endpoint.get(endpoint_id, True)
+            and delivery.status == Status.SUCCESS
+            and not (claim.manual or delivery.is_test)
+        )
+    stopped = {claim.endpoint.pk for claim in released} | {c.endpoint.pk for c in claims if c.manual}
+    continuing = [
+        endpoint_id
+        for endpoint_id in endpoint_ids
+        if may_continue and succeeded_by_endpoint.get(endpoint_id) and endpoint_id not in stopped
+    ]
     following: list[Claim] = []
-    all_succeeded = bool(finished) and all(o.succeeded for o in outcomes)
-    if (
-        may_continue
-        and all_succeeded
-        and not released
-        and not any(c.manual or c.delivery.is_test for c in claims)
-    ):
+    if continuing:
         # Read afresh: a pause or a new URL applies to the next attempts.
-        fresh = WebhookEndpoint.objects.filter(pk=endpoint.pk, is_active=True).first()
-        if fresh is not None:
-            following = start_attempts(next_for_slot(fresh, now), fresh, now)
-    if not following:
-        waiting = next_waiting(endpoint.pk, now)
-        if waiting is not None:
-            transaction.on_commit(lambda: deliver_webhook.delay(waiting))
-    # Last: the counters' update takes the endpoint row's lock, held only until the commit.
+        fresh = WebhookEndpoint.objects.filter(pk__in=continuing, is_active=True).order_by("pk")
+        following = start_attempts([(delivery, e) for e in fresh for delivery in next_for_slot(e, now)], now)
+    handing_on = sorted(set(endpoint_ids) - {claim.endpoint.pk for claim in following})
+    if handing_on:
+        waiting = next_waiting(handing_on, now)
+        if waiting:
+            transaction.on_commit(lambda: [deliver_webhook.delay(delivery_id) for delivery_id in waiting])
     successes = [
-        d for c, d, _, _, _ in finished if d.status == Status.SUCCESS and not (c.manual or d.is_test)
+        (c, d) for c, d, _, _, _ in finished if d.status == Status.SUCCESS and not (c.manual or d.is_test)
     ]
     if successes:
-        endpoint_successes_count(endpoint.pk, len(successes), now)
+        per_endpoint: dict[str, int] = {}
+        for claim, _ in successes:
+            per_endpoint[claim.endpoint.pk] = per_endpoint.get(claim.endpoint.pk, 0) + 1
+        endpoints_successes_count(per_endpoint, now)
+    counted = {d.pk for _, d in successes}
     for claim, delivery, _, _, _ in finished:
-        if delivery not in successes:
+        if delivery.pk not in counted:
             endpoint_attempt_count(
-                endpoint, delivery, status=delivery.status, manual=claim.manual, failed=True, now=now
+                claim.endpoint, delivery, status=delivery.status, manual=claim.manual, failed=True, now=now
             )
     return outcomes, following
 

@@ -178,8 +178,8 @@ def emit_event(
     WebhookDelivery.objects.bulk_create(deliveries)
     notify(organization=organization, event=event, event_type=event_type, data=data)
     if deliveries:
-        from webhooks.tasks import deliver_webhook
+        from webhooks.tasks import deliver_event_webhooks
 
-        ids = [d.id for d in deliveries]
-        transaction.on_commit(lambda: [deliver_webhook.delay(delivery_id) for delivery_id in ids])
+        # One message for the event, however many endpoints: the worker claims them together.
+        transaction.on_commit(lambda: deliver_event_webhooks.delay(event.pk))
     return event

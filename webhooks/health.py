@@ -18,13 +18,29 @@ logger = logging.getLogger("webhooks.delivery")  # what it does is the delivery'
 Status = WebhookDelivery.Status
 
 
-def endpoint_successes_count(endpoint_id: str, successes: int, now: datetime) -> None:
-    WebhookEndpoint.objects.filter(pk=endpoint_id).update(
-        success_count=F("success_count") + successes,
-        consecutive_failures=0,
-        last_attempt_failed=False,
-        last_triggered_at=now,
+def endpoints_lock(endpoint_ids: list[str]) -> None:
+    """Lock several endpoint rows in key order, so that transactions counting for overlapping sets of
+    endpoints (an event's deliveries) never wait for each other in a cycle."""
+    list(
+        WebhookEndpoint.objects.select_for_update(no_key=True)
+        .filter(pk__in=endpoint_ids)
+        .order_by("pk")
+        .values_list("pk", flat=True)
     )
+
+
+def endpoints_successes_count(successes: dict[str, int], now: datetime) -> None:
+    """Count successful attempts, `{endpoint id: how many}`: one UPDATE per distinct count."""
+    by_count: dict[int, list[str]] = {}
+    for endpoint_id, count in successes.items():
+        by_count.setdefault(count, []).append(endpoint_id)
+    for count, endpoint_ids in sorted(by_count.items()):
+        WebhookEndpoint.objects.filter(pk__in=endpoint_ids).update(
+            success_count=F("success_count") + count,
+            consecutive_failures=0,
+            last_attempt_failed=False,
+            last_triggered_at=now,
+        )
 
 
 def endpoint_attempt_count(

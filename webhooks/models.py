@@ -1,6 +1,7 @@
 """Webhook endpoints, the events they subscribe to, and durable delivery records."""
 
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from core.dbfields import EncryptedJSONField, EncryptedTextField
@@ -135,6 +136,10 @@ class WebhookDelivery(models.Model):
             models.Index(fields=["status", "next_attempt_at"], name="delivery_due"),
             models.Index(fields=["endpoint", "-created_at"], name="delivery_endpoint_created"),
             models.Index(fields=["endpoint", "attempt_started_at"], name="delivery_endpoint_inflight"),
+            # The queue of deliveries waiting for their endpoint's next free slot (`claims.next_waiting`).
+            models.Index(
+                fields=["endpoint", "created_at"], condition=Q(waiting_for_slot=True), name="delivery_waiting"
+            ),
         ]
         verbose_name_plural = "webhook deliveries"
 

@@ -14,14 +14,28 @@ from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 
 def signing_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
-    """The current secret, then the one it replaced while that one still signs (24 h after a rotation)."""
-    secrets = [decrypt_secret(endpoint.secret_encrypted)]
+    """The current secret, then the one it replaced while that one still signs (24 h after a rotation).
+
+    Decrypted once per endpoint object: a drain signs its batch with the
+    endpoint row it read (afresh for each batch), not once per delivery.
+    """
+    decrypted = endpoint.__dict__.get("_decrypted_secrets")
+    if decrypted is None or decrypted[0] != (endpoint.secret_encrypted, endpoint.previous_secret_encrypted):
+        previous = endpoint.previous_secret_encrypted
+        decrypted = (
+            (endpoint.secret_encrypted, previous),
+            decrypt_secret(endpoint.secret_encrypted),
+            decrypt_secret(previous) if previous else "",
+        )
+        endpoint.__dict__["_decrypted_secrets"] = decrypted
+    _, current, previous_secret = decrypted
+    secrets = [current]
     if (
-        endpoint.previous_secret_encrypted
+        previous_secret
         and endpoint.previous_secret_expires_at is not None
         and endpoint.previous_secret_expires_at > now
     ):
-        secrets.append(decrypt_secret(endpoint.previous_secret_encrypted))
+        secrets.append(previous_secret)
     return secrets
 
 

@@ -1,7 +1,16 @@
 from celery import shared_task
 
 from webhooks import notifications
-from webhooks.delivery import deliver_and_continue, due_delivery_ids
+from webhooks.delivery import deliver_and_continue, deliver_event, due_delivery_ids
+
+
+@shared_task(acks_late=True)
+def deliver_event_webhooks(event_id: str) -> None:
+    """The first attempts of a new event's deliveries, to every subscribed endpoint at once.
+
+    A redelivered message finds the attempts already made and sends nothing again.
+    """
+    deliver_event(event_id)
 
 
 @shared_task(acks_late=True)

@@ -116,6 +116,7 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery"
 CELERY_CHAIN_QUEUE = os.environ.get("CELERY_CHAIN_QUEUE", CELERY_TASK_DEFAULT_QUEUE)
 CELERY_TASK_ROUTES = {
     "webhooks.tasks.deliver_webhook": {"queue": CELERY_WEBHOOK_QUEUE},
+    "webhooks.tasks.deliver_event_webhooks": {"queue": CELERY_WEBHOOK_QUEUE},
     "webhooks.tasks.send_notification_email": {"queue": CELERY_WEBHOOK_QUEUE},
     **{
         f"chains.tasks.{task}": {"queue": CELERY_CHAIN_QUEUE}
