@@ -8,7 +8,8 @@ the same view making one indexed query (the floor of any database-backed
 read); drives each endpoint with wrk (16 connections) and prints req/s, p50,
 p95, p99 and the ratio to each reference, then one-connection medians of the
 hot paths. Then the surge, webhook fan-out to a local receiver, the watcher
-and settlement on devnets (BENCH_PARTS=endpoints stops after the table).
+and settlement on devnets (BENCH_PARTS=endpoints stops after the table; BENCH_PARTS=fanout runs the webhook
+fan-out alone).
 Writes the figures to docs/benchmarks.md. Not a test: nothing here asserts a
 time.
 """
@@ -565,6 +566,17 @@ def _fanout(organization_id: str) -> dict[str, float]:
         receiver.terminate()
 
 
+def _fanout_line(fanout: dict[str, float]) -> str:
+    return (
+        f"Webhook fan-out: {fanout['deliveries']:.0f} deliveries ({FANOUT_EVENTS} events from {FANOUT_PRODUCERS} "
+        f"processes x {FANOUT_ENDPOINTS} endpoints) at {fanout['rate']:.0f} deliveries/s "
+        f"(target >= {FANOUT_RATE_TARGET}: {'met' if fanout['rate'] >= FANOUT_RATE_TARGET else 'MISSED'}); "
+        f"event commit to first attempt p99 {fanout['p99']:.0f} ms (target <= {FANOUT_P99_TARGET_MS}: "
+        f"{'met' if fanout['p99'] <= FANOUT_P99_TARGET_MS else 'MISSED'}); "
+        f"webhook workers' CPU {fanout['worker_ms']:.1f} ms per delivery."
+    )
+
+
 def _use_chains(chains: list[dict]) -> None:
     """This process's registry from now on (the registry is cached; assigning the setting alone keeps the old)."""
     from django.conf import settings
@@ -937,6 +949,9 @@ def main() -> None:
         _fail("wrk is not installed (Debian: apt-get install wrk).")
     _ensure_database()
     seeded = _seed()
+    if PARTS == "fanout":
+        print(_fanout_line(_fanout(seeded["organization"])))
+        return
     auth = {"Authorization": f"Bearer {seeded['key']}"}
     from tests.orders.conftest import order_body
 
@@ -1122,14 +1137,7 @@ def main() -> None:
         f"{analytics['all']['median']:.0f} ms (worst {analytics['all']['worst']:.0f})."
     )
     lines.append("")
-    lines.append(
-        f"Webhook fan-out: {fanout['deliveries']:.0f} deliveries ({FANOUT_EVENTS} events from {FANOUT_PRODUCERS} "
-        f"processes x {FANOUT_ENDPOINTS} endpoints) at {fanout['rate']:.0f} deliveries/s "
-        f"(target >= {FANOUT_RATE_TARGET}: {'met' if fanout['rate'] >= FANOUT_RATE_TARGET else 'MISSED'}); "
-        f"event commit to first attempt p99 {fanout['p99']:.0f} ms (target <= {FANOUT_P99_TARGET_MS}: "
-        f"{'met' if fanout['p99'] <= FANOUT_P99_TARGET_MS else 'MISSED'}); "
-        f"webhook workers' CPU {fanout['worker_ms']:.1f} ms per delivery."
-    )
+    lines.append(_fanout_line(fanout))
     if watcher is not None:
         lines.append("")
         lines.append(
