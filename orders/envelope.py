@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core import errors as domain
+from core.dbretry import connection_lost
 from core.http import client_ip, ip_digest
 from core.inputs import InputChecksMixin, InvalidInput, PayloadTooLarge
 from orders.serializers.responses import envelope  # noqa: F401 - a response's schema in the envelope, for other apps
@@ -98,6 +99,8 @@ def to_order_error(exc: BaseException) -> OrderError:
 
 
 def order_exception_handler(exc: BaseException, context: dict[str, Any]) -> Response:
+    if connection_lost(exc):
+        raise exc  # a read is run again on a new connection (core.dbretry); anything else answers 500 there
     error = to_order_error(exc)
     headers = dict(error.headers)
     view = context.get("view")

@@ -17,6 +17,7 @@ from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 
 from core import errors as domain
+from core.dbretry import connection_lost
 from core.inputs import InvalidInput, PayloadTooLarge
 
 logger = logging.getLogger(__name__)
@@ -246,6 +247,8 @@ def to_platform_error(exc: BaseException) -> PlatformError:
 
 def platform_exception_handler(exc: BaseException, context: dict[str, Any]) -> Response:
     """DRF EXCEPTION_HANDLER for platform views: every error becomes the envelope."""
+    if connection_lost(exc):
+        raise exc  # a read is run again on a new connection (core.dbretry); anything else answers 500 there
     error = to_platform_error(exc)
     headers = dict(error.headers)
     if error.status == 405 and isinstance(exc, drf_exceptions.MethodNotAllowed):

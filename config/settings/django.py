@@ -85,6 +85,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "platform_api.middleware.PlatformErrorMiddleware",
     "orders.middleware.OrderErrorMiddleware",
+    # The last view hook: it calls the view itself, to run a read again on a lost connection.
+    "core.dbretry.RetryReadOnLostConnection",
     # Last, as django-axes asks: it answers a locked-out sign-in with 429.
     "axes.middleware.AxesMiddleware",
 ]
@@ -114,10 +116,11 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
-        # Persistent connections, checked before reuse: a new PostgreSQL connection per request
-        # costs more than the request itself.
+        # Persistent connections: a new PostgreSQL connection per request costs more than the request
+        # itself. Checked before reuse, except in the web process (config/wsgi.py), where a read that
+        # finds its connection dead is run again instead (core.dbretry).
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
-        conn_health_checks=True,
+        conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", True),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
