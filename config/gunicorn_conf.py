@@ -12,6 +12,9 @@ from config import server_errors
 from config.threads import tune_thread_switching
 
 server_errors.install()  # in the master, before the workers fork: gunicorn's own errors are JSON too
+# No `SELECT 1` before each request's first query: a read that finds its connection lost is run again on a
+# new one instead (core.dbretry). Set here, before Django's settings are read in the master.
+os.environ.setdefault("DATABASE_CONN_HEALTH_CHECKS", "0")
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))

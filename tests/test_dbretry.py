@@ -18,7 +18,7 @@ pytestmark = [
 
 @pytest.fixture
 def no_health_checks():
-    """As in the web process (config/wsgi.py): no SELECT 1 before a request's first query."""
+    """As in the web process (config/gunicorn_conf.py): no SELECT 1 before a request's first query."""
     connection.settings_dict["CONN_HEALTH_CHECKS"] = False
     yield
     connection.settings_dict["CONN_HEALTH_CHECKS"] = True

@@ -117,7 +117,7 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
         # Persistent connections: a new PostgreSQL connection per request costs more than the request
-        # itself. Checked before reuse, except in the web process (config/wsgi.py), where a read that
+        # itself. Checked before reuse, except in the web process (config/gunicorn_conf.py), where a read that
         # finds its connection dead is run again instead (core.dbretry).
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
         conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", True),

@@ -3,8 +3,6 @@
 import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-# The database connections as the service's web process has them (config/wsgi.py): no check per request.
-os.environ.setdefault("DATABASE_CONN_HEALTH_CHECKS", "0")
 
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
