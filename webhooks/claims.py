@@ -106,22 +106,29 @@ def delivery_claim(delivery_id: str, *, manual: bool, synchronous: bool) -> Clai
                 endpoint, delivery, status=Status.FAILED, manual=False, failed=True, now=now
             )
             return None
-        cap = 1 if endpoint.last_attempt_failed else settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT
-        in_flight = (
-            WebhookDelivery.objects.filter(
-                endpoint=endpoint, attempt_started_at__isnull=False, next_attempt_at__gt=now
-            )
-            .exclude(pk=delivery.pk)
-            .count()
-        )
-        if in_flight >= cap:
+        if _in_flight([endpoint.pk], now).exclude(pk=delivery.pk).count() >= _slots(endpoint):
             # Busy: wait for a slot. The attempt that frees one hands this endpoint its next delivery.
-            deliveries.update(
-                next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_BUSY_RETRY_SECONDS),
-                waiting_for_slot=True,
-            )
+            _wait_for_slot(deliveries, now)
             return None
     return _start_attempt(delivery, endpoint, now, manual=manual)
+
+
+def _slots(endpoint: WebhookEndpoint) -> int:
+    """How many attempts the endpoint may have in flight: one while its last attempt failed."""
+    return 1 if endpoint.last_attempt_failed else settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT
+
+
+def _in_flight(endpoint_ids, now: datetime):
+    return WebhookDelivery.objects.filter(
+        endpoint_id__in=endpoint_ids, attempt_started_at__isnull=False, next_attempt_at__gt=now
+    )
+
+
+def _wait_for_slot(deliveries, now: datetime) -> None:
+    """Mark as waiting for a slot (no message of their own is coming); the sweep's fallback after a while."""
+    deliveries.update(
+        next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_BUSY_RETRY_SECONDS), waiting_for_slot=True
+    )
 
 
 def _start_attempt(
@@ -184,9 +191,7 @@ def _event_claims(event_id: str) -> list[Claim]:
         .order_by("pk")
     }
     in_flight = dict(
-        WebhookDelivery.objects.filter(
-            endpoint_id__in=endpoint_ids, attempt_started_at__isnull=False, next_attempt_at__gt=now
-        )
+        _in_flight(endpoint_ids, now)
         .values("endpoint_id")
         .annotate(n=Count("pk"))
         .values_list("endpoint_id", "n")
@@ -199,8 +204,7 @@ def _event_claims(event_id: str) -> list[Claim]:
         if not endpoint.is_active:
             paused.append(delivery.pk)
             continue
-        cap = 1 if endpoint.last_attempt_failed else settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT
-        if in_flight.get(endpoint.pk, 0) >= cap:
+        if in_flight.get(endpoint.pk, 0) >= _slots(endpoint):
             busy.append(delivery.pk)
             continue
         in_flight[endpoint.pk] = in_flight.get(endpoint.pk, 0) + 1
@@ -208,23 +212,9 @@ def _event_claims(event_id: str) -> list[Claim]:
     if paused:
         WebhookDelivery.objects.filter(pk__in=paused).update(next_attempt_at=None)
     if busy:
-        WebhookDelivery.objects.filter(pk__in=busy).update(
-            next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_BUSY_RETRY_SECONDS),
-            waiting_for_slot=True,
-        )
-    if not claimed:
-        return []
-    lease = now + timedelta(seconds=settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
-    WebhookDelivery.objects.filter(pk__in=[d.pk for d in claimed]).update(
-        attempts=1, attempt_started_at=now, next_attempt_at=lease, waiting_for_slot=False
-    )
-    WebhookAttempt.objects.bulk_create(
-        [WebhookAttempt(delivery=d, number=1, manual=False, created_at=now) for d in claimed]
-    )
-    return [
-        Claim(delivery=d, endpoint=endpoints[d.endpoint_id], number=1, started_at=now, manual=False)
-        for d in claimed
-    ]
+        _wait_for_slot(WebhookDelivery.objects.filter(pk__in=busy), now)
+    # Their task drains on after these first attempts: the drain's lease, as for any batch it claims.
+    return start_attempts([(d, endpoints[d.endpoint_id]) for d in claimed], now)
 
 
 def release(claims: list[Claim], now: datetime) -> None:
