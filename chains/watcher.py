@@ -110,8 +110,11 @@ class ScanResult:
 
 def watch_address(*, chain_id: int, address: str, owner: str, watch_until) -> None:
     """Watch `address` on a chain until `watch_until`; what arrives there is handed over with `owner`."""
-    WatchedAddress.objects.update_or_create(
-        chain_id=chain_id, address=address, defaults={"owner": owner, "watch_until": watch_until}
+    WatchedAddress.objects.bulk_create(  # one statement: INSERT ... ON CONFLICT DO UPDATE
+        [WatchedAddress(chain_id=chain_id, address=address, owner=owner, watch_until=watch_until)],
+        update_conflicts=True,
+        unique_fields=["chain_id", "address"],
+        update_fields=["owner", "watch_until"],
     )
 
 

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from chains.registry import deposit_address
-from chains.tokens import check_amount_worth, tokens_by_chain_and_address
+from chains.tokens import check_amount_worth, token_get
 from chains.watcher import watch_address
 from core.errors import Conflict
 from orders import bodies, events, fees
@@ -42,12 +42,9 @@ def with_token_shapes(request: OrderRequest) -> dict[str, Any]:
         "srcToken": (request.src_chain, request.src_token_address),
         "dstToken": (request.dst_chain, request.dst_token_address),
     }
-    missing = {side: pair for side, pair in sides.items() if side not in metadata}
-    if missing:
-        found = tokens_by_chain_and_address(list(missing.values()))
-        for side, (chain_id, address) in missing.items():
-            if (token := found.get((chain_id, address.lower()))) is not None:
-                metadata[side] = token_shape(token)
+    for side, (chain_id, address) in sides.items():  # token_get: the lookups the checks made a moment ago
+        if side not in metadata and (token := token_get(chain_id=chain_id, address=address)) is not None:
+            metadata[side] = token_shape(token)
     return metadata
 
 
