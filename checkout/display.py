@@ -4,12 +4,13 @@ dark or light text."""
 
 from __future__ import annotations
 
+import re
 import time
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
-import segno
+import zxingcpp
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.translation import gettext as _
@@ -69,10 +70,52 @@ def payable_tokens() -> list[dict[str, Any]]:
     return options
 
 
+QR_QUIET_ZONE = 4  # light modules around the code, as the QR standard asks
+QR_MODULE_PX = 4
+_DARK_RUN = re.compile(rb"\x00+")
+
+
+def qr_rows(text: str) -> list[bytes]:
+    """`text` as a QR code's modules, row by row (0 dark, 255 light), without its quiet zone: error correction
+    level M, the version and the mask chosen by zxing-cpp's encoder (the standard's penalty rules, in C++)."""
+    symbol = zxingcpp.create_barcode(text, zxingcpp.BarcodeFormat.QRCode, ec_level="M")
+    image = symbol.to_image(scale=1, add_quiet_zones=False)
+    height, width = image.shape
+    modules = bytes(image)  # type: ignore[call-overload]  # an Image is a buffer; its stubs do not say so
+    return [modules[y * width : (y + 1) * width] for y in range(height)]
+
+
 @lru_cache(maxsize=4096)
 def qr_svg(text: str) -> str:
-    """`text` (a payment URI, a link) as an inline SVG QR code (the same text always draws the same code)."""
-    return segno.make(text, error="m").svg_inline(scale=4, dark="#111111", light="#ffffff")
+    """`text` (a payment URI, a link) as an inline SVG QR code: one path of each row's dark runs, on a light
+    square with the quiet zone (the same text always draws the same code)."""
+    rows = qr_rows(text)
+    side = len(rows) + 2 * QR_QUIET_ZONE
+    dark = "".join(
+        f"M{run.start() + QR_QUIET_ZONE} {y + QR_QUIET_ZONE}h{run.end() - run.start()}v1h-{run.end() - run.start()}z"
+        for y, row in enumerate(rows)
+        for run in _DARK_RUN.finditer(row)
+    )
+    px = side * QR_MODULE_PX
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{px}" height="{px}" viewBox="0 0 {side} {side}" '
+        f'shape-rendering="crispEdges"><path fill="#ffffff" d="M0 0h{side}v{side}h-{side}z"/>'
+        f'<path fill="#111111" d="{dark}"/></svg>'
+    )
+
+
+def qr_terminal(text: str) -> str:
+    """`text` as a QR code for a terminal: two rows of modules per line in half blocks, light on dark
+    terminals' default (the light modules and the quiet zone are drawn)."""
+    rows = qr_rows(text)
+    light = [b"\xff" * (len(rows) + 2 * QR_QUIET_ZONE)] * QR_QUIET_ZONE
+    rows = light + [b"\xff" * QR_QUIET_ZONE + row + b"\xff" * QR_QUIET_ZONE for row in rows] + light
+    rows.append(b"\x00" * len(rows[0]))  # an odd count: the last line's lower half is left dark
+    blocks = {(True, True): "\u2588", (True, False): "\u2580", (False, True): "\u2584", (False, False): " "}
+    return "".join(
+        "".join(blocks[(top == 255, bottom == 255)] for top, bottom in zip(upper, lower, strict=True)) + "\n"
+        for upper, lower in zip(rows[0::2], rows[1::2], strict=False)
+    )
 
 
 def payment_uri(order, amount: int) -> str:

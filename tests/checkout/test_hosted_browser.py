@@ -7,13 +7,17 @@ redirect. Screenshots of each step are kept under var/artifacts/hosted/.
 
 from __future__ import annotations
 
+import io
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+import zxingcpp
 from django.conf import settings
+from PIL import Image
 
+from checkout.display import payment_uri
 from checkout.models import CheckoutSession
 from checkout.visits import flush_views
 from orders.models import Order
@@ -96,7 +100,11 @@ def test_a_payer_pays_a_link_in_the_browser_and_is_redirected(
     session = CheckoutSession.objects.get()
     order = Order.objects.get(session_order__session=session)
     assert page.inner_text("#deposit-address") == order.global_address
-    assert page.locator(".qr svg").count() == 1
+    # The QR code Chromium paints reads back as the payment request: token, chain, amount, deposit address.
+    painted = Image.open(io.BytesIO(page.locator(".qr svg").screenshot()))
+    assert [found.text for found in zxingcpp.read_barcodes(painted)] == [
+        payment_uri(order, int(order.src_amount))
+    ]
     assert ":" in page.inner_text("#countdown")  # the script counts down (m:ss)
     # The address and the amount are each one click to copy, and the page says what was copied.
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)

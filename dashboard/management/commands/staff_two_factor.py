@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import sys
 
-import segno
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from checkout.display import qr_terminal
 from dashboard.account import spaced_key
 from dashboard.models import RecoveryCodes
 
@@ -61,8 +61,4 @@ class Command(BaseCommand):
 
     @staticmethod
     def _terminal_qr(uri: str) -> str:
-        import io
-
-        out = io.StringIO()
-        segno.make(uri, error="m").terminal(out=out, compact=True)
-        return out.getvalue()
+        return qr_terminal(uri)
