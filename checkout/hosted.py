@@ -14,11 +14,11 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone, translation
+from django.utils.functional import SimpleLazyObject
 from django.utils.http import parse_etags
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
@@ -44,10 +44,11 @@ from checkout.hosted_form import ADDRESS_PARTS, HostedCheckoutForm
 from checkout.inputs import SessionRequest
 from checkout.languages import payer_language, payer_query_of
 from checkout.models import CheckoutSession, PaymentLink
-from checkout.page_cache import cached_page
+from checkout.page_cache import cached_page, fill_marks, parts, render_marked
 from checkout.receipts import receipt_facts, success_redirect
-from checkout.status_version import status_forget, status_version
+from checkout.status_version import PAGE_TTL, kept_get, kept_put, status_forget, status_version
 from checkout.visits import link_visit_record
+from core.compiled import CompiledRead
 from core.errors import DomainError
 from core.geo import locate
 from core.http import client_ip, ip_digest
@@ -120,7 +121,6 @@ def _page_context(link: PaymentLink | None, session: CheckoutSession | None) -> 
     decimals = token.decimals if token else 0
     chain = chain_get(chain_id)
     fixed = session.amount if session and session.amount is not None else (source.amount if source else None)
-    items = list(source.items.all()) if source else []
     return {
         "link": source,
         "session": session,
@@ -132,15 +132,8 @@ def _page_context(link: PaymentLink | None, session: CheckoutSession | None) -> 
             for name in ("min_amount", "max_amount", "suggested_amount")
             if source and (value := getattr(source, name)) is not None
         },
-        "items": [
-            {
-                "name": i.name,
-                "quantity": i.quantity,
-                "description": i.description,
-                "amount": format_units(int(i.amount), decimals),
-            }
-            for i in items
-        ],
+        # Read when a page shows them (a form sent with no error shows none), once per version of the link.
+        "items": SimpleLazyObject(lambda: _items(source, decimals)) if source else [],
         "form_fields": (source.form_schema or {}).get("fields", []) if source else [],
         "shipping_options": [
             {**option, "display": format_units(int(option["amount"]), decimals)}
@@ -158,6 +151,24 @@ def _page_context(link: PaymentLink | None, session: CheckoutSession | None) -> 
         "business_name": brand["name"],
         "brand": brand,
     }
+
+
+def _items(link: PaymentLink, decimals: int) -> list[dict[str, Any]]:
+    """The link's line items as its pages show them; each process keeps them for the link's `updated_at`, which
+    every edit of an item moves (checkout.links)."""
+
+    def read() -> list[dict[str, Any]]:
+        return [
+            {
+                "name": i.name,
+                "quantity": i.quantity,
+                "description": i.description,
+                "amount": format_units(int(i.amount), decimals),
+            }
+            for i in link.items.all()
+        ]
+
+    return parts.get(("items", link.pk, link.updated_at, decimals), read)
 
 
 def _read_form(post, context: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -231,18 +242,32 @@ def checkout_refused(request: HttpRequest, template: str = "pay/unavailable.html
     return response
 
 
-def _pay(request, session: CheckoutSession, values: dict[str, Any]) -> None:
-    session = sessions.session_prepare(
-        session=session,
+def _answers(values: dict[str, Any]) -> payments.PayerAnswers:
+    return payments.PayerAnswers(
+        pay_with=values["pay_with"],
         amount=values.get("amount"),
         discount_code=values["discount_code"],
         form_data=values["form_data"],
         shipping_option=values["shipping_option"],
         shipping_address=values["shipping_address"],
-        customer_email=values["email"],
+        email=values["email"],
         locale=translation.get_language() or "",
     )
-    chain_id, address = values["pay_with"]
+
+
+def _pay(request, session: CheckoutSession, answers: payments.PayerAnswers) -> None:
+    """The payer sends the form of a session that already exists (a merchant's, a widget's)."""
+    session = sessions.session_prepare(
+        session=session,
+        amount=answers.amount,
+        discount_code=answers.discount_code,
+        form_data=answers.form_data,
+        shipping_option=answers.shipping_option,
+        shipping_address=answers.shipping_address,
+        customer_email=answers.email,
+        locale=answers.locale,
+    )
+    chain_id, address = answers.pay_with
     payments.session_order_create(
         session=session, src_chain=chain_id, src_token=address, payer_ip=client_ip(request)
     )
@@ -269,25 +294,30 @@ def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
         return _render_form(request, context, errors=errors, values=request.POST, status=400)
     if refused := checkout_refused(request):
         return refused
-    try:
-        with transaction.atomic():  # a refused payment leaves no session (and holds no discount use)
-            session = sessions.platform_session_create(
-                organization=link.organization,
-                ask=SessionRequest.from_wire({**params, "payment_link_id": link.id}),
-            )
-            _pay(request, session, values)
+    try:  # a refused payment leaves no session (and holds no discount use)
+        session = payments.link_checkout_start(
+            link=link,
+            ask=SessionRequest.from_wire({**params, "payment_link_id": link.id}),
+            answers=_answers(values),
+            payer_ip=client_ip(request),
+        )
     except DomainError as exc:
         return _render_form(request, context, errors=_errors_of(exc), values=request.POST, status=400)
     return redirect("pay-session", session_id=session.id)
 
 
-def _session_or_404(session_id: str) -> CheckoutSession:
-    session = (
+# The deposit page's read, compiled once (core.compiled); a discount code or a widget is read if one is named.
+_session_with_link = CompiledRead(
+    lambda session_id: (
         CheckoutSession.objects.platform()
-        .select_related("payment_link", "organization", "discount_code", "widget")
+        .select_related("payment_link", "organization")
         .filter(pk=session_id)
-        .first()
     )
+)
+
+
+def _session_or_404(session_id: str) -> CheckoutSession:
+    session = _session_with_link.first(session_id)
     if session is None:
         raise Http404(_("There is no checkout at this address."))
     return session
@@ -297,6 +327,12 @@ def _session_or_404(session_id: str) -> CheckoutSession:
 @require_http_methods(["GET", "POST"])
 @payer_language
 def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
+    # The deposit page as it stands is kept per status version and language: a refresh (the page refreshes
+    # itself every 5 s without JavaScript) or another tab is answered from Redis (checkout.status_version).
+    version = status_version(session_id) if request.method == "GET" and set(request.GET) <= {"lang"} else None
+    kind = f"page:{translation.get_language()}"
+    if version is not None and (kept := kept_get(session_id, version, kind)) is not None:
+        return HttpResponse(fill_marks(request, kept.decode()))
     try:
         session = _session_or_404(session_id)
     except Http404 as missing:
@@ -314,13 +350,16 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         if refused := checkout_refused(request):
             return refused
         try:
-            _pay(request, session, values)
+            _pay(request, session, _answers(values))
         except DomainError as exc:
             return _render_form(request, context, errors=_errors_of(exc), values=request.POST, status=400)
         return redirect("pay-session", session_id=session.id)
     if request.method == "POST":
         return redirect("pay-session", session_id=session.id)
-    return render(request, "pay/session.html", _status_context(session, order))
+    html = render_marked(request, "pay/session.html", _status_context(session, order))
+    if version is not None:
+        kept_put(session_id, version, kind, html.encode(), ttl=PAGE_TTL)
+    return HttpResponse(fill_marks(request, html))
 
 
 def _status_context(session: CheckoutSession, order: Order | None) -> dict[str, Any]:
@@ -439,26 +478,35 @@ def _summary(session: CheckoutSession, order: Order, context: dict[str, Any], pa
     }
 
 
+_session_alone = CompiledRead(lambda session_id: CheckoutSession.objects.platform().filter(pk=session_id))
+
+
 @require_GET
 def session_status(request: HttpRequest, session_id: str) -> HttpResponse:
     """What the page polls: the session's and its order's status, what arrived, what remains, where to go.
 
     With a shared Redis, the answer carries the session's status version as its ETag, and a poll that names
     the current one gets 304 without the database (checkout.status_version). The browser keeps the body
-    (`no-cache`: stored, always revalidated) and hands it to the page's script again.
+    (`no-cache`: stored, always revalidated) and hands it to the page's script again. The body is read from
+    the database once per version and kept in Redis under it: a poll of another tab, or one without an ETag,
+    is one more Redis read.
     """
     version = status_version(session_id)
     etag = f'"{version}"' if version else None
     if etag is not None and etag in parse_etags(request.headers.get("If-None-Match", "")):
         response: HttpResponse = HttpResponseNotModified()
+    elif version is not None and (kept := kept_get(session_id, version, "poll")) is not None:
+        response = HttpResponse(kept, content_type="application/json")
     else:
-        session = CheckoutSession.objects.platform().filter(pk=session_id).first()
+        session = _session_alone.first(session_id)
         if session is None:
             status_forget(session_id)
             return JsonResponse({"error": "There is no checkout at this address."}, status=404)
         data = payments.session_status_data(session)
         data["success_url"] = success_redirect(session) if session.status == "completed" else None
         response = JsonResponse(data)
+        if version is not None:
+            kept_put(session_id, version, "poll", response.content)
     if etag is not None:
         response["ETag"] = etag
     response["Cache-Control"] = "no-cache, private"

@@ -8,6 +8,7 @@ unpaid order (it expires, so a late payment to it is refunded).
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -17,8 +18,17 @@ from chains.tokens import token_get
 from checkout.inputs import SessionRequest
 from checkout.models import PaymentLink, SessionOrder
 from checkout.selectors import order_received
-from checkout.sessions import Session, check_link_payable, platform_session_create
+from checkout.sessions import (
+    Session,
+    check_link_payable,
+    discount_for,
+    discount_hold,
+    payer_total,
+    platform_session_create,
+    session_new,
+)
 from checkout.status_version import status_changed
+from core.compiled import CompiledRead
 from core.errors import Conflict, InvalidRequest
 from orders.events import OrderOwner
 from orders.fees import amount_before_fee_added, fee_amount, gross_for_net, standard_fee, token_usd_value
@@ -78,6 +88,27 @@ def _target_amounts(session: Session, src_chain: int, src_token: str) -> tuple[i
     return worth, price - fee_amount(price, order_bps(worth))
 
 
+def _check_payable_token(src_chain: int, src_token: str) -> None:
+    if token_get(chain_id=src_chain, address=src_token) is None:
+        raise InvalidRequest(
+            f"{src_token} is not a token of the registry on chain {src_chain}.", field="token"
+        )
+
+
+@dataclass(frozen=True)
+class PayerAnswers:
+    """What the payer answered on the hosted page's form (checkout.hosted_form), in the service's units."""
+
+    pay_with: tuple[int, str]  # (chain id, token address)
+    amount: int | None = None  # for a price the payer chooses
+    discount_code: str = ""
+    form_data: dict = field(default_factory=dict)
+    shipping_option: dict | None = None
+    shipping_address: dict | None = None
+    email: str = ""
+    locale: str = ""
+
+
 def session_order_create(
     *,
     session: Session,
@@ -94,10 +125,7 @@ def session_order_create(
     deposit address was offered before the order existed) and what the payer authorized (`src_amount`, from
     the offer's quote); the merchant's minimum follows from the quote now.
     """
-    if token_get(chain_id=src_chain, address=src_token) is None:
-        raise InvalidRequest(
-            f"{src_token} is not a token of the registry on chain {src_chain}.", field="token"
-        )
+    _check_payable_token(src_chain, src_token)
     session = Session.objects.select_related("payment_link", "organization").get(pk=session.pk)
     if session.amount is None:
         raise InvalidRequest("enter an amount first.", field="amount")
@@ -117,34 +145,102 @@ def session_order_create(
             if current.deposit_txs.exists():
                 raise Conflict("a payment to this checkout has arrived; send the rest to the same address.")
             order_expire(order=current, reason="the payer chose another token", announce=False)
-        request = OrderRequest(
-            type=ORDER_TYPE,
+        return _order_for(
+            session,
             src_chain=src_chain,
-            dst_chain=session.paid_on_chain,
-            src_token_address=src_token,
-            dst_token_address=session.token_address,
+            src_token=src_token,
             src_amount=src_amount,
-            recipient_address=session.recipient_address,
-            payload={"expectedDstAmount": str(minimum)},
-            metadata={"checkoutSessionId": session.id},
-            client_reference_id=session.client_reference_id or None,
-        )
-        order = order_create(
-            organization=session.organization,
-            request=request,
+            minimum=minimum,
             payer_ip=payer_ip,
-            owner=OWNER,
-            fixed_price=True,
             order_id=order_id,
         )
-        SessionOrder.objects.create(session=session, order=order)
-        status_changed(session.pk)
-        return order
+
+
+def _order_for(
+    session: Session,
+    *,
+    src_chain: int,
+    src_token: str,
+    src_amount: int,
+    minimum: int,
+    payer_ip: str,
+    order_id: uuid.UUID | None = None,
+) -> Order:
+    """The order that pays the session (`src_amount` of `src_token`, the merchant receiving `minimum` at
+    least), bound to it; in the caller's transaction, which holds the session."""
+    request = OrderRequest(
+        type=ORDER_TYPE,
+        src_chain=src_chain,
+        dst_chain=session.paid_on_chain,
+        src_token_address=src_token,
+        dst_token_address=session.token_address,
+        src_amount=src_amount,
+        recipient_address=session.recipient_address,
+        payload={"expectedDstAmount": str(minimum)},
+        metadata={"checkoutSessionId": session.id},
+        client_reference_id=session.client_reference_id or None,
+    )
+    order = order_create(
+        organization=session.organization,
+        request=request,
+        payer_ip=payer_ip,
+        owner=OWNER,
+        fixed_price=True,
+        order_id=order_id,
+    )
+    SessionOrder.objects.create(session=session, order=order)
+    status_changed(session.pk)
+    return order
+
+
+def link_checkout_start(
+    *, link: PaymentLink, ask: SessionRequest, answers: PayerAnswers, payer_ip: str
+) -> Session:
+    """A payer sends a link page's form: a session holding their answers and the order that pays it with the
+    token they picked, written together.
+
+    The session is new, so nothing else can see or hold it: it is built and priced in memory (the discount
+    checked, the provider's quote asked, no transaction open), then written with its order in one
+    transaction that also holds the discount's use. A refusal leaves nothing written.
+    """
+    session = session_new(organization=link.organization, ask=ask, link=link)
+    total = payer_total(session, answers.amount, answers.shipping_option)
+    discount = discount_for(session, answers.discount_code, total) if answers.discount_code else None
+    session.amount = discount.final(total) if discount else total
+    session.discount_code = discount.code if discount else None
+    session.discount_amount = discount.amount if discount else None
+    session.discount_reserved = discount is not None
+    session.form_data = answers.form_data
+    session.shipping_option = answers.shipping_option
+    session.shipping_address = answers.shipping_address
+    session.customer_email = answers.email or session.customer_email
+    session.locale = answers.locale
+    src_chain, src_token = answers.pay_with
+    _check_payable_token(src_chain, src_token)
+    src_amount, minimum = _target_amounts(session, src_chain, src_token)
+    with transaction.atomic():
+        if discount is not None:
+            discount_hold(discount)
+        session.save(force_insert=True)
+        _order_for(
+            session,
+            src_chain=src_chain,
+            src_token=src_token,
+            src_amount=src_amount,
+            minimum=minimum,
+            payer_ip=payer_ip,
+        )
+    return session
+
+
+_latest_order = CompiledRead(
+    lambda session_id: Order.objects.filter(session_order__session_id=session_id).order_by("-created_at")
+)
 
 
 def session_current_order(session: Session) -> Order | None:
     """The order that pays the session: the latest (an earlier one was replaced before it was paid)."""
-    return Order.objects.filter(session_order__session=session).order_by("-created_at").first()
+    return _latest_order.first(session.pk)
 
 
 def session_takes_a_token(session: Session, order: Order | None, *, change: bool = False) -> bool:
@@ -170,15 +266,19 @@ STATUS_FIELDS = (
 )
 
 
+_latest_order_status = CompiledRead(
+    lambda session_id: (
+        Order.objects.filter(session_order__session_id=session_id)
+        .only(*STATUS_FIELDS)
+        .order_by("-created_at")
+    )
+)
+
+
 def session_status_data(session: Session, order: Order | None = None) -> dict[str, Any]:
     """What the hosted page polls: the session, its order's deposit address, what arrived and what is owed."""
     if order is None:
-        order = (
-            Order.objects.filter(session_order__session=session)
-            .only(*STATUS_FIELDS)
-            .order_by("-created_at")
-            .first()
-        )
+        order = _latest_order_status.first(session.pk)
     data: dict[str, Any] = {
         "session": {
             "id": session.id,

@@ -11,6 +11,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from checkout.models import CheckoutSession, DiscountCode, LinkVisit, PaymentLink, Transaction
+from core.compiled import CompiledRead
 from orders.models import Order
 from platform_api.models import Organization
 from platform_api.selectors import scoped_get
@@ -47,14 +48,18 @@ def payment_link_get(*, organization: Organization, link_id: str) -> PaymentLink
     )
 
 
+_link_by_code = CompiledRead(
+    lambda short_code: PaymentLink.objects.select_related("organization").filter(
+        short_code=short_code, deleted_at__isnull=True
+    )
+)
+
+
 def payment_link_by_code(short_code: str) -> PaymentLink | None:
     """The link a payer's URL names (its page, its x402 offers), with its organization; None if none (or
-    deleted). Whether it can be paid now is the link's own `unavailable_reason`."""
-    return (
-        PaymentLink.objects.select_related("organization")
-        .filter(short_code=short_code, deleted_at__isnull=True)
-        .first()
-    )
+    deleted). Whether it can be paid now is the link's own `unavailable_reason`. Every payer opens it: its
+    SQL is compiled once (core.compiled)."""
+    return _link_by_code.first(short_code)
 
 
 def order_received(order: Order) -> int:

@@ -21,6 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from checkout.discounts import (
+    Discount,
     DiscountRefused,
     discount_amount,
     discount_evaluate,
@@ -88,22 +89,24 @@ def check_amount_for_link(link: PaymentLink | None, amount: int | None, field: s
         raise InvalidRequest(f"must be at most {link.max_amount}.", field=field)
 
 
-@transaction.atomic
-def platform_session_create(
-    *, organization: Organization, ask: SessionRequest, widget: Widget | None = None
+def session_new(
+    *,
+    organization: Organization,
+    ask: SessionRequest,
+    widget: Widget | None = None,
+    link: PaymentLink | None = None,
 ) -> Session:
-    """A checkout for a payment link (its token, chain, recipient, price) or for an amount; `open`.
-
-    A session started from a widget's page names it: its completion counts for the widget.
-    """
-    link = None
+    """The session `ask` describes, checked but not saved: for a payment link (its token, chain, recipient,
+    price; `link` when the caller has already read it) or for an amount; `open`."""
     if ask.payment_link_id:
-        link = _link_for(organization, ask.payment_link_id)
+        if link is None or link.pk != ask.payment_link_id:
+            link = _link_for(organization, ask.payment_link_id)
         check_link_payable(link)
         token_address, chain_id, recipient_address = link.token_address, link.chain_id, link.recipient_address
         amount = int(link.amount) if link.amount is not None else ask.amount
         check_amount_for_link(link, ask.amount)  # an amount sent for a fixed price must be that price
     else:
+        link = None
         if ask.token_address is None or ask.chain_id is None or ask.recipient_address is None:
             raise InvalidRequest("A session names a payment link, or a token, chain and recipient.")
         token_address, chain_id, recipient_address = ask.token_address, ask.chain_id, ask.recipient_address
@@ -112,7 +115,7 @@ def platform_session_create(
         check_amounts_worth(chain_id, token_address, {"amount": amount})
     check_product(organization, ask.product_id)
     now = timezone.now()
-    session = Session.objects.create(
+    return Session(
         organization=organization,
         payment_link=link,
         widget=widget,
@@ -134,8 +137,20 @@ def platform_session_create(
         updated_at=now,
         expires_at=now + timedelta(seconds=ask.expires_in or settings.CHECKOUT_SESSION_DEFAULT_TTL_SECONDS),
     )
-    if ask.discount_code and amount is not None:
-        _apply_discount(session, ask.discount_code, amount)
+
+
+@transaction.atomic
+def platform_session_create(
+    *, organization: Organization, ask: SessionRequest, widget: Widget | None = None
+) -> Session:
+    """A checkout for a payment link or for an amount (`session_new`), saved; `open`.
+
+    A session started from a widget's page names it: its completion counts for the widget.
+    """
+    session = session_new(organization=organization, ask=ask, widget=widget)
+    session.save(force_insert=True)
+    if ask.discount_code and session.amount is not None:
+        _apply_discount(session, ask.discount_code, int(session.amount))
     return session
 
 
@@ -169,8 +184,9 @@ def widget_session_create(*, widget: Widget, deposit: str = "") -> Session:
     return session
 
 
-def _apply_discount(session: Session, code: str, amount: int) -> None:
-    """Take the code off the session's amount and hold one of its uses; InvalidRequest with the reason."""
+def discount_for(session: Session, code: str, amount: int) -> Discount:
+    """What `code` takes off `amount` for the session, checked (never all of it); InvalidRequest with the
+    reason. Holds nothing: `discount_reserve` does."""
     try:
         discount = discount_evaluate(
             organization=session.merchant,
@@ -182,8 +198,19 @@ def _apply_discount(session: Session, code: str, amount: int) -> None:
         raise InvalidRequest(refused.reason, field="discount_code") from None
     if discount.final(amount) <= 0:
         raise InvalidRequest("the discount leaves nothing to pay.", field="discount_code")
+    return discount
+
+
+def discount_hold(discount: Discount) -> None:
+    """One of the code's uses held for a checkout in flight; InvalidRequest when none is left."""
     if not discount_reserve(discount.code):
         raise InvalidRequest("Code has reached maximum number of uses", field="discount_code")
+
+
+def _apply_discount(session: Session, code: str, amount: int) -> None:
+    """Take the code off the session's amount and hold one of its uses; InvalidRequest with the reason."""
+    discount = discount_for(session, code, amount)
+    discount_hold(discount)
     Session.objects.filter(pk=session.pk).update(
         discount_code=discount.code,
         discount_amount=discount.amount,
@@ -289,15 +316,9 @@ def session_prepare(
         raise InvalidRequest("this checkout is no longer open.")
     if Order.objects.filter(session_order__session=session).exclude(status=Order.Status.EXPIRED).exists():
         raise Conflict("this checkout already has a payment under way.")
-    link = session.payment_link
-    if link is not None:
-        check_link_payable(link, field="amount")
-    base = session_subtotal(session) if session.amount is not None else amount
-    if base is None:
-        raise InvalidRequest("enter an amount.", field="amount")
-    check_amount_for_link(link, base)
-    shipping = int(shipping_option["amount"]) if shipping_option else 0
-    total = base + shipping
+    if session.payment_link is not None:
+        check_link_payable(session.payment_link, field="amount")
+    total = payer_total(session, amount, shipping_option)
     # A code already applied (by the merchant when it created the session, or by the payer before) stays,
     # with its held use, unless the payer enters another one: the page does not ask for it again.
     kept = session.discount_code if session.discount_reserved else None
@@ -323,6 +344,16 @@ def session_prepare(
     if discount_code and kept is None:
         _apply_discount(session, discount_code, total)
     return session
+
+
+def payer_total(session: Session, amount: int | None, shipping_option: dict | None) -> int:
+    """What the payer's answers come to before a discount: the session's price (or, for a price the payer
+    chooses, the `amount` they entered, within the link's bounds) and the shipping they chose."""
+    base = session_subtotal(session) if session.amount is not None else amount
+    if base is None:
+        raise InvalidRequest("enter an amount.", field="amount")
+    check_amount_for_link(session.payment_link, base)
+    return base + (int(shipping_option["amount"]) if shipping_option else 0)
 
 
 def session_subtotal(session: Session) -> int:

@@ -85,3 +85,33 @@ def status_changed(session_id: str) -> None:
     """What the session's poll shows changed: a new version once the change commits (at once outside a
     transaction), so a poll never caches a state that rolled back."""
     transaction.on_commit(lambda: _replace(session_id))
+
+
+# --- what the session's pages show, kept per version ------------------------------------------------------
+#
+# The poll's body and the deposit page are rendered from the database once per version and kept in Redis
+# under it: any process answers a later request for the same version from there. A version is read (and set
+# when there is none) before the database, so what is kept under it was read after it was current; a change
+# committed after that read replaces the version, and what was kept under the old one is never asked for
+# again. The deposit page also shows what has no version (the merchant's branding, the link's name): it is
+# kept PAGE_TTL seconds at most.
+
+PAGE_TTL = 30
+
+
+def _kept_key(session_id: str, version: str, kind: str) -> str:
+    return f"checkout:status:{session_id}:{version}:{kind}"
+
+
+def kept_get(session_id: str, version: str, kind: str) -> bytes | None:
+    """What was kept for the session's `version` as `kind` (one Redis read), or None."""
+    return shared_get(_kept_key(session_id, version, kind))
+
+
+def kept_put(session_id: str, version: str, kind: str, value: bytes, *, ttl: int = VERSION_TTL) -> None:
+    """Keep `value` for the session's `version` as `kind`; a Redis error loses only the saving."""
+    client = shared_redis()
+    if client is None:
+        return
+    with contextlib.suppress(RedisError):
+        client.set(_kept_key(session_id, version, kind), value, ex=ttl)

@@ -8,7 +8,9 @@ import re
 import pytest
 from django.test import Client
 
-from checkout.models import CheckoutSession
+from chains.models import WatchedAddress
+from checkout.models import CheckoutSession, DiscountCode
+from orders.models import Order
 from tests.orders.conftest import USDC_BASE, poster_link
 
 pytestmark = pytest.mark.django_db
@@ -116,3 +118,57 @@ def test_the_answers_become_the_sessions(link):
         "zip": "",
         "country": "",
     }
+
+
+def _answers(**more) -> dict:
+    return {
+        "amount": "4",
+        "field_email": "ada@payer.example",
+        "field_terms": "on",
+        "field_home_line1": "1 Main St",
+        "field_home_city": "Lisbon",
+        "shipping_option": "post",
+        "ship_line1": "2 Side St",
+        "ship_city": "Porto",
+        "pay_with": f"8453:{USDC_BASE}",
+        **more,
+    }
+
+
+def test_a_code_entered_on_the_link_page_lowers_the_price_and_holds_one_use(link, organization):
+    code = DiscountCode.objects.create(
+        organization=organization, code="TEN", type="percentage", value=10, max_uses=2
+    )
+    taken = Client().post(f"/pay/{link['short_code']}", _answers(discount_code=" ten "))
+    assert taken.status_code == 302, taken.content.decode()[:2000]
+    session = CheckoutSession.objects.get()
+    # 4 USDC and 1 USDC of shipping, less 10 %: what the merchant asks, and what the order must deliver.
+    assert (session.amount, session.discount_amount, session.discount_code_id) == (
+        4_500_000,
+        500_000,
+        code.id,
+    )
+    assert session.discount_reserved
+    code.refresh_from_db()
+    assert (code.reserved_uses, code.current_uses) == (1, 0)
+    order = Order.objects.get(session_order__session=session)
+    assert int(order.payload["expectedDstAmount"]) <= 4_500_000 < int(order.src_amount) * 2
+    assert WatchedAddress.objects.filter(address=order.global_address, owner=f"order:{order.pk}").exists()
+
+
+def test_a_code_with_no_use_left_refuses_the_checkout_and_writes_nothing(link, organization):
+    code = DiscountCode.objects.create(
+        organization=organization, code="LAST", type="fixed", value=100_000, max_uses=1, reserved_uses=1
+    )
+    refused = Client().post(f"/pay/{link['short_code']}", _answers(discount_code="last"))
+    assert refused.status_code == 400
+    assert messages(refused.content.decode()) == {"discount": "Code has reached maximum number of uses"}
+    assert not CheckoutSession.objects.exists() and not Order.objects.exists()
+    assert not WatchedAddress.objects.exists()
+    code.refresh_from_db()
+    assert (code.reserved_uses, code.current_uses) == (1, 0)
+    # A code that would leave nothing to pay is refused before any quote, beside the same field.
+    DiscountCode.objects.create(organization=organization, code="ALL", type="percentage", value=100)
+    refused = Client().post(f"/pay/{link['short_code']}", _answers(discount_code="all"))
+    assert messages(refused.content.decode()) == {"discount": "the discount leaves nothing to pay."}
+    assert not CheckoutSession.objects.exists()

@@ -3,10 +3,12 @@ the database again after every change, on its commit; without a Redis, always fr
 
 from __future__ import annotations
 
+import re
 import socket
+import threading
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from django.test import Client
 
 from checkout.sessions import session_expire
@@ -71,6 +73,8 @@ def test_every_change_the_poll_shows_gives_a_new_answer_once_committed(
     after = _poll(client, link.session_id, before["ETag"])
     assert after.status_code == 200 and after["ETag"] != before["ETag"]
     assert after.json() != before.json()
+    # A poll without an ETag (another tab) gets the new state too, not the body kept for the old version.
+    assert _poll(Client(), link.session_id).json() == after.json()
 
 
 def test_a_session_that_expires_gives_a_new_answer(shared_redis, django_capture_on_commit_callbacks):
@@ -165,3 +169,117 @@ def test_the_deployed_application_answers_an_unchanged_poll_before_django(shared
     ):
         assert _wsgi(fast, path, etag=tag, method=method)[0] == "200 OK", (path, tag, method)
     assert len(reached) == 5
+
+
+def test_a_poll_without_an_etag_is_answered_from_the_body_kept_for_the_version(
+    shared_redis, django_assert_num_queries
+):
+    link = SessionOrderFactory()
+    first = _poll(Client(), link.session_id)
+    with django_assert_num_queries(0):
+        again = _poll(Client(), link.session_id)
+    assert again.status_code == 200 and again.json() == first.json() and again["ETag"] == first["ETag"]
+    assert again["Content-Type"] == "application/json"
+
+
+RECEIVED_IN_PAGE = re.compile(r'order\.received !== "(\d+)"')  # the page's script compares the poll's to it
+
+
+def _page(client: Client, session_id: str, **query) -> str:
+    response = client.get(f"/pay/s/{session_id}", query)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def _without_request_parts(page: str) -> str:
+    """The page less what differs per request: its nonce, CSRF token and time."""
+    page = re.sub(r'nonce="[^"]+"', 'nonce=""', page)
+    page = re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"', "", page)
+    return re.sub(r'data-now="\d+"', 'data-now=""', page)
+
+
+def test_the_deposit_page_is_kept_per_version_and_language_and_follows_each_change(
+    shared_redis, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    link = SessionOrderFactory()
+    order = Order.objects.get(pk=link.order_id)
+    payer = Client()
+    first = _page(payer, link.session_id)
+    assert order.global_address in first and "<svg" in first
+    with django_assert_num_queries(0):
+        again = _page(Client(), link.session_id)
+    assert _without_request_parts(again) == _without_request_parts(first)
+    assert re.search(r'nonce="([^"]+)"', again).group(1) != re.search(r'nonce="([^"]+)"', first).group(1)
+    assert int(re.search(r'data-now="(\d+)"', again).group(1)) >= int(
+        re.search(r'data-now="(\d+)"', first).group(1)
+    )
+    # Another language is its own page; the language switch keeps no other parameter.
+    spanish = _page(Client(), link.session_id, lang="es")
+    assert 'lang="es"' in spanish and spanish != again
+    # A change committed shows at the next view, from any client.
+    with django_capture_on_commit_callbacks(execute=True):
+        _deposit(order)
+    after = _page(Client(), link.session_id)
+    assert _without_request_parts(after) != _without_request_parts(first)
+    assert int(RECEIVED_IN_PAGE.search(after).group(1)) == int(order.src_amount) // 2  # what arrived
+    assert int(RECEIVED_IN_PAGE.search(first).group(1)) == 0
+
+
+def test_writers_never_leave_a_kept_answer_older_than_their_commit(shared_redis, transactional_db):
+    """Readers keep polling and opening the page while two writers record deposits: right after each commit,
+    the writer reads what it committed, never a body or page kept for an earlier version."""
+    link = SessionOrderFactory()
+    order_id, session_id = link.order_id, link.session_id
+    src_amount = int(Order.objects.get(pk=order_id).src_amount)
+    stop = threading.Event()
+    failures: list[str] = []
+    committed = [0]
+    lock = threading.Lock()
+
+    def reader():
+        try:
+            client = Client()
+            while not stop.is_set():
+                _poll(client, session_id)
+                client.get(f"/pay/s/{session_id}")
+        finally:
+            connection.close()
+
+    def writer(n: int):
+        try:
+            client = Client()
+            for i in range(6):
+                with transaction.atomic():
+                    order = Order.objects.select_for_update().get(pk=order_id)
+                    order_record_deposit(
+                        order=order,
+                        chain=order.src_chain,
+                        tx_hash=tx_hash(1000 * n + i),
+                        amount=1,
+                        from_address=None,
+                    )
+                with lock:
+                    committed[0] += 1
+                    least = committed[0]
+                # Every commit counted so far happened before this read (each is counted after it commits).
+                received = int(_poll(client, session_id).json()["order"]["received"])
+                if received < least:
+                    failures.append(f"poll: {received} after {least} commits")
+                page = client.get(f"/pay/s/{session_id}").content.decode()
+                shown = int(RECEIVED_IN_PAGE.search(page).group(1))
+                if shown < least:
+                    failures.append(f"page: {shown} after {least} commits")
+        finally:
+            connection.close()
+
+    readers = [threading.Thread(target=reader) for _ in range(3)]
+    writers = [threading.Thread(target=writer, args=(n,)) for n in range(2)]
+    for thread in readers + writers:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    stop.set()
+    for thread in readers:
+        thread.join()
+    assert failures == []
+    assert int(_poll(Client(), session_id).json()["order"]["received"]) == 12 < src_amount
