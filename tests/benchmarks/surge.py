@@ -124,3 +124,33 @@ def run_surge(
         "steps": tally.summary(),
         "not_modified": tally.not_modified,
     }
+
+
+def payer_steps(base: str, *, code: str, pay_with: str, payers: int = 40) -> dict[str, dict[str, float]]:
+    """Each payer step's server time with nothing else running: `payers` payers one after another, each with
+    its own cookies (link page, the form's POST, the deposit page at its first view, and again); median and
+    worst in ms."""
+    import requests
+
+    times: dict[str, list[float]] = defaultdict(list)
+    for _ in range(payers + 3):
+        with requests.Session() as session:
+
+            def timed(step: str, method: str, url: str, session=session, **options):
+                started = time.perf_counter()
+                response = session.request(method, url, timeout=30, allow_redirects=False, **options)
+                times[step].append((time.perf_counter() - started) * 1000)
+                return response
+
+            page = timed("link page", "GET", f"{base}/pay/{code}")
+            token = CSRF.search(page.text)
+            form = {"csrfmiddlewaretoken": token.group(1) if token else "", "pay_with": pay_with}
+            location = (
+                base + timed("start checkout", "POST", f"{base}/pay/{code}", data=form).headers["Location"]
+            )
+            timed("deposit page", "GET", location).raise_for_status()
+            timed("deposit page, again", "GET", location).raise_for_status()
+    return {
+        step: {"median": statistics.median(values[3:]), "worst": max(values[3:])}  # 3 warm-up payers
+        for step, values in times.items()
+    }
