@@ -52,6 +52,7 @@ from core.compiled import CompiledRead
 from core.errors import DomainError
 from core.geo import locate
 from core.http import client_ip, ip_digest
+from core.shared_redis import shared_redis
 from merchant.api import DEFAULT_ACCENT, brand_for
 from orders.fees import fee_amount
 from orders.models import Order
@@ -295,7 +296,7 @@ def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
     if refused := checkout_refused(request):
         return refused
     try:  # a refused payment leaves no session (and holds no discount use)
-        session = payments.link_checkout_start(
+        started = payments.link_checkout_start(
             link=link,
             ask=SessionRequest.from_wire({**params, "payment_link_id": link.id}),
             answers=_answers(values),
@@ -303,7 +304,20 @@ def link_page(request: HttpRequest, short_code: str) -> HttpResponse:
         )
     except DomainError as exc:
         return _render_form(request, context, errors=_errors_of(exc), values=request.POST, status=400)
-    return redirect("pay-session", session_id=session.id)
+    _keep_deposit_page(request, started)
+    return redirect("pay-session", session_id=started.session.id)
+
+
+def _keep_deposit_page(request: HttpRequest, started: payments.Started) -> None:
+    """The deposit page the payer is sent to, rendered now from what the checkout has just written (nothing
+    to read; its order has received nothing) and kept under the version its commit set: the page is rendered
+    once per session, and the redirect's view of it is one Redis read."""
+    if shared_redis() is None:
+        return
+    session, order = started.session, started.order
+    html = render_marked(request, "pay/session.html", _status_context(session, order, received=0))
+    kind = f"page:{translation.get_language()}"
+    kept_put(session.id, started.version, kind, html.encode(), ttl=PAGE_TTL)
 
 
 # The deposit page's read, compiled once (core.compiled); a discount code or a widget is read if one is named.
@@ -362,9 +376,11 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     return HttpResponse(fill_marks(request, html))
 
 
-def _status_context(session: CheckoutSession, order: Order | None) -> dict[str, Any]:
+def _status_context(
+    session: CheckoutSession, order: Order | None, received: int | None = None
+) -> dict[str, Any]:
     context = _page_context(None, session)
-    status = payments.session_status_data(session, order)
+    status = payments.session_status_data(session, order, received)
     if order is not None:
         token = display_token(order.src_chain, order.src_token_address)
         decimals = token.decimals if token else 0

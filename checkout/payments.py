@@ -145,7 +145,7 @@ def session_order_create(
             if current.deposit_txs.exists():
                 raise Conflict("a payment to this checkout has arrived; send the rest to the same address.")
             order_expire(order=current, reason="the payer chose another token", announce=False)
-        return _order_for(
+        order, _ = _order_for(
             session,
             src_chain=src_chain,
             src_token=src_token,
@@ -154,6 +154,7 @@ def session_order_create(
             payer_ip=payer_ip,
             order_id=order_id,
         )
+        return order
 
 
 def _order_for(
@@ -165,9 +166,10 @@ def _order_for(
     minimum: int,
     payer_ip: str,
     order_id: uuid.UUID | None = None,
-) -> Order:
+) -> tuple[Order, str]:
     """The order that pays the session (`src_amount` of `src_token`, the merchant receiving `minimum` at
-    least), bound to it; in the caller's transaction, which holds the session."""
+    least), bound to it, and the status version its commit sets; in the caller's transaction, which holds the
+    session."""
     request = OrderRequest(
         type=ORDER_TYPE,
         src_chain=src_chain,
@@ -189,13 +191,22 @@ def _order_for(
         order_id=order_id,
     )
     SessionOrder.objects.create(session=session, order=order)
-    status_changed(session.pk)
-    return order
+    return order, status_changed(session.pk)
+
+
+@dataclass(frozen=True)
+class Started:
+    """A checkout started on a link's page: its session and order as written, and the status version their
+    commit set (checkout.status_version)."""
+
+    session: Session
+    order: Order
+    version: str
 
 
 def link_checkout_start(
     *, link: PaymentLink, ask: SessionRequest, answers: PayerAnswers, payer_ip: str
-) -> Session:
+) -> Started:
     """A payer sends a link page's form: a session holding their answers and the order that pays it with the
     token they picked, written together.
 
@@ -222,7 +233,7 @@ def link_checkout_start(
         if discount is not None:
             discount_hold(discount)
         session.save(force_insert=True)
-        _order_for(
+        order, version = _order_for(
             session,
             src_chain=src_chain,
             src_token=src_token,
@@ -230,7 +241,7 @@ def link_checkout_start(
             minimum=minimum,
             payer_ip=payer_ip,
         )
-    return session
+    return Started(session=session, order=order, version=version)
 
 
 _latest_order = CompiledRead(
@@ -275,8 +286,11 @@ _latest_order_status = CompiledRead(
 )
 
 
-def session_status_data(session: Session, order: Order | None = None) -> dict[str, Any]:
-    """What the hosted page polls: the session, its order's deposit address, what arrived and what is owed."""
+def session_status_data(
+    session: Session, order: Order | None = None, received: int | None = None
+) -> dict[str, Any]:
+    """What the hosted page polls: the session, its order's deposit address, what arrived and what is owed
+    (`received`, when the caller knows it: an order it has just made has received nothing)."""
     if order is None:
         order = _latest_order_status.first(session.pk)
     data: dict[str, Any] = {
@@ -289,7 +303,7 @@ def session_status_data(session: Session, order: Order | None = None) -> dict[st
     }
     if order is None:
         return data
-    received = order_received(order)
+    received = order_received(order) if received is None else received
     refund = None
     if order.status in (Order.Status.FAILURE, Order.Status.REFUNDING, Order.Status.REFUNDED):
         refund = order.refund_txs.order_by("-created_at").values_list("tx_hash", flat=True).first()

@@ -63,13 +63,13 @@ def status_forget(session_id: str) -> None:
             client.delete(_key(session_id))
 
 
-def _replace(session_id: str) -> None:
+def _replace(session_id: str, version: str) -> None:
     client = shared_redis()
     if client is None:
         return
     for attempt in (1, 2):
         try:
-            client.set(_key(session_id), secrets.token_hex(8), ex=VERSION_TTL)
+            client.set(_key(session_id), version, ex=VERSION_TTL)
             return
         except RedisError as exc:
             if attempt == 2:
@@ -81,10 +81,14 @@ def _replace(session_id: str) -> None:
                 )
 
 
-def status_changed(session_id: str) -> None:
+def status_changed(session_id: str) -> str:
     """What the session's poll shows changed: a new version once the change commits (at once outside a
-    transaction), so a poll never caches a state that rolled back."""
-    transaction.on_commit(lambda: _replace(session_id))
+    transaction), so a poll never caches a state that rolled back. Returns that version: the caller may keep
+    what it rendered of the committed state under it (a later change, or a later call in the same
+    transaction, sets another)."""
+    version = secrets.token_hex(8)
+    transaction.on_commit(lambda: _replace(session_id, version))
+    return version
 
 
 # --- what the session's pages show, kept per version ------------------------------------------------------

@@ -16,6 +16,7 @@ from checkout.status_version import status_version
 from orders.lifecycle import WAITING, order_fail, order_record_deposit, order_transition
 from orders.models import Order
 from tests.factories import SessionOrderFactory, tx_hash
+from tests.orders.conftest import USDC_BASE, poster_link
 
 pytestmark = pytest.mark.django_db
 
@@ -283,3 +284,26 @@ def test_writers_never_leave_a_kept_answer_older_than_their_commit(shared_redis,
         thread.join()
     assert failures == []
     assert int(_poll(Client(), session_id).json()["order"]["received"]) == 12 < src_amount
+
+
+def test_the_deposit_page_a_checkout_renders_is_the_one_the_database_gives_and_is_served_without_it(
+    shared_redis, admin_client, tokens, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    link = poster_link(
+        admin_client,
+        items=[{"name": "Poster", "amount": "4000000", "quantity": 1}],
+        shipping_options=[{"id": "post", "name": "Post", "amount": "1000000"}],
+    )
+    payer = Client()
+    with django_capture_on_commit_callbacks(execute=True):  # the checkout's commit sets the version
+        started = payer.post(
+            f"/pay/{link['short_code']}", {"pay_with": f"8453:{USDC_BASE}", "shipping_option": "post"}
+        )
+    assert started.status_code == 302
+    session_id = started["Location"].rsplit("/", 1)[1]
+    with django_assert_num_queries(0):  # rendered by the checkout itself, once
+        kept = _page(payer, session_id)
+    assert Order.objects.get(session_order__session_id=session_id).global_address in kept
+    for key in shared_redis.scan_iter(f"checkout:status:{session_id}:*"):
+        shared_redis.delete(key)  # what is kept goes: the page is rendered from the database again
+    assert _without_request_parts(_page(payer, session_id)) == _without_request_parts(kept)
