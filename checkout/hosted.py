@@ -350,6 +350,8 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     try:
         session = _session_or_404(session_id)
     except Http404 as missing:
+        if version is not None:
+            status_forget(session_id)  # no version is kept for a session that does not exist
         return _unavailable(request, str(missing), status=404)
     order = payments.session_current_order(session)
     if payments.session_takes_a_token(session, order, change=request.GET.get("change") == "1"):

@@ -104,6 +104,8 @@ def test_an_unknown_session_is_404_and_leaves_no_version(shared_redis):
     response = _poll(Client(), missing)
     assert response.status_code == 404 and response["Content-Type"] == "application/json"
     assert shared_redis.exists(f"checkout:status:{missing}") == 0
+    assert Client().get(f"/pay/s/{missing}").status_code == 404
+    assert list(shared_redis.scan_iter(f"checkout:status:{missing}*")) == []
 
 
 def test_without_a_redis_every_poll_reads_the_database(settings, django_assert_num_queries):
