@@ -38,6 +38,7 @@ from checkout.languages import payer_language
 from checkout.models import Widget, WidgetEvent
 from checkout.page_cache import cached_page
 from checkout.widgets import deposit_options, widget_event_record
+from core.compiled import CompiledRead
 from core.errors import DomainError, InvalidRequest
 from orders.inputs import EXACT_INPUT, QuoteInput
 from orders.services import quote_build
@@ -147,6 +148,12 @@ def _start_checkout(request: HttpRequest, widget: Widget) -> HttpResponse:
     return redirect("pay-session", session_id=session.id)
 
 
+# Every visitor of a widget's page reads it: its SQL is compiled once (core.compiled).
+_widget_by_code = CompiledRead(
+    lambda short_code: Widget.objects.select_related("organization").filter(short_code=short_code)
+)
+
+
 @never_cache
 @xframe_options_exempt
 @csp_replace({"frame-ancestors": None})  # the one page any site may frame; its code keeps the strict policy
@@ -154,7 +161,7 @@ def _start_checkout(request: HttpRequest, widget: Widget) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @payer_language
 def widget_page(request: HttpRequest, short_code: str) -> HttpResponse:
-    widget = Widget.objects.select_related("organization").filter(short_code=short_code).first()
+    widget = _widget_by_code.first(short_code)
     if widget is None:
         return _unavailable(request, _("There is no widget at this address."), status=404)
     if not widget.is_active:

@@ -123,3 +123,30 @@ def test_a_read_whose_value_the_orm_converts_is_refused():
         read.first("anything")
     with pytest.raises(TypeError):
         hosted._session_alone.first(42)
+
+
+def test_a_widgets_page_read_equals_the_orms(admin_client, tokens):
+    from checkout import widget_page
+    from checkout.models import Widget
+
+    created = admin_client.post(
+        "/api/v1/widgets",
+        {
+            "name": "Buy",
+            "widget_type": "checkout",
+            "config": {
+                "destination_chain_id": 8453,
+                "destination_token": USDC_BASE,
+                "recipient_address": "0x" + "1" * 40,
+                "amount": "1000000",
+            },
+        },
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    widget = Widget.objects.select_related("organization").get()
+    compiled = widget_page._widget_by_code.first(widget.short_code)
+    assert _fields(compiled) == _fields(widget) and _fields(compiled.organization) == _fields(
+        widget.organization
+    )
+    assert widget_page._widget_by_code.first("nOtThErE") is None
