@@ -1001,12 +1001,17 @@ def _surge_lines(surge: dict) -> list[str]:
         f"{PAYER_DEPOSIT_TARGET_MS:.0f} ms ({_verdict(steps['deposit page']['median'] <= PAYER_DEPOSIT_TARGET_MS)})."
     )
     lines.append("")
-    lines.append("| step | requests | p50 ms | p95 ms | p99 ms | errors |")
-    lines.append("|---|---:|---:|---:|---:|---:|")
+    lines.append(
+        "| step | requests | p50 ms | p95 ms | p99 ms | errors | waited for a connection (p50, p95 of their waits) "
+        "| opened a connection |"
+    )
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
     for step, figures in surge["steps"].items():
         lines.append(
             f"| {step} | {figures['count']:,} | {figures['p50']:.1f} | {figures['p95']:.1f} | "
-            f"{figures['p99']:.1f} | {figures['errors']} |"
+            f"{figures['p99']:.1f} | {figures['errors']} | {figures['queued']:,} ({figures['queued p50']:.0f}, "
+            f"{figures['queued p95']:.0f} ms) "
+            f"| {figures['new connections']:,} |"
         )
     lines.append("")
     return lines

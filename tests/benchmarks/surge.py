@@ -24,6 +24,8 @@ CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 class Tally:
     def __init__(self) -> None:
         self.times: dict[str, list[float]] = defaultdict(list)
+        self.queued: dict[str, list[float]] = defaultdict(list)  # waiting for one of the shared connections
+        self.new_connections: dict[str, int] = defaultdict(int)  # requests that opened a connection
         self.errors: dict[str, int] = defaultdict(int)
         self.not_modified = 0
 
@@ -39,25 +41,63 @@ class Tally:
             if not times:
                 continue
             q = statistics.quantiles(times, n=100, method="inclusive") if len(times) > 1 else [times[0]] * 99
+            queued = self.queued.get(step, [])
             out[step] = {
                 "count": len(times),
                 "p50": q[49],
                 "p95": q[94],
                 "p99": q[98],
                 "errors": self.errors[step],
+                "queued": len(queued),
+                "queued p50": statistics.median(queued) if queued else 0.0,
+                "queued p95": statistics.quantiles(queued, n=20)[18] if len(queued) > 1 else 0.0,
+                "new connections": self.new_connections[step],
             }
         return out
+
+
+def _queue_trace(tally: Tally, step: list[str]) -> aiohttp.TraceConfig:
+    """Records, by the payer's step, how long each request waited in all for one of the shared connections
+    (a request may wait more than once: a freed connection can go to a request that did not wait), and the
+    requests that opened a connection."""
+    trace = aiohttp.TraceConfig()
+
+    async def started(_session, context, _params) -> None:
+        context.waited = 0.0
+
+    async def queued(_session, context, _params) -> None:
+        context.queued_at = time.perf_counter()
+
+    async def dequeued(_session, context, _params) -> None:
+        context.waited += time.perf_counter() - context.queued_at
+
+    async def ended(_session, context, _params) -> None:
+        if context.waited:
+            tally.queued[step[0]].append(context.waited * 1000)
+
+    async def created(_session, _context, _params) -> None:
+        tally.new_connections[step[0]] += 1
+
+    trace.on_request_start.append(started)
+    trace.on_connection_queued_start.append(queued)
+    trace.on_connection_queued_end.append(dequeued)
+    trace.on_request_end.append(ended)
+    trace.on_request_exception.append(ended)
+    trace.on_connection_create_start.append(created)
+    return trace
 
 
 async def _payer(http, tally: Tally, *, delay: float, code: str, pay_with: str, poll_seconds: float) -> None:
     await asyncio.sleep(delay)
     jar = aiohttp.CookieJar(unsafe=True)  # its own cookies (CSRF), as its own browser
+    current = ["link page"]
     async with aiohttp.ClientSession(
         base_url=http["base"],
         connector=http["connector"],
         connector_owner=False,
         cookie_jar=jar,
         timeout=aiohttp.ClientTimeout(total=30),
+        trace_configs=[_queue_trace(tally, current)],
     ) as session:
         step = "link page"
         try:
@@ -66,7 +106,7 @@ async def _payer(http, tally: Tally, *, delay: float, code: str, pay_with: str, 
                 page = await response.text()
                 tally.record(step, started, response.status == 200)
             token = CSRF.search(page)
-            step = "start checkout"
+            step = current[0] = "start checkout"
             started = time.perf_counter()
             form = {"csrfmiddlewaretoken": token.group(1) if token else "", "pay_with": pay_with}
             async with session.post(f"/pay/{code}", data=form, allow_redirects=False) as response:
@@ -75,12 +115,12 @@ async def _payer(http, tally: Tally, *, delay: float, code: str, pay_with: str, 
                 tally.record(step, started, response.status == 302 and "/pay/s/" in location)
             if "/pay/s/" not in location:
                 return
-            step = "deposit page"
+            step = current[0] = "deposit page"
             started = time.perf_counter()
             async with session.get(location) as response:
                 await response.read()
                 tally.record(step, started, response.status == 200)
-            step = "status poll"
+            step = current[0] = "status poll"
             etag, until = None, time.monotonic() + poll_seconds
             while time.monotonic() < until:
                 await asyncio.sleep(2)
