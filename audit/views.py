@@ -9,11 +9,15 @@ from audit.serializers import AuditEventListSerializer, AuditEventSerializer, pa
 from core import openapi
 from platform_api.api import PlatformAPIView
 from platform_api.pagination import MAX_LIMIT, MAX_PAGE, ListParams
+from platform_api.rows import Rows
 from platform_api.serializers import ErrorSerializer
 
 # The list pages through the newest LIST_WINDOW matching events; `total` is exact up to it. Counting
 # every event of a busy organization on each request would scan millions of rows (see docs/decisions.md).
 LIST_WINDOW = 10_000
+# The page read as values and rendered as the serializer would (platform_api/rows.py): the serializer's
+# per-field dispatch over model instances was 40 % of the request.
+EVENT_ROWS = Rows(AuditEventSerializer)
 
 
 class AuditEventListView(PlatformAPIView):
@@ -45,11 +49,11 @@ class AuditEventListView(PlatformAPIView):
             created_from=parse_iso8601(query, "from"),
             created_to=parse_iso8601(query, "to"),
         )
-        page, total = params.apply(events, count_bound=LIST_WINDOW)
+        page, total = params.apply(EVENT_ROWS.values(events), count_bound=LIST_WINDOW)
         return Response(
             {
                 "success": True,
-                "data": AuditEventSerializer(page, many=True).data,
+                "data": EVENT_ROWS.render(page),
                 "pagination": {
                     "page": params.page,
                     "limit": params.limit,

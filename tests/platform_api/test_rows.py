@@ -8,6 +8,9 @@ import pytest
 from django.utils import timezone
 from rest_framework import serializers
 
+from audit.models import AuditEvent
+from audit.serializers import AuditEventSerializer
+from audit.views import EVENT_ROWS
 from checkout.link_views import LINK_ROWS
 from checkout.models import PaymentLink
 from checkout.serializers import PaymentLinkSerializer
@@ -15,7 +18,7 @@ from platform_api.models import ApiKey
 from platform_api.rows import Rows
 from platform_api.serializers import ApiKeySerializer
 from platform_api.views import API_KEY_ROWS
-from tests.factories import OrganizationFactory, PaymentLinkFactory, make_api_key
+from tests.factories import AuditEventFactory, OrganizationFactory, PaymentLinkFactory, make_api_key
 
 pytestmark = pytest.mark.django_db
 
@@ -53,6 +56,16 @@ def test_api_keys_as_values_render_as_their_serializer_does():
     expected = ApiKeySerializer(keys, many=True).data
     assert API_KEY_ROWS.render(API_KEY_ROWS.values(keys)) == [dict(row) for row in expected]
     assert {row["is_active"] for row in expected} == {True, False}
+
+
+def test_audit_events_as_values_render_as_their_serializer_does():
+    organization = OrganizationFactory()
+    AuditEventFactory(organization=organization, ip_address="2001:db8::1", status_code=201)
+    AuditEventFactory(organization=organization, ip_address=None, actor="member:mem_x", status_code=403)
+    events = AuditEvent.objects.filter(organization=organization).order_by("created_at", "pk")
+    expected = AuditEventSerializer(events, many=True).data
+    assert EVENT_ROWS.render(EVENT_ROWS.values(events)) == [dict(row) for row in expected]
+    assert {row["ip_address"] for row in expected} == {"2001:db8::1", None}
 
 
 def test_a_field_that_is_not_a_plain_column_is_refused_when_the_list_is_declared():
