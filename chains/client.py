@@ -33,6 +33,7 @@ from web3.providers.rpc import HTTPProvider
 from web3.types import RPCEndpoint, RPCResponse
 
 from chains.registry import Chain
+from observability import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +118,7 @@ class FailoverProvider(JSONBaseProvider):
         super().__init__()
         self.chain_id, self.urls = chain_id, urls
         self._http = {url: _http(url, timeout) for url in urls}
+        self._labels = {url: (str(chain_id), node_label(url)) for url in urls}  # the metrics' (no keys)
 
     def _node_checked(self, url: str) -> None:
         """A node's chain id, asked once while it stays in rotation: a node of another chain is set aside."""
@@ -136,6 +138,8 @@ class FailoverProvider(JSONBaseProvider):
     def _send(self, call) -> Any:
         failures = []
         for url in _ordered(self.urls):
+            labels = self._labels[url]
+            metrics.rpc_requests.labels(*labels).inc()
             try:
                 self._node_checked(url)
                 answer = call(self._http[url])
@@ -151,6 +155,7 @@ class FailoverProvider(JSONBaseProvider):
                 raise _NodeFault(fault)
             except (requests.RequestException, OSError, ValueError, _NodeFault) as exc:
                 reason = str(exc) if isinstance(exc, _NodeFault) else _transport_reason(exc)
+                metrics.rpc_failures.labels(*labels).inc()
                 set_aside(self.chain_id, url, reason)
                 failures.append(f"{node_label(url)}: {reason}")
         raise ChainUnreachable(f"no RPC node of chain {self.chain_id} answered ({'; '.join(failures)})")

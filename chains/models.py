@@ -324,6 +324,10 @@ class OutboxTx(models.Model):
             ),
             # What the reorg check reads: the transactions finished in a chain's last blocks.
             models.Index(fields=["chain_id", "block_number"], name="outbox_chain_block"),
+            # What a metrics scrape counts (observability.collector): the few that failed.
+            models.Index(
+                fields=["chain_id", "signer"], condition=models.Q(status="failed"), name="outbox_failed"
+            ),
         ]
 
     def __str__(self) -> str:

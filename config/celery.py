@@ -10,11 +10,19 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("checkout")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+import observability.tasks  # noqa: E402,F401 - the request id carried into tasks, and the tasks' log ids
 
 
 @worker_init.connect
 def _tune_thread_switching(**_):
     tune_thread_switching()  # the webhook worker runs deliveries on a thread pool
+
+
+@worker_init.connect  # in the main process, before the pool forks and any of it counts
+def _clear_metrics(**_):
+    from observability.multiprocess import clear_own_directory
+
+    clear_own_directory()
 
 
 @worker_init.connect

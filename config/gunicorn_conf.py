@@ -15,6 +15,7 @@ server_errors.install()  # in the master, before the workers fork: gunicorn's ow
 # No `SELECT 1` before each request's first query: a read that finds its connection lost is run again on a
 # new one instead (core.dbretry). Set here, before Django's settings are read in the master.
 os.environ.setdefault("DATABASE_CONN_HEALTH_CHECKS", "0")
+os.environ.setdefault("METRICS_ROLE", "web")  # its samples' directory under METRICS_DIR
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
@@ -40,13 +41,22 @@ def on_starting(server):
     from django.db import connections
 
     from core.cluster import ClusterSplit, check_node
+    from observability.multiprocess import clear_own_directory
 
+    clear_own_directory()  # before any worker forks and counts
     try:
         check_node("web")
     except ClusterSplit as exc:
         raise RuntimeError(str(exc)) from None
     finally:
         connections.close_all()  # no worker inherits the master's connection
+
+
+def child_exit(server, worker):
+    """A worker process gone: its live gauges go with it (its counters stay counted)."""
+    from observability.multiprocess import process_exited
+
+    process_exited(worker.pid)
 
 
 def post_fork(server, worker):

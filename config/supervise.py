@@ -219,6 +219,10 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    # Every process's metrics, summed by /metrics: each role writes under var/metrics/<role>, cleared now.
+    metrics_dir = os.environ.setdefault("METRICS_DIR", str(runenv.var_dir() / "metrics"))
+    if metrics_dir:  # empty: each process keeps its own samples
+        shutil.rmtree(metrics_dir, ignore_errors=True)
     import django
 
     django.setup()
@@ -243,7 +247,9 @@ def main() -> int:
         env["SUPERVISE_READY_DIR"] = str(ready_dir)
     children.update(
         {
-            name: spawn(cmd, env=environments["worker" if name == "worker" else "other"])
+            name: spawn(
+                cmd, env={**environments["worker" if name == "worker" else "other"], "METRICS_ROLE": name}
+            )
             for name, cmd in commands(args.port, bin_dir).items()
         }
     )

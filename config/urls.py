@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from config import health
 from core.schema_view import SchemaView
+from observability.views import metrics_view
 from orders.views import order_route_not_found
 from platform_api.views import platform_route_not_found
 
@@ -25,6 +26,7 @@ urlpatterns = [
     path("", health.home, name="home"),
     path("healthz", health.live, name="healthz"),
     path("readyz", health.ready, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),  # Prometheus, from METRICS_ALLOWED_NETWORKS only
     path("admin/", admin.site.urls),
     path("api/schema/", SchemaView.as_view(), name="schema"),
     # Swagger UI's start-up script is served as a file of its own (the split view), so no inline script runs.

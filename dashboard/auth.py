@@ -38,6 +38,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from dashboard.models import Member, RecoveryCodes, Role, recovery_digest
 from dashboard.roles import READ, may
 from dashboard.throttle import Attempt, SignInRefused, normalise_email
+from observability import context
 from platform_api.context import RequestContext
 from platform_api.signals import record_write
 
@@ -212,6 +213,7 @@ def member_view(action: str = READ, *, read: str = READ):
                     status=403,
                 )
             request.member = member
+            context.organization_id.set(member.organization_id)  # on this request's log lines
             return view(request, *args, **kwargs)
 
         return wrapped

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -24,6 +25,7 @@ from django.utils import timezone
 
 from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx
+from observability.orders import observe_transition
 from orders import events, states
 from orders.accounting import CARD_PAYMENT_PREFIX, card_payment_posted
 from orders.models import DepositTx, Order, OrderStatusChange, RefundTx, RelayTx
@@ -49,7 +51,13 @@ def order_transition(
 ) -> bool:
     """Move the order to `to_status` if it is in one of `from_statuses`, and record the change; refreshes it."""
     from_statuses = list(from_statuses)
-    current = Order.objects.select_for_update().filter(pk=order.pk).values_list("status", flat=True).first()
+    found = (
+        Order.objects.select_for_update()
+        .filter(pk=order.pk)
+        .values_list("status", "status_changed_at", "received_deposit_at")
+        .first()
+    )
+    current, since, deposit_at = found if found is not None else (None, None, None)
     if current is not None and current in from_statuses:
         states.check_move(current, to_status)  # the declared machine (orders.states) lists every move
     changed = current in from_statuses and Order.objects.filter(pk=order.pk, status__in=from_statuses).update(
@@ -64,6 +72,12 @@ def order_transition(
             actor=actor[:150],
         )
         logger.info("Order %s: %s -> %s (%s)", order.pk, current, to_status, reason or "-")
+        deposit_at = fields.get("received_deposit_at", deposit_at)
+        transaction.on_commit(
+            partial(
+                observe_transition, order.type, current or "", to_status, since, deposit_at, timezone.now()
+            )
+        )
     order.refresh_from_db()
     if changed:
         events.announce(events.Changed(order))

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 
 from core.http import client_ip, ip_digest
 from core.inputs import InputChecksMixin
+from observability import context
 from platform_api import idempotency, ratelimit
 from platform_api.errors import PlatformError, platform_exception_handler
 from platform_api.models import Permission
@@ -161,6 +162,8 @@ class PlatformAPIView(InputChecksMixin, APIView):
         self.headers = self.default_response_headers
         try:
             self.initial(request, *args, **kwargs)
+            if request.auth is not None:  # the organization's id on this request's log lines
+                context.organization_id.set(request.auth.organization_id)
             method = request.method.lower()
             handler = getattr(self, method, None) if method in self.http_method_names else None
             handler = handler or self.http_method_not_allowed

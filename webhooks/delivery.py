@@ -27,6 +27,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core import safehttp
+from observability.webhooks import observe_attempts
 from webhooks.claims import (
     Claim,
     delivery_claim,
@@ -268,6 +269,14 @@ def _record(
         delivery.last_error = error[:500]
         delivery.completed_at = now if status != Status.PENDING else None
         finished.append((claim, delivery, result, started, error))
+        logger.info(
+            "Webhook delivery %s to endpoint %s, attempt %s: %s in %s ms",
+            delivery.pk,
+            claim.endpoint.pk,
+            number,
+            f"HTTP {code}" if code is not None else error,
+            result.elapsed_ms,
+        )
         outcomes.append(
             AttemptResult(
                 delivery_id=delivery.pk,
@@ -279,6 +288,12 @@ def _record(
             )
         )
     if finished:
+        transaction.on_commit(
+            partial(
+                observe_attempts,
+                [(result.status, result.timed_out, result.elapsed_ms) for _, _, result, _, _ in finished],
+            )
+        )
         _update_rows(
             WebhookDelivery,
             _FINISHED_DELIVERY_FIELDS,

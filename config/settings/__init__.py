@@ -20,6 +20,7 @@ from config.settings.celery import *  # noqa: F403
 from config.settings.chains import *  # noqa: F403
 from config.settings.django import *  # noqa: F403
 from config.settings.env import BASE_DIR, VAR_DIR  # noqa: F401
+from config.settings.observability import *  # noqa: F403  # first: prometheus-client reads its directory at import
 from config.settings.onramp import *  # noqa: F403
 from config.settings.orders import *  # noqa: F403
 from config.settings.platform import *  # noqa: F403
