@@ -8,7 +8,7 @@ MANAGE := $(BIN)/python manage.py
 # Django's debug pages stay off unless DJANGO_DEBUG=1 is asked for.
 export SERVICE_ENV ?= development
 
-.PHONY: install run test apicheck bench bench-queries lint format migrations-check contracts clean rehearsal soak
+.PHONY: install run test alerts-check apicheck bench bench-queries lint format migrations-check contracts clean rehearsal soak
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
@@ -65,6 +65,13 @@ soak: $(VENV)/.installed $(TOOLS)
 # Rebuild chains/contracts/artifacts from chains/contracts/src with the pinned solc.
 contracts: $(TOOLS)
 	node chains/contracts/build.mjs
+
+# The Prometheus alert rules: their syntax, and their unit tests (promtool, from Debian's prometheus package).
+alerts-check:
+	@command -v promtool >/dev/null || (apt-get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null)) || { echo "make alerts-check needs promtool (Debian: apt-get install prometheus)"; exit 2; }
+	promtool check rules deploy/prometheus/alerts.yml
+	promtool check config deploy/prometheus/prometheus.yml
+	cd deploy/prometheus && promtool test rules alerts_test.yml
 
 # schemathesis against both interfaces of a real server: no 5xx, no schema-valid request refused.
 apicheck: $(VENV)/.installed

@@ -26,6 +26,20 @@ keepalive = 5
 graceful_timeout = 10
 control_socket_disable = True  # gunicorn >= 25 would otherwise open a control socket beside the app
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
+if os.environ.get("LOG_FORMAT", "").strip().lower() == "json":
+    # gunicorn's own lines (its errors and the access log) as JSON lines too, with the request's id; the
+    # access line without the client's address or the query string (personal data, search terms).
+    access_log_format = "%(m)s %(U)s %(s)s %(B)s %(M)sms %({x-request-id}o)s"
+    logconfig_dict = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": "observability.logs.JsonLines"}},
+        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+        "loggers": {
+            "gunicorn.error": {"handlers": ["console"], "level": "INFO", "propagate": False},
+            "gunicorn.access": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        },
+    }
 # Gunicorn's largest request line (its default is 4094), so that a long URL reaches Django, which answers
 # it in the interface's envelope; past that, gunicorn's own 414 is JSON too (config/server_errors.py).
 limit_request_line = 8190

@@ -65,3 +65,8 @@ rpc_failures = Counter(
     "JSON-RPC requests a node failed (no answer, an error it is at fault for, another chain), by chain and node.",
     ["chain_id", "node"],
 )
+outbox_finished = Counter(
+    "checkout_outbox_finished",
+    "Outbox transactions finished, by chain, signer and outcome (mined, failed).",
+    ["chain_id", "signer", "status"],
+)

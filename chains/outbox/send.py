@@ -55,6 +55,7 @@ from chains.models import Incident, OutboxTx, SenderNonce
 from chains.registry import Chain, chain_get
 from chains.reverts import revert_of
 from chains.signers import SignerUnavailable, sign_transaction, signer_address
+from observability import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -423,6 +424,7 @@ def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None, unless_t
         if not OutboxTx.objects.filter(pk=tx.pk, status__in=IN_FLIGHT).update(**fields):
             return False
         tx.refresh_from_db()
+        transaction.on_commit(metrics.outbox_finished.labels(str(tx.chain_id), tx.signer, status).inc)
         outbox_finished(tx)
         if (
             status == OutboxTx.Status.FAILED
