@@ -345,6 +345,17 @@ def celery_worker(start_worker):
     return start_worker().queue
 
 
+def queued_work(callbacks: list) -> list:
+    """The on-commit callbacks that do work (tasks, messages), without the metrics' observations."""
+    return [
+        callback
+        for callback in callbacks
+        if not getattr(getattr(callback, "func", callback), "__module__", "").startswith(
+            ("observability.", "prometheus_client.")
+        )
+    ]
+
+
 def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
     """Poll until `predicate()` is truthy; returns its value or fails the test."""
     import time
