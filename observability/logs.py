@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
+from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter
 
 from observability import context
@@ -25,9 +26,15 @@ class ContextFilter(logging.Filter):
         return True
 
 
+# Attributes Django and others attach that are objects, not facts: the request's repr carries its query
+# string (a dashboard search can be a payer's address), the server's time is `time` already.
+NOT_LOGGED = ["request", "server_time"]
+
+
 class JsonLines(JsonFormatter):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("rename_fields", {"levelname": "level", "name": "logger"})
+        kwargs.setdefault("reserved_attrs", [*RESERVED_ATTRS, *NOT_LOGGED])
         super().__init__("%(levelname)s %(name)s %(message)s", *args, **kwargs)
 
     def add_fields(self, log_record: dict, record: logging.LogRecord, message_dict: dict) -> None:

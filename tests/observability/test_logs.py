@@ -31,13 +31,16 @@ def json_lines():
 
 
 def test_a_callers_request_id_is_returned_and_logged(client, json_lines):
-    response = client.get("/no/such/thing", HTTP_X_REQUEST_ID="lb-7f3a:2")
+    response = client.get(
+        "/no/such/thing?q=0x52908400098527886e0f7030069857d2e4169ee7", HTTP_X_REQUEST_ID="lb-7f3a:2"
+    )
     assert response.status_code == 404 and response["X-Request-ID"] == "lb-7f3a:2"
     (line,) = json_lines()
     assert line["request_id"] == "lb-7f3a:2"
     assert line["level"] == "WARNING" and line["logger"] == "django.request"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", line["time"])
-    assert "Not Found" in line["message"]
+    assert "Not Found" in line["message"] and line["status_code"] == 404
+    assert "0x5290" not in json.dumps(line)  # the query string (a search for a payer) is not logged
 
 
 @pytest.mark.parametrize(
