@@ -146,13 +146,24 @@ def _wsgi(app, path: str, *, etag: str | None = None, method: str = "GET"):
 
 
 def test_the_deployed_application_answers_an_unchanged_poll_before_django(shared_redis):
+    from prometheus_client import REGISTRY
+
     from checkout.status_fastpath import StatusNotModified
     from config.wsgi import application  # what gunicorn serves
 
+    def counted(status: str) -> float:
+        labels = {"route": "pay-status", "method": "GET", "status": status}
+        return REGISTRY.get_sample_value("checkout_http_requests_total", labels) or 0.0
+
     link = SessionOrderFactory()
+    by_django = counted("200")
     etag = _poll(Client(), link.session_id)["ETag"]
+    assert counted("200") == by_django + 1
+    before = counted("304")
     status, headers, body = _wsgi(application, f"/pay/s/{link.session_id}/status", etag=etag)
     assert status.startswith("304") and headers["ETag"] == etag and body == b""
+    assert re.fullmatch(r"req_[0-9a-f]{24}", headers["X-Request-ID"])
+    assert counted("304") == before + 1  # under the route's name, as Django's middleware counts it
 
     reached: list[str] = []
 
