@@ -8,7 +8,7 @@ MANAGE := $(BIN)/python manage.py
 # Django's debug pages stay off unless DJANGO_DEBUG=1 is asked for.
 export SERVICE_ENV ?= development
 
-.PHONY: install run test alerts-check apicheck bench bench-queries lint format migrations-check contracts clean rehearsal soak
+.PHONY: install run test image image-test alerts-check apicheck bench bench-queries lint format migrations-check contracts clean rehearsal soak
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
@@ -65,6 +65,27 @@ soak: $(VENV)/.installed $(TOOLS)
 # Rebuild chains/contracts/artifacts from chains/contracts/src with the pinned solc.
 contracts: $(TOOLS)
 	node chains/contracts/build.mjs
+
+# The container image (Containerfile), with podman, buildah or docker, whichever is here (Debian: apt-get
+# install buildah). Where the Debian base cannot be pulled, one is made from Debian's packages (debootstrap).
+IMAGE ?= localhost/checkout:latest
+image:
+	@builder=$$(command -v podman || command -v buildah || command -v docker) || { echo "make image needs podman, buildah or docker (Debian: apt-get install buildah)"; exit 2; }; \
+	base=docker.io/library/debian:bookworm-slim; \
+	if ! $$builder pull -q $$base >/dev/null 2>&1; then \
+		command -v debootstrap >/dev/null || { echo "$$base cannot be pulled, and debootstrap (Debian: apt-get install debootstrap) is not here to make one"; exit 2; }; \
+		echo "make image: $$base cannot be pulled; making a base from Debian's packages"; \
+		base=$$(deploy/debian-base.sh); \
+	fi; \
+	case $$builder in */docker) isolation="";; *) isolation="--isolation chroot --layers --format docker";; esac; \
+	bundle=$${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}; [ -s "$$bundle" ] || { bundle=$$(mktemp); }; \
+	$$builder build $$isolation --network host --secret id=ca_bundle,src=$$bundle --build-arg BASE=$$base -f Containerfile -t $(IMAGE) . && \
+	$$builder images $(IMAGE)
+
+# The image run as a deployment would run it (tools/image_test.py): its migrate, web and worker roles on
+# PostgreSQL, Redis and the devnets, an order paid through it.
+image-test: $(VENV)/.installed $(TOOLS)
+	$(BIN)/python tools/image_test.py
 
 # The Prometheus alert rules: their syntax, and their unit tests (promtool, from Debian's prometheus package).
 alerts-check:

@@ -4,6 +4,7 @@ database and cache, static files, email, logging."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -185,7 +186,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "staticfiles"
+# The container image collects them into itself at build (STATIC_ROOT=/app/staticfiles), apart from VAR_DIR.
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or VAR_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "config" / "static"]  # the admin's own stylesheet
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STORAGES = {
