@@ -9,7 +9,7 @@ if os.environ.get("METRICS_ROLE", "web") != "web":
     sys.exit(0)
 port = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000").rsplit(":", 1)[1]
 try:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:  # noqa: S310
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
         sys.exit(0 if response.status == 200 else 1)
 except OSError:
     sys.exit(1)
