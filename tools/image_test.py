@@ -191,6 +191,7 @@ def main() -> int:
         containers.start("worker", devnet_signer_environment())
         containers.start("beat")
         base = f"http://127.0.0.1:{port}"
+
         def ready():
             for role in ("web", "worker", "beat"):
                 if not containers.alive(role):
