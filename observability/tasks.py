@@ -8,6 +8,7 @@ the task's id and an `order_id` argument (the settlement's tasks take one) for t
 from __future__ import annotations
 
 import inspect
+import os
 from typing import cast
 
 from celery.signals import (
@@ -17,7 +18,6 @@ from celery.signals import (
     task_prerun,
     worker_process_shutdown,
 )
-from django.conf import settings
 
 from observability import context
 
@@ -73,7 +73,9 @@ def _pool_process_exited(pid=None, **_):
         process_exited(pid)
 
 
-if settings.LOG_FORMAT == "json":
+# Read from the environment, as the setting is: this module is imported with `config` (config/celery.py),
+# before manage.py has chosen its settings, so it must not load them.
+if os.environ.get("LOG_FORMAT", "").strip().lower() == "json":
 
     @setup_logging.connect
     def _keep_django_logging(**_):
