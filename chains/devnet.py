@@ -252,3 +252,26 @@ def devnet_private_key(index: int) -> str:
 def devnet_signer_environment() -> dict[str, str]:
     """VAULT_PRIVATE_KEY and SOLVER_PRIVATE_KEY of the devnets' accounts 0 and 9, for worker processes."""
     return {"VAULT_PRIVATE_KEY": devnet_private_key(0), "SOLVER_PRIVATE_KEY": devnet_private_key(SOLVER)}
+
+
+def example_swap_order(src_chain: int = 31337, dst_chain: int = 31338) -> dict:
+    """The README's devnet order (`POST /orders`): 10 dUSDC on one devnet for dUSDC on the other, to a fixed
+    recipient; what `make run`'s checks and the image test pay. dUSDC is the first contract the devnets'
+    deployer makes, so its address is the same on both (and on every fresh devnet)."""
+    dusdc = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"
+    token = {"address": dusdc, "symbol": "dUSDC", "name": "Devnet USD Coin", "decimals": 6, "metadata": {}}
+    return {
+        "type": "swap",
+        "recipientAddress": "0x1111111111111111111111111111111111111111",
+        "srcChain": src_chain,
+        "dstChain": dst_chain,
+        "srcTokenAddress": dusdc,
+        "dstTokenAddress": dusdc,
+        "srcAmount": "10000000",
+        "payload": {"expectedDstAmount": "9900000"},
+        "creatorAddress": "0x2222222222222222222222222222222222222222",
+        "metadata": {
+            "srcToken": {"chainId": src_chain, **token},
+            "dstToken": {"chainId": dst_chain, **token},
+        },
+    }

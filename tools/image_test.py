@@ -32,7 +32,6 @@ IMAGE = os.environ.get("IMAGE", "localhost/checkout:latest")
 PG = os.environ.get("IMAGE_TEST_POSTGRES", "postgres://postgres@127.0.0.1:5432")
 DATABASE = os.environ.get("IMAGE_TEST_DATABASE", "checkout_image_test")
 REDIS = os.environ.get("IMAGE_TEST_REDIS", "redis://127.0.0.1:6379/10")
-DUSDC = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"
 
 
 def free_port() -> int:
@@ -169,7 +168,13 @@ def main() -> int:
         import django
 
         django.setup()
-        from chains.devnet import anvil_command, devnet_chains, devnet_signer_environment, wait_until_up
+        from chains.devnet import (
+            anvil_command,
+            devnet_chains,
+            devnet_signer_environment,
+            example_swap_order,
+            wait_until_up,
+        )
 
         for chain in devnet_chains():
             anvils.append(
@@ -201,28 +206,7 @@ def main() -> int:
         until("the web role answers /readyz", ready, 120)
         say(f"web, worker and beat up {time.monotonic() - started:.1f} s after the start")
 
-        body = {
-            "type": "swap",
-            "recipientAddress": "0x1111111111111111111111111111111111111111",
-            "srcChain": 31337,
-            "dstChain": 31338,
-            "srcTokenAddress": DUSDC,
-            "dstTokenAddress": DUSDC,
-            "srcAmount": "10000000",
-            "payload": {"expectedDstAmount": "9900000"},
-            "creatorAddress": "0x2222222222222222222222222222222222222222",
-            "metadata": {
-                side: {
-                    "chainId": chain_id,
-                    "address": DUSDC,
-                    "symbol": "dUSDC",
-                    "name": "Devnet USD Coin",
-                    "decimals": 6,
-                    "metadata": {},
-                }
-                for side, chain_id in (("srcToken", 31337), ("dstToken", 31338))
-            },
-        }
+        body = example_swap_order()
         created = requests.post(f"{base}/orders", json=body, timeout=10)
         if created.status_code != 200:
             raise SystemExit(f"image-test: POST /orders: {created.status_code} {created.text[:500]}")

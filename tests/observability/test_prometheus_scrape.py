@@ -17,42 +17,11 @@ from pathlib import Path
 import pytest
 import requests
 
-from chains.devnet import devnet_signer_environment
+from chains.devnet import devnet_signer_environment, example_swap_order
 from tests.test_supervise import ANVIL, _free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMETHEUS = shutil.which("prometheus")
-DUSDC = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"
-SWAP = {
-    "type": "swap",
-    "recipientAddress": "0x1111111111111111111111111111111111111111",
-    "srcChain": 31337,
-    "dstChain": 31338,
-    "srcTokenAddress": DUSDC,
-    "dstTokenAddress": DUSDC,
-    "srcAmount": "10000000",
-    "payload": {"expectedDstAmount": "9900000"},
-    "creatorAddress": "0x2222222222222222222222222222222222222222",
-    "metadata": {
-        "srcToken": {
-            "chainId": 31337,
-            "address": DUSDC,
-            "symbol": "dUSDC",
-            "name": "Devnet USD Coin",
-            "decimals": 6,
-            "metadata": {},
-        },
-        "dstToken": {
-            "chainId": 31338,
-            "address": DUSDC,
-            "symbol": "dUSDC",
-            "name": "Devnet USD Coin",
-            "decimals": 6,
-            "metadata": {},
-        },
-    },
-}
-
 pytestmark = [
     pytest.mark.skipif(PROMETHEUS is None, reason="no prometheus (Debian: apt-get install prometheus)"),
     pytest.mark.skipif(not ANVIL.exists(), reason="no anvil (make install): no devnets to pay on"),
@@ -144,7 +113,7 @@ def test_prometheus_scrapes_a_paying_service_and_loads_the_alerts(tmp_path):
             {"Authorization": f"Bearer {key}"},
         )
         assert status == 201, hook
-        status, created = _http(f"{base}/orders", SWAP, {"X-Request-ID": "prom-test-order"})
+        status, created = _http(f"{base}/orders", example_swap_order(), {"X-Request-ID": "prom-test-order"})
         assert status == 200, created
         order_id = created["data"]["id"]
         subprocess.run([*manage, "pay_order", order_id], cwd=ROOT, env=env, check=True, timeout=60)

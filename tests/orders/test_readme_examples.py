@@ -58,3 +58,17 @@ def test_each_contract_types_readme_example_quotes_its_amount_and_executes(
     pay(order_id, (a, deployment_a))
     order = drive(order_id)
     assert order.status == "executed", order.error_details
+
+
+def test_the_devnet_example_order_is_the_readmes_swap():
+    from chains.devnet import example_swap_order
+
+    orders = [
+        json.loads(body)
+        for block in re.findall(r"```sh\n(.*?)```", README.read_text(), re.S)
+        for path, body in CURL.findall(block)
+        if path == "/orders" and json.loads(body).get("type") == "swap"
+    ]
+    assert orders, "the README has a swap order"
+    readme = {key: value for key, value in orders[0].items() if key != "checkoutSessionId"}
+    assert example_swap_order() == readme
