@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -63,25 +64,22 @@ def _from_database() -> Iterator[Metric]:
         now = timezone.now()
         open_statuses = [status for status in Order.Status.values if status not in TERMINAL]
         orders = _gauge("checkout_orders_open", "Orders not ended, by status and type.", ["status", "type"])
-        for row in (
-            Order.objects.filter(status__in=open_statuses)
-            .order_by()
-            .values("status", "type")
-            .annotate(n=Count("pk"))
-        ):
-            orders.add_metric([row["status"], row["type"]], row["n"])
         oldest = _gauge(
             "checkout_orders_oldest_status_seconds",
             "How long the longest-waiting order not ended has been in its status, by status.",
             ["status"],
         )
-        for row in (
+        since: dict[str, datetime] = {}
+        for row in (  # one read: counts by status and type, and each status's longest wait from them
             Order.objects.filter(status__in=open_statuses)
             .order_by()
-            .values("status")
-            .annotate(since=Min("status_changed_at"))
+            .values("status", "type")
+            .annotate(n=Count("pk"), since=Min("status_changed_at"))
         ):
-            oldest.add_metric([row["status"]], (now - row["since"]).total_seconds())
+            orders.add_metric([row["status"], row["type"]], row["n"])
+            since[row["status"]] = min(since.get(row["status"], row["since"]), row["since"])
+        for status, first in since.items():
+            oldest.add_metric([status], (now - first).total_seconds())
         yield orders
         yield oldest
 
@@ -97,22 +95,18 @@ def _from_database() -> Iterator[Metric]:
             "Age of the oldest transaction still in flight, by chain and signer.",
             ["chain_id", "signer"],
         )
-        for row in (
+        first_sent: dict[tuple[str, str], datetime] = {}
+        for row in (  # one read: counts by status, and each sender role's oldest from them
             OutboxTx.objects.filter(status__in=in_flight)
             .order_by()
             .values("chain_id", "signer", "status")
             .annotate(n=Count("pk"), since=Min("created_at"))
         ):
-            outbox.add_metric([str(row["chain_id"]), row["signer"], row["status"]], row["n"])
-        for row in (
-            OutboxTx.objects.filter(status__in=in_flight)
-            .order_by()
-            .values("chain_id", "signer")
-            .annotate(since=Min("created_at"))
-        ):
-            outbox_oldest.add_metric(
-                [str(row["chain_id"]), row["signer"]], (now - row["since"]).total_seconds()
-            )
+            key = (str(row["chain_id"]), row["signer"])
+            outbox.add_metric([*key, row["status"]], row["n"])
+            first_sent[key] = min(first_sent.get(key, row["since"]), row["since"])
+        for key, first in first_sent.items():
+            outbox_oldest.add_metric(list(key), (now - first).total_seconds())
         for row in (
             OutboxTx.objects.filter(status=OutboxTx.Status.FAILED)
             .order_by()

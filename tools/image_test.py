@@ -18,7 +18,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,17 +26,15 @@ from pathlib import Path
 
 import requests
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from rehearsal import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 IMAGE = os.environ.get("IMAGE", "localhost/checkout:latest")
 PG = os.environ.get("IMAGE_TEST_POSTGRES", "postgres://postgres@127.0.0.1:5432")
 DATABASE = os.environ.get("IMAGE_TEST_DATABASE", "checkout_image_test")
 REDIS = os.environ.get("IMAGE_TEST_REDIS", "redis://127.0.0.1:6379/10")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def say(text: str) -> None:
