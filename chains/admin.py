@@ -8,7 +8,7 @@ from django.utils.html import format_html, format_html_join
 
 from chains.client import node_label
 from chains.incidents import incidents_resolve
-from chains.models import Chain, ChainCursor, Deposit, Incident, OutboxTx, Token, WatchedAddress
+from chains.models import AdoptedTx, Chain, ChainCursor, Deposit, Incident, OutboxTx, Token, WatchedAddress
 from chains.registry import ChainError, chain_from_entry, chain_get
 from core.admin import ReadOnlyModelAdmin
 
@@ -258,6 +258,17 @@ class OutboxTxAdmin(ReadOnlyModelAdmin):
     list_filter = ("status", "chain_id", "signer")
     search_fields = ("key", "=tx_hash", "=sender", "=to")
     readonly_fields = [f.name for f in OutboxTx._meta.fields]
+
+
+@admin.register(AdoptedTx)
+class AdoptedTxAdmin(ReadOnlyModelAdmin):
+    """Transactions of the service's signers found on a chain that the database did not hold (restored from a
+    backup): the outbox key that took each as its own, or none yet (chains/outbox/adopt.py)."""
+
+    list_display = ("chain_id", "signer", "nonce", "tx_hash", "to", "value", "claimed_by", "found_at")
+    list_filter = ("chain_id", "signer")
+    search_fields = ("=tx_hash", "=sender", "=to", "claimed_by")
+    readonly_fields = [f.name for f in AdoptedTx._meta.fields]
 
 
 class IncidentStateFilter(admin.SimpleListFilter):

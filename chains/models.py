@@ -338,6 +338,47 @@ class OutboxTx(models.Model):
         return self.status in (self.Status.QUEUED, self.Status.SIGNED, self.Status.BROADCAST)
 
 
+class AdoptedTx(models.Model):
+    """A transaction one of the service's signers sent that the database did not hold when it was found on
+    the chain (chains/outbox/adopt.py): signed after the backup the database was restored from, or by the
+    key used elsewhere. Kept with what it did, and the outbox key that took it as its own, if any."""
+
+    chain_id = models.PositiveBigIntegerField()
+    sender = models.CharField(max_length=42)
+    signer = models.CharField(max_length=20)
+    nonce = models.BigIntegerField()
+    tx_hash = models.CharField(max_length=66)
+    to = models.CharField(max_length=42, blank=True, help_text="Empty for a contract creation.")
+    data = models.TextField(blank=True)
+    value = Uint256Field(default=0)
+    raw_tx = models.TextField(blank=True)
+    block_number = models.BigIntegerField()
+    found_at = models.DateTimeField(default=timezone.now)
+    claimed_by = models.CharField(
+        max_length=120,
+        blank=True,
+        help_text="The outbox key that took it as its transaction; empty: none yet.",
+    )
+    claimed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["chain_id", "sender", "nonce"]
+        constraints = [
+            models.UniqueConstraint(fields=["chain_id", "sender", "nonce"], name="adopted_chain_sender_nonce")
+        ]
+        indexes = [
+            # What a new outbox key asks (send.outbox_submit): one unclaimed with the same effect.
+            models.Index(
+                fields=["chain_id", "sender", "to"],
+                condition=models.Q(claimed_by=""),
+                name="adopted_unclaimed",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sender} nonce {self.nonce} on {self.chain_id}: {self.claimed_by or 'unclaimed'}"
+
+
 class Incident(models.Model):
     """Something about money that staff must look at: what the service will not decide alone.
 
@@ -354,6 +395,7 @@ class Incident(models.Model):
         FEE_CAP = "fee_cap", "a transaction's fee reached the chain's cap"
         BALANCE_ANOMALY = "balance_anomaly", "a watched balance fell by more than the service moved"
         UNATTRIBUTED = "unattributed", "a deposit to refund whose sender is unknown"
+        TX_ADOPTED = "tx_adopted", "transactions of the service's signers its database did not hold"
 
     kind = models.CharField(max_length=20, choices=Kind.choices)
     subject = models.CharField(

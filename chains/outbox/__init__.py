@@ -5,7 +5,9 @@
 - `poll`: the periodic look at what is in flight (receipts, rebroadcasts, capped fee bumps, lost sends, a
   nonce taken by another transaction);
 - `repair`: what a reorg or a dropped transaction leaves behind (finished transactions that left the chain,
-  nonces that nothing holds).
+  nonces that nothing holds);
+- `adopt`: a signer's transactions on a chain that the database does not hold (restored from a backup),
+  found and taken by the transactions they were, so that nothing is sent twice.
 """
 
 from chains.outbox.poll import outbox_check, outbox_check_receipts, outbox_finish, outbox_poll

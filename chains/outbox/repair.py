@@ -38,7 +38,8 @@ from chains.client import block_hashes, web3_for
 from chains.handlers import outbox_changed
 from chains.incidents import incident_record
 from chains.models import ChainCursor, Incident, OutboxTx
-from chains.outbox.send import broadcast, outbox_send, receipt_logs, receipt_of
+from chains.outbox import adopt
+from chains.outbox.send import broadcast, chain_client, outbox_send, receipt_logs, receipt_of
 from chains.registry import Chain
 
 if TYPE_CHECKING:
@@ -220,7 +221,16 @@ def fill_nonce_gaps(chain: Chain, counts: SenderCounts) -> None:
 
 def sign_again(tx: OutboxTx, *, latest: int) -> None:
     """Another transaction took this one's nonce, and no version of it was mined (nor can be now): it is
-    signed again at a new nonce."""
+    signed again at a new nonce: unless it is a version of this one the database forgot (restored from a
+    backup: chains/outbox/adopt.py), which is then finished from its receipt."""
+    chain, w3 = chain_client(tx)
+    if not adopt.adopt_sent(chain, w3, sender=tx.sender, signer=tx.signer, held=tx):
+        return  # the sender's transactions in the nodes' pools first
+    tx.refresh_from_db()
+    if tx.status != OutboxTx.Status.BROADCAST or tx.nonce is None or tx.nonce >= latest:
+        return
+    if adopt.found_as(tx):
+        return  # its version on the chain was found: the poller finishes it
     with transaction.atomic():
         locked = OutboxTx.objects.select_for_update().get(pk=tx.pk)
         if locked.status != OutboxTx.Status.BROADCAST or locked.nonce != tx.nonce:

@@ -52,6 +52,7 @@ from chains.evm import ZERO_ADDRESS, deposit_salt
 from chains.handlers import outbox_finished
 from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx, SenderNonce
+from chains.outbox import adopt
 from chains.registry import Chain, chain_get
 from chains.reverts import revert_of
 from chains.signers import SignerUnavailable, sign_transaction, signer_address
@@ -87,7 +88,15 @@ def outbox_submit(
         "value": value,
     }
     with transaction.atomic():
-        tx, created = OutboxTx.objects.get_or_create(key=key, defaults=fields)
+        tx = OutboxTx.objects.filter(key=key).first()
+        if tx is None:
+            # Sent already, before the database was restored from a backup (chains/outbox/adopt.py)?
+            claimed = adopt.claim(key, fields)
+            if claimed is not None:
+                return claimed
+            tx, created = OutboxTx.objects.get_or_create(key=key, defaults=fields)
+        else:
+            created = False
         if not created:
             asked = (tx.chain_id, tx.signer, tx.to.lower(), tx.data.lower(), int(tx.value))
             if asked != (chain_id, signer, fields["to"].lower(), fields["data"].lower(), value):
@@ -511,6 +520,10 @@ def sign_batch(tx: OutboxTx) -> list[OutboxTx]:
             gas[each.pk] = _gas_limit(int(answer["result"], 16))
         else:
             alone.append(each)
+    if adopt.chain_ahead(tx.chain_id, sender, pending):
+        tx = _adopt_first(tx, chain, w3)
+        waiting = tx.status != OutboxTx.Status.QUEUED or tx.error.startswith(WAITING_FOR_POOL)
+        return [tx] if waiting else [sign(tx)]
     cost = sum(gas[each.pk] * fees[0] + int(each.value) for each in batch if each.pk in gas)
     if cost > balance:
         # The sender cannot pay for them all: one at a time, each waiting for gas as it must.
@@ -616,6 +629,10 @@ def sign(tx: OutboxTx) -> OutboxTx:
         fees = fees_read
         balance = int(w3.eth.get_balance(to_checksum_address(tx.sender)))
         pending = w3.eth.get_transaction_count(to_checksum_address(tx.sender), "pending")
+    if adopt.chain_ahead(tx.chain_id, tx.sender, pending):
+        tx = _adopt_first(tx, chain, w3)
+        if tx.status != OutboxTx.Status.QUEUED or tx.error.startswith(WAITING_FOR_POOL):
+            return tx
     if balance < gas * fees[0] + int(tx.value):
         return _wait_for_gas(tx, chain, w3, need=gas * fees[0] + int(tx.value))
     _crash_point("before_sign")
@@ -637,6 +654,21 @@ def sign(tx: OutboxTx) -> OutboxTx:
         OutboxTx.objects.filter(pk=tx.pk).update(**fields)
     logger.info("Outbox %s on %s: signed nonce %s as %s", tx.key, chain.name, nonce, fields["tx_hash"])
     _crash_point("after_sign")
+    tx.refresh_from_db()
+    return tx
+
+
+WAITING_FOR_POOL = "waiting: the sender's count on the chain is ahead of the database's"
+
+
+def _adopt_first(tx: OutboxTx, chain: Chain, w3: Web3) -> OutboxTx:
+    """The chain has seen more of the sender's transactions than the database gave nonces to (restored from a
+    backup?): they are found and adopted first (chains/outbox/adopt.py), and `tx` as it stands then (taken by
+    one of them, or still queued: signed by the caller, or waiting while the nodes' pools hold some)."""
+    if not adopt.adopt_sent(chain, w3, sender=tx.sender, signer=tx.signer):
+        error = f"{WAITING_FOR_POOL}, and some of them are not mined yet; signed once they are"
+        OutboxTx.objects.filter(pk=tx.pk, status=OutboxTx.Status.QUEUED).update(error=error)
+        logger.warning("Outbox %s: %s", tx.key, error)
     tx.refresh_from_db()
     return tx
 

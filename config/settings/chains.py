@@ -199,6 +199,12 @@ OUTBOX_SIGN_BATCH = env_int("OUTBOX_SIGN_BATCH", 50)
 # The most the outbox ever bids per gas, in gwei, on a chain whose registry entry names no cap of its own
 # (`max_fee_per_gas_gwei`): fee bumps stop there, and staff are told.
 OUTBOX_MAX_FEE_PER_GAS_GWEI = float(os.environ.get("OUTBOX_MAX_FEE_PER_GAS_GWEI", "200"))
+# A signer's count on a chain ahead of the database's (a database restored from a backup: chains/outbox/adopt.py):
+# the sender's transactions the database does not hold are looked for in at most this many of the chain's
+# latest blocks, and one found that matches nothing asked yet is taken by a transaction asked for with the same
+# effect within this many hours of its finding.
+OUTBOX_ADOPT_MAX_BLOCKS = env_int("OUTBOX_ADOPT_MAX_BLOCKS", 200_000)
+OUTBOX_ADOPT_CLAIM_HOURS = env_int("OUTBOX_ADOPT_CLAIM_HOURS", 72)
 # Test hook, honoured in development only: the outbox exits the process at this point ("before_sign",
 # "after_sign", "after_broadcast"), as a killed worker would. The suite's kill-the-worker tests set it.
 OUTBOX_CRASH_AT = os.environ.get("OUTBOX_CRASH_AT", "") if DEVELOPMENT else ""
