@@ -8,7 +8,7 @@ MANAGE := $(BIN)/python manage.py
 # Django's debug pages stay off unless DJANGO_DEBUG=1 is asked for.
 export SERVICE_ENV ?= development
 
-.PHONY: install run test image image-test alerts-check apicheck bench bench-queries lint format migrations-check contracts clean rehearsal soak
+.PHONY: install run test image image-test restore-drill alerts-check apicheck bench bench-queries lint format migrations-check contracts clean rehearsal soak
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
@@ -86,6 +86,11 @@ image:
 # PostgreSQL, Redis and the devnets, an order paid through it.
 image-test: $(VENV)/.installed $(TOOLS)
 	$(BIN)/python tools/image_test.py
+
+# A backup taken while orders settle, the machine lost, the service restored from it (tools/restore_drill.py):
+# every order finishes, nothing is paid twice, reconcile finds no difference. PostgreSQL and Redis.
+restore-drill: $(VENV)/.installed $(TOOLS)
+	$(BIN)/python tools/restore_drill.py
 
 # The Prometheus alert rules: their syntax, and their unit tests (promtool, from Debian's prometheus package).
 alerts-check:
