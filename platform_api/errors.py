@@ -178,8 +178,13 @@ def from_domain_error(exc: domain.DomainError) -> PlatformError:
     client may retry."""
     code = domain.ErrorCode
     if exc.code == code.NOT_FOUND:
+        # `param` when the missing resource is named by a field of the request (an endpoint to resend to).
         return PlatformError(
-            status=404, type="not_found_error", code="resource_not_found", message=exc.message
+            status=404,
+            type="not_found_error",
+            code="resource_not_found",
+            message=exc.message,
+            param=exc.field,
         )
     if exc.code == code.UNIQUE:
         return PlatformError(

@@ -13,7 +13,7 @@ def new_webhook_endpoint_id() -> str:
 
 
 def new_webhook_event_id() -> str:
-    return public_id("wevt")
+    return public_id("whe")  # events recorded before the events API were `wevt_`: still found by their ids
 
 
 def new_delivery_id() -> str:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from datetime import datetime
+
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
 from core.errors import NotFound
 from platform_api.models import Organization
 from platform_api.selectors import scoped_get
-from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 
 def webhook_endpoint_list(*, organization: Organization) -> QuerySet[WebhookEndpoint]:
@@ -32,3 +34,80 @@ def webhook_delivery_get(*, endpoint: WebhookEndpoint, delivery_id: str) -> Webh
     if delivery is None:
         raise NotFound(f"No delivery with id '{delivery_id}'.")
     return delivery
+
+
+def _with_deliveries(events: QuerySet[WebhookEvent], *, attempts: bool = False) -> QuerySet[WebhookEvent]:
+    deliveries = WebhookDelivery.objects.order_by("created_at", "pk")
+    if attempts:
+        deliveries = deliveries.prefetch_related(
+            Prefetch("attempt_log", queryset=WebhookAttempt.objects.order_by("number", "pk"))
+        )
+    return events.prefetch_related(Prefetch("deliveries", queryset=deliveries))
+
+
+def webhook_event_list(
+    *,
+    organization: Organization,
+    event_type: str | None = None,
+    created_from: datetime | None = None,
+    created_to: datetime | None = None,
+    delivered: bool | None = None,
+    endpoint: str | None = None,
+) -> QuerySet[WebhookEvent]:
+    """The organization's events, with their deliveries (one more query for a page). `delivered`: whether any
+    endpoint answered one of its deliveries with a 2xx; `endpoint`: events delivered (or tried) to it."""
+    events = WebhookEvent.objects.filter(organization=organization)
+    if event_type is not None:
+        events = events.filter(event_type=event_type)
+    if created_from is not None:
+        events = events.filter(created_at__gte=created_from)
+    if created_to is not None:
+        events = events.filter(created_at__lte=created_to)
+    if delivered is not None:
+        succeeded = WebhookDelivery.objects.filter(
+            event=OuterRef("pk"), status=WebhookDelivery.Status.SUCCESS
+        )
+        events = events.filter(Exists(succeeded) if delivered else ~Exists(succeeded))
+    if endpoint is not None:
+        events = events.filter(
+            Exists(WebhookDelivery.objects.filter(event=OuterRef("pk"), endpoint_id=endpoint))
+        )
+    return _with_deliveries(events)
+
+
+def webhook_event_get(*, organization: Organization, event_id: str, attempts: bool = False) -> WebhookEvent:
+    return scoped_get(
+        _with_deliveries(WebhookEvent.objects.all(), attempts=attempts),
+        organization=organization,
+        resource_type="webhook_event",
+        resource_id=event_id,
+    )
+
+
+def webhook_events_after(
+    *,
+    organization: Organization,
+    after: WebhookEvent | None,
+    since: datetime | None,
+    skip: set[str],
+    types: list[str] | None,
+    limit: int,
+) -> list[WebhookEvent]:
+    """The organization's events after `after` (by creation time, then id), oldest first, less `skip`: what a
+    listener has not had yet. A transaction that committed late may hold an event older than `after`: the
+    listener keeps `after` a few seconds behind what it has (`LISTEN_SETTLE_SECONDS`) and names the events it
+    has since then in `skip`."""
+    events = WebhookEvent.objects.filter(organization=organization).prefetch_related(
+        Prefetch("deliveries", queryset=WebhookDelivery.objects.order_by("created_at", "pk"))
+    )
+    if after is not None:
+        events = events.filter(
+            Q(created_at__gt=after.created_at) | Q(created_at=after.created_at, pk__gt=after.pk)
+        )
+    if since is not None:
+        events = events.filter(created_at__gte=since)
+    if types:
+        events = events.filter(event_type__in=types)
+    if skip:
+        events = events.exclude(pk__in=skip)
+    return list(events.order_by("created_at", "pk")[:limit])

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from core.fields import StrictCharField
+from core.fields import EpochMillisField, StrictCharField
 from webhooks.events import EVENT_TYPES
 from webhooks.urlguard import UnsafeWebhookUrl, validate_webhook_url
 
@@ -89,3 +89,53 @@ class DeliverySerializer(serializers.Serializer):
     response_time_ms = serializers.IntegerField(allow_null=True)
     attempts = serializers.IntegerField()
     created_at = serializers.DateTimeField()
+
+
+# --- webhook events (merchant resources: raw objects, the list envelope, times in ms) --------------------------
+
+
+class WebhookEventDeliverySerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="`del_…`: one event to one endpoint; a resend is a new delivery.")
+    endpoint = serializers.CharField(source="endpoint_id", help_text="`wh_…`")
+    status = serializers.CharField(help_text="`pending`, `success` or `failed`.")
+    attempts = serializers.IntegerField()
+    response_code = serializers.IntegerField(allow_null=True, help_text="Of the last attempt.")
+    created_at = EpochMillisField()
+
+
+class WebhookAttemptSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    response_code = serializers.IntegerField(allow_null=True)
+    response_time_ms = serializers.IntegerField(allow_null=True)
+    error = serializers.CharField()
+    manual = serializers.BooleanField(help_text="Made by a retry or a resend from the API or the dashboard.")
+    created_at = EpochMillisField()
+
+
+class WebhookEventDeliveryDetailSerializer(WebhookEventDeliverySerializer):
+    body = serializers.CharField(help_text="The exact bytes sent (and signed) on every attempt.")
+    attempt_log = WebhookAttemptSerializer(many=True, help_text="Every attempt, first to last.")
+
+
+class WebhookEventSerializer(serializers.Serializer):
+    object = serializers.SerializerMethodField()
+    id = serializers.CharField(help_text="`whe_…`: every delivery's Standard Webhooks `webhook-id`.")
+    type = serializers.CharField(source="event_type")
+    data = serializers.JSONField(help_text="The `data` of the body delivered.")
+    created_at = EpochMillisField()
+    deliveries = WebhookEventDeliverySerializer(many=True)
+
+    def get_object(self, _event) -> str:
+        return "webhook_event"
+
+
+class WebhookEventDetailSerializer(WebhookEventSerializer):
+    deliveries = WebhookEventDeliveryDetailSerializer(many=True)
+
+
+class WebhookEventResendSerializer(serializers.Serializer):
+    endpoint = StrictCharField(
+        required=False,
+        max_length=64,
+        help_text="`wh_…`: only to this endpoint; default every endpoint it went to.",
+    )

@@ -195,6 +195,84 @@ def webhook_delivery_retry(*, delivery: WebhookDelivery) -> AttemptResult:
     return result
 
 
+@transaction.atomic
+def webhook_event_resend(
+    *, ctx: RequestContext, event: WebhookEvent, endpoint_id: str | None = None
+) -> list[WebhookDelivery]:
+    """A new delivery of `event` to `endpoint_id`, or to every endpoint it was delivered to that is still
+    active: the body each was sent (or, to an endpoint it never went to, the body it would have had), signed
+    afresh when sent, under the event's id (`webhook-id`), so that a receiver that has it already knows it.
+    Queued to the webhook workers once this commits; a disabled endpoint is refused."""
+    organization = ctx.organization
+    sent = {delivery.endpoint_id: delivery for delivery in event.deliveries.order_by("created_at", "pk")}
+    if endpoint_id is not None:
+        endpoint = WebhookEndpoint.objects.filter(organization=organization, pk=endpoint_id).first()
+        if endpoint is None:
+            raise NotFound(f"No webhook with id '{endpoint_id}'.", field="endpoint")
+        if not endpoint.is_active:
+            raise InvalidRequest(
+                f"Webhook {endpoint_id} is disabled: enable it to resend to it.", field="endpoint"
+            )
+        endpoints = [endpoint]
+    else:
+        endpoints = list(
+            WebhookEndpoint.objects.filter(
+                organization=organization, pk__in=list(sent), is_active=True
+            ).order_by("pk")
+        )
+        if not endpoints:
+            raise InvalidRequest(
+                f"Event {event.id} went to no endpoint that is still active: name one with 'endpoint'.",
+                field="endpoint",
+            )
+    now = timezone.now()
+    timestamp = event.created_at.isoformat().replace("+00:00", "Z")
+    deliveries = [
+        WebhookDelivery(
+            endpoint=endpoint,
+            event=event,
+            event_type=event.event_type,
+            body=sent[endpoint.pk].body
+            if endpoint.pk in sent
+            else delivery_body(
+                event_type=event.event_type, endpoint_id=endpoint.pk, timestamp=timestamp, data=event.data
+            ),
+            next_attempt_at=now,
+            created_at=now,
+        )
+        for endpoint in endpoints
+    ]
+    WebhookDelivery.objects.bulk_create(deliveries)
+    record_write(
+        ctx=ctx, event_type="webhook_event.resent", resource_type="webhook_event", resource_id=event.id
+    )
+    from webhooks.tasks import deliver_webhook
+
+    ids = [delivery.pk for delivery in deliveries]
+    transaction.on_commit(lambda: [deliver_webhook.delay(delivery_id) for delivery_id in ids])
+    return deliveries
+
+
+def webhook_events_purge(*, now=None, batch_size: int = 500) -> int:
+    """Delete the events older than WEBHOOK_EVENT_RETENTION_DAYS with their deliveries, their attempts and their
+    emails, in short batches; how many events went. A delivery still being retried keeps its event."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.WEBHOOK_EVENT_RETENTION_DAYS)
+    total = 0
+    while True:
+        with transaction.atomic():
+            ids = list(
+                WebhookEvent.objects.filter(created_at__lt=cutoff)
+                .exclude(deliveries__status=WebhookDelivery.Status.PENDING)
+                .values_list("pk", flat=True)[:batch_size]
+            )
+            if not ids:
+                return total
+            WebhookDelivery.objects.filter(event_id__in=ids).delete()
+            NotificationEmail.objects.filter(event_id__in=ids).delete()
+            WebhookEvent.objects.filter(pk__in=ids).delete()
+        total += len(ids)
+
+
 def webhook_deliveries_requeue_failed(*, deliveries) -> int:
     """Make failed deliveries pending and due again (operations, after a merchant's outage)."""
     from webhooks.tasks import deliver_webhook

@@ -54,6 +54,9 @@ def delivery_headers(delivery: WebhookDelivery, endpoint: WebhookEndpoint, now: 
     body = delivery.body.encode()
     secrets = signing_secrets(endpoint, now)
     unix = int(now.timestamp())
+    # Standard Webhooks' message id: the event's, the same on every attempt and every resend, so that a
+    # receiver de-duplicates by it; a test delivery, which has no event, is its own message.
+    message_id = delivery.event_id or delivery.id
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "checkout-service-webhooks/1",
@@ -62,9 +65,9 @@ def delivery_headers(delivery: WebhookDelivery, endpoint: WebhookEndpoint, now: 
         "X-Service-Delivery-Id": delivery.id,
         "X-Service-Event": delivery.event_type,
         "X-Service-Timestamp": delivery.created_at.isoformat().replace("+00:00", "Z"),
-        "webhook-id": delivery.id,
+        "webhook-id": message_id,
         "webhook-timestamp": str(unix),
-        "webhook-signature": " ".join(standard_signature(s, delivery.id, unix, body) for s in secrets),
+        "webhook-signature": " ".join(standard_signature(s, message_id, unix, body) for s in secrets),
     }
     if len(secrets) > 1:
         headers["X-Service-Signature-Previous"] = sign(body, secrets[1])

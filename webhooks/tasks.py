@@ -44,3 +44,11 @@ def sweep_due_notifications() -> int:
     for email_id in ids:
         send_notification_email.delay(email_id)
     return len(ids)
+
+
+@shared_task
+def purge_expired_webhook_events() -> int:
+    """Delete the events past WEBHOOK_EVENT_RETENTION_DAYS, with their deliveries and emails."""
+    from webhooks.services import webhook_events_purge
+
+    return webhook_events_purge()

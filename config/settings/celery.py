@@ -134,6 +134,10 @@ CELERY_BEAT_SCHEDULE["webhooks-sweep-due-deliveries"] = {
     "task": "webhooks.tasks.sweep_due_deliveries",
     "schedule": float(WEBHOOK_SWEEP_INTERVAL_SECONDS),
 }
+CELERY_BEAT_SCHEDULE["webhooks-purge-expired-events"] = {
+    "task": "webhooks.tasks.purge_expired_webhook_events",
+    "schedule": 3600.0,
+}
 CELERY_BEAT_SCHEDULE["webhooks-sweep-due-notifications"] = {
     "task": "webhooks.tasks.sweep_due_notifications",
     "schedule": float(WEBHOOK_SWEEP_INTERVAL_SECONDS),

@@ -38,6 +38,9 @@ CELERY_WEBHOOK_QUEUE = os.environ.get("CELERY_WEBHOOK_QUEUE", "webhooks")
 # After a rotation the previous secret keeps signing this long, beside the new one.
 WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS = env_int("WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS", 24 * 3600)
 WEBHOOK_SWEEP_INTERVAL_SECONDS = env_int("WEBHOOK_SWEEP_INTERVAL_SECONDS", 15)
+# Webhook events (GET /api/v1/webhook-events), their deliveries and attempts are kept this many days, then
+# deleted by an hourly task.
+WEBHOOK_EVENT_RETENTION_DAYS = env_int("WEBHOOK_EVENT_RETENTION_DAYS", 30)
 # Plain HTTP to localhost / 127.0.0.1 / ::1 (and loopback addresses) only in development.
 WEBHOOK_ALLOW_LOCALHOST = env_bool("WEBHOOK_ALLOW_LOCALHOST", DEVELOPMENT)
 WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION = env_int("WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION", 20)

@@ -39,7 +39,9 @@ def test_deliveries_verify_with_the_standard_webhooks_library(organization, endp
     request = seen[0]
     payload = Webhook(secret).verify(request.get_data(), dict(request.headers))
     assert payload["data"] == DATA
-    assert request.headers["webhook-id"] == delivery.id
+    assert (
+        request.headers["webhook-id"] == delivery.event_id
+    )  # the event's id: the same on every attempt and resend
     verify(request, secret)  # the contract's X-Service-Signature still holds
 
 

@@ -118,7 +118,7 @@ def test_worker_killed_mid_delivery_loses_nothing(start_worker, organization, re
     assert first.get_data() == second.get_data()
     assert first.headers["X-Service-Signature"] == second.headers["X-Service-Signature"]
     assert first.headers["X-Service-Delivery-Id"] == second.headers["X-Service-Delivery-Id"] == delivery.id
-    assert first.headers["webhook-id"] == second.headers["webhook-id"] == delivery.id
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == delivery.event_id
     attempts = list(WebhookAttempt.objects.filter(delivery=delivery).order_by("number"))
     assert [a.error.startswith("cut off") for a in attempts] == [True, False]
     assert (attempts[1].response_code, WebhookDelivery.objects.get().attempts) == (200, 2)
