@@ -14,9 +14,10 @@ $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: $(BIN)/python requirements.txt requirements-dev.txt
+$(VENV)/.installed: $(BIN)/python requirements.txt requirements-dev.txt cli/pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e ./cli  # checkout-cli (cli/), for trying it here
 	touch $@
 
 # Tools from the npm registry, pinned in tools/package-lock.json: solc (contracts) and anvil (devnets).

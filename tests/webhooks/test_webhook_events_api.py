@@ -241,3 +241,73 @@ def test_a_page_of_events_costs_the_same_queries_however_many_deliveries(organiz
     for n in range(5):
         delivered(emit_event(organization=organization, event_type="refund.created", data={"id": f"re_{n}"}))
     assert queries() == one
+
+
+def test_listen_gives_the_events_after_one_oldest_first_less_those_had_and_of_the_types_asked(
+    organization, hooks, reader
+):
+    first = emit_event(organization=organization, event_type="payment.completed", data={"n": 1})
+    second = emit_event(organization=organization, event_type="refund.created", data={"n": 2})
+    third = emit_event(organization=organization, event_type="refund.failed", data={"n": 3})
+    fourth = emit_event(organization=organization, event_type="payment.failed", data={"n": 4})
+    emit_event(organization=OrganizationFactory(), event_type="refund.created", data={"n": "theirs"})
+
+    def listened(query: str) -> list[str]:
+        answer = reader.get(f"/api/v1/webhook-events/listen?wait=0&{query}")
+        assert answer.status_code == 200, answer.content
+        assert answer.json()["object"] == "list" and isinstance(answer.json()["now"], int)
+        return [event["id"] for event in answer.json()["data"]]
+
+    assert listened(f"after={first.id}") == [second.id, third.id, fourth.id]
+    assert listened(f"after={first.id}&skip={third.id},{second.id}") == [fourth.id]
+    assert listened(f"after={first.id}&types=refund.*") == [second.id, third.id]
+    assert listened(f"after={first.id}&types=payment.failed,refund.created") == [second.id, fourth.id]
+    assert listened("since=0") == [first.id, second.id, third.id, fourth.id]
+    assert listened("") == []  # from now
+
+
+@pytest.mark.django_db(transaction=True)
+def test_listen_waits_for_the_next_event(organization, hooks, reader):
+    import threading
+
+    from django.db import connection
+
+    started = timezone.now()
+    emitted: list = []
+
+    def later():
+        import time
+
+        time.sleep(1.0)
+        emitted.append(emit_event(organization=organization, event_type="payment.completed", data={"n": 1}))
+        connection.close()
+
+    thread = threading.Thread(target=later)
+    thread.start()
+    answer = reader.get(f"/api/v1/webhook-events/listen?wait=10&since={int(started.timestamp() * 1000)}")
+    thread.join()
+
+    assert [event["id"] for event in answer.json()["data"]] == [emitted[0].id]
+    assert (timezone.now() - started).total_seconds() < 5
+
+
+@pytest.mark.parametrize(
+    ("query", "param"),
+    [
+        ("after=whe_nosuchevent", "after"),
+        ("after=theirs", "after"),
+        ("types=payment.done", "types"),
+        ("types=nothing.*", "types"),
+        ("wait=26", "wait"),
+        ("wait=-1", "wait"),
+        ("since=soon", "since"),
+        ("skip=" + ",".join(f"whe_{n}" for n in range(201)), "skip"),
+    ],
+)
+def test_listen_refuses_a_bad_parameter_naming_it(organization, reader, query, param):
+    if query == "after=theirs":
+        theirs = emit_event(organization=OrganizationFactory(), event_type="refund.created", data={})
+        query = f"after={theirs.id}"
+    answer = reader.get(f"/api/v1/webhook-events/listen?wait=0&{query}")
+    assert answer.status_code == 400
+    assert answer.json()["error"]["param"] == param

@@ -1,0 +1,1 @@
+"""checkout-cli: the checkout service from a developer's laptop, through its public API."""

@@ -1,0 +1,3 @@
+from checkout_cli.main import cli
+
+cli()
