@@ -296,3 +296,34 @@ def test_events_list_show_and_resend(organization, live_server, tmp_path):
     assert resent.returncode == 0 and "queued to " + endpoint.id in resent.stdout
     assert missing.returncode == 1 and "resource_not_found" in missing.stderr
     assert event.deliveries.count() == 2
+
+
+def test_logs_tail_prints_the_organizations_api_writes_as_they_happen(organization, live_server, tmp_path):
+    import requests
+
+    admin = make_api_key(organization, permissions=["admin"])
+    env = Cli(tmp_path / "home", live_server.url, admin[1]).env
+    tail = subprocess.Popen(
+        [sys.executable, "-m", "checkout_cli", "logs", "tail", "--every", "0.5"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    threading.Thread(target=lambda: [lines.append(line) for line in tail.stdout], daemon=True).start()
+    try:
+        time.sleep(2)
+        created = requests.post(
+            f"{live_server.url}/api/v1/api-keys",
+            json={"name": "ci", "permissions": ["read"]},
+            headers={"Authorization": f"Bearer {admin[1]}"},
+            timeout=10,
+        )
+        assert created.status_code == 201, created.text
+        until(lambda: any("api_key.created" in line for line in lines), "the write in the tail")
+    finally:
+        tail.terminate()
+        tail.wait(timeout=10)
+    line = next(line for line in lines if "api_key.created" in line)
+    assert "POST /api/v1/api-keys 201" in line and created.json()["id"] in line

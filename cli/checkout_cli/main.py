@@ -206,7 +206,7 @@ def logs_tail(obj: Context, every: float) -> None:
                 newest = event["created_at"]
                 click.echo(
                     f"{event['created_at']}  {event.get('request_method', '')} {event.get('request_path', '')} "
-                    f"{event.get('status_code', '')}  {event['type']}  {event.get('resource_id', '')}"
+                    f"{event.get('status_code', '')}  {event.get('event_type', '')}  {event.get('resource_id', '')}"
                 )
                 sys.stdout.flush()
     except KeyboardInterrupt:
