@@ -4,16 +4,15 @@ signed in the backup, a version signed again after it, or asked for again later 
 sent twice (chains/outbox/adopt.py)."""
 
 import secrets
-import time
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from web3 import Web3
 
 from chains.models import AdoptedTx, Incident, OutboxTx, SenderNonce
-from chains.outbox import outbox_poll, outbox_send, outbox_submit
+from chains.outbox import outbox_send, outbox_submit
 from chains.outbox.send import WAITING_FOR_POOL
+from tests.chains.test_outbox import new_address, until_finished, w3_of
 
 pytestmark = pytest.mark.django_db
 
@@ -23,24 +22,6 @@ def chain_a(devnets_registry, settings):
     settings.OUTBOX_RESEND_AFTER_SECONDS = 0
     settings.OUTBOX_REBROADCAST_SECONDS = 0
     return devnets_registry[0]
-
-
-def w3_of(chain_a):
-    return Web3(Web3.HTTPProvider(chain_a[0].rpc_url))
-
-
-def new_address():
-    return Web3.to_checksum_address("0x" + secrets.token_hex(20))
-
-
-def until_finished(tx, rounds=60):
-    for _ in range(rounds):
-        outbox_poll()
-        tx.refresh_from_db()
-        if not tx.in_flight:
-            return tx
-        time.sleep(0.25)
-    pytest.fail(f"{tx.key} is still {tx.status}")
 
 
 def sent(key: str, to: str, value: int) -> OutboxTx:
