@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import time
 
+from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from core import openapi
+from core.errors import NotFound
 from platform_api.api import PlatformAPIView, list_of, render_list
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
@@ -115,17 +117,16 @@ class WebhookEventResendView(PlatformAPIView):
 
 LISTEN_MAX_WAIT_SECONDS = 25
 LISTEN_POLL_SECONDS = 0.5
-LISTEN_MAX_SKIP = 200
+LISTEN_MAX_SKIP_CHARS = 6_000  # about 200 ids, within a request line (8,190)
 
 
 class IdListFilter(QueryField):
-    """Comma-separated ids (at most LISTEN_MAX_SKIP)."""
+    """Comma-separated ids, LISTEN_MAX_SKIP_CHARS at most; a part that is no event id matches nothing."""
 
     def to_internal_value(self, data) -> set[str]:
-        ids = {part.strip() for part in str(data).split(",") if part.strip()}
-        if len(ids) > LISTEN_MAX_SKIP or any(len(i) > 64 for i in ids):
-            self.refuse(f"must be at most {LISTEN_MAX_SKIP} comma-separated event ids.")
-        return ids
+        if len(str(data)) > LISTEN_MAX_SKIP_CHARS:
+            self.refuse(f"must be at most {LISTEN_MAX_SKIP_CHARS} characters of comma-separated event ids.")
+        return {part.strip() for part in str(data).split(",") if 0 < len(part.strip()) <= 64}
 
 
 class EventTypesFilter(QueryField):
@@ -177,7 +178,9 @@ class WebhookEventListenView(PlatformAPIView):
             openapi.integer(
                 "since", minimum=0, maximum=MAX_MILLIS, description="Events created at or after (ms)."
             ),
-            openapi.text("skip", max_length=13_000, description="Comma-separated ids already had."),
+            openapi.text(
+                "skip", max_length=LISTEN_MAX_SKIP_CHARS, description="Comma-separated ids already had."
+            ),
             openapi.text("types", max_length=1000, description="Comma-separated types; `refund.*`, `*`."),
             openapi.integer("wait", minimum=0, maximum=LISTEN_MAX_WAIT_SECONDS, description="Default 20."),
         ],
@@ -201,12 +204,11 @@ class WebhookEventListenView(PlatformAPIView):
         if "after" in filters:
             after = WebhookEvent.objects.filter(organization=organization, pk=filters["after"]).first()
             if after is None:
-                raise PlatformError.invalid_field(
-                    "after",
-                    f"'after' names no event of this organization: {filters['after'][:64]} (kept 30 days).",
+                raise NotFound(
+                    f"No webhook_event with id '{filters['after'][:64]}' (kept 30 days).", field="after"
                 )
         since = filters.get("since", started if after is None else None)
-        deadline = time.monotonic() + filters.get("wait", 20)
+        deadline = time.monotonic() + min(filters.get("wait", 20), settings.WEBHOOK_LISTEN_MAX_WAIT_SECONDS)
         while True:
             events = selectors.webhook_events_after(
                 organization=organization,

@@ -178,7 +178,7 @@ def listen(
             if exc.fatal:
                 say(f"listen: the service refused the key: {exc.message} ({exc.code})")
                 return 1
-            if exc.code == "invalid_field_value" and cursor.after and "'after'" in exc.message:
+            if exc.status == 404 and cursor.after:  # the event it stood after is gone (kept 30 days)
                 say(f"listen: {exc.message}; going on from now")
                 cursor.after, cursor.after_ms, cursor.had, cursor.since = None, None, [], None
                 cursor.save()

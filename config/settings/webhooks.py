@@ -41,6 +41,9 @@ WEBHOOK_SWEEP_INTERVAL_SECONDS = env_int("WEBHOOK_SWEEP_INTERVAL_SECONDS", 15)
 # Webhook events (GET /api/v1/webhook-events), their deliveries and attempts are kept this many days, then
 # deleted by an hourly task.
 WEBHOOK_EVENT_RETENTION_DAYS = env_int("WEBHOOK_EVENT_RETENTION_DAYS", 30)
+# The longest a `GET /api/v1/webhook-events/listen` waits for an event (its `wait`, up to 25): each waiting
+# listener holds one web thread.
+WEBHOOK_LISTEN_MAX_WAIT_SECONDS = env_int("WEBHOOK_LISTEN_MAX_WAIT_SECONDS", 25)
 # Plain HTTP to localhost / 127.0.0.1 / ::1 (and loopback addresses) only in development.
 WEBHOOK_ALLOW_LOCALHOST = env_bool("WEBHOOK_ALLOW_LOCALHOST", DEVELOPMENT)
 WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION = env_int("WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION", 20)

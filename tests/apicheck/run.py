@@ -46,6 +46,7 @@ def main() -> int:
         "AUTH_FAILURE_RATE_LIMIT_PER_MINUTE": "1000000",
         # Orders and quick payments on the shipped list's chains, as if the factory were deployed there.
         "DEPOSIT_FACTORY_ADDRESS": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+        "WEBHOOK_LISTEN_MAX_WAIT_SECONDS": "1",  # a long poll answers within a second here, events or none
         "GUNICORN_ACCESS_LOG": "",  # the server runs with the production config: no line per request here
     }
     env.pop("DJANGO_DEBUG", None)

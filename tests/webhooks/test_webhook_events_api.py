@@ -294,20 +294,38 @@ def test_listen_waits_for_the_next_event(organization, hooks, reader):
 @pytest.mark.parametrize(
     ("query", "param"),
     [
-        ("after=whe_nosuchevent", "after"),
-        ("after=theirs", "after"),
         ("types=payment.done", "types"),
         ("types=nothing.*", "types"),
         ("wait=26", "wait"),
         ("wait=-1", "wait"),
         ("since=soon", "since"),
-        ("skip=" + ",".join(f"whe_{n}" for n in range(201)), "skip"),
+        ("skip=" + ",".join(f"whe_{n:026d}" for n in range(220)), "skip"),
     ],
 )
 def test_listen_refuses_a_bad_parameter_naming_it(organization, reader, query, param):
-    if query == "after=theirs":
-        theirs = emit_event(organization=OrganizationFactory(), event_type="refund.created", data={})
-        query = f"after={theirs.id}"
     answer = reader.get(f"/api/v1/webhook-events/listen?wait=0&{query}")
     assert answer.status_code == 400
     assert answer.json()["error"]["param"] == param
+
+
+@pytest.mark.parametrize("whose", ["nobody", "theirs"])
+def test_listen_after_an_event_that_is_not_the_organizations_is_not_found(organization, reader, whose):
+    after = "whe_nosuchevent"
+    if whose == "theirs":
+        after = emit_event(organization=OrganizationFactory(), event_type="refund.created", data={}).id
+    answer = reader.get(f"/api/v1/webhook-events/listen?wait=0&after={after}")
+    assert answer.status_code == 404
+    assert (answer.json()["error"]["code"], answer.json()["error"]["param"]) == (
+        "resource_not_found",
+        "after",
+    )
+
+
+def test_listen_waits_no_longer_than_the_setting(organization, reader, settings):
+    import time
+
+    settings.WEBHOOK_LISTEN_MAX_WAIT_SECONDS = 1
+    started = time.monotonic()
+    answer = reader.get("/api/v1/webhook-events/listen?wait=20")
+    assert answer.status_code == 200 and answer.json()["data"] == []
+    assert 0.9 < time.monotonic() - started < 5
