@@ -521,9 +521,8 @@ def sign_batch(tx: OutboxTx) -> list[OutboxTx]:
         else:
             alone.append(each)
     if adopt.chain_ahead(tx.chain_id, sender, pending):
-        tx = _adopt_first(tx, chain, w3)
-        waiting = tx.status != OutboxTx.Status.QUEUED or tx.error.startswith(WAITING_FOR_POOL)
-        return [tx] if waiting else [sign(tx)]
+        tx, ready = _adopt_first(tx, chain, w3)
+        return [sign(tx)] if ready else [tx]
     cost = sum(gas[each.pk] * fees[0] + int(each.value) for each in batch if each.pk in gas)
     if cost > balance:
         # The sender cannot pay for them all: one at a time, each waiting for gas as it must.
@@ -630,8 +629,8 @@ def sign(tx: OutboxTx) -> OutboxTx:
         balance = int(w3.eth.get_balance(to_checksum_address(tx.sender)))
         pending = w3.eth.get_transaction_count(to_checksum_address(tx.sender), "pending")
     if adopt.chain_ahead(tx.chain_id, tx.sender, pending):
-        tx = _adopt_first(tx, chain, w3)
-        if tx.status != OutboxTx.Status.QUEUED or tx.error.startswith(WAITING_FOR_POOL):
+        tx, ready = _adopt_first(tx, chain, w3)
+        if not ready:
             return tx
     if balance < gas * fees[0] + int(tx.value):
         return _wait_for_gas(tx, chain, w3, need=gas * fees[0] + int(tx.value))
@@ -661,16 +660,18 @@ def sign(tx: OutboxTx) -> OutboxTx:
 WAITING_FOR_POOL = "waiting: the sender's count on the chain is ahead of the database's"
 
 
-def _adopt_first(tx: OutboxTx, chain: Chain, w3: Web3) -> OutboxTx:
+def _adopt_first(tx: OutboxTx, chain: Chain, w3: Web3) -> tuple[OutboxTx, bool]:
     """The chain has seen more of the sender's transactions than the database gave nonces to (restored from a
-    backup?): they are found and adopted first (chains/outbox/adopt.py), and `tx` as it stands then (taken by
-    one of them, or still queued: signed by the caller, or waiting while the nodes' pools hold some)."""
+    backup?): they are found and adopted first (chains/outbox/adopt.py). `tx` as it stands then, and whether
+    the caller signs it now (False: one of them was it, or the nodes' pools hold some not mined yet)."""
     if not adopt.adopt_sent(chain, w3, sender=tx.sender, signer=tx.signer):
         error = f"{WAITING_FOR_POOL}, and some of them are not mined yet; signed once they are"
         OutboxTx.objects.filter(pk=tx.pk, status=OutboxTx.Status.QUEUED).update(error=error)
         logger.warning("Outbox %s: %s", tx.key, error)
+        tx.refresh_from_db()
+        return tx, False
     tx.refresh_from_db()
-    return tx
+    return tx, tx.status == OutboxTx.Status.QUEUED
 
 
 def _read_together(chain: Chain, w3: Web3, tx: OutboxTx) -> tuple[int, tuple[int, int], int, int] | None:
