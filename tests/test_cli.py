@@ -208,7 +208,7 @@ def test_a_revoked_key_ends_the_listener_at_once_with_the_reason(
 
     assert cli.process is not None
     assert cli.process.wait(timeout=15) == 1
-    assert time.monotonic() - revoked_at < 5  # within its wait, not at the next ask
+    assert time.monotonic() - revoked_at < 15  # within its 20 s wait, not at the next ask
     until(lambda: any("revoked" in line for line in cli.lines), "the reason")
 
 

@@ -288,7 +288,7 @@ def test_listen_waits_for_the_next_event(organization, hooks, reader):
     thread.join()
 
     assert [event["id"] for event in answer.json()["data"]] == [emitted[0].id]
-    assert (timezone.now() - started).total_seconds() < 5
+    assert (timezone.now() - started).total_seconds() < 9  # answered at the event, not at the end of its wait
 
 
 @pytest.mark.parametrize(
