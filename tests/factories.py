@@ -19,7 +19,17 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from chains.models import Chain, ChainCursor, Deposit, Incident, OutboxTx, SenderNonce, Token, WatchedAddress
+from chains.models import (
+    AdoptedTx,
+    Chain,
+    ChainCursor,
+    Deposit,
+    Incident,
+    OutboxTx,
+    SenderNonce,
+    Token,
+    WatchedAddress,
+)
 from checkout.models import (
     CheckoutSession,
     DiscountCode,
@@ -249,6 +259,23 @@ class OutboxTxFactory(factory.django.DjangoModelFactory):
     signer = "vault"
     sender = address(0xF39F)
     to = RECIPIENT
+
+
+class AdoptedTxFactory(factory.django.DjangoModelFactory):
+    """A transaction of the vault found on the chain that the database did not hold (a restore)."""
+
+    class Meta:
+        model = AdoptedTx
+
+    chain_id = BASE
+    sender = address(0xF39F)
+    signer = "vault"
+    nonce = factory.Sequence(lambda n: n)
+    tx_hash = factory.Sequence(lambda n: "0x" + f"{n:064x}")
+    to = RECIPIENT
+    data = "0x"
+    value = 1
+    block_number = 100
 
 
 class IncidentFactory(factory.django.DjangoModelFactory):
