@@ -310,8 +310,8 @@ OWED = (  # an order in one of these may still need what it brought: to pay the 
 def vault_free(inventory: Inventory) -> int | None:
     """What the vault may spend on a refill on the refill chain: its balance of the refill token less what
     every order still settling there brought (it may yet pay the provider or its payer back with it). An order
-    the inventory delivered is paid for: what it brought is free once swept; one whose front failed is not (its
-    payer is refunded from the vault). None when no node answers."""
+    the inventory delivered is paid for: what it brought is free once swept; one whose front failed, or is still
+    in flight, is not (its payer may be refunded from the vault). None when no node answers."""
     balance = _vault_balance(inventory)
     return None if balance is None else balance - _reserved(inventory)
 
@@ -336,14 +336,16 @@ def _vault_balance(inventory: Inventory) -> int | None:
 def _reserved(inventory: Inventory) -> int:
     """What the orders still settling on the refill chain in the refill token brought (vault_free)."""
     token = inventory.refill_token.lower()
-    paid_for = Q(inventory_front__isnull=False) & ~Q(inventory_front__tx__status=OutboxTx.Status.FAILED)
+    # Paid for once the front succeeded: one still in flight may yet fail (a call that reverts) and its payer be
+    # refunded from the vault (a refill took such an order's money in a loaded rehearsal, and its refund waited).
+    paid_for = Q(inventory_front__isnull=False) & Q(inventory_front__tx__status=OutboxTx.Status.MINED)
     owed = (
         Order.objects.filter(
             src_chain=inventory.refill_chain_id, src_token_address__iexact=token, status__in=OWED
         )
         .exclude(
             paid_for
-        )  # a front that failed (a call that would revert) paid for nothing: its payer is owed
+        )  # a front that failed, or has not succeeded yet, paid for nothing: its payer may be owed
         .values_list("settlement", "src_amount")
     )
     return sum(int((settlement or {}).get("srcAmountReceived") or amount or 0) for settlement, amount in owed)

@@ -332,6 +332,9 @@ def test_a_refill_spends_only_what_no_order_still_settling_may_need(devnets_regi
     front = inventory_front(Order.objects.get(pk=fronted), 1_000_000)
 
     assert front is not None
+    # A front in flight may still fail (a call that reverts), and its payer be refunded from the vault.
+    assert vault_free(inventory) == vault - 246_000_000
+    OutboxTx.objects.filter(pk=front.tx_id).update(status="mined")
     assert (
         vault_free(inventory) == vault - 123_000_000
     )  # the fronted order's money is free, the other's is not
