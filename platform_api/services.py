@@ -118,14 +118,27 @@ def api_key_authenticate(*, raw_key: str | None, counted_in: tuple[str, int] | N
             raise invalid
         if api_key.is_active:
             key_cache.remember(api_key)
-    if not api_key.is_active:
-        raise PlatformError.authentication("key_revoked", "This API key has been revoked.")
     now = timezone.now()
-    if api_key.is_expired(now):
-        raise PlatformError.authentication("key_expired", "This API key has expired.")
+    api_key_ensure_usable(api_key, now)
     _touch_last_used(api_key, now)
     api_key.counted = counted
     return api_key
+
+
+def api_key_ensure_usable(api_key: ApiKey, now: datetime) -> None:
+    """401 for a key revoked or expired (the request that presented it, or one still waiting on it)."""
+    if not api_key.is_active:
+        raise PlatformError.authentication("key_revoked", "This API key has been revoked.")
+    if api_key.is_expired(now):
+        raise PlatformError.authentication("key_expired", "This API key has expired.")
+
+
+def api_key_recheck(api_key: ApiKey) -> None:
+    """The key read again from the database, as it stands now: a long request ends when it is revoked."""
+    current = ApiKey.objects.filter(pk=api_key.pk).first()
+    if current is None:
+        raise PlatformError.authentication("key_revoked", "This API key has been revoked.")
+    api_key_ensure_usable(current, timezone.now())
 
 
 def _touch_last_used(api_key: ApiKey, now: datetime) -> None:

@@ -94,15 +94,19 @@ class Cli:
     def secret(self) -> str:
         return self.run("listen", "--print-secret").stdout.strip()
 
-    def start(self, *args: str) -> None:
+    def spawn(self, *args: str) -> None:
+        """`checkout-cli *args` running, its output lines collected in `lines`."""
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "checkout_cli", "listen", *args],
+            [sys.executable, "-m", "checkout_cli", *args],
             env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
         )
         threading.Thread(target=self._read, args=(self.process,), daemon=True).start()
+
+    def start(self, *args: str) -> None:
+        self.spawn("listen", *args)
         until(lambda: any(line.startswith("Ready") for line in self.lines), "the CLI to be ready")
         time.sleep(1.0)  # its first ask reaches the service: events from now on are its
 
@@ -302,16 +306,9 @@ def test_logs_tail_prints_the_organizations_api_writes_as_they_happen(organizati
     import requests
 
     admin = make_api_key(organization, permissions=["admin"])
-    env = Cli(tmp_path / "home", live_server.url, admin[1]).env
-    tail = subprocess.Popen(
-        [sys.executable, "-m", "checkout_cli", "logs", "tail", "--every", "0.5"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: list[str] = []
-    threading.Thread(target=lambda: [lines.append(line) for line in tail.stdout], daemon=True).start()
+    tail = Cli(tmp_path / "home", live_server.url, admin[1])
+    tail.spawn("logs", "tail", "--every", "0.5")
+    lines = tail.lines
     try:
         time.sleep(2)
         created = requests.post(
@@ -323,7 +320,6 @@ def test_logs_tail_prints_the_organizations_api_writes_as_they_happen(organizati
         assert created.status_code == 201, created.text
         until(lambda: any("api_key.created" in line for line in lines), "the write in the tail")
     finally:
-        tail.terminate()
-        tail.wait(timeout=10)
+        tail.stop()
     line = next(line for line in lines if "api_key.created" in line)
     assert "POST /api/v1/api-keys 201" in line and created.json()["id"] in line

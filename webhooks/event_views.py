@@ -3,8 +3,6 @@ envelope): list, one with the exact bodies and every attempt, and resend. Views 
 
 from __future__ import annotations
 
-import time
-
 from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -12,10 +10,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from core import openapi
-from core.errors import NotFound
 from platform_api.api import PlatformAPIView, list_of, render_list
 from platform_api.context import RequestContext
-from platform_api.errors import PlatformError
 from platform_api.filters import (
     BoolFilter,
     ChoiceFilter,
@@ -26,11 +22,11 @@ from platform_api.filters import (
     QueryField,
 )
 from platform_api.inputs import MAX_MILLIS
-from platform_api.models import ApiKey, Permission
+from platform_api.models import Permission
+from platform_api.services import api_key_recheck
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 from webhooks import selectors, services
 from webhooks.events import EVENT_TYPES
-from webhooks.models import WebhookEvent
 from webhooks.serializers import (
     WebhookEventDetailSerializer,
     WebhookEventResendSerializer,
@@ -198,30 +194,16 @@ class WebhookEventListenView(PlatformAPIView):
     )
     def get(self, request):
         filters = ListenFilters.filters(request.query_params)
-        organization = request.auth.organization
-        started = timezone.now()
-        after = None
-        if "after" in filters:
-            after = WebhookEvent.objects.filter(organization=organization, pk=filters["after"]).first()
-            if after is None:
-                raise NotFound(
-                    f"No webhook_event with id '{filters['after'][:64]}' (kept 30 days).", field="after"
-                )
-        since = filters.get("since", started if after is None else None)
-        deadline = time.monotonic() + min(filters.get("wait", 20), settings.WEBHOOK_LISTEN_MAX_WAIT_SECONDS)
-        while True:
-            events = selectors.webhook_events_after(
-                organization=organization,
-                after=after,
-                since=since,
-                skip=filters.get("skip", set()),
-                types=filters.get("types"),
-                limit=100,
-            )
-            if events or time.monotonic() >= deadline:
-                break
-            time.sleep(LISTEN_POLL_SECONDS)
-            _still_valid(request.auth)
+        events = selectors.webhook_events_wait(
+            organization=request.auth.organization,
+            after_id=filters.get("after"),
+            since=filters.get("since"),
+            skip=filters.get("skip", set()),
+            types=filters.get("types"),
+            wait_seconds=min(filters.get("wait", 20), settings.WEBHOOK_LISTEN_MAX_WAIT_SECONDS),
+            still_allowed=lambda: api_key_recheck(request.auth),
+            every=LISTEN_POLL_SECONDS,
+        )
         return Response(
             {
                 "object": "list",
@@ -229,12 +211,3 @@ class WebhookEventListenView(PlatformAPIView):
                 "now": int(timezone.now().timestamp() * 1000),
             }
         )
-
-
-def _still_valid(api_key: ApiKey) -> None:
-    """A key revoked (or expired) while its request waits ends the wait, as the next request would."""
-    current = ApiKey.objects.filter(pk=api_key.pk).first()
-    if current is None or not current.is_active:
-        raise PlatformError.authentication("key_revoked", "This API key has been revoked.")
-    if current.is_expired(timezone.now()):
-        raise PlatformError.authentication("key_expired", "This API key has expired.")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import datetime
 
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.utils import timezone
 
 from core.errors import NotFound
 from platform_api.models import Organization
@@ -97,9 +100,7 @@ def webhook_events_after(
     listener has not had yet. A transaction that committed late may hold an event older than `after`: the
     listener keeps `after` a few seconds behind what it has (`LISTEN_SETTLE_SECONDS`) and names the events it
     has since then in `skip`."""
-    events = WebhookEvent.objects.filter(organization=organization).prefetch_related(
-        Prefetch("deliveries", queryset=WebhookDelivery.objects.order_by("created_at", "pk"))
-    )
+    events = _with_deliveries(WebhookEvent.objects.filter(organization=organization))
     if after is not None:
         events = events.filter(
             Q(created_at__gt=after.created_at) | Q(created_at=after.created_at, pk__gt=after.pk)
@@ -111,3 +112,35 @@ def webhook_events_after(
     if skip:
         events = events.exclude(pk__in=skip)
     return list(events.order_by("created_at", "pk")[:limit])
+
+
+def webhook_events_wait(
+    *,
+    organization: Organization,
+    after_id: str | None,
+    since: datetime | None,
+    skip: set[str],
+    types: list[str] | None,
+    wait_seconds: float,
+    still_allowed: Callable[[], None],
+    every: float = 0.5,
+) -> list[WebhookEvent]:
+    """`webhook_events_after`, asked every `every` seconds until there are some or `wait_seconds` have passed
+    (a listener's long poll); `still_allowed()` between asks raises to end the wait (a revoked key). Without
+    `after_id` nor `since`, from now. An `after_id` that is not the organization's event is NotFound."""
+    after = None
+    if after_id is not None:
+        after = WebhookEvent.objects.filter(organization=organization, pk=after_id).first()
+        if after is None:
+            raise NotFound(f"No webhook_event with id '{after_id[:64]}' (kept 30 days).", field="after")
+    if after is None and since is None:
+        since = timezone.now()
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        events = webhook_events_after(
+            organization=organization, after=after, since=since, skip=skip, types=types, limit=100
+        )
+        if events or time.monotonic() >= deadline:
+            return events
+        time.sleep(every)
+        still_allowed()

@@ -71,8 +71,6 @@ def adopt_sent(chain: Chain, w3: Web3, *, sender: str, signer: str, held: Outbox
     """Look for `sender`'s transactions on `chain` that the database does not hold and adopt them (module
     docstring); with `held`, also the one at `held`'s nonce. False when the sender has transactions in the
     nodes' pools not mined yet: nothing may be signed for it until they are (ask again later)."""
-    from chains.outbox.send import rpc_batch
-
     sender = to_checksum_address(sender)
     latest = w3.eth.get_transaction_count(sender, "latest")
     if w3.eth.get_transaction_count(sender, "pending") > latest:
@@ -99,7 +97,7 @@ def adopt_sent(chain: Chain, w3: Web3, *, sender: str, signer: str, held: Outbox
         _advance(chain.chain_id, sender, latest)
         return True
     found, looked = _scan(w3, sender, wanted, since - CLOCK_SKEW if since else None)
-    raws = _raw_transactions(w3, rpc_batch, [found[n]["hash"] for n in sorted(found)])
+    raws = _raw_transactions(w3, [found[n]["hash"] for n in sorted(found)])
     adopted: list[AdoptedTx] = []
     with transaction.atomic():
         SenderNonce.objects.get_or_create(
@@ -112,9 +110,7 @@ def adopt_sent(chain: Chain, w3: Web3, *, sender: str, signer: str, held: Outbox
             )
             if record is not None:
                 adopted.append(record)
-        SenderNonce.objects.filter(chain_id=chain.chain_id, address=sender, next_nonce__lt=latest).update(
-            next_nonce=latest
-        )
+        _advance(chain.chain_id, sender, latest)
         missing = sorted(wanted - set(found))
         unclaimed = [each for each in adopted if not each.claimed_by]
         if adopted or missing:
@@ -196,8 +192,10 @@ def _scan(w3: Web3, sender: str, wanted: set[int], since: datetime | None) -> tu
     return found, looked
 
 
-def _raw_transactions(w3: Web3, rpc_batch, hashes: list[str]) -> dict[str, str]:
+def _raw_transactions(w3: Web3, hashes: list[str]) -> dict[str, str]:
     """The signed bytes of each (what a reorg would broadcast again); empty where the node does not say."""
+    from chains.outbox.send import rpc_batch
+
     if not hashes:
         return {}
     try:
