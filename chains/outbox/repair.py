@@ -222,7 +222,10 @@ def fill_nonce_gaps(chain: Chain, counts: SenderCounts) -> None:
 def sign_again(tx: OutboxTx, *, latest: int) -> None:
     """Another transaction took this one's nonce, and no version of it was mined (nor can be now): it is
     signed again at a new nonce: unless it is a version of this one the database forgot (restored from a
-    backup: chains/outbox/adopt.py), which is then finished from its receipt."""
+    backup: chains/outbox/adopt.py), which is then finished from its receipt.
+
+    The caller saw no receipt, then a count past the nonce; the block may have come in between, so the
+    receipts are asked for again here, after the count: only then does no receipt mean another took it."""
     chain, w3 = chain_client(tx)
     if not adopt.adopt_sent(chain, w3, sender=tx.sender, signer=tx.signer, held=tx):
         return  # the sender's transactions in the nodes' pools first
@@ -231,6 +234,8 @@ def sign_again(tx: OutboxTx, *, latest: int) -> None:
         return
     if adopt.found_as(tx):
         return  # its version on the chain was found: the poller finishes it
+    if receipt_of(w3, tx) is not None:
+        return  # mined between the poller's look for its receipt and its look at the count: the poller finishes it
     with transaction.atomic():
         locked = OutboxTx.objects.select_for_update().get(pk=tx.pk)
         if locked.status != OutboxTx.Status.BROADCAST or locked.nonce != tx.nonce:

@@ -164,3 +164,23 @@ def test_the_senders_transactions_in_the_pool_are_waited_for_before_anything_is_
     foreign = AdoptedTx.objects.get(to=elsewhere)
     assert tx.status == "mined" and tx.nonce == foreign.nonce + 1 and foreign.claimed_by == ""
     assert (w3.eth.get_balance(to), w3.eth.get_balance(elsewhere)) == (3, 9)
+
+
+def test_a_transaction_mined_between_the_look_for_its_receipt_and_the_count_is_not_signed_again(chain_a):
+    """The poller looks for the receipt (none yet), the block comes, it reads the count (past the nonce): what
+    it saw is what another transaction taking the nonce looks like, but the receipt is there now."""
+    from chains.outbox import repair
+
+    w3, to = w3_of(chain_a), new_address()
+    tx = sent("test:raced", to, 4)
+    nonce, tx_hash = tx.nonce, tx.tx_hash
+    OutboxTx.objects.filter(pk=tx.pk).update(
+        status="broadcast", finished_at=None, block_number=None, block_hash=""
+    )
+    tx.refresh_from_db()
+
+    repair.sign_again(tx, latest=nonce + 1)
+
+    tx = until_finished(tx)
+    assert (tx.status, tx.nonce, tx.tx_hash, tx.hashes) == ("mined", nonce, tx_hash, [tx_hash])
+    assert w3.eth.get_balance(to) == 4
