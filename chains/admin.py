@@ -53,6 +53,7 @@ class ChainForm(forms.ModelForm):
                 "factory_address",
                 "takes_payments",
                 "devnet",
+                "testnet",
                 "max_fee_per_gas_gwei",
                 "max_lag_blocks",
                 "traces",
@@ -79,7 +80,7 @@ class ChainAdmin(admin.ModelAdmin):
     # watcher's state and the signers' gas in one column.
     list_display = ("chain", "payments", "blocks_to_confirm", "nodes", "health")
     list_display_links = ("chain",)
-    list_filter = ("takes_payments", "devnet", "source")
+    list_filter = ("takes_payments", "devnet", "testnet", "source")
     search_fields = ("name", "=chain_id")
     readonly_fields = ("node_status", "source", "created_at", "updated_at")
     actions = ["stop_payments"]

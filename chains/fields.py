@@ -6,6 +6,7 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from chains import testchains
 from chains.evm import is_address
 from core.fields import StrictIntegerField
 
@@ -56,7 +57,8 @@ class TokenAmountField(serializers.Field):
 
 @extend_schema_field({"type": "integer", "enum": settings.SUPPORTED_CHAIN_IDS})
 class SupportedChainIdField(StrictIntegerField):
-    """A chain id (JSON integer) among SUPPORTED_CHAIN_IDS."""
+    """A chain id (JSON integer) among SUPPORTED_CHAIN_IDS; a test chain only, in a request acting for a
+    test-mode organization (chains.testchains)."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("min_value", 1)
@@ -69,4 +71,6 @@ class SupportedChainIdField(StrictIntegerField):
             raise serializers.ValidationError(
                 f"Chain {value} is not supported; supported chains: {supported}."
             )
+        if testchains.acting_in_test_mode() and (refusal := testchains.test_chain_refusal(value)) is not None:
+            raise serializers.ValidationError(refusal)
         return value

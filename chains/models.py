@@ -40,6 +40,12 @@ class Chain(models.Model):
         help_text="Offered to payers (it needs a factory). Off: what is in flight still settles.",
     )
     devnet = models.BooleanField(default=False)
+    testnet = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="A public test network (Sepolia, Base Sepolia...): test-mode organizations may use it, as "
+        "they may the devnets; live ones may too.",
+    )
     max_fee_per_gas_gwei = models.FloatField(
         default=0, help_text="The most the outbox bids per gas here; 0: OUTBOX_MAX_FEE_PER_GAS_GWEI."
     )

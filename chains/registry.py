@@ -51,6 +51,7 @@ class Chain:
     factory_address: str = ""
     explorer_url: str = ""
     devnet: bool = False
+    testnet: bool = False
     max_fee_per_gas_gwei: float = 0  # the most the outbox bids per gas here; 0: OUTBOX_MAX_FEE_PER_GAS_GWEI
     takes_payments: bool = True
     max_lag_blocks: int = 10
@@ -68,6 +69,11 @@ class Chain:
         """The last block with the chain's `confirmations` at this head: a block counts itself, as a wallet counts
         (block N at head N has one confirmation). The watcher, the outbox and the readers all ask this."""
         return head - max(self.confirmations, 1) + 1
+
+    @property
+    def for_tests(self) -> bool:
+        """Whether test-mode organizations may transact here: a devnet or a public test network."""
+        return self.devnet or self.testnet
 
     @property
     def accepts_payments(self) -> bool:
@@ -153,7 +159,7 @@ def chain_from_entry(entry: dict[str, Any], *, source: str = "staff") -> Chain:
     explorer = values["explorer_url"] or ""
     if explorer and urlsplit(explorer).scheme not in ("http", "https"):
         raise ChainError("explorer_url must be an http(s) URL")
-    for name in ("devnet", "takes_payments", "traces"):
+    for name in ("devnet", "testnet", "takes_payments", "traces"):
         if not isinstance(values[name], bool):
             raise ChainError(f"{name} must be true or false")
     thresholds = {}
@@ -175,6 +181,7 @@ def chain_from_entry(entry: dict[str, Any], *, source: str = "staff") -> Chain:
         factory_address=to_checksum_address(factory) if factory else "",
         explorer_url=explorer,
         devnet=values["devnet"],
+        testnet=values["testnet"],
         max_fee_per_gas_gwei=_number(values, "max_fee_per_gas_gwei", positive=False),
         takes_payments=values["takes_payments"],
         max_lag_blocks=_int(values, "max_lag_blocks", minimum=0),
@@ -196,6 +203,7 @@ def _row_fields(chain: Chain) -> dict[str, Any]:
         "factory_address": chain.factory_address,
         "takes_payments": chain.takes_payments,
         "devnet": chain.devnet,
+        "testnet": chain.testnet,
         "max_fee_per_gas_gwei": chain.max_fee_per_gas_gwei,
         "max_lag_blocks": chain.max_lag_blocks,
         "traces": chain.traces,

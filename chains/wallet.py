@@ -7,7 +7,10 @@ from web3 import Web3
 
 from chains.artifacts import artifact
 from chains.devnet import NATIVE, DevnetError, deployed_rpc_url
-from chains.registry import Chain
+from chains.registry import Chain, chain_get
+from core.errors import Conflict
+
+PAYER_ACCOUNT = 1  # anvil's first payer account (chains.devnet.PAYERS): what `manage.py pay_order` pays from
 
 
 def devnet_transfer(*, chain: Chain, token: str, to: str, amount: int, from_account: int) -> str:
@@ -47,3 +50,18 @@ def _transfer(w3: Web3, token: str, to: str, amount: int, from_account: int) -> 
     if receipt.status != 1:
         raise DevnetError(f"the transfer {tx_hash.to_0x_hex()} reverted")
     return tx_hash.to_0x_hex()
+
+
+def devnet_pay(*, chain_id: int, token: str, to: str, amount: int) -> str:
+    """The test helpers' payer (checkout.test_helpers): `devnet_transfer` from PAYER_ACCOUNT; the hash, once
+    mined. 400 (Conflict) where it cannot pay: not a devnet, a balance too low, the devnet down."""
+    chain = chain_get(chain_id)
+    if chain is None or not chain.devnet:
+        raise Conflict(
+            f"chain {chain_id} is not a devnet: the test helpers pay on devnets only (on a public test "
+            "network, pay from a wallet of your own)."
+        )
+    try:
+        return devnet_transfer(chain=chain, token=token, to=to, amount=amount, from_account=PAYER_ACCOUNT)
+    except DevnetError as exc:
+        raise Conflict(f"the devnet wallet could not pay: {exc}") from None

@@ -3,7 +3,7 @@ transactions that paid them, discount codes, widgets and the analytics over them
 
 from django.urls import path
 
-from checkout import analytics, discount_api, views, widget_api
+from checkout import analytics, discount_api, test_helpers, views, widget_api
 from checkout import link_views as links
 from checkout import transaction_views as transactions
 from core.inputs import register_converters
@@ -45,4 +45,9 @@ urlpatterns = [
     path("widgets/<public_id:widget_id>", widget_api.WidgetDetailView.as_view(), name="widget"),
     path("widgets/<public_id:widget_id>/stats", widget_api.WidgetStatsView.as_view(), name="widget-stats"),
     path("analytics/overview", analytics.AnalyticsOverviewView.as_view(), name="analytics-overview"),
+    path(
+        "test-helpers/checkout-sessions/<public_id:session_id>/pay",
+        test_helpers.TestSessionPayView.as_view(),
+        name="test-helpers-session-pay",
+    ),
 ]

@@ -28,6 +28,7 @@ from rest_framework import serializers
 from chains.devnet import DevnetError
 from chains.evm import ZERO_ADDRESS
 from chains.registry import chain_get
+from chains.testchains import test_chain_refusal
 from chains.wallet import devnet_transfer
 from checkout import payments, selectors, sessions
 from checkout.display import (
@@ -143,7 +144,11 @@ def _page_context(link: PaymentLink | None, session: CheckoutSession | None) -> 
         "collect_shipping_address": bool(source and source.collect_shipping_address),
         "address_parts": ADDRESS_PARTS,
         "address_labels": address_labels(),
-        "pay_with": payable_tokens(),
+        # A test-mode organization's payer picks among test chains only (platform_api.testmode).
+        "pay_with": payable_tokens()
+        if organization.livemode
+        else [option for option in payable_tokens() if test_chain_refusal(option["chain_id"]) is None],
+        "test_mode": not organization.livemode,
         "title": source.name if source else widget.name if widget else _("Checkout"),
         "theme_color": accent,
         "on_accent": "#111111" if luminance(accent) > 0.4 else "#ffffff",

@@ -52,6 +52,10 @@ class OrganizationSerializer(serializers.Serializer):
     default_recipient_address = serializers.CharField(allow_null=True)
     default_chain_id = serializers.IntegerField(allow_null=True)
     default_token_address = serializers.CharField(allow_null=True)
+    livemode = serializers.BooleanField(
+        help_text="False: this is a live organization's test mode (its keys begin `svc_test_`; it transacts on "
+        "test chains only)."
+    )
     created_at = EpochMillisField()
     updated_at = EpochMillisField()
 

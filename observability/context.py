@@ -15,6 +15,9 @@ request_id: ContextVar[str] = ContextVar("request_id", default="")
 organization_id: ContextVar[str] = ContextVar("organization_id", default="")
 order_id: ContextVar[str] = ContextVar("order_id", default="")
 task_id: ContextVar[str] = ContextVar("task_id", default="")
+# "test" while a request acts for a test-mode organization (a svc_test_ key, the dashboard in test mode):
+# on its log lines, and what the chain fields check (platform_api.testmode).
+mode: ContextVar[str] = ContextVar("mode", default="")
 
 # Letters, digits and a few separators, up to 128: a UUID, a ULID, a load balancer's trace id. Anything
 # else (line breaks, 10 KB, quotes) is not echoed into logs or headers: the request gets an id of its own.
@@ -34,10 +37,11 @@ def current() -> dict[str, str]:
         "organization_id": organization_id.get(),
         "order_id": order_id.get(),
         "task_id": task_id.get(),
+        "mode": mode.get(),
     }
     return {name: value for name, value in found.items() if value}
 
 
 def clear() -> None:
-    for var in (request_id, organization_id, order_id, task_id):
+    for var in (request_id, organization_id, order_id, task_id, mode):
         var.set("")

@@ -20,6 +20,7 @@ from orders.lifecycle import WATCH_AFTER_EXPIRY
 from orders.models import Order
 from orders.onramps import get_onramp_adapter
 from orders.providers import token_shape
+from platform_api import testmode
 from platform_api.models import Organization
 
 
@@ -70,10 +71,13 @@ def order_create(
     answers; the session is checked before them and again under its row lock.
     """
     session_id = request.checkout_session_id
+    owner_now = organization
     if (
         session_id
     ):  # the checkout's session (orders.events.bind_session): checked now, and again under its lock
-        events.bind_session(session_id, organization, lock=False)
+        owner_now = events.bind_session(session_id, organization, lock=False)
+    # A test-mode organization's payments go through test chains only, whatever asked for them.
+    testmode.ensure_test_chains(owner_now, {"srcChain": request.src_chain, "dstChain": request.dst_chain})
     check_amount_worth(
         chain_id=request.src_chain,
         address=request.src_token_address,

@@ -17,6 +17,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from chains.testchains import enter_test_mode
 from core.http import client_ip, ip_digest
 from core.inputs import InputChecksMixin
 from observability import context
@@ -164,6 +165,7 @@ class PlatformAPIView(InputChecksMixin, APIView):
             self.initial(request, *args, **kwargs)
             if request.auth is not None:  # the organization's id on this request's log lines
                 context.organization_id.set(request.auth.organization_id)
+                enter_test_mode(not request.auth.livemode)  # what the chain fields accept
             method = request.method.lower()
             handler = getattr(self, method, None) if method in self.http_method_names else None
             handler = handler or self.http_method_not_allowed

@@ -19,6 +19,9 @@ from platform_api.models import ApiKey, Organization, Permission
 from platform_api.signals import record_write
 
 API_KEY_PREFIX = "svc_live_"
+TEST_API_KEY_PREFIX = (
+    "svc_test_"  # a test-mode organization's (platform_api.testmode); as long as the live one
+)
 API_KEY_RANDOM_LENGTH = 40  # ~238 bits
 API_KEY_DISPLAY_LENGTH = len(API_KEY_PREFIX) + 6
 MAX_PRESENTED_KEY_LENGTH = 200
@@ -52,7 +55,8 @@ def api_key_create(
         raise Forbidden(
             f"You may make keys with the '{ctx.permission}' permission at most.", field="permissions"
         )
-    raw_key = API_KEY_PREFIX + random_base62(API_KEY_RANDOM_LENGTH)
+    prefix = API_KEY_PREFIX if organization.livemode else TEST_API_KEY_PREFIX
+    raw_key = prefix + random_base62(API_KEY_RANDOM_LENGTH)
     api_key = ApiKey.objects.create(
         organization=organization,
         name=name,
@@ -103,7 +107,10 @@ def api_key_authenticate(*, raw_key: str | None, counted_in: tuple[str, int] | N
             "key_missing", "No API key: send it as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'."
         )
     invalid = PlatformError.authentication("key_invalid", "The API key is not valid.")
-    if not raw_key.startswith(API_KEY_PREFIX) or len(raw_key) > MAX_PRESENTED_KEY_LENGTH:
+    if (
+        not raw_key.startswith((API_KEY_PREFIX, TEST_API_KEY_PREFIX))
+        or len(raw_key) > MAX_PRESENTED_KEY_LENGTH
+    ):
         raise invalid
     digest = api_key_digest(raw_key)
     counted = None

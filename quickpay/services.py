@@ -14,6 +14,7 @@ from chains.registry import deposit_address
 from chains.tokens import check_amount_worth, token_get
 from chains.watcher import watch_address
 from core.errors import InvalidRequest
+from platform_api import testmode
 from platform_api.models import Organization
 from quickpay.models import QuickPayment, QuickPaymentDeposit, new_quick_payment_id
 
@@ -38,6 +39,7 @@ def quick_payment_create(
     owners `quick_payment:<id>` (chains.handlers) until a day after the payment expires (a
     late deposit is still seen, so that it can be refunded).
     """
+    testmode.ensure_test_chains(organization, {"chain_id": chain_id})
     token = token_get(chain_id=chain_id, address=token_address)
     if token is None:
         raise InvalidRequest(

@@ -27,6 +27,7 @@ from checkout.models import Transaction
 from checkout.receipts import merchant_refund_email_queue
 from core.errors import Conflict, ErrorCode, Forbidden, InvalidRequest, NotFound
 from ledger.balance import MerchantRefunded, balance_merchant_refunded
+from platform_api import testmode
 from platform_api.context import RequestContext
 from platform_api.models import Organization, Permission
 from platform_api.signals import record_write
@@ -172,6 +173,7 @@ def refund_create(*, ctx: RequestContext, organization: Organization, data: dict
     may(ctx, Permission.WRITE, "Refunding a payment")
     paid = _paid(organization, data["transaction"], lock=False)
     chain_id, token_address, address = _destination(paid, data.get("destination"))
+    testmode.ensure_test_chains(organization, {"destination": chain_id})
     if (chain_id, token_address.lower()) != (paid.chain_id, paid.token_address.lower()):
         from refunds.crosschain import route_check
 

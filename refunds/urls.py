@@ -1,7 +1,7 @@
 from django.urls import path
 
 from core.inputs import register_converters
-from refunds import views
+from refunds import test_helpers, views
 
 register_converters()
 
@@ -11,4 +11,9 @@ urlpatterns = [
     path("refunds/<public_id:refund_id>/cancel", views.RefundCancelView.as_view(), name="refund-cancel"),
     path("refund-balance", views.RefundBalanceView.as_view(), name="refund-balance"),
     path("refund-balance/top-ups", views.RefundTopUpView.as_view(), name="refund-balance-top-ups"),
+    path(
+        "test-helpers/refunds/<public_id:refund_id>/fund",
+        test_helpers.TestRefundFundView.as_view(),
+        name="test-helpers-refund-fund",
+    ),
 ]

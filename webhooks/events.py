@@ -33,10 +33,19 @@ EVENT_TYPES = tuple(event_type.value for event_type in EventType)
 TEST_EVENT = "test.ping"
 
 
-def delivery_body(*, event_type: str, endpoint_id: str, timestamp: str, data: dict[str, Any]) -> str:
-    """The body of a delivery, serialized once: it is stored and these exact bytes are signed and sent."""
+def delivery_body(
+    *, event_type: str, endpoint_id: str, timestamp: str, data: dict[str, Any], livemode: bool
+) -> str:
+    """The body of a delivery, serialized once: it is stored and these exact bytes are signed and sent.
+    `livemode` is false for a test-mode organization's (platform_api.testmode)."""
     return json.dumps(
-        {"event": event_type, "webhook_id": endpoint_id, "timestamp": timestamp, "data": data},
+        {
+            "event": event_type,
+            "webhook_id": endpoint_id,
+            "timestamp": timestamp,
+            "livemode": livemode,
+            "data": data,
+        },
         separators=(",", ":"),
         sort_keys=True,
     )
@@ -157,7 +166,12 @@ def emit_event(
         return None
     now = timezone.now()
     event = WebhookEvent.objects.create(
-        organization=organization, event_type=event_type, data=data, subject=subject, created_at=now
+        organization=organization,
+        event_type=event_type,
+        data=data,
+        subject=subject,
+        livemode=organization.livemode,
+        created_at=now,
     )
     timestamp = now.isoformat().replace("+00:00", "Z")
     endpoints = WebhookEndpoint.objects.filter(organization=organization, is_active=True).order_by("pk")
@@ -167,7 +181,11 @@ def emit_event(
             event=event,
             event_type=event_type,
             body=delivery_body(
-                event_type=event_type, endpoint_id=endpoint.id, timestamp=timestamp, data=data
+                event_type=event_type,
+                endpoint_id=endpoint.id,
+                timestamp=timestamp,
+                data=data,
+                livemode=event.livemode,
             ),
             next_attempt_at=now,
             created_at=now,

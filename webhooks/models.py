@@ -75,6 +75,12 @@ class WebhookEvent(models.Model):
     subject = models.CharField(
         max_length=64, blank=True, help_text="The checkout session it is about, if any (for erasure)."
     )
+    livemode = models.BooleanField(
+        default=True,
+        db_default=True,
+        editable=False,
+        help_text="False: it happened to a test-mode organization.",
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:

@@ -122,6 +122,9 @@ class WebhookEventSerializer(serializers.Serializer):
     id = serializers.CharField(help_text="`whe_…`: every delivery's Standard Webhooks `webhook-id`.")
     type = serializers.CharField(source="event_type")
     data = serializers.JSONField(help_text="The `data` of the body delivered.")
+    livemode = serializers.BooleanField(
+        help_text="False: a test-mode organization's event (`svc_test_` keys)."
+    )
     created_at = EpochMillisField()
     deliveries = WebhookEventDeliverySerializer(many=True)
 

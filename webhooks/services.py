@@ -177,6 +177,7 @@ def webhook_endpoint_send_test(*, endpoint: WebhookEndpoint) -> AttemptResult:
             endpoint_id=endpoint.id,
             timestamp=now.isoformat().replace("+00:00", "Z"),
             data={"message": "A test delivery from the checkout service.", "test": True},
+            livemode=endpoint.organization.livemode,
         ),
     )
     result = attempt_delivery(delivery.id, synchronous=True)
@@ -235,7 +236,11 @@ def webhook_event_resend(
             body=sent[endpoint.pk].body
             if endpoint.pk in sent
             else delivery_body(
-                event_type=event.event_type, endpoint_id=endpoint.pk, timestamp=timestamp, data=event.data
+                event_type=event.event_type,
+                endpoint_id=endpoint.pk,
+                timestamp=timestamp,
+                data=event.data,
+                livemode=event.livemode,
             ),
             next_attempt_at=now,
             created_at=now,
@@ -313,6 +318,7 @@ def webhook_events_erase_personal_data(*, organization, session_ids: list[str]) 
                 endpoint_id=delivery.endpoint_id,
                 timestamp=timestamp,
                 data=event.data,
+                livemode=event.livemode,
             )
             delivery.save(update_fields=["body"])
     NotificationEmail.objects.filter(event__in=events).update(body=ERASED_EMAIL_BODY)

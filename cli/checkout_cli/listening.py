@@ -96,11 +96,17 @@ def state_path(home: Path, base_url: str, api_key: str) -> Path:
 
 
 def body_of(event: dict[str, Any]) -> str:
-    """The body the service delivers (`{event, webhook_id, timestamp, data}`), for the local endpoint."""
+    """The body the service delivers (`{event, webhook_id, timestamp, livemode, data}`), for the local endpoint."""
     created = datetime.fromtimestamp(int(event["created_at"]) / 1000, tz=UTC)
     timestamp = created.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return json.dumps(
-        {"event": event["type"], "webhook_id": "cli", "timestamp": timestamp, "data": event["data"]},
+        {
+            "event": event["type"],
+            "webhook_id": "cli",
+            "timestamp": timestamp,
+            "livemode": event.get("livemode", True),
+            "data": event["data"],
+        },
         separators=(",", ":"),
         sort_keys=True,
     )

@@ -1,4 +1,4 @@
-"""checkout-cli's commands: listen, events (list, show, resend), logs tail."""
+"""checkout-cli's commands: listen, trigger, events (list, show, resend), logs tail."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from checkout_cli import listening
+from checkout_cli import listening, triggers
 from checkout_cli.service import Service, ServiceError, Unreachable
 
 
@@ -110,6 +110,28 @@ def listen(obj: Context, forward_to: str | None, types: str | None, print_secret
     except KeyboardInterrupt:
         status = 0
     sys.exit(status)
+
+
+@cli.command()
+@click.argument("event", type=click.Choice(triggers.TRIGGERS))
+@click.option(
+    "--amount",
+    type=click.IntRange(1),
+    default=1_000_000,
+    show_default=True,
+    help="What the checkout costs, in the test token's smallest unit (1000000: 1 dUSDC).",
+)
+@click.option("--timeout", type=click.FloatRange(5, 3600), default=180, show_default=True, help="Seconds.")
+@click.pass_obj
+def trigger(obj: Context, event: str, amount: int, timeout: float) -> None:
+    """Make EVENT happen in test mode: real objects, paid by the devnet wallet (a svc_test_ key)."""
+    started = time.monotonic()
+    _say(f"Triggering {event} in test mode")
+    try:
+        found = triggers.trigger(obj.service(), event, say=_say, amount=amount, timeout=timeout)
+    except (triggers.TriggerError, Unreachable) as exc:
+        raise click.ClickException(str(exc)) from None
+    _say(f"{found['type']}  {found['id']}  after {time.monotonic() - started:.1f} s")
 
 
 @cli.group()

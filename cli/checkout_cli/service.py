@@ -47,10 +47,11 @@ class Service:
         if answer.status_code >= 400:
             error = body.get("error") if isinstance(body, dict) else None
             error = error if isinstance(error, dict) else {}
+            message = str(error.get("message", answer.text[:200]))
             raise ServiceError(
                 answer.status_code,
                 str(error.get("code", "error")),
-                str(error.get("message", answer.text[:200])),
+                f"{error['param']}: {message}" if error.get("param") else message,
             )
         return body
 

@@ -57,11 +57,36 @@ class Organization(models.Model):
     default_recipient_address = models.CharField(max_length=42, blank=True)
     default_chain_id = models.PositiveBigIntegerField(null=True, blank=True)
     default_token_address = models.CharField(max_length=42, blank=True)
+    # Test mode: a live organization's sandbox is an organization of its own, so that nothing of it (orders,
+    # links, customers, balances, analytics, events, webhooks, keys) can be listed, counted or paid with the
+    # live one's: every query is already scoped to one organization. It transacts on test chains only
+    # (chains.registry.Chain.for_tests; platform_api.testmode) and its keys begin `svc_test_`.
+    livemode = models.BooleanField(
+        default=True,
+        db_default=True,  # rows written by code from before the column (a rolling deploy) are live
+        editable=False,
+        help_text="False: a test-mode organization (its keys are svc_test_).",
+    )
+    sandbox_of = models.OneToOneField(
+        "self",
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.CASCADE,
+        related_name="sandbox",
+        help_text="The live organization whose test mode this is.",
+    )
     updated_at = models.DateTimeField(default=timezone.now)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         ordering = ["slug"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(sandbox_of__isnull=True) | models.Q(livemode=False),
+                name="organization_sandbox_is_test",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.slug
@@ -118,6 +143,12 @@ class ApiKey(models.Model):
 
     def allows(self, required: str) -> bool:
         return self.level >= PERMISSION_RANK[Permission(required)]
+
+    @property
+    def livemode(self) -> bool:
+        """False for a test-mode organization's key (`svc_test_`): known from the key, without its
+        organization's row (a key's organization never changes mode)."""
+        return not self.key_prefix.startswith("svc_test_")
 
     @property
     def highest_permission(self) -> str:

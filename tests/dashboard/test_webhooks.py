@@ -32,6 +32,7 @@ def _failed(endpoint) -> WebhookDelivery:
             endpoint_id=endpoint.id,
             timestamp=now.isoformat(),
             data={"id": "txn_1"},
+            livemode=True,
         ),
     )
     WebhookAttempt.objects.create(

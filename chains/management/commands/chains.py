@@ -86,6 +86,11 @@ class Command(BaseCommand):
         add.add_argument("--solver-gas-threshold", default="0", help="In wei.")
         add.add_argument("--traces", action="store_true", help="Its RPC offers trace_block.")
         add.add_argument("--devnet", action="store_true")
+        add.add_argument(
+            "--testnet",
+            action="store_true",
+            help="A public test network: test-mode organizations may use it.",
+        )
         add.add_argument("--no-payments", action="store_true", help="Known, but not offered to payers.")
         sub.add_parser("list", help="Every chain of the registry.")
         check = sub.add_parser("check", help="Each chain's nodes, factory, signers' gas and watcher, now.")
@@ -136,6 +141,7 @@ class Command(BaseCommand):
             "solver_gas_threshold": o["solver_gas_threshold"],
             "traces": o["traces"],
             "devnet": o["devnet"],
+            "testnet": o["testnet"],
             "takes_payments": not o["no_payments"],
         }
         if o["factory_address"] and not is_address(o["factory_address"]):
@@ -172,6 +178,7 @@ class Command(BaseCommand):
             factory_address=chain.factory_address,
             takes_payments=chain.takes_payments,
             devnet=chain.devnet,
+            testnet=chain.testnet,
             max_fee_per_gas_gwei=chain.max_fee_per_gas_gwei,
             max_lag_blocks=chain.max_lag_blocks,
             traces=chain.traces,

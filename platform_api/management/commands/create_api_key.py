@@ -6,6 +6,7 @@ from django.core.validators import validate_slug
 
 from platform_api.models import Permission
 from platform_api.services import api_key_create, organization_get_or_create
+from platform_api.testmode import organization_sandbox
 
 
 class Command(BaseCommand):
@@ -23,9 +24,24 @@ class Command(BaseCommand):
         parser.add_argument("--org-name", help="Display name when the organization is created.")
         parser.add_argument("--contact-email", help="Contact address when the organization is created.")
         parser.add_argument("--expires-at", help="ISO 8601 expiry, e.g. 2027-01-01T00:00:00Z.")
+        parser.add_argument(
+            "--test",
+            action="store_true",
+            help="A test-mode key (svc_test_...) of the organization's test mode, made on first use: test "
+            "chains only, its own objects and events.",
+        )
 
     def handle(
-        self, *args, org, name, permissions, org_name=None, contact_email=None, expires_at=None, **opts
+        self,
+        *args,
+        org,
+        name,
+        permissions,
+        org_name=None,
+        contact_email=None,
+        expires_at=None,
+        test=False,
+        **opts,
     ):
         try:
             validate_slug(org)
@@ -49,6 +65,8 @@ class Command(BaseCommand):
         if contact_email and not organization.contact_email:
             organization.contact_email = contact_email
             organization.save(update_fields=["contact_email"])
+        if test:
+            organization = organization_sandbox(organization)
         api_key, raw_key = api_key_create(
             organization=organization, name=name, permissions=wanted, expires_at=expiry
         )
