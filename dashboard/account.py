@@ -175,7 +175,7 @@ def two_factor(request: HttpRequest) -> HttpResponse:
 
 
 @never_cache
-@auth.member_view()
+@auth.member_view(modes=False)
 def recovery_codes_shown(request: HttpRequest) -> HttpResponse:
     """The recovery codes just made, shown this once."""
     shown = request.session.pop(NEW_CODES, None)
@@ -190,7 +190,7 @@ def recovery_codes_shown(request: HttpRequest) -> HttpResponse:
 
 @never_cache
 @require_http_methods(["GET", "POST"])
-@auth.member_view()
+@auth.member_view(modes=False)
 def account_page(request: HttpRequest) -> HttpResponse:
     """The member's account: the second factor (replace the authenticator), recovery codes."""
     member = request.member
@@ -259,7 +259,7 @@ class ProofForm(forms.Form):
 
 @never_cache
 @require_POST
-@auth.member_view()
+@auth.member_view(modes=False)
 def recovery_codes_new(request: HttpRequest) -> HttpResponse:
     """New recovery codes (the earlier ones stop working), after a second factor."""
     member = request.member

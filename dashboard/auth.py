@@ -35,12 +35,14 @@ from django_otp import login as otp_login
 from django_otp.models import Device
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from chains.testchains import enter_test_mode
 from dashboard.models import Member, RecoveryCodes, Role, recovery_digest
 from dashboard.roles import READ, may
 from dashboard.throttle import Attempt, SignInRefused, normalise_email
 from observability import context
 from platform_api.context import RequestContext
 from platform_api.signals import record_write
+from platform_api.testmode import organization_sandbox
 
 __all__ = ["Attempt", "SignInRefused", "normalise_email"]
 
@@ -50,6 +52,7 @@ PENDING_EMAIL = "dashboard_pending_email"
 NEEDS_CODE = "dashboard_needs_code"
 PROVEN_AT = "dashboard_proven_at"  # when this session last gave a second factor
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+TEST_MODE = "dashboard_test_mode"  # the switch: the pages show and change the organization's test mode
 
 
 def password_member(attempt: Attempt, password: str) -> Member | None:
@@ -185,10 +188,14 @@ def sign_out_everywhere(member: Member) -> None:
     Member.objects.filter(pk=member.pk).update(session_generation=F("session_generation") + 1)
 
 
-def member_view(action: str = READ, *, read: str = READ):
+def member_view(action: str = READ, *, read: str = READ, modes: bool = True):
     """A dashboard page: a signed-in member of this session's generation, verified by a code where one is
     due; a write the member's role does not allow is 403 and changes nothing. GETs need `read` (READ: every
-    member; the keys and settings pages ask more, to read them too)."""
+    member; the keys and settings pages ask more, to read them too).
+
+    `request.organization` is what the page shows and changes: the member's organization, or in test mode
+    (the switch, `TEST_MODE` in the session) its sandbox (platform_api.testmode). A page about the member or
+    the team (`modes=False`) is the live organization's in either mode."""
 
     def decorate(view):
         @wraps(view)
@@ -213,7 +220,13 @@ def member_view(action: str = READ, *, read: str = READ):
                     status=403,
                 )
             request.member = member
-            context.organization_id.set(member.organization_id)  # on this request's log lines
+            organization = member.organization
+            request.test_mode = bool(request.session.get(TEST_MODE))  # the switch and the banner say so
+            if modes and request.test_mode:
+                organization = organization_sandbox(organization)
+                enter_test_mode(True)  # the chain fields take test chains only
+            request.organization = organization
+            context.organization_id.set(organization.pk)  # on this request's log lines
             return view(request, *args, **kwargs)
 
         return wrapped
@@ -224,7 +237,7 @@ def member_view(action: str = READ, *, read: str = READ):
 def owned(queryset, request: HttpRequest, pk: str, what: str):
     """The signed-in member's organization's record `pk` of `queryset`, else 404 as if it did not exist:
     every record page starts here, whatever id is in the URL."""
-    found = queryset.filter(organization=request.member.organization, pk=pk).first()  # type: ignore[attr-defined]
+    found = queryset.filter(organization=request.organization, pk=pk).first()  # type: ignore[attr-defined]
     if found is None:
         raise Http404(f"There is no such {what}.")
     return found

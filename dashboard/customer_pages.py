@@ -39,7 +39,7 @@ def _owned(request: HttpRequest, customer_id: str) -> Customer:
 @require_http_methods(["GET", "POST"])
 @member_view(WRITE)
 def customer_create(request: HttpRequest) -> HttpResponse:
-    organization = request.member.organization
+    organization = request.organization
     form = CustomerForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and (
         done := submitted(
@@ -73,7 +73,7 @@ def customer_detail(request: HttpRequest, customer_id: str) -> HttpResponse:
     ):
         return done
     payments = (
-        Transaction.objects.filter(organization=request.member.organization, customer=customer)
+        Transaction.objects.filter(organization=request.organization, customer=customer)
         .only(*ROW_FIELDS)
         .order_by("-created_at")[:PAYMENTS_SHOWN]
     )

@@ -119,7 +119,7 @@ def _owned(request: HttpRequest, code_id: str) -> DiscountCode:
 
 
 def _page(request: HttpRequest, form: DiscountForm, code: DiscountCode | None) -> HttpResponse:
-    organization = request.member.organization
+    organization = request.organization
     links = PaymentLink.objects.filter(organization=organization, deleted_at__isnull=True).order_by(
         "-created_at"
     )
@@ -141,7 +141,7 @@ def _page(request: HttpRequest, form: DiscountForm, code: DiscountCode | None) -
 @require_http_methods(["GET", "POST"])
 @member_view(WRITE)
 def discount_create(request: HttpRequest) -> HttpResponse:
-    organization = request.member.organization
+    organization = request.organization
     if request.method == "GET":
         return _page(request, DiscountForm(initial={"type": DiscountCode.Type.PERCENTAGE}), None)
     form = DiscountForm(request.POST)
@@ -160,7 +160,7 @@ def discount_create(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @member_view(WRITE)
 def discount_detail(request: HttpRequest, code_id: str) -> HttpResponse:
-    organization = request.member.organization
+    organization = request.organization
     code = _owned(request, code_id)
     if request.method == "GET":
         return _page(request, DiscountForm.of(code, code_token(organization, code.payment_link)), code)

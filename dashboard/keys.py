@@ -29,7 +29,7 @@ NEW_KEY = "dashboard_new_key"
 @member_view(DEVELOP, read=DEVELOP)
 def key_list(request: HttpRequest) -> HttpResponse:
     """The keys are the developers' page, to read too."""
-    organization = request.member.organization
+    organization = request.organization
     ctx = RequestContext.for_member(request, request.member)
     grantable = [p for p in Permission.values if ctx.allows(p)]
     errors: dict[str, str] = {}
@@ -82,7 +82,7 @@ def _page(request: HttpRequest, *, values, errors, grantable, status: int = 400)
     rank = PERMISSION_RANK[Permission(grantable[-1])] if grantable else 0
     keys = [
         (key, PERMISSION_RANK.get(Permission(key.highest_permission), 0) <= rank)
-        for key in ApiKey.objects.filter(organization=request.member.organization).order_by("-created_at")
+        for key in ApiKey.objects.filter(organization=request.organization).order_by("-created_at")
     ]
     return render(
         request,
@@ -105,7 +105,7 @@ def _page(request: HttpRequest, *, values, errors, grantable, status: int = 400)
 @require_POST
 @member_view(DEVELOP)
 def key_revoke(request: HttpRequest, key_id: str) -> HttpResponse:
-    key = ApiKey.objects.filter(organization=request.member.organization, pk=key_id).first()
+    key = ApiKey.objects.filter(organization=request.organization, pk=key_id).first()
     if key is None:
         raise Http404("There is no such key.")
     try:

@@ -46,7 +46,7 @@ def _link_url(link: PaymentLink) -> str:
 
 def _owned(request: HttpRequest, link_id: str) -> PaymentLink:
     try:
-        return selectors.payment_link_get(organization=request.member.organization, link_id=link_id)
+        return selectors.payment_link_get(organization=request.organization, link_id=link_id)
     except (PlatformError, DomainError):
         raise Http404("There is no such payment link.") from None
 
@@ -55,7 +55,7 @@ def _owned(request: HttpRequest, link_id: str) -> PaymentLink:
 @member_view()
 def link_list(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:100]
-    found = selectors.payment_link_list(organization=request.member.organization, search=query or None)
+    found = selectors.payment_link_list(organization=request.organization, search=query or None)
     page = Paginator(found.order_by("-created_at", "-id"), 25).get_page(request.GET.get("page"))
     rows = [
         {
@@ -97,7 +97,7 @@ def _form_page(request: HttpRequest, form: LinkForm, link: PaymentLink | None) -
 @require_http_methods(["GET", "POST"])
 @member_view(WRITE)
 def link_create(request: HttpRequest) -> HttpResponse:
-    organization = request.member.organization
+    organization = request.organization
     if request.method == "GET":
         return _form_page(request, LinkForm.new(organization), None)
     form = LinkForm(request.POST)

@@ -24,7 +24,7 @@ FLASH = "dashboard_members_flash"
 
 
 @require_http_methods(["GET", "POST"])
-@member_view(ADMIN)
+@member_view(ADMIN, modes=False)
 def member_list(request: HttpRequest) -> HttpResponse:
     organization = request.member.organization
     errors: dict[str, str] = {}
@@ -87,7 +87,7 @@ def member_list(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@member_view(ADMIN)
+@member_view(ADMIN, modes=False)
 def invitation_revoke(request: HttpRequest, invitation_id: str) -> HttpResponse:
     ctx = RequestContext.for_member(request, request.member)
     if not services.invitation_revoke(
@@ -98,7 +98,7 @@ def invitation_revoke(request: HttpRequest, invitation_id: str) -> HttpResponse:
 
 
 @require_POST
-@member_view(ADMIN)
+@member_view(ADMIN, modes=False)
 def member_remove(request: HttpRequest, member_id: str) -> HttpResponse:
     ctx = RequestContext.for_member(request, request.member)
     try:

@@ -1,5 +1,5 @@
 """The dashboard's pages. Each reads only the signed-in member's organization: every query starts from
-`request.member.organization`, and an id of another organization's record is 404, as if it did not exist."""
+`request.organization`, and an id of another organization's record is 404, as if it did not exist."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ _chain = chain_name
 @require_GET
 @member_view()
 def home(request: HttpRequest) -> HttpResponse:
-    organization = request.member.organization
+    organization = request.organization
     today = timezone.now().date()
     first = today - timedelta(days=CHART_DAYS - 1)
     days = {
@@ -148,7 +148,7 @@ def _searched(found: QuerySet[Transaction], organization, query: str) -> QuerySe
 def payments(request: HttpRequest) -> HttpResponse:
     """The organization's payments, newest first, filtered by status and searched by id, hash, payer or
     reference; the filter form updates the table in place with htmx and still works as a plain GET."""
-    organization = request.member.organization
+    organization = request.organization
     found = Transaction.objects.filter(organization=organization)
     status = request.GET.get("status", "")
     if status in Transaction.Status.values:

@@ -53,7 +53,7 @@ def _page(request: HttpRequest, form: ProductForm, product: Product | None) -> H
 @require_http_methods(["GET", "POST"])
 @member_view(WRITE)
 def product_create(request: HttpRequest) -> HttpResponse:
-    organization = request.member.organization
+    organization = request.organization
     if request.method == "GET":
         form = ProductForm.new(organization)
         form.values["product_type"] = Product.Type.ONE_TIME

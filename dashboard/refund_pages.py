@@ -82,7 +82,7 @@ def refund_rows(refunds) -> list[dict]:
 
 def payment_refunds(request: HttpRequest, txn: Transaction, form: RefundForm | None = None) -> dict:
     """What the payment page shows of its refunds, and the refund form when the member may refund."""
-    refunds = Refund.objects.filter(organization=request.member.organization, payment_id=txn.id).order_by(  # type: ignore[attr-defined]
+    refunds = Refund.objects.filter(organization=request.organization, payment_id=txn.id).order_by(  # type: ignore[attr-defined]
         "-created_at"
     )
     token = display_token(txn.chain_id, txn.token_address)
@@ -102,7 +102,7 @@ def payment_refunds(request: HttpRequest, txn: Transaction, form: RefundForm | N
 def refund_create(request: HttpRequest, transaction_id: str) -> HttpResponse:
     txn = owned(Transaction.objects.all(), request, transaction_id, "payment")
     form = RefundForm(request.POST)
-    organization = request.member.organization  # type: ignore[attr-defined]
+    organization = request.organization  # type: ignore[attr-defined]
     done = submitted(
         request,
         form,
@@ -247,7 +247,7 @@ def top_up_create(request: HttpRequest) -> HttpResponse:
     member = request.member  # type: ignore[attr-defined]
     top_up = services.refund_top_up_create(
         ctx=RequestContext.for_member(request, member),
-        organization=member.organization,
+        organization=request.organization,  # type: ignore[attr-defined]
         chain_id=int(chain),
         token_address=address,
     )
@@ -313,7 +313,7 @@ class WithdrawalForm(ApiForm):
 def _refunds_page(
     request: HttpRequest, *, withdrawal_form: WithdrawalForm | None = None, confirm=None, status=200
 ):
-    organization = request.member.organization  # type: ignore[attr-defined]
+    organization = request.organization  # type: ignore[attr-defined]
     state = request.GET.get("status", "")
     found = selectors.refund_list(
         organization=organization, status=state if state in Refund.Status.values else None
@@ -367,7 +367,7 @@ def withdraw(request: HttpRequest) -> HttpResponse:
     if not request.user.is_verified():  # type: ignore[attr-defined]
         request.session[FLASH] = "Turn on two-factor sign-in to withdraw from the refund balance."
         return redirect("dashboard:refunds")
-    organization = request.member.organization  # type: ignore[attr-defined]
+    organization = request.organization  # type: ignore[attr-defined]
     form = WithdrawalForm(request.POST)
     data = form.body(organization)
     if data is None:

@@ -40,7 +40,7 @@ BRANDING = ("name", "brand_color", "support_email", "support_url", "website_url"
 @require_http_methods(["GET", "POST"])
 @member_view(ADMIN, read=ADMIN)
 def settings_page(request: HttpRequest) -> HttpResponse:
-    organization = request.member.organization
+    organization = request.organization
     errors: dict[str, str] = {}
     status = 200
     ctx = RequestContext.for_member(request, request.member)

@@ -115,4 +115,5 @@ urlpatterns = [
     ),
     path("sign-out/", views.sign_out, name="sign-out"),
     path("sign-out/everywhere/", views.sign_out_everywhere, name="sign-out-everywhere"),
+    path("test-mode/", views.test_mode_switch, name="test-mode"),
 ]

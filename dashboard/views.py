@@ -123,6 +123,19 @@ def sign_out_everywhere(request: HttpRequest) -> HttpResponse:
     return redirect("dashboard:sign-in")
 
 
+@require_POST
+@auth.member_view(modes=False)
+def test_mode_switch(request: HttpRequest) -> HttpResponse:
+    """The test-mode switch: the pages (but the team and the member's account) show and change the
+    organization's test mode, made on first use: its own payments, links, customers, keys (svc_test_) and
+    webhooks, on test chains only (platform_api.testmode)."""
+    if request.POST.get("on") == "1":
+        request.session[auth.TEST_MODE] = True
+    else:
+        request.session.pop(auth.TEST_MODE, None)
+    return redirect(_next(request))
+
+
 class AcceptForm(forms.Form):
     password = forms.CharField(
         max_length=1024, strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "new-password"})

@@ -34,7 +34,7 @@ SHOWN_ONCE = "dashboard_new_secret"  # a new signing secret, shown on the next p
 
 def _endpoint(request: HttpRequest, webhook_id: str) -> WebhookEndpoint:
     try:
-        return selectors.webhook_endpoint_get(organization=request.member.organization, webhook_id=webhook_id)
+        return selectors.webhook_endpoint_get(organization=request.organization, webhook_id=webhook_id)
     except (PlatformError, DomainError):
         raise Http404("There is no such webhook endpoint.") from None
 
@@ -47,7 +47,7 @@ def _flash(request: HttpRequest, text: str, *, bad: bool = False) -> None:
 @member_view()
 def webhook_list(request: HttpRequest) -> HttpResponse:
     endpoints = list(
-        selectors.webhook_endpoint_list(organization=request.member.organization).order_by("-created_at")
+        selectors.webhook_endpoint_list(organization=request.organization).order_by("-created_at")
     )
     return render(
         request,

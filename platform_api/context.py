@@ -48,9 +48,10 @@ class RequestContext:
     @classmethod
     def for_member(cls, request, member) -> RequestContext:
         """A member's action in the dashboard, audited with the member as the actor, as powerful as their
-        role (`member.api_permission`)."""
+        role (`member.api_permission`), in the organization the page acts for (its test mode's, in test
+        mode: dashboard.auth.member_view)."""
         return cls(
-            organization=member.organization,
+            organization=getattr(request, "organization", None) or member.organization,
             api_key=None,
             ip_address=client_ip(request),
             method=request.method,

@@ -32,3 +32,12 @@ def field(form, name: str, label: str, kind: str = "text", hint: str = "", optio
         "described": described,
         "attrs": {key.replace("_", "-"): value for key, value in attrs.items()},
     }
+
+
+@register.simple_tag
+def test_chains() -> str:
+    """`{% test_chains %}`: the chains test mode may use, by name (chains.testchains)."""
+    from chains.registry import chain_get
+    from chains.testchains import test_chain_ids
+
+    return ", ".join(chain.name for chain in map(chain_get, test_chain_ids()) if chain is not None) or "none"

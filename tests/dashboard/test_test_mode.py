@@ -1,0 +1,57 @@
+"""The dashboard's test-mode switch: the pages show and change the organization's test mode (its own links,
+payments, keys, audit log), the team and the member's account stay the live organization's, and a banner
+says which mode the pages are in."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from audit.models import AuditEvent
+from checkout.models import PaymentLink
+from platform_api.models import ApiKey, Organization
+from tests.dashboard.conftest import make_member, signed_in
+from tests.factories import PaymentLinkFactory
+
+pytestmark = pytest.mark.django_db
+BANNER = "You are looking at test data"
+
+
+def _token(page: str) -> str:
+    return re.search(r'name="form_token" value="([^"]+)"', page).group(1)
+
+
+def test_the_switch_shows_the_test_modes_records_and_keys_made_there_are_test_keys(organization):
+    developer = make_member(organization, "dev@shop.example", "developer")
+    browser = signed_in(developer)
+    live_link = PaymentLinkFactory(organization=organization, name="Live sticker")
+    assert BANNER not in browser.get("/dashboard/links/").content.decode()
+
+    switched = browser.post("/dashboard/test-mode/", {"on": "1", "next": "/dashboard/links/"})
+    assert switched.status_code == 302 and switched["Location"] == "/dashboard/links/"
+    page = browser.get("/dashboard/links/").content.decode()
+    sandbox = Organization.objects.get(sandbox_of=organization)  # made on first use
+    assert BANNER in page and "Live sticker" not in page and 'aria-checked="true"' in page
+    assert browser.get(f"/dashboard/links/{live_link.id}").status_code == 404
+    test_link = PaymentLinkFactory(organization=sandbox, name="Test sticker")
+    assert "Test sticker" in browser.get("/dashboard/links/").content.decode()
+
+    form = {
+        "form_token": _token(browser.get("/dashboard/keys/").content.decode()),
+        "name": "laptop",
+        "permissions": ["read"],
+    }
+    shown = browser.post("/dashboard/keys/", form, follow=True).content.decode()
+    assert re.search(r'id="new-key">(svc_test_[^<]+)<', shown)
+    key = ApiKey.objects.get(name="laptop")
+    assert key.organization_id == sandbox.id
+    assert AuditEvent.objects.get(resource_id=key.id).organization_id == sandbox.id
+
+    team = browser.get("/dashboard/team/").content.decode()
+    assert "dev@shop.example" in team and BANNER in team  # the live organization's team, in either mode
+
+    browser.post("/dashboard/test-mode/", {"on": "0", "next": "https://elsewhere.example/"})
+    page = browser.get("/dashboard/links/").content.decode()
+    assert BANNER not in page and "Live sticker" in page and "Test sticker" not in page
+    assert PaymentLink.objects.filter(organization=sandbox).get() == test_link
