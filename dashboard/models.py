@@ -64,6 +64,15 @@ class Member(models.Model):
 
         return API_PERMISSION[self.role]
 
+    def api_permission_in(self, organization) -> str:
+        """`api_permission`, in its organization or that organization's test mode (a developer writes there:
+        dashboard.roles.TEST_MODE_API_PERMISSION)."""
+        from dashboard.roles import TEST_MODE_API_PERMISSION
+
+        if organization.livemode or organization.sandbox_of_id != self.organization_id:
+            return self.api_permission
+        return TEST_MODE_API_PERMISSION[self.role]
+
 
 class Invitation(models.Model):
     id = models.CharField(primary_key=True, max_length=32, default=new_invitation_id, editable=False)

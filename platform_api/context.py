@@ -50,14 +50,15 @@ class RequestContext:
         """A member's action in the dashboard, audited with the member as the actor, as powerful as their
         role (`member.api_permission`), in the organization the page acts for (its test mode's, in test
         mode: dashboard.auth.member_view)."""
+        organization = getattr(request, "organization", None) or member.organization
         return cls(
-            organization=getattr(request, "organization", None) or member.organization,
+            organization=organization,
             api_key=None,
             ip_address=client_ip(request),
             method=request.method,
             path=request.path,
             actor=f"member:{member.id}",
-            permission=member.api_permission,
+            permission=member.api_permission_in(organization),
         )
 
     @classmethod

@@ -40,12 +40,12 @@ def test_the_switch_shows_the_test_modes_records_and_keys_made_there_are_test_ke
     form = {
         "form_token": _token(browser.get("/dashboard/keys/").content.decode()),
         "name": "laptop",
-        "permissions": ["read"],
+        "permissions": ["read", "write"],  # a developer writes in test mode: no real money moves there
     }
     shown = browser.post("/dashboard/keys/", form, follow=True).content.decode()
     assert re.search(r'id="new-key">(svc_test_[^<]+)<', shown)
     key = ApiKey.objects.get(name="laptop")
-    assert key.organization_id == sandbox.id
+    assert key.organization_id == sandbox.id and key.permissions == ["read", "write"]
     assert AuditEvent.objects.get(resource_id=key.id).organization_id == sandbox.id
 
     team = browser.get("/dashboard/team/").content.decode()
@@ -54,4 +54,7 @@ def test_the_switch_shows_the_test_modes_records_and_keys_made_there_are_test_ke
     browser.post("/dashboard/test-mode/", {"on": "0", "next": "https://elsewhere.example/"})
     page = browser.get("/dashboard/links/").content.decode()
     assert BANNER not in page and "Live sticker" in page and "Test sticker" not in page
+    form = {**form, "form_token": _token(browser.get("/dashboard/keys/").content.decode()), "name": "live"}
+    refused = browser.post("/dashboard/keys/", form).content.decode()
+    assert "makes keys with read at most" in refused and not ApiKey.objects.filter(name="live").exists()
     assert PaymentLink.objects.filter(organization=sandbox).get() == test_link
