@@ -58,7 +58,8 @@ def _call(function, *args, **kwargs) -> Any:
 @click.option("--api-key", envvar="CHECKOUT_API_KEY", help="An API key, svc_... (CHECKOUT_API_KEY).")
 @click.pass_context
 def cli(ctx: click.Context, api_url: str, api_key: str | None) -> None:
-    """The checkout service from your laptop: webhook events forwarded to a local URL, read and resent."""
+    """The checkout service from your laptop: webhook events forwarded to a local URL, read and resent, and
+    made to happen in test mode (trigger)."""
     ctx.obj = Context(api_url, api_key)
 
 
