@@ -11,7 +11,8 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
         return {
             "type": "http",
             "scheme": "bearer",
-            "description": "`Authorization: Bearer svc_live_...` (or the same key in an `X-API-Key` header).",
+            "description": "`Authorization: Bearer svc_live_...` (test mode: `svc_test_...`; or the same key in an "
+            "`X-API-Key` header).",
         }
 
 

@@ -32,7 +32,7 @@ SPECTACULAR_SETTINGS = {
         "Order interface (`/orders`, `/checkout-sessions`, `/chains/...`, `/onramp/...`) with the envelope "
         "`{success, message, data, statusCode}`, and the merchant platform interface under `/api/v1` with "
         "Stripe-style errors `{error: {type, code, message, param}}`. Platform calls authenticate with "
-        "`Authorization: Bearer svc_live_...` or `X-API-Key`."
+        "`Authorization: Bearer svc_live_...` (a test-mode key: `svc_test_...`) or `X-API-Key`."
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
