@@ -23,9 +23,10 @@ class ApiKeyInline(admin.TabularInline):
 class OrganizationAdmin(admin.ModelAdmin):
     """The organization; merchant.admin adds its branding (the logo lives in the merchant app)."""
 
-    list_display = ("slug", "name", "contact_email", "created_at")
+    list_display = ("slug", "name", "livemode", "contact_email", "created_at")
+    list_filter = ("livemode",)
     search_fields = ("slug", "name", "contact_email")
-    readonly_fields = ("id", "created_at", "updated_at")
+    readonly_fields = ("id", "livemode", "sandbox_of", "created_at", "updated_at")
     inlines = [ApiKeyInline]
 
     def save_model(self, request, obj, form, change):
