@@ -46,6 +46,7 @@ def test_signed_delivery_with_contract_headers_and_body(organization, endpoint, 
         "event": "payment.completed",
         "webhook_id": endpoint.id,
         "timestamp": body["timestamp"],
+        "livemode": True,  # a live organization's (platform_api.testmode)
         "data": DATA,
     }
     assert headers["Content-Type"] == "application/json"
