@@ -42,7 +42,9 @@ class Beat:
         self.thread.join(timeout=10)
 
 
-@pytest.mark.parametrize("event", ["payment.completed", "payment.failed", "checkout.expired", "refund.succeeded"])
+@pytest.mark.parametrize(
+    "event", ["payment.completed", "payment.failed", "checkout.expired", "refund.succeeded"]
+)
 def test_trigger_delivers_a_verified_test_mode_event_to_the_listener(
     organization, devnets_registry, worker_env, start_worker, live_server, tmp_path, event
 ):
