@@ -15,13 +15,10 @@ from core.ids import random_base62
 from platform_api import key_cache
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
-from platform_api.models import ApiKey, Organization, Permission
+from platform_api.models import TEST_API_KEY_PREFIX, ApiKey, Organization, Permission
 from platform_api.signals import record_write
 
 API_KEY_PREFIX = "svc_live_"
-TEST_API_KEY_PREFIX = (
-    "svc_test_"  # a test-mode organization's (platform_api.testmode); as long as the live one
-)
 API_KEY_RANDOM_LENGTH = 40  # ~238 bits
 API_KEY_DISPLAY_LENGTH = len(API_KEY_PREFIX) + 6
 MAX_PRESENTED_KEY_LENGTH = 200

@@ -8,11 +8,12 @@ counted or paid with the live organization's. What makes it test mode:
 - its keys begin `svc_test_` (platform_api.services), so a developer sees which mode a key is for;
 - every chain it names, and every chain its payments go through, is a test chain (a devnet or a public
   test network: `chains.testchains`): the chain fields refuse others while a request acts for it
-  (`chains.testchains.acting_in_test_mode`, set by authentication and by the dashboard), and `order_create` refuses
-  them whatever created the order (a payer on its payment link, a quick payment, an x402 offer);
+  (`chains.testchains.acting_in_test_mode`, set by authentication and by the dashboard), and
+  `order_create` refuses them whatever created the order (a payer on its payment link, a quick payment,
+  an x402 offer);
 - its events say `"livemode": false`;
-- test helpers (checkout.test_helpers, refunds.test_helpers) pay its checkouts and fund its refunds from the devnet wallet,
-  and answer no live key.
+- test helpers (checkout.test_helpers, refunds.test_helpers) pay its checkouts and fund its refunds from
+  the devnet wallet, and answer no live key.
 """
 
 from __future__ import annotations

@@ -100,6 +100,10 @@ class Organization(models.Model):
         super().refresh_from_db(using=using, fields=fields, from_queryset=from_queryset)
 
 
+# A test-mode organization's keys begin so (platform_api.testmode); as long as the live ones' `svc_live_`.
+TEST_API_KEY_PREFIX = "svc_test_"
+
+
 class Permission(models.TextChoices):
     READ = "read", "read"
     WRITE = "write", "write"
@@ -148,7 +152,7 @@ class ApiKey(models.Model):
     def livemode(self) -> bool:
         """False for a test-mode organization's key (`svc_test_`): known from the key, without its
         organization's row (a key's organization never changes mode)."""
-        return not self.key_prefix.startswith("svc_test_")
+        return not self.key_prefix.startswith(TEST_API_KEY_PREFIX)
 
     @property
     def highest_permission(self) -> str:
