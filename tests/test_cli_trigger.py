@@ -43,7 +43,8 @@ class Beat:
 
 
 @pytest.mark.parametrize(
-    "event", ["payment.completed", "payment.failed", "checkout.expired", "refund.succeeded"]
+    "event",
+    ["payment.completed", "payment.failed", "checkout.expired", "refund.updated", "refund.succeeded"],
 )
 def test_trigger_delivers_a_verified_test_mode_event_to_the_listener(
     organization, devnets_registry, worker_env, start_worker, live_server, tmp_path, event

@@ -7,7 +7,8 @@ own money path, as it would for a payer, and reaches every endpoint and `listen`
 | payment.completed, checkout.completed   | a checkout session, paid in full by the devnet wallet           |
 | payment.failed                          | a checkout session paid in part, then expired: what came back   |
 | checkout.expired                        | a checkout session, expired                                      |
-| refund.created, refund.succeeded        | a payment as above, then a refund of it, funded by the wallet   |
+| refund.created, refund.updated,         | a payment as above, then a refund of it, funded by the wallet   |
+| refund.succeeded                        | (refund.updated: its funding arrived, it is pending)            |
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ TRIGGERS = (
     "payment.failed",
     "checkout.expired",
     "refund.created",
+    "refund.updated",
     "refund.succeeded",
 )
 
