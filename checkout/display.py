@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 from chains.evm import ZERO_ADDRESS
 from chains.models import Token
 from chains.registry import chains
+from chains.testchains import acting_in_test_mode, test_chain_refusal
 from chains.tokens import token_get
 
 
@@ -41,12 +42,21 @@ TOKEN_PICKER_TTL_SECONDS = 60  # a reloaded token list shows on the page within 
 _picker: dict[tuple[int, ...], tuple[float, list[dict[str, Any]]]] = {}
 
 
-def payable_tokens() -> list[dict[str, Any]]:
-    """Tokens of the registry on chains that take payments (a deposit factory), for the token picker.
+def payable_tokens(*, test_mode: bool | None = None) -> list[dict[str, Any]]:
+    """Tokens of the registry on chains that take payments (a deposit factory), for the token picker; the
+    test chains' only in `test_mode` (default: while the request acts for a test-mode organization, as the
+    dashboard in test mode does: chains.testchains).
 
     Every page view shows the list, and the registry changes only when a token
     list is loaded: each process keeps it for a minute.
     """
+    options = _payable_tokens()
+    if test_mode is None:
+        test_mode = acting_in_test_mode()
+    return [o for o in options if test_chain_refusal(o["chain_id"]) is None] if test_mode else options
+
+
+def _payable_tokens() -> list[dict[str, Any]]:
     takes = {chain.chain_id: chain for chain in chains() if chain.accepts_payments}
     key = tuple(sorted(takes))
     cached = _picker.get(key)

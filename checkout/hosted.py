@@ -28,7 +28,6 @@ from rest_framework import serializers
 from chains.devnet import DevnetError
 from chains.evm import ZERO_ADDRESS
 from chains.registry import chain_get
-from chains.testchains import test_chain_refusal
 from chains.wallet import devnet_transfer
 from checkout import payments, selectors, sessions
 from checkout.display import (
@@ -145,9 +144,7 @@ def _page_context(link: PaymentLink | None, session: CheckoutSession | None) -> 
         "address_parts": ADDRESS_PARTS,
         "address_labels": address_labels(),
         # A test-mode organization's payer picks among test chains only (platform_api.testmode).
-        "pay_with": payable_tokens()
-        if organization.livemode
-        else [option for option in payable_tokens() if test_chain_refusal(option["chain_id"]) is None],
+        "pay_with": payable_tokens(test_mode=not organization.livemode),
         "test_mode": not organization.livemode,
         "title": source.name if source else widget.name if widget else _("Checkout"),
         "theme_color": accent,

@@ -9,13 +9,18 @@ import re
 import pytest
 
 from audit.models import AuditEvent
+from chains.evm import to_checksum_address
+from chains.models import Chain as ChainRow
+from chains.registry import registry_forget
 from checkout.models import PaymentLink
 from platform_api.models import ApiKey, Organization
 from tests.dashboard.conftest import make_member, signed_in
-from tests.factories import PaymentLinkFactory
+from tests.factories import PaymentLinkFactory, TokenFactory
+from tests.orders.conftest import USDC_BASE
 
 pytestmark = pytest.mark.django_db
 BANNER = "You are looking at test data"
+DUSDC = to_checksum_address("0x" + "d5" * 20)
 
 
 def _token(page: str) -> str:
@@ -58,3 +63,16 @@ def test_the_switch_shows_the_test_modes_records_and_keys_made_there_are_test_ke
     refused = browser.post("/dashboard/keys/", form).content.decode()
     assert "makes keys with read at most" in refused and not ApiKey.objects.filter(name="live").exists()
     assert PaymentLink.objects.filter(organization=sandbox).get() == test_link
+
+
+def test_in_test_mode_the_token_pickers_offer_test_chains_only(organization, tokens):
+    ChainRow.objects.filter(pk=8453).update(factory_address="0x5FbDB2315678afecb367f032d93F642f64180aa3")
+    registry_forget()  # Base takes payments too
+    TokenFactory(chain_id=31337, address=DUSDC, symbol="dUSDC", decimals=6)
+    browser = signed_in(make_member(organization, "admin@shop.example", "admin"))
+    live = browser.get("/dashboard/links/new/").content.decode()
+    assert f'value="8453:{USDC_BASE}"' in live and f'value="31337:{DUSDC}"' in live
+
+    browser.post("/dashboard/test-mode/", {"on": "1"})
+    test = browser.get("/dashboard/links/new/").content.decode()
+    assert f'value="31337:{DUSDC}"' in test and "8453:" not in test
