@@ -252,7 +252,7 @@ def test_a_refund_to_another_chain_and_token_is_delivered_by_an_order_to_the_uni
 ):
     from orders.models import Order
     from orders.settlement import settle_order
-    from tests.orders.devnet_checkout import service_round
+    from tests.orders.devnet_checkout import run_until, service_round
 
     settings.OUTBOX_RESEND_AFTER_SECONDS = 0
     call_command("reconcile", "--open-devnets")
@@ -301,7 +301,12 @@ def test_a_refund_to_another_chain_and_token_is_delivered_by_an_order_to_the_uni
     assert weth_b.functions.balanceOf(payer).call() == before["payer_weth"] + delivered  # to the unit
     assert usdc.functions.balanceOf(merchant).call() == before["merchant"] - 5_000_000
     # The vault ends with the merchant's 5 dUSDC on Devnet A (it paid the order, whose sweep brought them
-    # back); the solver delivered the payer's dWETH on Devnet B from its own holdings.
+    # back, once mined: the solver delivers beside the sweep, so the order can end first); the solver
+    # delivered the payer's dWETH on Devnet B from its own holdings.
+    run_until(
+        lambda: OutboxTx.objects.filter(key=f"order:{order.pk}:sweep", status="mined").exists(),
+        what="the order's sweep mined",
+    )
     assert usdc.functions.balanceOf(VAULT).call() == before["vault"] + 5_000_000
     assert weth_b.functions.balanceOf(settings.SOLVER_ADDRESS).call() == before["solver_weth"] - delivered
     kinds = [(h["kind"], h["chain_id"]) for h in after["tx_hashes"]]
