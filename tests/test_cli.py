@@ -39,6 +39,7 @@ class Receiver:
 
     def __init__(self, secret: str, port: int | None = None) -> None:
         self.secret, self.received, self.refused = secret, [], 0
+        self.before_answer = None  # called with each verified event before its 200 goes back
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -52,6 +53,8 @@ class Receiver:
                     self.end_headers()
                     return
                 receiver.received.append((self.headers["webhook-id"], payload))
+                if receiver.before_answer is not None:
+                    receiver.before_answer()
                 self.send_response(200)
                 self.end_headers()
 
@@ -181,6 +184,28 @@ def test_a_listener_restarted_goes_on_from_the_last_event_nothing_missed_or_repe
     until(lambda: len(receiver.received) >= 3, "the events sent while it was stopped")
     time.sleep(1.5)
     assert receiver.ids() == [one.id, two.id, three.id]
+
+
+def test_a_listener_stopped_while_it_hands_an_event_over_finishes_it_first(
+    organization, key, live_server, tmp_path, clis
+):
+    """SIGTERM while the local endpoint is answering: the event's 200 is awaited and its place written before
+    the CLI exits, so the next start neither drops it nor forwards it again."""
+    cli = Cli(tmp_path / "home", live_server.url, key[1])
+    clis.append(cli)
+    receiver = Receiver(cli.secret())
+    cli.start("--forward-to", receiver.url)
+    receiver.before_answer = lambda: (cli.process.send_signal(signal.SIGTERM), time.sleep(0.5))
+    one = emit_event(organization=organization, event_type="payment.completed", data={"n": 1})
+    until(lambda: cli.process.poll() is not None, "the CLI to stop")
+    receiver.before_answer = None
+    two = emit_event(organization=organization, event_type="payment.completed", data={"n": 2})
+
+    cli.start("--forward-to", receiver.url)
+
+    until(lambda: len(receiver.received) >= 2, "the event sent while it was stopped")
+    time.sleep(1.5)
+    assert receiver.ids() == [one.id, two.id] and cli.process.poll() is None
 
 
 def test_a_local_endpoint_that_is_down_gets_the_event_again_until_it_answers(

@@ -15,7 +15,8 @@ import json
 import secrets
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -128,10 +129,42 @@ def headers_for(event: dict[str, Any], body: str, secret: str) -> dict[str, str]
     }
 
 
+class Stopper:
+    """How `listen` stops (SIGTERM, Ctrl-C: `request` is the signal handler): at once while it waits for events,
+    but an event being handed over is finished first (its POST answered and the cursor written), so a stop
+    neither drops it nor forwards it again on the next start. A local endpoint that is down is not waited for.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._handing_over = False
+
+    def request(self, *_: Any) -> None:
+        self.requested = True
+        if not self._handing_over:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def handing_over(self) -> Iterator[None]:
+        self._handing_over = True
+        try:
+            yield
+        finally:
+            self._handing_over = False
+
+    def pause(self, seconds: float) -> None:
+        """Sleep, in short steps; a stop asked meanwhile ends it (and the listener)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.requested:
+                raise KeyboardInterrupt
+            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+
+
 def forward(
     event: dict[str, Any], url: str, secret: str, say: Callable[[str], None], sleep=time.sleep
 ) -> None:
-    """POST the event to the local URL until it answers 2xx, waiting longer after each failure."""
+    """POST the event to the local URL until it answers 2xx, waiting longer after each failure (`sleep`)."""
     body = body_of(event)
     failures = 0
     while True:
@@ -162,11 +195,13 @@ def listen(
     cursor: Cursor,
     types: list[str] | None,
     say: Callable[[str], None],
-    stop: Callable[[], bool] = lambda: False,
+    stopper: Stopper | None = None,
 ) -> int:
-    """Forward events until `stop()` or a refused key; the exit status (0 stopped, 1 refused)."""
+    """Forward events until a stop is asked (`stopper`) or the key is refused; the exit status (0 stopped, 1
+    refused)."""
+    stopper = stopper or Stopper()
     failures = 0
-    while not stop():
+    while not stopper.requested:
         asked = time.monotonic()
         try:
             batch = service.events_after(
@@ -203,8 +238,11 @@ def listen(
             cursor.since = int(batch["now"]) - int((time.monotonic() - asked) * 1000)
             cursor.save()
         for event in batch["data"]:
-            forward(event, url, secret, say)
-            cursor.forwarded(event)
+            with stopper.handing_over():
+                forward(event, url, secret, say, sleep=stopper.pause)
+                cursor.forwarded(event)
+            if stopper.requested:
+                return 0
     return 0
 
 

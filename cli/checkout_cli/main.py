@@ -87,13 +87,9 @@ def listen(obj: Context, forward_to: str | None, types: str | None, print_secret
     service = obj.service()
     cursor = listening.Cursor.load(listening.state_path(home, obj.api_url, obj.api_key or ""))
     wanted = [t.strip() for t in types.split(",") if t.strip()] if types else None
-    stopping = {"now": False}
-
-    def stop(*_: Any) -> None:
-        stopping["now"] = True
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
+    stopper = listening.Stopper()
+    signal.signal(signal.SIGTERM, stopper.request)
+    signal.signal(signal.SIGINT, stopper.request)
     resumed = f" after {cursor.after}" if cursor.after else ""
     _say(f"Ready{resumed}: forwarding {', '.join(wanted) if wanted else 'every event'} to {forward_to}")
     _say(f"Signing with {secret[:10]}… (checkout-cli listen --print-secret)")
@@ -106,7 +102,7 @@ def listen(obj: Context, forward_to: str | None, types: str | None, print_secret
             cursor=cursor,
             types=wanted,
             say=_say,
-            stop=lambda: stopping["now"],
+            stopper=stopper,
         )
     except KeyboardInterrupt:
         status = 0
