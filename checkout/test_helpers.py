@@ -29,6 +29,36 @@ from platform_api.views import ERRORS
 TAGS = ["Test helpers"]
 
 
+def devnet_session_pay(*, session, amount: int | None, payer_ip: str) -> dict[str, Any]:
+    """The devnet wallet pays an open session in the token and on the chain it is priced in (`amount`, default
+    what its order asks), as a payer on its page would: its waiting order, or a new one. What was sent."""
+    if session.status != session.Status.OPEN:
+        raise Conflict(f"checkout session {session.id} is {session.status}; only an open one can be paid.")
+    order = payments.session_current_order(session)
+    if order is None or order.status not in WAITING:
+        order = payments.session_order_create(
+            session=session,
+            src_chain=session.paid_on_chain,
+            src_token=session.token_address,
+            payer_ip=payer_ip,
+        )
+    due = payment_due(str(order.id))
+    if due is None:  # the order was just read or made
+        raise InvalidRequest(f"checkout session {session.id} has no order to pay.")
+    chain_id, token, deposit_address, price = due
+    amount = price if amount is None else amount
+    return {
+        "object": "test_payment",
+        "checkout_session_id": session.id,
+        "order_id": str(order.id),
+        "chain_id": chain_id,
+        "token_address": token,
+        "deposit_address": deposit_address,
+        "amount": str(amount),
+        "tx_hash": devnet_pay(chain_id=chain_id, token=token, to=deposit_address, amount=amount),
+    }
+
+
 class TestPaySerializer(serializers.Serializer):
     amount = TokenAmountField(
         required=False,
@@ -70,32 +100,5 @@ class TestSessionPayView(PlatformAPIView):
         session = selectors.checkout_session_get(
             organization=request.auth.organization, session_id=session_id
         )
-        if session.status != session.Status.OPEN:
-            raise Conflict(
-                f"checkout session {session.id} is {session.status}; only an open one can be paid."
-            )
-        order = payments.session_current_order(session)
-        if order is None or order.status not in WAITING:
-            order = payments.session_order_create(
-                session=session,
-                src_chain=session.paid_on_chain,
-                src_token=session.token_address,
-                payer_ip=client_ip(request),
-            )
-        due = payment_due(str(order.id))
-        if due is None:  # the order was just read or made
-            raise InvalidRequest(f"checkout session {session.id} has no order to pay.")
-        chain_id, token, deposit_address, price = due
-        amount = data.get("amount", price)
-        tx_hash = devnet_pay(chain_id=chain_id, token=token, to=deposit_address, amount=amount)
-        body: dict[str, Any] = {
-            "object": "test_payment",
-            "checkout_session_id": session.id,
-            "order_id": str(order.id),
-            "chain_id": chain_id,
-            "token_address": token,
-            "deposit_address": deposit_address,
-            "amount": str(amount),
-            "tx_hash": tx_hash,
-        }
+        body = devnet_session_pay(session=session, amount=data.get("amount"), payer_ip=client_ip(request))
         return Response(body)
