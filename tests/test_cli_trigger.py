@@ -8,12 +8,19 @@ from __future__ import annotations
 import threading
 
 import pytest
+from django.conf import settings
 from django.db import connection
+from web3 import Web3
 
+from chains.artifacts import artifact
 from checkout.models import CheckoutSession
 from platform_api.testmode import organization_sandbox
 from tests.factories import make_api_key
 from tests.test_cli import Cli, Receiver, until
+
+TEST_RECIPIENT = (
+    "0x000000000000000000000000000000000000dEaD"  # where trigger pays without a default recipient
+)
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -49,6 +56,13 @@ class Beat:
 def test_trigger_delivers_a_verified_test_mode_event_to_the_listener(
     organization, devnets_registry, worker_env, start_worker, live_server, tmp_path, event
 ):
+    chain, deployment = devnets_registry[0]
+    dusdc = Web3(Web3.HTTPProvider(chain.rpc_url)).eth.contract(
+        address=deployment["contracts"]["dUSDC"], abi=artifact("TestToken")["abi"]
+    )
+    holders = {"payer": Web3(Web3.HTTPProvider(chain.rpc_url)).eth.accounts[1], "recipient": TEST_RECIPIENT}
+    holders |= {"vault": settings.VAULT_ADDRESS, "solver": settings.SOLVER_ADDRESS}
+    before = {name: dusdc.functions.balanceOf(address).call() for name, address in holders.items()}
     key = make_api_key(organization_sandbox(organization), permissions=["write"])[1]
     assert key.startswith("svc_test_")
     listener, trigger = (
@@ -71,6 +85,18 @@ def test_trigger_delivers_a_verified_test_mode_event_to_the_listener(
     body = receiver.received[0][1]
     assert (body["event"], body["livemode"]) == (event, False)
     assert CheckoutSession.objects.get().organization.sandbox_of == organization
+    if (
+        event == "payment.completed"
+    ):  # every unit: the payer's 1 dUSDC is the recipient's and the fee the vault's
+        delivered = int(body["data"]["amount"])
+        assert 0 < delivered < 1_000_000
+        expected = {"payer": -1_000_000, "recipient": delivered, "vault": 1_000_000, "solver": -delivered}
+
+        def moved() -> dict[str, int]:
+            return {name: dusdc.functions.balanceOf(a).call() - before[name] for name, a in holders.items()}
+
+        until(lambda: moved() == expected, "the sweep beside the delivery to be mined", timeout=15)
+        assert moved() == expected
 
 
 def test_trigger_refuses_a_live_key_before_making_anything(organization, live_server, tmp_path):
