@@ -28,6 +28,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare
 from eth_abi import decode
 from web3.exceptions import Web3Exception
 
@@ -107,16 +108,7 @@ def _token(payment: Payment) -> Token:
 
 def _static_checks(payment: Payment, now: int) -> None:
     authorization, payer = payment.authorization, payment.authorization.payer
-    if authorization.to != payment.pay_to:
-        raise Refused(
-            protocol.RECIPIENT_MISMATCH, "authorization.to is not the requirements' payTo", payer=payer
-        )
-    if authorization.value != payment.amount:
-        raise Refused(
-            protocol.VALUE_MISMATCH,
-            f"authorization.value is {authorization.value}, the requirements ask for exactly {payment.amount}",
-            payer=payer,
-        )
+    _matches_requirements(payment)
     margin = settings.X402_VALID_BEFORE_MARGIN_SECONDS
     if authorization.valid_before < now + margin:
         raise Refused(
@@ -354,8 +346,16 @@ def settle(
     chain shows the transfer someone else submitted (a payment link's order is made there, so that its
     deposit address is watched before the transfer or, submitted elsewhere, while it confirms); what it raises
     is the answer."""
+    try:
+        _matches_requirements(payment)
+    except Refused as refused:
+        return None, refused
     row = _existing(payment)
-    if row is None:
+    if row is not None:
+        refusal = _not_the_same(row, payment, organization_id)
+        if refusal is not None:
+            return None, refusal
+    else:
         try:
             checked = check(payment)
         except Refused as refused:
@@ -369,6 +369,44 @@ def settle(
             prepare()
         row = _record(checked, organization_id=organization_id, api_key_id=api_key_id)
     return _wait(row), None
+
+
+def _matches_requirements(payment: Payment) -> None:
+    """What an authorization must say of the requirements on every path, a replay included: their `payTo`
+    and, exactly, their amount."""
+    authorization, payer = payment.authorization, payment.authorization.payer
+    if authorization.to != payment.pay_to:
+        raise Refused(
+            protocol.RECIPIENT_MISMATCH, "authorization.to is not the requirements' payTo", payer=payer
+        )
+    if authorization.value != payment.amount:
+        raise Refused(
+            protocol.VALUE_MISMATCH,
+            f"authorization.value is {authorization.value}, the requirements ask for exactly {payment.amount}",
+            payer=payer,
+        )
+
+
+def _not_the_same(row: Settlement, payment: Payment, organization_id: str | int) -> Refused | None:
+    """Why a recorded settlement of this payer's nonce is not the answer to `payment`, or None when it is: a
+    replay is answered only for the identical authorization and signature, asked by the organization that
+    settled it. Any other use of a used nonce is refused as used, whatever it says and whoever asks."""
+    authorization = payment.authorization
+    same = (
+        str(row.organization_id) == str(organization_id)
+        and row.pay_to == authorization.to
+        and int(row.value) == authorization.value
+        and int(row.valid_after) == authorization.valid_after
+        and int(row.valid_before) == authorization.valid_before
+        and constant_time_compare(row.signature.lower(), "0x" + payment.signature.hex())
+    )
+    if same:
+        return None
+    return Refused(
+        protocol.NONCE_USED,
+        "this authorization's nonce was used by another authorization already",
+        payer=authorization.payer,
+    )
 
 
 def _network_of(body: Any) -> str:
