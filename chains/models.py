@@ -190,6 +190,12 @@ class WatchedAddress(models.Model):
         blank=True,
         help_text="Its native balance at the watcher's cursor; none: read it at the next scan.",
     )
+    look_back_from = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="A block the watcher's cursor may have passed before the address was watched: the next "
+        "scan reads its token transfers from there to the cursor, then clears this.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

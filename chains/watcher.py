@@ -118,6 +118,45 @@ def watch_address(*, chain_id: int, address: str, owner: str, watch_until) -> No
     )
 
 
+def look_back(*, chain_id: int, address: str, from_block: int) -> None:
+    """Money reached a watched address in a block the cursor may have passed before it was watched (a payer
+    that submitted its own authorization before the order that owns the address existed): the next scan reads
+    the address's token transfers from `from_block` to where the cursor stood, so that they are deposits as
+    any other. The earliest block asked for wins."""
+    watched = WatchedAddress.objects.filter(chain_id=chain_id, address=address)
+    watched.filter(look_back_from__isnull=True).update(look_back_from=from_block)
+    watched.filter(look_back_from__gt=from_block).update(look_back_from=from_block)
+
+
+def _looked_back(
+    w3: Web3, chain: Chain, before: int, hashes: dict[int, str], counter: RequestCounter
+) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
+    """The token transfers to addresses asked to be looked back for (`look_back`) in blocks the cursor had
+    passed (from their block to `before`), and the (row, block) pairs to clear once they are recorded. Each
+    log's block must be the canonical one there (the node is asked for the hashes it does not know yet)."""
+    asked: list[tuple[int, str, int]] = list(
+        WatchedAddress.objects.filter(chain_id=chain.chain_id, look_back_from__isnull=False).values_list(
+            "pk", "address", "look_back_from"
+        )  # type: ignore[arg-type]  # not null, by the filter
+    )
+    if not asked:
+        return [], []
+    found: list[dict[str, Any]] = []
+    earliest = min(block for _, _, block in asked)
+    if earliest <= before:
+        addresses = [address for _, address, block in asked if block <= before]
+        found = [
+            t
+            for t in token_transfers(w3, earliest, before, addresses, counter)
+            if any(t["to_address"] == address and t["block_number"] >= block for _, address, block in asked)
+        ]
+        numbers = sorted({t["block_number"] for t in found} - set(hashes))
+        canonical = dict(hashes) | block_hashes(w3, numbers)
+        if any(canonical.get(t["block_number"]) != t["block_hash"] for t in found):
+            raise ReorgDuringScan(f"the chain moved while blocks {earliest}-{before} were read again")
+    return found, [(pk, block) for pk, _, block in asked]
+
+
 def _lease(chain_id: int) -> bool:
     ChainCursor.objects.get_or_create(chain_id=chain_id)
     now = timezone.now()
@@ -248,6 +287,7 @@ def _scan(chain: Chain) -> tuple[ScanResult, list[Deposit]]:
     end = min(chain.confirmed_through(head), start + settings.WATCHER_MAX_BLOCKS - 1)
     transfers: list[Transfer] = []
     balances: dict[str, int] = {}
+    earlier, looked_back = _looked_back(w3, chain, start - 1, {}, counter)
     if end >= start:
         watched = list(
             WatchedAddress.objects.filter(
@@ -275,7 +315,7 @@ def _scan(chain: Chain) -> tuple[ScanResult, list[Deposit]]:
                 signer_addresses(),
             )
             found += internal
-            transfers = numbered([t for t in found if t["amount"] > 0])
+            transfers = numbered([t for t in found + earlier if t["amount"] > 0])
             scanned_hash = hashes[end]
         else:
             counter.requests += 1
@@ -284,8 +324,12 @@ def _scan(chain: Chain) -> tuple[ScanResult, list[Deposit]]:
             if signers:  # the gas of the service's signers, read with every scan
                 read = read_balances(w3, list(dict.fromkeys(signers.values())), scanned_hash, counter)
                 gas_seen(chain, {role: read[address] for role, address in signers.items()})
+    if earlier and not transfers:
+        transfers = numbered([t for t in earlier if t["amount"] > 0])
     with transaction.atomic():  # what the scan found, the balances it read and the cursor: all or nothing
         recorded, to_hand_over = _record(chain, transfers)
+        for pk, block in looked_back:  # unless a look further back was asked meanwhile
+            WatchedAddress.objects.filter(pk=pk, look_back_from=block).update(look_back_from=None)
         if end >= start:
             _withdraw_orphans(chain, end)
         for address, balance in balances.items():

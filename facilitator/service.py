@@ -49,6 +49,7 @@ from chains.outbox import outbox_submit, rpc_batch
 from chains.registry import Chain, chain_get, chains
 from chains.signers import signer_address
 from chains.tokens import token_get
+from chains.watcher import look_back
 from facilitator import protocol
 from facilitator.models import Settlement
 from facilitator.protocol import Payment, Refused
@@ -517,6 +518,9 @@ def _submitted_elsewhere(
         "block_number": block_number,
         "finished_at": timezone.now(),
     }
+    # The transfer may be in a block the watcher read before the order that owns the address (made by
+    # `prepare`) was watched: it reads that block again for the address, so the transfer is its deposit.
+    look_back(chain_id=payment.chain_id, address=authorization.to, from_block=block_number)
     try:
         with transaction.atomic():
             return Settlement.objects.create(**fields)

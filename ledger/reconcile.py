@@ -6,7 +6,9 @@ at (the vault, the solver, each deposit address not yet swept) and every token t
                 not yet confirmed deep enough to record, deposits recorded but not yet handed over
     actual    = the balance the chain reports at that block
 
-`actual - expected - in flight` must be 0. The block is the watcher's confirmed cursor (every deposit below it
+`actual - expected - in flight` must be 0. Every other address the service ever watched is read too, in every
+token of the registry: one that holds anything the ledger does not is a difference (money that reached a
+deposit address no scan recorded). The block is the watcher's confirmed cursor (every deposit below it
 is recorded) unless asked for an earlier one, and it is pinned: its hash is read before and after the
 balances, and a reorg in between makes the run fail rather than compare two states.
 """
@@ -25,8 +27,8 @@ from eth_utils import to_checksum_address
 from chains.artifacts import ERC20, artifact
 from chains.client import web3_for
 from chains.evm import ZERO_ADDRESS
-from chains.models import ChainCursor, Deposit, OutboxTx, Token
-from chains.outbox.send import IN_FLIGHT, receipt_logs, receipt_of
+from chains.models import ChainCursor, Deposit, OutboxTx, Token, WatchedAddress
+from chains.outbox.send import IN_FLIGHT, receipt_logs, receipt_of, rpc_batch
 from chains.registry import chain_get
 from chains.signers import signer_address
 from ledger.liabilities import owed_on
@@ -151,6 +153,51 @@ def _in_flight(chain_id: int, block: int, w3, rows: dict[tuple[str, str], Row]) 
         )
 
 
+BALANCES_PER_BATCH = 200
+BALANCE_OF = "0x70a08231"
+
+
+def _unposted_addresses(chain_id: int, w3, block: int, rows: dict[tuple[str, str], Row]) -> list[Row]:
+    """Every address the service ever watched on the chain, in every token of the registry and the native
+    coin, where the ledger holds nothing and nothing is in flight: a row for each that holds something at
+    `block` (money that reached a deposit address before or after any owner watched it, or that no scan
+    recorded), read in JSON-RPC batches of BALANCES_PER_BATCH."""
+    tokens = [
+        ZERO_ADDRESS,
+        *(t.lower() for t in Token.objects.filter(chain_id=chain_id).values_list("address", flat=True)),
+    ]
+    addresses = WatchedAddress.objects.filter(chain_id=chain_id).values_list("address", flat=True)
+    candidates = [
+        Row(address=address.lower(), kind=Kind.DEPOSIT_ADDRESS, token=token)
+        for address in addresses.iterator()
+        for token in tokens
+        if (address.lower(), token) not in rows
+    ]
+    found = []
+    for start in range(0, len(candidates), BALANCES_PER_BATCH):
+        batch = candidates[start : start + BALANCES_PER_BATCH]
+        calls: list[tuple[str, list]] = [
+            ("eth_getBalance", [to_checksum_address(row.address), hex(block)])
+            if row.token == ZERO_ADDRESS
+            else (
+                "eth_call",
+                [
+                    {"to": to_checksum_address(row.token), "data": BALANCE_OF + "0" * 24 + row.address[2:]},
+                    hex(block),
+                ],
+            )
+            for row in batch
+        ]
+        for row, answer in zip(batch, rpc_batch(w3, calls), strict=True):
+            if "error" in answer:
+                raise CannotReconcile(f"the balance of {row.address} in {row.token}: {answer['error']}")
+            result = answer.get("result") or "0x0"
+            row.actual = int(result, 16) if result != "0x" else 0
+            if row.actual:
+                found.append(row)
+    return found
+
+
 def _actual(w3, row: Row, block: int) -> int:
     address = to_checksum_address(row.address)
     if row.token == ZERO_ADDRESS:
@@ -229,6 +276,7 @@ def compare(chain_id: int, at_block: int | None = None) -> tuple[int, str, list[
         ]
         for row in checked:
             row.actual = _actual(w3, row, block)
+        checked += _unposted_addresses(chain_id, w3, block, rows)
         checked += _liabilities(chain_id, w3, block, checked)
         if _block_hash(w3, block) != pinned:
             raise CannotReconcile(f"block {block} changed while it was read (a reorg): run again")
