@@ -15,6 +15,7 @@ the change, for every owner: a deposit nobody handles, a quick payment's refund 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -146,6 +147,10 @@ def outbox_legs(
     for m in moved:
         if not (accounts.held(m.source) or accounts.held(m.target)):
             continue  # between contracts the call reached: not the service's money
+        if accounts.kind(m.target, outsider="") == Kind.DEPOSIT_ADDRESS and not accounts.held(m.source):
+            # An outsider's money into a deposit address (an x402 settlement moving the payer's tokens to
+            # an order's address): the watcher records it as a deposit, and the deposit is its posting.
+            continue
         legs += [
             credit(tx.chain_id, m.token, accounts.kind(m.source, outsider=outsider), m.source, m.amount),
             debit(tx.chain_id, m.token, accounts.kind(m.target, outsider=outsider), m.target, m.amount),
@@ -176,6 +181,9 @@ def order_of(owner: str):
         return None
 
 
+_OWN_POSTING = re.compile(r"0x[0-9a-fA-F]{64}(:reorged)?")
+
+
 @outbox_observer
 def outbox_posted(tx: OutboxTx) -> None:
     """Make the ledger say what the row says now: the postings of blocks that no longer carry `tx` undone, and
@@ -183,7 +191,9 @@ def outbox_posted(tx: OutboxTx) -> None:
     prefix = f"outbox:{tx.key}:"
     current = f"{prefix}{tx.block_hash}" if tx.block_hash else None
     posted = Posting.objects.filter(key__startswith=prefix).values_list("key", flat=True)
-    keys = set(posted)
+    # This transaction's postings only: `order:<id>:sweep:<deposit>` is another transaction's key that
+    # starts with `order:<id>:sweep`, and its postings are not this one's to undo.
+    keys = {key for key in posted if _OWN_POSTING.fullmatch(key[len(prefix) :])}
     for key in keys:
         if key != current and not key.endswith(":reorged") and f"{key}:reorged" not in keys:
             reverse(key, key=f"{key}:reorged", kind="reorg")
