@@ -156,7 +156,8 @@ def link_offers(link: PaymentLink, price: int) -> list[Offer]:
     has no route for is left out. Nothing is written."""
     payment_id = uuid.uuid4()
     expires_at = int(time.time()) + settings.X402_OFFER_SECONDS
-    taking = [chain.chain_id for chain in chains() if chain.accepts_payments]
+    live = link.organization.livemode  # test mode's links are paid on test chains only
+    taking = [chain.chain_id for chain in chains() if chain.accepts_payments and (live or chain.for_tests)]
     tokens = sorted(
         Token.objects.filter(eip3009=True, chain_id__in=taking),
         key=lambda t: (

@@ -48,6 +48,7 @@ from chains.models import OutboxTx, Token
 from chains.outbox import outbox_submit, rpc_batch
 from chains.registry import Chain, chain_get, chains
 from chains.signers import signer_address
+from chains.testchains import acting_in_test_mode, test_chain_refusal
 from chains.tokens import token_get
 from chains.watcher import look_back
 from facilitator import protocol
@@ -80,6 +81,8 @@ def _chain(payment: Payment) -> Chain:
             f"{payment.network} is not a chain this facilitator settles on",
             payer=payment.authorization.payer,
         )
+    if acting_in_test_mode() and (refusal := test_chain_refusal(chain.chain_id)) is not None:
+        raise Refused(protocol.INVALID_NETWORK, refusal, payer=payment.authorization.payer)
     return chain
 
 
@@ -239,7 +242,11 @@ def _deployed_then(answers: list[dict[str, Any]], network: str, payer: str) -> d
 def supported_kinds() -> dict[str, Any]:
     """The SupportedResponse: both versions of `exact` on each chain that takes payments and has a token with
     EIP-3009 in the registry, no extensions, and the vault as the signer that pays the gas."""
-    taking = {chain.chain_id for chain in chains() if chain.accepts_payments}
+    taking = {
+        chain.chain_id
+        for chain in chains()
+        if chain.accepts_payments and (chain.for_tests or not acting_in_test_mode())
+    }
     with_tokens = sorted(
         set(Token.objects.filter(eip3009=True, chain_id__in=taking).values_list("chain_id", flat=True))
     )
