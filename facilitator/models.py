@@ -66,3 +66,22 @@ class Settlement(models.Model):
     @property
     def network(self) -> str:
         return f"eip155:{self.chain_id}"
+
+
+class PayerTurn(models.Model):
+    """One row per chain, token and payer that the facilitator settled for: taken (updated) in the
+    transaction that records a settlement, so that two settlements of one payer's tokens are recorded one
+    after the other, each counting what the other has in flight."""
+
+    chain_id = models.PositiveBigIntegerField()
+    token = models.CharField(max_length=42)
+    payer = models.CharField(max_length=42)
+    taken_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["chain_id", "token", "payer"], name="x402_one_turn_per_payer")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.payer}'s turn for {self.token} on {self.chain_id}"

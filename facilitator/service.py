@@ -23,6 +23,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -52,7 +53,7 @@ from chains.testchains import acting_in_test_mode, test_chain_refusal
 from chains.tokens import token_get
 from chains.watcher import look_back
 from facilitator import protocol
-from facilitator.models import Settlement
+from facilitator.models import PayerTurn, Settlement
 from facilitator.protocol import Payment, Refused
 
 logger = logging.getLogger(__name__)
@@ -373,9 +374,10 @@ def settle(
                 payment, organization_id=organization_id, api_key_id=api_key_id, prepare=prepare
             )
             return (row, None) if row is not None else (None, refused)
-        if prepare is not None:
-            prepare()
-        row = _record(checked, organization_id=organization_id, api_key_id=api_key_id)
+        try:
+            row = _record(checked, organization_id=organization_id, api_key_id=api_key_id, prepare=prepare)
+        except Refused as refused:
+            return None, refused
     return _wait(row), None
 
 
@@ -451,12 +453,102 @@ def _fields(payment: Payment, *, organization_id: str | int, api_key_id: int | N
     }
 
 
-def _record(checked: Checked, *, organization_id: str | int, api_key_id: int | None) -> Settlement:
-    """The settlement's row and its outbox transaction, together; the existing row when another request
-    recorded the same authorization first."""
+def _stopped(api_key_id: int | None) -> Refused | None:
+    """Why a key may not settle now: X402_REVERTED_PER_KEY of its settlements reverted on chain (each at the
+    vault's gas) within the last X402_REVERTED_WINDOW_SECONDS; or None."""
+    if api_key_id is None:
+        return None
+    since = timezone.now() - timedelta(seconds=settings.X402_REVERTED_WINDOW_SECONDS)
+    reverted = (
+        Settlement.objects.filter(
+            api_key_id=api_key_id,
+            status=Settlement.Status.FAILED,
+            finished_at__gte=since,
+            submitted_by_us=True,
+        )
+        .exclude(tx_hash="")
+        .count()
+    )
+    if reverted < settings.X402_REVERTED_PER_KEY:
+        return None
+    return Refused(
+        protocol.UNEXPECTED_SETTLE,
+        f"{reverted} of this key's settlements reverted on chain in the last "
+        f"{settings.X402_REVERTED_WINDOW_SECONDS} s, at the service's gas: it may settle again once the window "
+        "has passed (verify first, and settle a payer's authorizations only while it holds what they move)",
+    )
+
+
+def _affordable(checked: Checked) -> None:
+    """Under the payer's turn (`PayerTurn`, taken first): the payer holds what this authorization moves on top
+    of what its settlements not yet in a block move, read from the chain now. `Refused` otherwise: the vault
+    pays the gas of a transfer that reverts."""
     payment = checked.payment
+    authorization = payment.authorization
+    turn, _ = PayerTurn.objects.get_or_create(
+        chain_id=payment.chain_id, token=payment.asset, payer=authorization.payer
+    )
+    PayerTurn.objects.filter(pk=turn.pk).update(taken_at=timezone.now())  # held to the commit
+    in_flight = sum(
+        int(value)
+        for value in Settlement.objects.filter(
+            chain_id=payment.chain_id,
+            token=payment.asset,
+            payer=authorization.payer,
+            status=Settlement.Status.PENDING,
+        )
+        .exclude(nonce=authorization.nonce)  # the same authorization asked twice at once: recorded once
+        .values_list("value", flat=True)
+    )
+    if not in_flight:
+        return  # `check` read the balance, and nothing of the payer's is in flight
+    try:
+        answer = rpc_batch(
+            web3_for(checked.chain),
+            [
+                (
+                    "eth_call",
+                    [
+                        {"to": checked.token.address, "data": balance_of_call_data(authorization.payer)},
+                        "latest",
+                    ],
+                )
+            ],
+        )[0]
+        held = decode(["uint256"], bytes.fromhex(answer["result"][2:]))[0]
+    except (Web3Exception, KeyError, TypeError, ValueError, OSError) as exc:
+        raise Refused(
+            protocol.UNEXPECTED_SETTLE,
+            f"the chain's node did not answer ({exc.__class__.__name__})",
+            payer=authorization.payer,
+        ) from None
+    if held < in_flight + authorization.value:
+        raise Refused(
+            protocol.INSUFFICIENT_FUNDS,
+            f"the payer holds {held}, of which {in_flight} are in its settlements not yet in a block: less than "
+            f"{authorization.value} more",
+            payer=authorization.payer,
+        )
+
+
+def _record(
+    checked: Checked,
+    *,
+    organization_id: str | int,
+    api_key_id: int | None,
+    prepare: Callable[[], None] | None = None,
+) -> Settlement:
+    """The settlement's row and its outbox transaction, together, after `prepare` and in its transaction (a
+    refusal leaves nothing of either); the existing row when another request recorded the same authorization
+    first. `Refused` when the key is stopped or the payer cannot afford it with its settlements in flight."""
+    payment = checked.payment
+    if (stopped := _stopped(api_key_id)) is not None:
+        raise stopped
     try:
         with transaction.atomic():
+            if prepare is not None:
+                prepare()
+            _affordable(checked)
             row = Settlement.objects.create(
                 **_fields(payment, organization_id=organization_id, api_key_id=api_key_id)
             )

@@ -111,6 +111,10 @@ X402_SETTLE_RATE_LIMIT_PER_MINUTE = env_int("X402_SETTLE_RATE_LIMIT_PER_MINUTE",
 # How long a settle request waits for its transaction to be in a block before it answers `settlement_pending`
 # (the same request again answers the outcome; nothing is sent twice).
 X402_SETTLE_WAIT_SECONDS = env_int("X402_SETTLE_WAIT_SECONDS", 30)
+# A key whose settlements reverted on chain (each at the vault's gas) this many times within the window is
+# refused settling until the window has passed.
+X402_REVERTED_PER_KEY = env_int("X402_REVERTED_PER_KEY", 3)
+X402_REVERTED_WINDOW_SECONDS = env_int("X402_REVERTED_WINDOW_SECONDS", 3600)
 # An authorization must stay valid at least this long after verify (the reference SDK's margin): time for
 # the transaction to be signed and mined.
 X402_VALID_BEFORE_MARGIN_SECONDS = env_int("X402_VALID_BEFORE_MARGIN_SECONDS", 6)
