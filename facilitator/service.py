@@ -329,7 +329,7 @@ def settlement_answer(row: Settlement, network: str) -> dict[str, Any]:
     )
 
 
-def settle_answer(body: Any, *, organization_id: str | int, api_key_id: int | None) -> dict[str, Any]:
+def settle_answer(body: Any, *, organization_id: str | int, api_key_id: str | None) -> dict[str, Any]:
     """The SettleResponse for a request body: the payment settled once, whoever asks how often."""
     try:
         payment = protocol.read_request(body)
@@ -346,7 +346,7 @@ def settle(
     payment: Payment,
     *,
     organization_id: str | int,
-    api_key_id: int | None,
+    api_key_id: str | None,
     prepare: Callable[[], None] | None = None,
 ) -> tuple[Settlement | None, Refused | None]:
     """(the settlement of `payment`, once it is in a block or after the wait; or None and why not). The same
@@ -435,7 +435,7 @@ def _existing(payment: Payment) -> Settlement | None:
     ).first()
 
 
-def _fields(payment: Payment, *, organization_id: str | int, api_key_id: int | None) -> dict[str, Any]:
+def _fields(payment: Payment, *, organization_id: str | int, api_key_id: str | None) -> dict[str, Any]:
     authorization = payment.authorization
     return {
         "organization_id": organization_id,
@@ -453,7 +453,7 @@ def _fields(payment: Payment, *, organization_id: str | int, api_key_id: int | N
     }
 
 
-def _stopped(api_key_id: int | None) -> Refused | None:
+def _stopped(api_key_id: str | None) -> Refused | None:
     """Why a key may not settle now: X402_REVERTED_PER_KEY of its settlements reverted on chain (each at the
     vault's gas) within the last X402_REVERTED_WINDOW_SECONDS; or None."""
     if api_key_id is None:
@@ -535,7 +535,7 @@ def _record(
     checked: Checked,
     *,
     organization_id: str | int,
-    api_key_id: int | None,
+    api_key_id: str | None,
     prepare: Callable[[], None] | None = None,
 ) -> Settlement:
     """The settlement's row and its outbox transaction, together, after `prepare` and in its transaction (a
@@ -590,7 +590,7 @@ def _submitted_elsewhere(
     payment: Payment,
     *,
     organization_id: str | int,
-    api_key_id: int | None,
+    api_key_id: str | None,
     prepare: Callable[[], None] | None = None,
 ) -> Settlement | None:
     """The authorization, used on chain by a transaction not ours: recorded as settled by that transaction once
