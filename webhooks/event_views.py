@@ -27,6 +27,7 @@ from platform_api.services import api_key_recheck
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER, LIST_PARAMETERS
 from webhooks import selectors, services
 from webhooks.events import EVENT_TYPES
+from webhooks.listen_slots import listen_slot
 from webhooks.serializers import (
     WebhookEventDetailSerializer,
     WebhookEventResendSerializer,
@@ -194,16 +195,17 @@ class WebhookEventListenView(PlatformAPIView):
     )
     def get(self, request):
         filters = ListenFilters.filters(request.query_params)
-        events = selectors.webhook_events_wait(
-            organization=request.auth.organization,
-            after_id=filters.get("after"),
-            since=filters.get("since"),
-            skip=filters.get("skip", set()),
-            types=filters.get("types"),
-            wait_seconds=min(filters.get("wait", 20), settings.WEBHOOK_LISTEN_MAX_WAIT_SECONDS),
-            still_allowed=lambda: api_key_recheck(request.auth),
-            every=LISTEN_POLL_SECONDS,
-        )
+        with listen_slot(api_key_id=request.auth.pk, organization_id=request.auth.organization_id):
+            events = selectors.webhook_events_wait(
+                organization=request.auth.organization,
+                after_id=filters.get("after"),
+                since=filters.get("since"),
+                skip=filters.get("skip", set()),
+                types=filters.get("types"),
+                wait_seconds=min(filters.get("wait", 20), settings.WEBHOOK_LISTEN_MAX_WAIT_SECONDS),
+                still_allowed=lambda: api_key_recheck(request.auth),
+                every=LISTEN_POLL_SECONDS,
+            )
         return Response(
             {
                 "object": "list",

@@ -44,6 +44,12 @@ WEBHOOK_EVENT_RETENTION_DAYS = env_int("WEBHOOK_EVENT_RETENTION_DAYS", 30)
 # The longest a `GET /api/v1/webhook-events/listen` waits for an event (its `wait`, up to 25): each waiting
 # listener holds one web thread.
 WEBHOOK_LISTEN_MAX_WAIT_SECONDS = env_int("WEBHOOK_LISTEN_MAX_WAIT_SECONDS", 25)
+# How many listeners may wait at once: in one web process (a quarter of its threads, WEB_THREADS, so that
+# the payers' pages and the API are always answered), per API key and per organization across the
+# deployment (in the shared cache). Beyond: 429, with Retry-After.
+WEBHOOK_LISTEN_PER_PROCESS = env_int("WEBHOOK_LISTEN_PER_PROCESS", max(1, env_int("WEB_THREADS", 8) // 4))
+WEBHOOK_LISTEN_PER_KEY = env_int("WEBHOOK_LISTEN_PER_KEY", 2)
+WEBHOOK_LISTEN_PER_ORGANIZATION = env_int("WEBHOOK_LISTEN_PER_ORGANIZATION", 4)
 # Plain HTTP to localhost / 127.0.0.1 / ::1 (and loopback addresses) only in development.
 WEBHOOK_ALLOW_LOCALHOST = env_bool("WEBHOOK_ALLOW_LOCALHOST", DEVELOPMENT)
 WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION = env_int("WEBHOOK_MAX_ENDPOINTS_PER_ORGANIZATION", 20)
