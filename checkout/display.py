@@ -12,6 +12,7 @@ from typing import Any
 
 import zxingcpp
 from django.core.signals import setting_changed
+from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.utils.translation import gettext as _
 
@@ -159,8 +160,16 @@ def display_token(chain_id: int, address: str) -> Token | None:
 @receiver(setting_changed)
 def _forget_tokens(*, setting: str, **kwargs) -> None:
     if setting == "CHAINS":
-        _picker.clear()
-        _tokens.clear()
+        display_tokens_forget()
+
+
+@receiver(post_save, sender=Token, dispatch_uid="checkout.display.token_saved")
+@receiver(post_delete, sender=Token, dispatch_uid="checkout.display.token_deleted")
+def display_tokens_forget(**_signal) -> None:
+    """Drop the picker's and the display's tokens (a token saved or deleted in this process, a token list
+    loaded): the next page reads them again."""
+    _picker.clear()
+    _tokens.clear()
 
 
 def luminance(color: str) -> float:

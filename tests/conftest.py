@@ -120,8 +120,10 @@ def _registry_from_settings_at_each_test(request, monkeypatch):
 def _no_tokens_kept_from_another_test():
     """A test's tokens roll back with it, which no signal tells token_get's per-process cache."""
     from chains.tokens import tokens_forget
+    from checkout.display import display_tokens_forget
 
     tokens_forget()
+    display_tokens_forget()
     yield
 
 
