@@ -229,7 +229,6 @@ def on_payout_defaults_changed(
 ):
     """`merchant.signals.payout_defaults_changed`: every owner of the organization is emailed, in the
     transaction of the change (the notification outbox sends it after commit)."""
-    owners = Member.objects.filter(organization=organization, role=Role.OWNER).select_related("user")
     body = render_to_string(
         "dashboard/email/payouts_changed.txt",
         {
@@ -240,12 +239,47 @@ def on_payout_defaults_changed(
             "settings_url": f"{settings.PUBLIC_BASE_URL.rstrip('/')}/dashboard/settings/",
         },
     )
+    owners_email(
+        organization,
+        event_type="organization.payouts_changed",
+        subject=f"Where {organization.name}'s payments go was changed",
+        body=body,
+    )
+
+
+def owners_email(organization: Organization, *, event_type: str, subject: str, body: str) -> None:
+    """Email every owner of the organization, in the caller's transaction (the notification outbox sends it
+    after commit)."""
+    owners = Member.objects.filter(organization=organization, role=Role.OWNER).select_related("user")
     for owner in owners:
         queue(
             organization=organization,
             event=None,
-            event_type="organization.payouts_changed",
+            event_type=event_type,
             to=owner.user.email,
-            subject=f"Where {organization.name}'s payments go was changed"[:200],
+            subject=subject[:200],
             body=body,
         )
+
+
+def refund_withdrawal_announced(
+    organization: Organization, *, shown: str, chain: str, address: str, withdrawal_id: str, actor: str
+) -> None:
+    """Every owner is told that money left the refund balance, and where to."""
+    owners_email(
+        organization,
+        event_type="refund_balance.withdrawn",
+        subject=f"{shown} was withdrawn from {organization.name}'s refund balance",
+        body=render_to_string(
+            "dashboard/email/refund_withdrawn.txt",
+            {
+                "organization": organization,
+                "shown": shown,
+                "chain": chain,
+                "address": address,
+                "withdrawal": withdrawal_id,
+                "actor": _actor_text(actor),
+                "refunds_url": f"{settings.PUBLIC_BASE_URL.rstrip('/')}/dashboard/refunds/",
+            },
+        ),
+    )

@@ -21,8 +21,9 @@ from checkout.models import Transaction
 from checkout.receipts import explorer_link, short_hash
 from core.errors import DomainError
 from dashboard.amounts import chain_name, token_amount
-from dashboard.auth import member_view, owned
+from dashboard.auth import SignInRefused, member_view, owned, prove
 from dashboard.forms import ApiForm, submitted, token_options
+from dashboard.members import refund_withdrawal_announced
 from dashboard.once import new_form_token
 from dashboard.pages import ADDRESS
 from dashboard.roles import ADMIN, WRITE
@@ -374,6 +375,19 @@ def withdraw(request: HttpRequest) -> HttpResponse:
         return _refunds_page(request, withdrawal_form=form, status=400)
     if request.POST.get("confirmed") != data["address"]:  # the address the member saw and confirmed
         return _refunds_page(request, withdrawal_form=form, confirm=data)
+    # A fresh second factor for this withdrawal itself: a signed-in session alone (a stolen cookie) sends
+    # nothing.
+    try:
+        proven = prove(request, request.member, request.POST.get("code", ""))  # type: ignore[attr-defined]
+    except SignInRefused as refused:
+        data["code_error"] = f"Too many wrong codes. Try again in {refused.retry_after} s."
+        return _refunds_page(request, withdrawal_form=form, confirm=data, status=429)
+    if proven is None:
+        data["code_error"] = (
+            "Enter the current code from your authenticator (or a recovery code). Each code is accepted once: "
+            "if you just used it, wait for the next one."
+        )
+        return _refunds_page(request, withdrawal_form=form, confirm=data, status=400)
     try:
         withdrawal = services.refund_balance_withdraw(
             ctx=RequestContext.for_member(request, request.member),  # type: ignore[attr-defined]
@@ -386,5 +400,15 @@ def withdraw(request: HttpRequest) -> HttpResponse:
     except DomainError as exc:
         form.refused(exc)
         return _refunds_page(request, withdrawal_form=form, status=400)
-    request.session[FLASH] = f"Withdrawal {withdrawal.id}: {data['shown']} on its way to {data['address']}."
+    refund_withdrawal_announced(
+        organization,
+        shown=data["shown"],
+        chain=data["chain"],
+        address=data["address"],
+        withdrawal_id=withdrawal.id,
+        actor=withdrawal.requested_by,
+    )
+    request.session[FLASH] = (
+        f"Withdrawal {withdrawal.id}: {data['shown']} on its way to {data['address']}. Every owner was emailed."
+    )
     return redirect("dashboard:refunds")

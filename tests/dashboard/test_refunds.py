@@ -149,11 +149,14 @@ def test_a_top_up_address_is_one_click_away(organization, owner, tokens):
 
 
 def test_a_withdrawal_needs_a_second_factor_and_a_confirmed_address(organization, owner, tokens):
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
     from chains.models import OutboxTx
     from dashboard.members import member_create
     from refunds.models import RefundBalance, RefundWithdrawal
-    from tests.dashboard.conftest import PASSWORD
+    from tests.dashboard.conftest import PASSWORD, code_for
     from tests.factories import BASE, USDC_BASE
+    from webhooks.models import NotificationEmail
 
     RefundBalanceFactory(organization=organization, amount=5_000_000)
     to = address(0x99)
@@ -174,8 +177,20 @@ def test_a_withdrawal_needs_a_second_factor_and_a_confirmed_address(organization
     assert 'id="withdraw-confirm"' in asked and to in asked and "2 USDC" in asked
     assert not RefundWithdrawal.objects.exists()  # nothing until confirmed
 
-    done = browser.post("/dashboard/refunds/withdraw", {**fields, "confirmed": to})
+    # A signed-in session alone sends nothing (a stolen cookie): the confirmation asks a fresh code.
+    for code in ("", "000000"):
+        refused = browser.post("/dashboard/refunds/withdraw", {**fields, "confirmed": to, "code": code})
+        assert refused.status_code == 400 and 'id="withdraw-code-error"' in refused.content.decode()
+    assert not RefundWithdrawal.objects.exists() and not OutboxTx.objects.exists()
+    device = TOTPDevice.objects.get(user=owner.user)
+    TOTPDevice.objects.filter(pk=device.pk).update(last_t=-1, throttling_failure_timestamp=None)
+    device.refresh_from_db()
+
+    done = browser.post("/dashboard/refunds/withdraw", {**fields, "confirmed": to, "code": code_for(device)})
     assert done.status_code == 302
+    told = NotificationEmail.objects.filter(event_type="refund_balance.withdrawn")
+    assert [e.to_address for e in told] == [owner.user.email]
+    assert to in told.get().body and "2 USDC" in told.get().body
     withdrawal = RefundWithdrawal.objects.get()
     assert (withdrawal.amount, withdrawal.address, withdrawal.status) == (2_000_000, to, "pending")
     assert withdrawal.requested_by.startswith("member:")
