@@ -28,6 +28,19 @@ class AddressField(serializers.Field):
         return value
 
 
+class PayeeAddressField(AddressField):
+    """An address money is sent to (a recipient, a refund's destination): an EVM address that keeps nothing
+    lost (`chains.payees`): not the zero address, a token's contract or one of the service's own."""
+
+    def to_internal_value(self, data):
+        from chains.payees import payee_refusal
+
+        value = super().to_internal_value(data)
+        if (refusal := payee_refusal(value)) is not None:
+            raise serializers.ValidationError(f"This address {refusal}", code="invalid")
+        return value
+
+
 class TokenAmountField(serializers.Field):
     """A token amount in the smallest unit, as a decimal string of digits."""
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
+from chains.fields import AddressField, PayeeAddressField, SupportedChainIdField, TokenAmountField
 from checkout.models import DiscountCode
 from core.fields import (
     EpochMillisField,
@@ -48,7 +48,7 @@ class PaymentLinkWriteSerializer(serializers.Serializer):
     chain_id = SupportedChainIdField(
         required=False, help_text="Default: the organization's default_chain_id."
     )
-    recipient_address = AddressField(required=False, help_text="Default: the organization's recipient.")
+    recipient_address = PayeeAddressField(required=False, help_text="Default: the organization's recipient.")
     description = StrictCharField(max_length=500, required=False, allow_blank=True)
     amount = TokenAmountField(required=False, allow_null=True)
     min_amount = TokenAmountField(required=False, allow_null=True)
@@ -162,7 +162,7 @@ class PlatformSessionCreateSerializer(serializers.Serializer):
     payment_link_id = StrictCharField(max_length=64, required=False)
     token_address = AddressField(required=False)
     chain_id = SupportedChainIdField(required=False)
-    recipient_address = AddressField(required=False)
+    recipient_address = PayeeAddressField(required=False)
     amount = TokenAmountField(required=False)
     product_id = StrictCharField(max_length=32, required=False, allow_null=True)
     success_url = StrictUrlField(max_length=2048, required=False, allow_blank=True)

@@ -15,7 +15,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 from rest_framework import serializers
 
-from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
+from chains.fields import AddressField, PayeeAddressField, SupportedChainIdField, TokenAmountField
 from chains.models import Token
 from chains.tokens import tokens_by_chain_and_address
 from checkout.models import Transaction, Widget, WidgetEvent
@@ -42,7 +42,7 @@ class ConfigSerializer(StrictSerializer):
 
 
 class CheckoutConfigSerializer(ConfigSerializer):
-    recipient_address = AddressField()
+    recipient_address = PayeeAddressField()
     destination_token = AddressField()
     destination_chain_id = SupportedChainIdField()
     amount = TokenAmountField(
@@ -64,7 +64,7 @@ class NftConfigSerializer(ConfigSerializer):
 
 
 class DepositConfigSerializer(ConfigSerializer):
-    recipient_address = AddressField()
+    recipient_address = PayeeAddressField()
     accepted_tokens = serializers.ListField(
         child=AddressField(), min_length=1, max_length=MAX_DEPOSIT_OPTIONS
     )

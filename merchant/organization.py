@@ -12,7 +12,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from chains.fields import AddressField, SupportedChainIdField
+from chains.fields import AddressField, PayeeAddressField, SupportedChainIdField
 from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest
 from core.fields import EpochMillisField, StrictCharField
 from merchant.branding import Logo, logo_url, organization_logo_set
@@ -92,7 +92,7 @@ class OrganizationUpdateSerializer(serializers.Serializer):
     )
     support_email = serializers.EmailField(max_length=254, required=False, allow_blank=True)
     support_url = https_url_field(required=False, allow_blank=True)
-    default_recipient_address = AddressField(required=False, allow_null=True)
+    default_recipient_address = PayeeAddressField(required=False, allow_null=True)
     default_chain_id = SupportedChainIdField(required=False, allow_null=True)
     default_token_address = AddressField(required=False, allow_null=True)
 

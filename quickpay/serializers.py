@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
+from chains.fields import AddressField, PayeeAddressField, SupportedChainIdField, TokenAmountField
 from core.fields import EpochMillisField
 
 
@@ -10,7 +10,7 @@ class QuickPayCreateSerializer(serializers.Serializer):
     amount = TokenAmountField(help_text="Amount in the token's smallest unit, as a string of digits.")
     token_address = AddressField()
     chain_id = SupportedChainIdField()
-    recipient_address = AddressField()
+    recipient_address = PayeeAddressField()
 
 
 class QuickPaymentSerializer(serializers.Serializer):

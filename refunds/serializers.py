@@ -5,7 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from chains.fields import AddressField, TokenAmountField
+from chains.fields import AddressField, PayeeAddressField, TokenAmountField
 from core.fields import EpochMillisField, StrictCharField, StrictIntegerField
 from refunds.models import Refund
 from webhooks.payloads import event_body
@@ -14,7 +14,7 @@ from webhooks.payloads import event_body
 class RefundDestinationInput(serializers.Serializer):
     chain_id = StrictIntegerField(min_value=1, max_value=10**18 - 1)
     token_address = AddressField()
-    address = AddressField()
+    address = PayeeAddressField()
 
 
 class RefundCreateSerializer(serializers.Serializer):

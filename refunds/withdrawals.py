@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from chains.models import OutboxTx
 from chains.outbox import outbox_transfer
+from chains.payees import payee_refusal
 from chains.tokens import token_get
 from core.errors import InvalidRequest
 from ledger.balance import RefundBalanceWithdrawn, balance_refund_withdrawn
@@ -37,6 +38,8 @@ def refund_balance_withdraw(
         )
     if amount <= 0:
         raise InvalidRequest("enter an amount greater than zero.", field="amount")
+    if (refusal := payee_refusal(address)) is not None:
+        raise InvalidRequest(f"This address {refusal}", field="address")
     row = (
         RefundBalance.objects.select_for_update()
         .filter(organization=organization, chain_id=chain_id, token_address__iexact=token.address)

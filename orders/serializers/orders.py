@@ -7,7 +7,7 @@ import json
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
-from chains.fields import SupportedChainIdField
+from chains.fields import PayeeAddressField, SupportedChainIdField
 from chains.models import Token
 from chains.tokens import tokens_by_chain_and_address
 from orders.models import Order
@@ -186,7 +186,7 @@ class OrderCreateSerializer(serializers.Serializer):
     clientReferenceId = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=255)
     onramp = OnrampSerializer(required=False, allow_null=True)
     creatorAddress = AddressField(required=False, allow_null=True)
-    refundAddress = AddressField(
+    refundAddress = PayeeAddressField(
         required=False,
         allow_null=True,
         help_text="Where a refund goes when the payment's sender cannot be known (a contract wallet's internal "

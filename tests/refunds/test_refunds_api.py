@@ -165,6 +165,23 @@ def test_a_bad_destination_is_refused_naming_the_field(admin_client, paid, desti
     nothing_written()
 
 
+@pytest.mark.parametrize("what", ["zero", "token", "vault"])
+def test_a_destination_that_would_lose_the_money_is_refused(admin_client, paid, settings, what):
+    """The probe's refund to the token's own contract was lost (issue 64, item 7)."""
+    lost = {"zero": "0x" + "0" * 40, "token": USDC_BASE, "vault": settings.VAULT_ADDRESS}[what]
+    destination = {"chain_id": BASE, "token_address": USDC_BASE, "address": lost}
+
+    response = refund(admin_client, {"transaction": paid.id, "destination": destination})
+
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert (error["param"], error["code"]) == ("destination.address", "invalid_field_value")
+    assert {"zero": "zero address", "token": "token's contract", "vault": "own addresses"}[what] in error[
+        "message"
+    ]
+    nothing_written()
+
+
 def test_another_address_on_the_same_chain_and_token_is_a_destination(admin_client, paid):
     other = address(0x77)
     body = refund(
