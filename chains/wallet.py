@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import requests
+from django.conf import settings
 from web3 import Web3
 
 from chains.artifacts import artifact
 from chains.devnet import NATIVE, DevnetError, deployed_rpc_url
 from chains.registry import Chain, chain_get
-from core.errors import Conflict
+from core.errors import Conflict, InvalidRequest
 
 PAYER_ACCOUNT = 1  # anvil's first payer account (chains.devnet.PAYERS): what `manage.py pay_order` pays from
 
@@ -52,6 +55,30 @@ def _transfer(w3: Web3, token: str, to: str, amount: int, from_account: int) -> 
     return tx_hash.to_0x_hex()
 
 
+def devnet_pay_allowed(*, chain_id: int, token: str, amount: int) -> None:
+    """400 naming `amount` when one test helper call may not pay it: TEST_HELPER_MAX_TOKENS whole tokens at
+    most, and no more than that many US dollars' worth where the registry has the token's price."""
+    cap = _devnet_pay_cap(chain_id=chain_id, token=token)
+    if amount > cap:
+        raise InvalidRequest(
+            f"The devnet wallet, which every test-mode organization shares, pays at most {cap} (the token's "
+            "smallest units) a call: ask for less, or pay from a wallet of your own.",
+            field="amount",
+        )
+
+
+def _devnet_pay_cap(*, chain_id: int, token: str) -> int:
+    from chains.tokens import token_get
+
+    found = token_get(chain_id=chain_id, address=token)
+    decimals = found.decimals if found is not None else 18
+    whole = settings.TEST_HELPER_MAX_TOKENS
+    cap = whole * 10**decimals
+    if found is not None and found.usd_price:
+        cap = min(cap, int(Decimal(whole) / found.usd_price * 10**decimals))
+    return cap
+
+
 def devnet_pay(*, chain_id: int, token: str, to: str, amount: int) -> str:
     """The test helpers' payer (checkout.test_helpers): `devnet_transfer` from PAYER_ACCOUNT; the hash, once
     mined. 400 (Conflict) where it cannot pay: not a devnet, a balance too low, the devnet down."""
@@ -61,6 +88,7 @@ def devnet_pay(*, chain_id: int, token: str, to: str, amount: int) -> str:
             f"chain {chain_id} is not a devnet: the test helpers pay on devnets only (on a public test "
             "network, pay from a wallet of your own)."
         )
+    devnet_pay_allowed(chain_id=chain_id, token=token, amount=amount)
     try:
         return devnet_transfer(chain=chain, token=token, to=to, amount=amount, from_account=PAYER_ACCOUNT)
     except DevnetError as exc:

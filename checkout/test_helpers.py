@@ -17,7 +17,7 @@ from rest_framework.response import Response
 
 from chains.fields import TokenAmountField
 from chains.handlers import payment_due
-from chains.wallet import devnet_pay
+from chains.wallet import devnet_pay, devnet_pay_allowed
 from checkout import payments, selectors
 from core.errors import Conflict, InvalidRequest
 from core.http import client_ip
@@ -34,6 +34,9 @@ def devnet_session_pay(*, session, amount: int | None, payer_ip: str) -> dict[st
     what its order asks), as a payer on its page would: its waiting order, or a new one. What was sent."""
     if session.status != session.Status.OPEN:
         raise Conflict(f"checkout session {session.id} is {session.status}; only an open one can be paid.")
+    asked = amount if amount is not None else int(session.amount or 0)
+    if session.token_address:  # before an order is made for it
+        devnet_pay_allowed(chain_id=session.paid_on_chain, token=session.token_address, amount=asked)
     order = payments.session_current_order(session)
     if order is None or order.status not in WAITING:
         order = payments.session_order_create(

@@ -29,6 +29,9 @@ SUPPORTED_CHAIN_IDS += [c for c in DEVNET_CHAIN_IDS if c not in SUPPORTED_CHAIN_
 # account 0. DEPOSIT_FACTORY_ADDRESS, when set, is the factory of every real chain of the default
 # registry (the same deployer and nonce give the same address on every chain).
 DEVNET_FACTORY_ADDRESS = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+# The test helpers pay from one devnet account that every test-mode organization shares: one call sends at
+# most this many whole tokens (and no more than this many US dollars' worth, where the token has a price).
+TEST_HELPER_MAX_TOKENS = env_int("TEST_HELPER_MAX_TOKENS", 10_000)
 DEPOSIT_FACTORY_ADDRESS = os.environ.get("DEPOSIT_FACTORY_ADDRESS", "")
 if DEPOSIT_FACTORY_ADDRESS and (
     not re.fullmatch(r"0x[0-9a-fA-F]{40}", DEPOSIT_FACTORY_ADDRESS) or int(DEPOSIT_FACTORY_ADDRESS, 16) == 0

@@ -175,6 +175,22 @@ def test_the_test_helpers_answer_test_keys_only(admin_client, test_client, sandb
     assert not Order.objects.exists()
 
 
+def test_one_test_helper_call_pays_at_most_its_cap_from_the_shared_wallet(test_client, settings):
+    """The probe's one call moved 900,000 dUSDC of the shared payer account, and every tenant's helper then
+    failed (issue 64, item 7)."""
+    settings.TEST_HELPER_MAX_TOKENS = 1000
+    session = test_client.post("/api/v1/checkout-sessions", link(31337, DUSDC), format="json").json()
+
+    drained = test_client.post(
+        f"/api/v1/test-helpers/checkout-sessions/{session['id']}/pay", {"amount": "1000000001"}, format="json"
+    )
+
+    assert drained.status_code == 400
+    error = drained.json()["error"]
+    assert error["param"] == "amount" and "at most 1000000000" in error["message"]
+    assert not Order.objects.exists()
+
+
 def test_a_test_mode_payers_page_says_so_and_offers_test_chains_only(
     client, test_client, admin_client, tokens
 ):
