@@ -10,7 +10,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import NOTHING_TO_UPDATE, Conflict, ErrorCode, InvalidRequest, NotFound
+from platform_api import ratelimit
 from platform_api.context import RequestContext
+from platform_api.errors import PlatformError
 from platform_api.models import Organization
 from platform_api.signals import record_write
 from webhooks.crypto import decrypt_secret, encrypt_secret, new_endpoint_secret
@@ -196,6 +198,29 @@ def webhook_delivery_retry(*, delivery: WebhookDelivery) -> AttemptResult:
     return result
 
 
+RESEND_WINDOW_SECONDS = 3600
+
+
+def _resend_allowed(event: WebhookEvent, endpoint: WebhookEndpoint) -> None:
+    """429 when `event` was resent to `endpoint` WEBHOOK_RESENDS_PER_EVENT times in the last hour, or anything
+    was resent to it WEBHOOK_RESENDS_PER_ENDPOINT times: a resend is a POST to the merchant's URL, and each
+    one that fails is retried, so unbounded resends made a flood of requests to one server."""
+    for bucket, limit, what in (
+        (f"resend:{event.pk}:{endpoint.pk}", settings.WEBHOOK_RESENDS_PER_EVENT, f"of event {event.pk}"),
+        (f"resend:{endpoint.pk}", settings.WEBHOOK_RESENDS_PER_ENDPOINT, "to one endpoint"),
+    ):
+        counted = ratelimit.hit(bucket, limit, window=RESEND_WINDOW_SECONDS)
+        if not counted.allowed:
+            raise PlatformError(
+                status=429,
+                type="rate_limit_error",
+                code="rate_limit_exceeded",
+                message=f"At most {limit} resends {what} an hour (to {endpoint.pk}). Retry after "
+                f"{counted.retry_after} seconds.",
+                headers={"Retry-After": str(counted.retry_after)},
+            )
+
+
 @transaction.atomic
 def webhook_event_resend(
     *, ctx: RequestContext, event: WebhookEvent, endpoint_id: str | None = None
@@ -226,6 +251,8 @@ def webhook_event_resend(
                 f"Event {event.id} went to no endpoint that is still active: name one with 'endpoint'.",
                 field="endpoint",
             )
+    for endpoint in endpoints:
+        _resend_allowed(event, endpoint)
     now = timezone.now()
     timestamp = event.created_at.isoformat().replace("+00:00", "Z")
     deliveries = [

@@ -48,6 +48,10 @@ WEBHOOK_LISTEN_MAX_WAIT_SECONDS = env_int("WEBHOOK_LISTEN_MAX_WAIT_SECONDS", 25)
 # the payers' pages and the API are always answered), per API key and per organization across the
 # deployment (in the shared cache). Beyond: 429, with Retry-After.
 WEBHOOK_LISTEN_PER_PROCESS = env_int("WEBHOOK_LISTEN_PER_PROCESS", max(1, env_int("WEB_THREADS", 8) // 4))
+# Resends (POST /api/v1/webhook-events/{id}/resend) an hour: of one event to one endpoint, and of anything to
+# one endpoint. Beyond: 429.
+WEBHOOK_RESENDS_PER_EVENT = env_int("WEBHOOK_RESENDS_PER_EVENT", 5)
+WEBHOOK_RESENDS_PER_ENDPOINT = env_int("WEBHOOK_RESENDS_PER_ENDPOINT", 60)
 WEBHOOK_LISTEN_PER_KEY = env_int("WEBHOOK_LISTEN_PER_KEY", 2)
 WEBHOOK_LISTEN_PER_ORGANIZATION = env_int("WEBHOOK_LISTEN_PER_ORGANIZATION", 4)
 # Plain HTTP to localhost / 127.0.0.1 / ::1 (and loopback addresses) only in development.

@@ -329,3 +329,23 @@ def test_listen_waits_no_longer_than_the_setting(organization, reader, settings)
     answer = reader.get("/api/v1/webhook-events/listen?wait=20")
     assert answer.status_code == 200 and answer.json()["data"] == []
     assert 0.9 < time.monotonic() - started < 5
+
+
+def test_resends_are_limited_per_event_and_per_endpoint(organization, hooks, admin_client, settings):
+    """The probe's 30 resend calls made 1,092 POSTs to one URL in a minute (issue 64, item 7)."""
+    settings.WEBHOOK_RESENDS_PER_EVENT, settings.WEBHOOK_RESENDS_PER_ENDPOINT = 2, 3
+    first = emit_event(organization=organization, event_type="payment.completed", data={"id": "txn_a"})
+    second = emit_event(organization=organization, event_type="payment.completed", data={"id": "txn_b"})
+
+    def resend(event):
+        return admin_client.post(f"/api/v1/webhook-events/{event.id}/resend", {}, format="json")
+
+    assert [resend(first).status_code for _ in range(2)] == [200, 200]
+    per_event = resend(first)
+    assert per_event.status_code == 429 and per_event["Retry-After"]
+    assert "resends of event" in per_event.json()["error"]["message"]
+    assert resend(second).status_code == 200  # the endpoint's third
+    per_endpoint = resend(second)
+    assert per_endpoint.status_code == 429 and "to one endpoint" in per_endpoint.json()["error"]["message"]
+    assert WebhookDelivery.objects.filter(event=first).count() == 1 + 2
+    assert WebhookDelivery.objects.filter(event=second).count() == 1 + 1
