@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.conf import settings
 from django.utils import timezone
 from web3 import Web3
 
@@ -65,6 +66,14 @@ def chain_health(chain: Chain) -> ChainHealth:
             health.problems.append(f"factory {chain.factory_address}: code {health.factory}")
     elif chain.takes_payments:
         health.problems.append("takes payments but has no factory")
+    if (
+        chain.accepts_payments
+        and settings.RELAY_PROVIDER == "relay"
+        and chain.chain_id not in settings.RELAY_DEPOSITORIES
+    ):
+        health.problems.append(
+            "RELAY_DEPOSITORIES pins no relay depository here: its ERC-20 orders would be refunded"
+        )
     for role, threshold in (("vault", chain.vault_gas_threshold), ("solver", chain.solver_gas_threshold)):
         address = signer_address(role)
         if not address or w3 is None:

@@ -12,4 +12,5 @@ class OrdersConfig(AppConfig):
         # (accounting). The order interface's own orders are followed by the checkout (checkout.interface):
         # their sessions, then their payment webhooks.
         # Each order's API body is rendered again on every change (orders.bodies).
-        from orders import accounting, bodies, deposits, settlement  # noqa: F401
+        # The settings' system checks (orders.checks).
+        from orders import accounting, bodies, checks, deposits, settlement  # noqa: F401

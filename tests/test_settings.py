@@ -20,13 +20,15 @@ def _manage(*args, **env):
         k: v
         for k, v in os.environ.items()
         if not k.startswith(
-            ("DJANGO_", "SERVICE_ENV", "ENCRYPTION_KEY", "WEBHOOK_SECRET_KEY", "DEPOSIT_", "VAULT_")
+            ("DJANGO_", "SERVICE_ENV", "ENCRYPTION_KEY", "WEBHOOK_SECRET_KEY", "DEPOSIT_", "VAULT_", "RELAY_")
         )
     }
+    # Production delivers through the relay provider, whose depository must be pinned (orders.checks).
+    pinned = {"RELAY_DEPOSITORIES": "8453:0x" + "56" * 20}
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
-        env={**clean, **env},
+        env={**clean, **pinned, **env},
         capture_output=True,
         text=True,
         timeout=120,
@@ -151,3 +153,20 @@ def test_unknown_platform_paths_answer_json_404_in_the_platform_envelope(client,
     response = client.get("/api/v1/nope")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "resource_not_found"
+
+
+def test_production_with_the_relay_provider_and_no_pinned_depository_refuses_to_start():
+    """It started and then refunded every ERC-20 order ("not the relay provider's depository"): issue 64,
+    item 8."""
+    production = {
+        "SERVICE_ENV": "production",
+        "DJANGO_SECRET_KEY": SECRET,
+        "ENCRYPTION_KEY": ENCRYPTION_KEY,
+        "VAULT_ADDRESS": VAULT,
+    }
+    refused = _manage("check", **production, RELAY_DEPOSITORIES="")
+    assert refused.returncode != 0
+    assert "orders.E001" in refused.stderr and "RELAY_DEPOSITORIES" in refused.stderr
+    migrate = _manage("migrate", "--plan", **production, RELAY_DEPOSITORIES="")
+    assert migrate.returncode != 0 and "RELAY_DEPOSITORIES" in migrate.stderr
+    assert _manage("check", **production, RELAY_PROVIDER="devnet", RELAY_DEPOSITORIES="").returncode == 0
