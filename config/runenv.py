@@ -142,6 +142,16 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT") or 8000))
     args = parser.parse_args()
     if args.action == "record":
+        running = server_pid()
+        if running is not None:  # its queue, beat lock and run.env are in this var/: it would take our tasks
+            port = recorded().get("PORT", "?")
+            print(
+                f"make run: another `make run` (pid {running}, port {port}) uses {var_dir()}: its file broker's "
+                "queue, beat's lock and run.env are there, so each would take the other's tasks. Stop it, or give "
+                f"this one a state directory of its own: VAR_DIR=<another directory> make run PORT={args.port}",
+                file=sys.stderr,
+            )
+            return 1
         record(args.port)
         return 0
     found = recorded()

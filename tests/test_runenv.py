@@ -108,3 +108,34 @@ def test_the_servers_address_for_the_readme_examples(server):
         [sys.executable, "-m", "config.runenv", "url"], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert shown.stdout.strip() == "http://127.0.0.1:8800"
+
+
+def test_a_second_make_run_on_the_same_state_directory_is_refused_and_changes_nothing(tmp_path):
+    """Two `make run` from one checkout with other PORTs shared var/ (the file broker's queue, beat's lock):
+    each took the other's tasks, and one server's payments were never settled (issue 64, item 16)."""
+    env = {**_environment(tmp_path), "VAR_DIR": str(tmp_path)}
+    first = subprocess.run(
+        [sys.executable, "-m", "config.runenv", "record", "--port", "8001"], cwd=ROOT, env=env, check=True
+    )
+    assert first.returncode == 0
+    (tmp_path / "run.pid").write_text(f"{os.getpid()}\n")  # a supervisor that runs (this process)
+    recorded = (tmp_path / "run.env").read_text()
+
+    second = subprocess.run(
+        [sys.executable, "-m", "config.runenv", "record", "--port", "9000"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+    assert second.returncode == 1
+    assert f"pid {os.getpid()}, port 8001" in second.stderr and "VAR_DIR=" in second.stderr
+    assert (tmp_path / "run.env").read_text() == recorded
+    elsewhere = tmp_path / "other"
+    apart = subprocess.run(
+        [sys.executable, "-m", "config.runenv", "record", "--port", "9000"],
+        cwd=ROOT,
+        env={**env, "VAR_DIR": str(elsewhere)},
+    )
+    assert apart.returncode == 0 and "PORT='9000'" in (elsewhere / "run.env").read_text()
