@@ -33,8 +33,10 @@ class StaffSignInForm(OTPAdminAuthenticationForm):
     otp_error_messages = {
         **OTPAdminAuthenticationForm.otp_error_messages,
         "token_required": "Enter the 6-digit code your authenticator app shows (or a recovery code).",
-        "invalid_token": "That code is not the current one (or that recovery code was used).",
-        "device_required": "That code is not the current one (or that recovery code was used).",
+        "invalid_token": "That code is not the current one, or it was used already: each code is accepted "
+        "once (the one that confirmed your authenticator too), so wait for the next one (or use a recovery code).",
+        "device_required": "That code is not the current one, or it was used already: each code is accepted "
+        "once (the one that confirmed your authenticator too), so wait for the next one (or use a recovery code).",
     }
 
     def _chosen_device(self, user):

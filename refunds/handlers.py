@@ -3,11 +3,13 @@ the outcomes of its outbox transactions. Registered with `chains.handlers` when 
 
 from __future__ import annotations
 
+from django.utils import timezone
+
 from chains.handlers import OwnerKind, PaymentDue, deposit_handler, outbox_handler, payable
 from chains.models import Deposit, OutboxTx
 from ledger.liabilities import liability
 from refunds import crosschain  # noqa: F401  subscribes to the orders that deliver refunds elsewhere
-from refunds.models import Refund, RefundBalance
+from refunds.models import Refund, RefundBalance, RefundTopUp
 from refunds.services import (
     TOP_UP_PREFIX,
     enqueue_refund_settlement,
@@ -51,8 +53,13 @@ def refund_tx_finished(tx: OutboxTx) -> None:
 
 @payable(OwnerKind.REFUND)
 def refund_due(identifier: str) -> PaymentDue | None:
-    """What a refund awaiting its funding asks the merchant for (the devnet wallet funds it)."""
+    """What a refund awaiting its funding asks the merchant for (the devnet wallet funds it); a refund
+    balance's top-up address, open, asks for no amount in particular (0: the payer says how much)."""
     refund = Refund.objects.filter(pk=identifier, status=Refund.Status.REQUIRES_FUNDING).first()
+    if refund is None:
+        top_up = RefundTopUp.objects.filter(pk=identifier, expires_at__gt=timezone.now()).first()
+        if top_up is not None:
+            return top_up.chain_id, top_up.token_address, top_up.deposit_address, 0
     if refund is None or not refund.funding_address:
         return None
     due = int(refund.amount) - int(refund.funding_received)

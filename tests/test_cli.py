@@ -348,3 +348,13 @@ def test_logs_tail_prints_the_organizations_api_writes_as_they_happen(organizati
         tail.stop()
     line = next(line for line in lines if "api_key.created" in line)
     assert "POST /api/v1/api-keys 201" in line and created.json()["id"] in line
+
+
+def test_trigger_says_why_the_events_amount_is_not_what_was_paid():
+    """`trigger` announced 1,000,000 while the event carried 988,000 with nothing saying why (issue 64)."""
+    from checkout_cli.triggers import amount_explained
+
+    said = amount_explained({"source_amount": "1000000", "amount": "988000", "fee_amount": "12000"})
+    assert said == "  amount 988000: the 1000000 paid, less the service's fee of 12000"
+    assert amount_explained({"source_amount": "5", "amount": "5", "fee_amount": "0"}) is None
+    assert amount_explained({"id": "re_1", "amount": "5"}) is None  # not a payment's event

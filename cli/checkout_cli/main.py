@@ -129,6 +129,8 @@ def trigger(obj: Context, event: str, amount: int, timeout: float) -> None:
     except (triggers.TriggerError, Unreachable) as exc:
         raise click.ClickException(str(exc)) from None
     _say(f"{found['type']}  {found['id']}  after {time.monotonic() - started:.1f} s")
+    if (why := triggers.amount_explained(found.get("data") or {})) is not None:
+        _say(why)
 
 
 @cli.group()

@@ -33,6 +33,26 @@ TRIGGERS = (
 )
 
 
+def amount_explained(data: dict[str, Any]) -> str | None:
+    """Why a payment event's `amount` is not what was paid (the service's fee, what went back), or None when
+    it is, or when the event is not a payment's."""
+    try:
+        paid, amount = int(data["source_amount"]), int(data["amount"])
+        fee, back = int(data.get("fee_amount") or 0), int(data.get("refunded_amount") or 0)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if paid == amount:
+        return None
+    parts = [f"  amount {amount}: the {paid} paid"]
+    if fee:
+        parts.append(f"less the service's fee of {fee}")
+    if back:
+        parts.append(f"less {back} sent back to the payer")
+    if paid - fee - back != amount:
+        parts.append("priced into the merchant's token")
+    return ", ".join(parts)
+
+
 class TriggerError(Exception):
     """The trigger cannot go on: its message says why and what to do."""
 

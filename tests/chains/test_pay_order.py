@@ -132,3 +132,24 @@ def test_a_command_that_cannot_connect_says_so_in_one_line(tmp_path):
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [done.stderr.strip()]
     assert done.stderr.startswith("migrate: cannot reach the database:") and "Traceback" not in done.stderr
+
+
+def test_a_refund_balance_top_up_is_paid_with_an_amount_and_refused_without(
+    devnet_registry, organization, capsys
+):
+    """The README's refund walkthrough had no command to top the balance up on the devnets (issue 64)."""
+    from refunds.top_ups import top_up_create
+
+    chain, deployment = devnet_registry
+    top_up = top_up_create(
+        organization=organization, chain_id=31337, token_address=deployment["contracts"]["dUSDC"]
+    )
+    with pytest.raises(CommandError, match="give --amount"):
+        call_command("pay_order", top_up.id)
+
+    call_command("pay_order", top_up.id, "--amount", "2500000")
+
+    w3 = Web3(Web3.HTTPProvider(chain.rpc_url))
+    token = w3.eth.contract(address=deployment["contracts"]["dUSDC"], abi=artifact("TestToken")["abi"])
+    assert token.functions.balanceOf(top_up.deposit_address).call() == 2_500_000
+    assert w3.eth.get_transaction_receipt(capsys.readouterr().out.strip()).status == 1

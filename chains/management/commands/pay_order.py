@@ -13,14 +13,17 @@ from chains.wallet import devnet_transfer
 
 class Command(BaseCommand):
     help = (
-        "Pay an order (or a quick payment, qp_...) on a devnet: send its source token (or native coin) from an "
-        "anvil account to its deposit address, and print the transaction hash. Devnets only."
+        "Pay an order, a quick payment (qp_...), a refund that requires funding (re_...) or a refund balance's "
+        "top-up (rtu_..., with --amount) on a devnet: send its token (or native coin) from an anvil account "
+        "to its deposit address, and print the transaction hash. Devnets only."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("order_id")
+        parser.add_argument("order_id", help="An order's id, or a qp_, re_ or rtu_ id.")
         parser.add_argument(
-            "--amount", type=int, help="In the token's smallest unit; default the order's srcAmount."
+            "--amount",
+            type=int,
+            help="In the token's smallest unit; default what it asks (an order's srcAmount, what a refund lacks).",
         )
         parser.add_argument("--from-account", type=int, default=1, help="Anvil account index (default 1).")
 
@@ -29,6 +32,8 @@ class Command(BaseCommand):
         chain = chain_get(chain_id)
         if chain is None:
             raise CommandError(f"Chain {chain_id} is not in the registry.")
+        if amount is None and price == 0:
+            raise CommandError(f"{order_id} asks for no amount in particular (a top-up): give --amount.")
         amount = price if amount is None else amount
         if amount <= 0:
             raise CommandError("--amount must be positive.")
