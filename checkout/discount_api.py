@@ -20,7 +20,7 @@ from checkout.selectors import discount_code_list
 from checkout.serializers import CODE, DiscountUpdateSerializer, DiscountValueField, DiscountWriteSerializer
 from core import openapi
 from core.errors import NOTHING_TO_UPDATE, Conflict, DomainError, ErrorCode, InvalidRequest
-from core.fields import EpochMillisField, StrictCharField
+from core.fields import EpochMillisField, StrictCharField, StrictSerializer
 from platform_api.api import PlatformAPIView
 from platform_api.context import RequestContext
 from platform_api.filters import BoolFilter, FilterSerializer, IdFilter, TextFilter
@@ -38,7 +38,7 @@ class DiscountBatchSerializer(DiscountWriteSerializer):
     codes = serializers.ListField(child=StrictCharField(max_length=60), min_length=1, max_length=MAX_BATCH)
 
 
-class DiscountValidateSerializer(serializers.Serializer):
+class DiscountValidateSerializer(StrictSerializer):
     code = StrictCharField(max_length=60)
     payment_link_id = StrictCharField(max_length=64, required=False, allow_null=True)
     amount = TokenAmountField()

@@ -15,6 +15,7 @@ from core.fields import (
     StrictBooleanField,
     StrictCharField,
     StrictIntegerField,
+    StrictSerializer,
     WholeSerializer,
 )
 from merchant.serializers import MAX_SHIPPING_OPTIONS, FormSchemaSerializer, ShippingOptionSerializer
@@ -38,7 +39,7 @@ class LinkItemSerializer(WholeSerializer):
     product_id = StrictCharField(max_length=32, required=False, allow_null=True, default=None)
 
 
-class PaymentLinkWriteSerializer(serializers.Serializer):
+class PaymentLinkWriteSerializer(StrictSerializer):
     """Create (every rule) and, with `partial=True`, update; cross-field rules are checked on the merged link."""
 
     name = StrictCharField(max_length=100)
@@ -158,7 +159,7 @@ class PaymentLinkDetailSerializer(PaymentLinkSerializer):
     items = PaymentLinkItemSerializer(many=True, source="items.all")
 
 
-class PlatformSessionCreateSerializer(serializers.Serializer):
+class PlatformSessionCreateSerializer(StrictSerializer):
     payment_link_id = StrictCharField(max_length=64, required=False)
     token_address = AddressField(required=False)
     chain_id = SupportedChainIdField(required=False)
@@ -330,7 +331,7 @@ class DiscountValueField(serializers.Field):
         return str(int(value))
 
 
-class DiscountWriteSerializer(serializers.Serializer):
+class DiscountWriteSerializer(StrictSerializer):
     code = serializers.RegexField(
         CODE, error_messages={"invalid": "Letters, digits, '_' or '-', at most 50."}
     )

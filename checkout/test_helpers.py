@@ -20,6 +20,7 @@ from chains.handlers import payment_due
 from chains.wallet import devnet_pay, devnet_pay_allowed
 from checkout import payments, selectors
 from core.errors import Conflict, InvalidRequest
+from core.fields import StrictSerializer
 from core.http import client_ip
 from orders.states import WAITING
 from platform_api.api import PlatformAPIView
@@ -62,7 +63,7 @@ def devnet_session_pay(*, session, amount: int | None, payer_ip: str) -> dict[st
     }
 
 
-class TestPaySerializer(serializers.Serializer):
+class TestPaySerializer(StrictSerializer):
     amount = TokenAmountField(
         required=False,
         help_text="What the wallet sends, in the token's smallest unit; default: what the order asks. Less: "

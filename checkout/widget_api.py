@@ -29,6 +29,7 @@ from core.fields import (
     EpochMillisField,
     StrictBooleanField,
     StrictCharField,
+    StrictSerializer,
 )
 from platform_api.api import PlatformAPIView
 from platform_api.filters import BoolFilter, ChoiceFilter, FilterSerializer, TextFilter
@@ -39,7 +40,7 @@ from platform_api.views import ERRORS
 WIDGET_SORTS = ("created_at", "updated_at", "name", "current_views")
 
 
-class WidgetWriteSerializer(serializers.Serializer):
+class WidgetWriteSerializer(StrictSerializer):
     name = StrictCharField(max_length=100)
     widget_type = serializers.ChoiceField(choices=Widget.Type.values)
     config = serializers.JSONField(help_text="By widget_type: see the Widgets section of the docs.")

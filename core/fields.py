@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.exceptions import ErrorDetail
 
 # Control characters (but tab and line feed) and the bidirectional overrides and isolates, which would let a
 # merchant's text reorder what the payer's page shows around it (a name that reads as another amount).
@@ -99,4 +100,14 @@ class StrictSerializer(serializers.Serializer):
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
-                raise serializers.ValidationError({unknown[0]: ["Unknown field."]})
+                known = ", ".join(sorted(self.fields))
+                raise serializers.ValidationError(
+                    {
+                        unknown[0]: [
+                            ErrorDetail(
+                                f"Received unknown parameter: {unknown[0]} (this request takes {known}).",
+                                code="parameter_unknown",
+                            )
+                        ]
+                    }
+                )

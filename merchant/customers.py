@@ -20,7 +20,7 @@ from chains.fields import AddressField
 from core import openapi
 from core.crypto import blind_index
 from core.errors import NOTHING_TO_UPDATE, Conflict, ErrorCode, InvalidRequest
-from core.fields import EpochMillisField, StrictCharField
+from core.fields import EpochMillisField, StrictCharField, StrictSerializer
 from merchant.models import Customer
 from merchant.signals import customer_erased
 from platform_api.api import PlatformAPIView
@@ -40,7 +40,7 @@ SORTS = ("created_at", "updated_at", "total_paid", "transaction_count")
 CUSTOMER_EXPORT_LIMIT = 10_000
 
 
-class CustomerWriteSerializer(serializers.Serializer):
+class CustomerWriteSerializer(StrictSerializer):
     wallet_address = AddressField()
     name = StrictCharField(max_length=200, required=False, allow_blank=True)
     email = serializers.EmailField(max_length=254, required=False, allow_blank=True)

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from chains.fields import AddressField, PayeeAddressField, SupportedChainIdField
 from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest
-from core.fields import EpochMillisField, StrictCharField
+from core.fields import EpochMillisField, StrictCharField, StrictSerializer
 from merchant.branding import Logo, logo_url, organization_logo_set
 from merchant.signals import payout_defaults_changed
 from platform_api.api import PlatformAPIView
@@ -72,7 +72,7 @@ class OrganizationSerializer(serializers.Serializer):
         return data
 
 
-class OrganizationUpdateSerializer(serializers.Serializer):
+class OrganizationUpdateSerializer(StrictSerializer):
     name = StrictCharField(max_length=200, required=False)
     description = StrictCharField(max_length=500, required=False, allow_blank=True)
     logo_url = https_url_field(required=False, allow_blank=True)

@@ -13,7 +13,7 @@ from rest_framework import serializers
 from chains.fields import AddressField, SupportedChainIdField, TokenAmountField
 from core import openapi
 from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest
-from core.fields import EpochMillisField, StrictCharField
+from core.fields import EpochMillisField, StrictCharField, StrictSerializer
 from merchant.models import Product
 from merchant.organization import fill_defaults
 from merchant.serializers import FormSchemaSerializer, ShippingOptionSerializer
@@ -43,7 +43,7 @@ PRODUCT_FIELDS = (
 )
 
 
-class ProductWriteSerializer(serializers.Serializer):
+class ProductWriteSerializer(StrictSerializer):
     name = StrictCharField(max_length=100)
     amount = TokenAmountField(required=False, allow_null=True)
     product_type = serializers.ChoiceField(choices=Product.Type.values, required=False)

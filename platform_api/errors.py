@@ -168,6 +168,10 @@ def error_from_validation(exc: drf_exceptions.ValidationError) -> PlatformError:
         return PlatformError.missing_field(param, f"The field '{param}' is required.")
     if code == "invalid_address":
         return PlatformError.invalid_address(param)
+    if code == "parameter_unknown":  # Stripe's: a misspelt field is an error, never silently ignored
+        return PlatformError(
+            status=400, type=INVALID_REQUEST, code="parameter_unknown", message=message, param=param_or_none
+        )
     if param_or_none and not message.startswith(f"'{param}'"):
         message = f"'{param}': {message}"
     return PlatformError.invalid_field(param_or_none, message)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.utils import timezone
 from rest_framework import serializers
 
-from core.fields import EpochMillisField, StrictCharField
+from core.fields import EpochMillisField, StrictCharField, StrictSerializer
 from platform_api.models import Permission
 
 ERROR_TYPES = [
@@ -21,6 +21,7 @@ ERROR_CODES = [
     "missing_required_field",
     "invalid_field_value",
     "invalid_address",
+    "parameter_unknown",
     "no_updates_provided",
     "invalid_status_transition",
     "duplicate_resource",
@@ -54,7 +55,7 @@ class ErrorSerializer(serializers.Serializer):
     error = ErrorDetailSerializer()
 
 
-class ApiKeyCreateSerializer(serializers.Serializer):
+class ApiKeyCreateSerializer(StrictSerializer):
     name = StrictCharField(max_length=100)
     permissions = serializers.ListField(
         child=serializers.ChoiceField(choices=Permission.values), allow_empty=False, min_length=1

@@ -3,10 +3,10 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from chains.fields import AddressField, PayeeAddressField, SupportedChainIdField, TokenAmountField
-from core.fields import EpochMillisField
+from core.fields import EpochMillisField, StrictSerializer
 
 
-class QuickPayCreateSerializer(serializers.Serializer):
+class QuickPayCreateSerializer(StrictSerializer):
     amount = TokenAmountField(help_text="Amount in the token's smallest unit, as a string of digits.")
     token_address = AddressField()
     chain_id = SupportedChainIdField()

@@ -6,18 +6,18 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chains.fields import AddressField, PayeeAddressField, TokenAmountField
-from core.fields import EpochMillisField, StrictCharField, StrictIntegerField
+from core.fields import EpochMillisField, StrictCharField, StrictIntegerField, StrictSerializer
 from refunds.models import Refund
 from webhooks.payloads import event_body
 
 
-class RefundDestinationInput(serializers.Serializer):
+class RefundDestinationInput(StrictSerializer):
     chain_id = StrictIntegerField(min_value=1, max_value=10**18 - 1)
     token_address = AddressField()
     address = PayeeAddressField()
 
 
-class RefundCreateSerializer(serializers.Serializer):
+class RefundCreateSerializer(StrictSerializer):
     transaction = StrictCharField(max_length=64, help_text="The payment: a transaction (`txn_`) or `qp_`.")
     amount = TokenAmountField(
         required=False,
@@ -127,7 +127,7 @@ class RefundBalanceSerializer(serializers.Serializer):
     updated_at = EpochMillisField()
 
 
-class TopUpCreateSerializer(serializers.Serializer):
+class TopUpCreateSerializer(StrictSerializer):
     chain_id = StrictIntegerField(min_value=1, max_value=10**18 - 1)
     token_address = AddressField()
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from core.fields import EpochMillisField, StrictCharField
+from core.fields import EpochMillisField, StrictCharField, StrictSerializer
 from webhooks.events import EVENT_TYPES
 from webhooks.urlguard import UnsafeWebhookUrl, validate_webhook_url
 
@@ -40,13 +40,13 @@ class EventListField(serializers.ListField):
         return sorted(set(events), key=events.index)
 
 
-class WebhookCreateSerializer(serializers.Serializer):
+class WebhookCreateSerializer(StrictSerializer):
     url = WebhookUrlField()
     events = EventListField()
     description = StrictCharField(required=False, allow_blank=True, max_length=500)
 
 
-class WebhookUpdateSerializer(serializers.Serializer):
+class WebhookUpdateSerializer(StrictSerializer):
     url = WebhookUrlField(required=False)
     events = EventListField(required=False)
     is_active = serializers.BooleanField(required=False)

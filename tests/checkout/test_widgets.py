@@ -81,7 +81,7 @@ def test_a_checkout_widget_without_an_amount_lets_the_payer_choose(admin_client,
             "invalid_field_value",
         ),  # not a registry token on that chain
         ("checkout", {**CONFIGS["checkout"], "amount": "0"}, "config.amount", "invalid_field_value"),
-        ("checkout", {**CONFIGS["checkout"], "colour": "red"}, "config.colour", "invalid_field_value"),
+        ("checkout", {**CONFIGS["checkout"], "colour": "red"}, "config.colour", "parameter_unknown"),
         ("checkout", {"recipient_address": RECIPIENT}, "config.destination_token", "missing_required_field"),
         (
             "swap",

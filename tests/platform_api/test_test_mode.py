@@ -50,6 +50,11 @@ def test_client(sandbox):
     return client_for(make_api_key(sandbox, permissions=["admin"])[1])
 
 
+def session_body(chain_id: int, token: str, **fields):
+    """A checkout session's create body: a link's less its name."""
+    return {k: v for k, v in link(chain_id, token, **fields).items() if k != "name"}
+
+
 def link(chain_id: int, token: str, **fields):
     return {
         "name": "Sticker pack",
@@ -87,7 +92,7 @@ def test_a_test_key_names_test_chains_only_and_a_refusal_changes_nothing(admin_c
     assert "31337" in error["message"]
     quick = {"amount": "1000", "token_address": USDC_BASE, "chain_id": 8453, "recipient_address": RECIPIENT}
     for method, path, body, param in (
-        (test_client.post, "/api/v1/checkout-sessions", link(8453, USDC_BASE), "chain_id"),
+        (test_client.post, "/api/v1/checkout-sessions", session_body(8453, USDC_BASE), "chain_id"),
         (test_client.post, QUICK_PAY, quick, "chain_id"),
         (test_client.patch, "/api/v1/organization", {"default_chain_id": 1}, "default_chain_id"),
     ):
@@ -156,7 +161,7 @@ def test_test_mode_objects_never_mix_with_live_ones(admin_client, test_client, o
 
 
 def test_the_test_helpers_answer_test_keys_only(admin_client, test_client, sandbox):
-    session = test_client.post("/api/v1/checkout-sessions", link(31337, DUSDC), format="json").json()
+    session = test_client.post("/api/v1/checkout-sessions", session_body(31337, DUSDC), format="json").json()
 
     refused = admin_client.post(f"/api/v1/test-helpers/checkout-sessions/{session['id']}/pay")
     assert refused.status_code == 403 and "svc_test_" in refused.json()["error"]["message"]
@@ -179,7 +184,7 @@ def test_one_test_helper_call_pays_at_most_its_cap_from_the_shared_wallet(test_c
     """The probe's one call moved 900,000 dUSDC of the shared payer account, and every tenant's helper then
     failed (issue 64, item 7)."""
     settings.TEST_HELPER_MAX_TOKENS = 1000
-    session = test_client.post("/api/v1/checkout-sessions", link(31337, DUSDC), format="json").json()
+    session = test_client.post("/api/v1/checkout-sessions", session_body(31337, DUSDC), format="json").json()
 
     drained = test_client.post(
         f"/api/v1/test-helpers/checkout-sessions/{session['id']}/pay", {"amount": "1000000001"}, format="json"
