@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 
+from chains.registry import chain_get
 from chains.tokens import check_amount_worth
 from core.errors import InvalidRequest, UpstreamError
 from orders import fees
@@ -73,7 +74,15 @@ def _cents(value: Decimal) -> str:
 
 
 def quote_build(ask: QuoteInput) -> tuple[dict[str, Any], str]:
-    """The quote response and the name of the provider that priced it."""
+    """The quote response and the name of the provider that priced it; 400 naming srcChain for a chain that
+    takes no payments, as an order from it is refused."""
+    source = chain_get(ask.src_chain)
+    if source is None or not source.accepts_payments:
+        raise InvalidRequest(
+            f"payments are not taken on chain {ask.src_chain}: the service has no deposit factory there, so an "
+            "order from it would be refused.",
+            field="srcChain",
+        )
     trade_type, amount, recipient = ask.trade_type, ask.amount, ask.recipient_address
     chain, token = (
         (ask.src_chain, ask.src_token_address)
@@ -147,3 +156,43 @@ def quote_build(ask: QuoteInput) -> tuple[dict[str, Any], str]:
         },
         provider.name,
     )
+
+
+def expected_reachable(
+    *,
+    type: str,
+    src_chain: int,
+    dst_chain: int,
+    src_token: str,
+    dst_token: str,
+    src_amount: int,
+    expected: int,
+) -> None:
+    """400 naming payload.expectedDstAmount when `src_amount` does not buy `expected` now (after the fee, less
+    the settlement's tolerance, SETTLEMENT_SLIPPAGE_BPS), by a fresh quote: such an order could only be
+    refunded after the payer paid. A pricing service that does not answer lets the order through (its
+    settlement checks the same rule against the price then)."""
+    if not expected:
+        return
+    try:
+        quote, _ = quote_build(
+            QuoteInput(
+                type=type,
+                src_chain=src_chain,
+                dst_chain=dst_chain,
+                src_token_address=src_token,
+                dst_token_address=dst_token,
+                trade_type=EXACT_INPUT,
+                amount=src_amount,
+            )
+        )
+    except UpstreamError:
+        return
+    buys = int(quote["currencyOut"]["amount"])
+    tolerance = settings.SETTLEMENT_SLIPPAGE_BPS
+    if buys * 10_000 < expected * (10_000 - tolerance):
+        raise InvalidRequest(
+            f"expectedDstAmount {expected} is more than srcAmount {src_amount} buys now: {buys} after the fee "
+            f"(a quote now; settlement allows {tolerance} bps less). Ask for at most {buys}, or pay more.",
+            field="payload.expectedDstAmount",
+        )

@@ -11,7 +11,7 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 
 from chains.evm import is_address
-from chains.registry import chains
+from chains.registry import chain_get, chains
 from core import openapi
 from core.http import client_ip
 from orders import bodies, examples, selectors
@@ -19,7 +19,7 @@ from orders.creation import order_create
 from orders.envelope import ERROR, OrderAPIView, OrderError, ok, order_error_response
 from orders.inputs import OrderRequest, QuoteInput
 from orders.providers import token_shape
-from orders.quotes import quote_build
+from orders.quotes import expected_reachable, quote_build
 from orders.relay_webhooks import SignatureRefused, relay_webhook
 from orders.representations import chain_data, order_data, order_detail_data
 from orders.serializers import responses
@@ -30,6 +30,7 @@ from orders.serializers.orders import (
     order_type_of,
     quote_serializer_for,
 )
+from orders.settlement import EXPECTED_DST_TYPES
 from platform_api.models import Permission
 
 ERRORS = {400: ERROR, 401: ERROR, 404: ERROR, 429: ERROR, 500: ERROR}
@@ -98,9 +99,20 @@ class OrderCollectionView(OrderAPIView):
         order_type_of(request.data)
         serializer = OrderCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        asked = OrderRequest.from_wire(serializer.validated_data)
+        if asked.type in EXPECTED_DST_TYPES:  # refused now rather than refunded once the payer paid
+            expected_reachable(
+                type=asked.type,
+                src_chain=asked.src_chain,
+                dst_chain=asked.dst_chain,
+                src_token=asked.src_token_address,
+                dst_token=asked.dst_token_address,
+                src_amount=asked.src_amount,
+                expected=int(asked.payload.get("expectedDstAmount") or 0),
+            )
         order = order_create(
             organization=self.api_key.organization if self.api_key else None,
-            request=OrderRequest.from_wire(serializer.validated_data),
+            request=asked,
             payer_ip=client_ip(request),
             fingerprint=fingerprint_from_headers(request),
         )
@@ -216,6 +228,9 @@ class ChainTokensView(OrderAPIView):
         if not (chain_id.isascii() and chain_id.isdigit() and len(chain_id) <= 18 and int(chain_id) >= 1):
             shown = chain_id if len(chain_id) <= 40 else chain_id[:40] + "..."
             raise OrderError(f"chainId must be a positive integer of at most 18 digits, got '{shown}'.")
+        if chain_get(int(chain_id)) is None:  # an unknown chain is a mistake to say, not an empty list
+            known = ", ".join(str(chain.chain_id) for chain in chains())
+            raise OrderError(f"chainId {chain_id} is not a chain this service knows (GET /chains: {known}).")
         limit = query_int(request.query_params, "limit", 50, 1, 500)
         term = (request.query_params.get("term") or "").strip()[:100] or None
         tokens = selectors.tokens_on_chain(chain_id=int(chain_id), term=term, limit=limit)

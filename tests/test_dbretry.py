@@ -40,7 +40,7 @@ def test_a_read_on_a_lost_connection_is_answered_from_a_new_one(no_health_checks
     client = client_for(raw)
     before = client.get("/api/v1/api-keys")
     assert before.status_code == 200
-    created = client.post("/orders", order_body(srcAmount="1000"), format="json")
+    created = client.post("/orders", order_body("custom", srcAmount="1000"), format="json")
     assert created.status_code == 200, created.json()
     order_id = created.json()["data"]["id"]
 
@@ -63,14 +63,14 @@ def test_a_write_on_a_lost_connection_is_not_run_twice(no_health_checks, tokens)
     client.get("/api/v1/api-keys")
 
     _cut_the_connection()
-    failed = client.post("/orders", order_body(srcAmount="1000"), format="json")
+    failed = client.post("/orders", order_body("custom", srcAmount="1000"), format="json")
     assert failed.status_code == 500
     assert failed.json()["success"] is False  # the envelope, not a page
     close_old_connections()  # the end of that request (the test client does not send the signal)
     assert Order.objects.count() == 0
 
     created = client.post(
-        "/orders", order_body(srcAmount="1000"), format="json"
+        "/orders", order_body("custom", srcAmount="1000"), format="json"
     )  # the next request reconnects
     assert created.status_code == 200
     assert Order.objects.count() == 1

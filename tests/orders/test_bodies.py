@@ -32,7 +32,9 @@ def _read(client, order_id) -> dict:
 
 
 def _new_order(client) -> Order:
-    response = client.post("/orders", order_body(srcAmount="1000"), format="json")
+    response = client.post(
+        "/orders", order_body(srcAmount="1000", payload={"expectedDstAmount": "900"}), format="json"
+    )
     assert response.status_code == 200, response.json()
     return Order.objects.get(pk=response.json()["data"]["id"])
 

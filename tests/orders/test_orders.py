@@ -113,6 +113,36 @@ def test_no_payment_is_taken_on_a_chain_without_a_deposit_factory(api_client, to
     assert response.json()["message"].startswith("srcChain"), response.json()["message"]
     assert "no deposit factory" in response.json()["message"]
     assert not Order.objects.exists()
+    # ... and the quote answers as the order does, rather than 200 for a payment that would be refused
+    quote = api_client.post(
+        "/orders/quote",
+        json.dumps(
+            {k: order_body()[k] for k in ("srcChain", "dstChain", "srcTokenAddress", "dstTokenAddress")}
+            | {"type": "swap", "tradeType": "EXACT_INPUT", "amount": "100000000"}
+        ),
+        content_type="application/json",
+    )
+    assert quote.status_code == 400, quote.json()
+    assert quote.json()["message"].startswith("srcChain") and "no deposit factory" in quote.json()["message"]
+
+
+@pytest.mark.parametrize("order_type", ["swap", "x402_swap", "custom_exact_in"])
+def test_an_order_whose_expected_amount_its_payment_cannot_buy_is_refused_at_creation(
+    api_client, tokens, order_type
+):
+    """10 USDC for an expectedDstAmount of 99 USDC was accepted, and refunded only after the payer paid
+    (issue 64, item 12): a fresh quote refuses it now."""
+    body = order_body(order_type, srcAmount="10000000")
+    body["payload"]["expectedDstAmount"] = "99000000"
+
+    response = _post(api_client, body)
+
+    assert response.status_code == 400
+    message = response.json()["message"]
+    assert message.startswith("payload.expectedDstAmount") and "more than srcAmount 10000000 buys" in message
+    assert not Order.objects.exists()
+    body["payload"]["expectedDstAmount"] = "9000000"  # what it does buy, after the fee
+    assert _post(api_client, body).status_code == 200
 
 
 @pytest.mark.parametrize(
