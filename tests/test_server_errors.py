@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -44,10 +45,20 @@ def server(tmp_path_factory):
         "VAR_DIR": str(tmp_path_factory.mktemp("var")),
         "GUNICORN_ACCESS_LOG": "",
     }
-    # A web node starts only on a migrated database (core/cluster.py).
+    with gunicorn(env, port):
+        yield port
+
+
+@contextmanager
+def gunicorn(env: dict[str, str], port: int, *, before=None):
+    """gunicorn on 127.0.0.1:`port` with `env`, on its database migrated first (a web node starts only on a
+    migrated one: core/cluster.py); `before(env)` runs between the two (keys made with manage.py). Stopped on
+    leaving."""
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=300
     )
+    if before is not None:
+        before(env)
     process = subprocess.Popen(
         [
             str(Path(sys.executable).parent / "gunicorn"),
@@ -69,9 +80,11 @@ def server(tmp_path_factory):
             break
         except OSError:
             time.sleep(0.2)
-    yield port
-    process.terminate()
-    process.wait(timeout=20)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
 
 
 def test_a_long_url_reaches_the_service_and_is_answered_in_its_envelope(server):

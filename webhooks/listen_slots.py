@@ -7,8 +7,9 @@ Three bounds, each refused with 429 and Retry-After, before anything waits:
 - in this web process: WEBHOOK_LISTEN_PER_PROCESS (a quarter of its threads by default), a semaphore, so at
   least three quarters of the threads always serve everything else;
 - per API key and per organization, across the deployment's processes: WEBHOOK_LISTEN_PER_KEY and
-  WEBHOOK_LISTEN_PER_ORGANIZATION, counted in the shared cache. A count outlives a process killed while it
-  waited by at most the longest wait and a margin (its expiry), never longer.
+  WEBHOOK_LISTEN_PER_ORGANIZATION, counted in the shared cache (Redis's INCR is atomic; the file cache of a
+  single machine's development setup is counted under a lock of the process). A count outlives a process
+  killed while it waited by at most the longest wait and a margin (its expiry), never longer.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from platform_api.errors import PlatformError
 logger = logging.getLogger(__name__)
 
 _lock = threading.Lock()
+_counting = threading.Lock()
 _semaphore: tuple[int, threading.BoundedSemaphore] | None = None
 MARGIN_SECONDS = 30
 
@@ -55,8 +57,9 @@ def _counted(key: str, limit: int, what: str) -> Iterator[None]:
     cache = caches["shared"]
     expiry = settings.WEBHOOK_LISTEN_MAX_WAIT_SECONDS + MARGIN_SECONDS
     try:
-        cache.add(key, 0, timeout=expiry)
-        taken = cache.incr(key)
+        with _counting:  # the file cache's incr is a read and a write: one thread of this process at a time
+            cache.add(key, 0, timeout=expiry)
+            taken = cache.incr(key)
     except Exception as exc:  # the shared cache away: the process's own bound still holds
         logger.warning("listen: the shared cache did not count %s (%s)", key, exc.__class__.__name__)
         yield
@@ -67,7 +70,8 @@ def _counted(key: str, limit: int, what: str) -> Iterator[None]:
         yield
     finally:
         try:
-            cache.decr(key)
+            with _counting:
+                cache.decr(key)
         except Exception as exc:  # expired meanwhile, or the cache away: the expiry ends the count
             logger.debug("listen: %s not counted down (%s)", key, exc.__class__.__name__)
 

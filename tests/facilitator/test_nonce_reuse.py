@@ -36,6 +36,17 @@ def writer(organization):
     return client_for(raw)
 
 
+def _link(organization, deployment, amount: int) -> PaymentLink:
+    return PaymentLink.objects.create(
+        organization=organization,
+        name="A report",
+        token_address=deployment["contracts"]["dUSDC"],
+        chain_id=31337,
+        recipient_address=Account.create().address,
+        amount=amount,
+    )
+
+
 def _settled_to_self(w3, usdc, client, payer, nonce):
     """The attacker's move: a 1-unit authorization to itself with `nonce`, settled and mined."""
     own = signed(w3, usdc, requirements(usdc, payer.address, amount=1), payer, nonce=nonce)
@@ -139,14 +150,7 @@ def test_a_link_payment_with_a_nonce_settled_elsewhere_is_not_paid_and_makes_no_
     settings,
 ):
     w3, usdc, deployment = chain
-    link = PaymentLink.objects.create(
-        organization=organization,
-        name="A report",
-        token_address=deployment["contracts"]["dUSDC"],
-        chain_id=31337,
-        recipient_address=Account.create().address,
-        amount=2_500_000,
-    )
+    link = _link(organization, deployment, 2_500_000)
     response = client.get(f"/x402/pay/{link.short_code}")
     offer = json.loads(base64.b64decode(response.headers["PAYMENT-REQUIRED"]))["accepts"][0]
     payer = payer_account(6)
@@ -177,14 +181,7 @@ def test_the_hosted_pages_signature_with_a_nonce_settled_elsewhere_is_refused_no
     from checkout.services import link_payment_order
 
     w3, usdc, deployment = chain
-    link = PaymentLink.objects.create(
-        organization=organization,
-        name="Zine",
-        token_address=deployment["contracts"]["dUSDC"],
-        chain_id=31337,
-        recipient_address=Account.create().address,
-        amount=3_000_000,
-    )
+    link = _link(organization, deployment, 3_000_000)
     order = link_payment_order(
         link=link,
         amount=3_000_000,

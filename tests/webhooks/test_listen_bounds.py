@@ -17,7 +17,7 @@ import requests
 
 from tests.conftest import client_for
 from tests.factories import OrganizationFactory, make_api_key
-from tests.test_server_errors import _free_port
+from tests.test_server_errors import _free_port, gunicorn
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -29,7 +29,8 @@ for slug in ("listener", "bystander"):
 
 
 @pytest.fixture
-def gunicorn(tmp_path):
+def served(tmp_path):
+    """gunicorn of one process and 8 threads, and a read key each of two organizations made before it starts."""
     port = _free_port()
     env = {
         **os.environ,
@@ -42,48 +43,26 @@ def gunicorn(tmp_path):
         "GUNICORN_ACCESS_LOG": "",
         "MANAGE_USES_RUN_SETTINGS": "0",
     }
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=300
-    )
-    made = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", KEYS],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        timeout=120,
-        capture_output=True,
-        text=True,
-    )
-    keys = [line.split()[1] for line in made.stdout.splitlines() if line.startswith("key: ")]
-    process = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "-c",
-            "config/gunicorn_conf.py",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "config.wsgi:application",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            requests.get(f"{url}/healthz", timeout=2)
-            break
-        except requests.ConnectionError:
-            time.sleep(0.2)
-    yield url, keys
-    process.terminate()
-    process.wait(timeout=30)
+    keys: list[str] = []
+
+    def make_keys(env):
+        made = subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c", KEYS],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            timeout=120,
+            capture_output=True,
+            text=True,
+        )
+        keys.extend(line.split()[1] for line in made.stdout.splitlines() if line.startswith("key: "))
+
+    with gunicorn(env, port, before=make_keys):
+        yield f"http://127.0.0.1:{port}", keys
 
 
-def test_two_dozen_listens_from_one_key_leave_the_server_answering_everyone_else(gunicorn):
-    url, (listener, bystander) = gunicorn
+def test_two_dozen_listens_from_one_key_leave_the_server_answering_everyone_else(served):
+    url, (listener, bystander) = served
 
     def listen(_):
         return requests.get(
