@@ -228,9 +228,11 @@ class ChainTokensView(OrderAPIView):
         if not (chain_id.isascii() and chain_id.isdigit() and len(chain_id) <= 18 and int(chain_id) >= 1):
             shown = chain_id if len(chain_id) <= 40 else chain_id[:40] + "..."
             raise OrderError(f"chainId must be a positive integer of at most 18 digits, got '{shown}'.")
-        if chain_get(int(chain_id)) is None:  # an unknown chain is a mistake to say, not an empty list
+        if chain_get(int(chain_id)) is None:  # an unknown chain is not found, not an empty list
             known = ", ".join(str(chain.chain_id) for chain in chains())
-            raise OrderError(f"chainId {chain_id} is not a chain this service knows (GET /chains: {known}).")
+            raise OrderError(
+                f"chainId {chain_id} is not a chain this service knows (GET /chains: {known}).", status=404
+            )
         limit = query_int(request.query_params, "limit", 50, 1, 500)
         term = (request.query_params.get("term") or "").strip()[:100] or None
         tokens = selectors.tokens_on_chain(chain_id=int(chain_id), term=term, limit=limit)

@@ -45,7 +45,7 @@ def test_search_by_exact_address_in_any_case(api_client, tokens):
 def test_limit_and_unknown_chain(api_client, tokens):
     assert len(api_client.get("/chains/8453/tokens?limit=2").json()["data"]) == 2
     unknown = api_client.get("/chains/777/tokens")  # not an empty list: a chain nobody can pay on (issue 64)
-    assert unknown.status_code == 400 and unknown.json()["success"] is False
+    assert unknown.status_code == 404 and unknown.json()["success"] is False
     assert "777 is not a chain this service knows" in unknown.json()["message"]
 
 
