@@ -88,6 +88,7 @@ class PaymentLinkWriteSerializer(StrictSerializer):
 
 
 class PaymentLinkUpdateSerializer(PaymentLinkWriteSerializer):
+    an_update = True
     is_active = StrictBooleanField(required=False)
     items = LinkItemSerializer(
         many=True,
@@ -349,4 +350,5 @@ class DiscountWriteSerializer(StrictSerializer):
 
 
 class DiscountUpdateSerializer(DiscountWriteSerializer):
+    an_update = True
     is_active = StrictBooleanField(required=False)

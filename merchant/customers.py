@@ -48,6 +48,7 @@ class CustomerWriteSerializer(StrictSerializer):
 
 
 class CustomerUpdateSerializer(CustomerWriteSerializer):
+    an_update = True
     wallet_address = None  # type: ignore[assignment]
 
 

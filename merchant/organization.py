@@ -73,6 +73,7 @@ class OrganizationSerializer(serializers.Serializer):
 
 
 class OrganizationUpdateSerializer(StrictSerializer):
+    an_update = True
     name = StrictCharField(max_length=200, required=False)
     description = StrictCharField(max_length=500, required=False, allow_blank=True)
     logo_url = https_url_field(required=False, allow_blank=True)

@@ -174,6 +174,7 @@ def expected_reachable(
     settlement checks the same rule against the price then)."""
     if not expected:
         return
+    check_amount_worth(chain_id=src_chain, address=src_token, amount=src_amount, field="srcAmount")
     try:
         quote, _ = quote_build(
             QuoteInput(

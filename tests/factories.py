@@ -43,7 +43,7 @@ from checkout.models import (
 )
 from core.models import ClusterIdentity
 from dashboard.models import Invitation, Member, RecoveryCode, RecoveryCodes, Role, recovery_digest
-from facilitator.models import Settlement
+from facilitator.models import PayerTurn, Settlement
 from ledger.models import Account, BalanceTransaction, Entry, Posting, ReconcileRun, ReconcileStart
 from merchant.models import Customer, OrganizationLogo, Product, RevenueDay
 from onramp.models import VendorBEvent
@@ -888,3 +888,14 @@ class SettlementFactory(factory.django.DjangoModelFactory):
     valid_before = 2_000_000_000
     nonce = factory.Sequence(lambda n: tx_hash(0xF1000 + n))
     signature = "0x" + "11" * 65
+
+
+class PayerTurnFactory(factory.django.DjangoModelFactory):
+    """The turn an x402 payer's settlements of a token take one after another."""
+
+    class Meta:
+        model = PayerTurn
+
+    chain_id = BASE
+    token = USDC_BASE
+    payer = factory.Sequence(lambda n: address(0xF2000 + n))

@@ -47,6 +47,7 @@ class WebhookCreateSerializer(StrictSerializer):
 
 
 class WebhookUpdateSerializer(StrictSerializer):
+    an_update = True
     url = WebhookUrlField(required=False)
     events = EventListField(required=False)
     is_active = serializers.BooleanField(required=False)

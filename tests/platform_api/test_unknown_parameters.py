@@ -73,9 +73,15 @@ def test_an_unknown_parameter_is_refused_naming_it_and_writes_nothing(
 def test_an_update_with_an_unknown_parameter_changes_nothing(admin_client, tokens):
     link = admin_client.post("/api/v1/payment-links", LINK, format="json").json()
 
-    response = admin_client.patch(f"/api/v1/payment-links/{link['id']}", {"nmae": "Typo"}, format="json")
+    response = admin_client.patch(
+        f"/api/v1/payment-links/{link['id']}", {"description": "A tee", "nmae": "Typo"}, format="json"
+    )
 
     assert (response.status_code, response.json()["error"]["param"]) == (400, "nmae")
-    assert PaymentLink.objects.get(pk=link["id"]).name == "Tee"
+    assert response.json()["error"]["code"] == "parameter_unknown"
+    assert PaymentLink.objects.get(pk=link["id"]).description == ""
+    # naming no field it may change at all is the contract's no_updates_provided
+    nothing = admin_client.patch(f"/api/v1/payment-links/{link['id']}", {"nmae": "Typo"}, format="json")
+    assert (nothing.status_code, nothing.json()["error"]["code"]) == (400, "no_updates_provided")
     patched = admin_client.patch(f"/api/v1/payment-links/{link['id']}", {"is_active": False}, format="json")
     assert patched.status_code == 200  # what the contract names is kept
