@@ -129,14 +129,21 @@ def qr_terminal(text: str) -> str:
     )
 
 
+def transfer_uri(*, chain_id: int, token_address: str, to: str, amount: int) -> str:
+    """An EIP-681 payment request that wallets read from a QR code: `amount` (smallest units) of the token,
+    on its chain, to `to`; a native coin as the transaction's value."""
+    if token_address.lower() == ZERO_ADDRESS:
+        return f"ethereum:{to}@{chain_id}?value={amount}"
+    return f"ethereum:{token_address}@{chain_id}/transfer?address={to}&uint256={amount}"
+
+
 def payment_uri(order, amount: int) -> str:
-    """An EIP-681 payment request that wallets read from a QR code: `amount` (smallest units) of the order's
-    token, on its chain, to its deposit address; a native coin as the transaction's value."""
-    if order.src_token_address.lower() == ZERO_ADDRESS:
-        return f"ethereum:{order.global_address}@{order.src_chain}?value={amount}"
-    return (
-        f"ethereum:{order.src_token_address}@{order.src_chain}/transfer"
-        f"?address={order.global_address}&uint256={amount}"
+    """The payment request of `amount` of the order's token to its deposit address (`transfer_uri`)."""
+    return transfer_uri(
+        chain_id=order.src_chain,
+        token_address=order.src_token_address,
+        to=order.global_address,
+        amount=amount,
     )
 
 

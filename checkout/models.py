@@ -312,7 +312,8 @@ class DiscountCode(models.Model):
 
 
 class Transaction(models.Model):
-    """The merchant's view of one payment through a checkout session: one row per order."""
+    """The merchant's view of one payment it received: one row per checkout order, and one per quick payment of
+    the organization (`quick_payment_id`, no order: the payer paid the payment's own address on its chain)."""
 
     class Status(models.TextChoices):
         PENDING = "pending"  # a deposit was seen, not yet the whole amount
@@ -324,7 +325,16 @@ class Transaction(models.Model):
     organization = models.ForeignKey(
         "platform_api.Organization", on_delete=models.CASCADE, related_name="transactions"
     )
-    order_id = models.UUIDField(unique=True, help_text="The order underneath.")
+    order_id = models.UUIDField(
+        unique=True, null=True, blank=True, help_text="The order underneath (none for a quick payment)."
+    )
+    quick_payment_id = models.CharField(
+        max_length=32,
+        unique=True,
+        null=True,
+        blank=True,
+        help_text="The quick payment (qp_) it records, if one.",
+    )
     session = models.ForeignKey(
         CheckoutSession, null=True, blank=True, on_delete=models.SET_NULL, related_name="transactions"
     )
@@ -356,6 +366,12 @@ class Transaction(models.Model):
     )
     refund_ids = models.JSONField(
         default=list, blank=True, help_text="The merchant's refunds (re_), oldest first."
+    )
+    refunds_paid = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The merchant's refunds the payer holds, oldest first, as the receipt shows them: "
+        "[{refund, amount, chain_id, token_address, to, tx_hash}].",
     )
     form_data = EncryptedJSONField(default=dict, blank=True, help_text="The payer's answers (encrypted).")
     shipping_address = EncryptedJSONField(null=True, blank=True, help_text="Encrypted.")

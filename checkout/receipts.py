@@ -20,7 +20,8 @@ from django.utils.translation import gettext_lazy as _
 
 from chains.registry import chain_get
 from checkout.display import display_token, format_units
-from checkout.models import CheckoutSession
+from checkout.models import CheckoutSession, Transaction
+from checkout.status_version import status_changed
 from merchant.api import brand_for
 from orders.models import Order
 from orders.selectors import refund_target
@@ -142,6 +143,7 @@ def receipt_facts(session: CheckoutSession, order: Order) -> dict[str, Any]:
         "at": session.completed_at or order.filled_at or order.received_deposit_at,
         "transactions": transactions,
         "refunds": refunds,
+        "merchant_refunds": _merchant_refunds(session),
         "refunded": format_units(sum(int(tx.amount) for tx in refunded), decimals) if refunded else None,
         "reason": None if completed else failure_reason(session, order, brand_for(session.merchant)["name"]),
         "emailed_to": _masked_email(session.customer_email) if emailed else None,
@@ -183,6 +185,56 @@ def payer_email_queue(*, session: CheckoutSession, order: Order, event, kind: st
 
 
 MERCHANT_REFUND_EMAIL = "receipt.merchant_refunded"
+
+
+def merchant_refund_receipt(
+    *,
+    transaction_id: str,
+    refund_id: str,
+    amount: int,
+    chain_id: int,
+    token_address: str,
+    to: str,
+    tx_hash: str,
+) -> None:
+    """The merchant's refund `refund_id` reached the payer of `transaction_id`: its receipt shows it (what, on
+    which chain, to which address, in which transaction). Once per refund; in the caller's transaction."""
+    row = Transaction.objects.select_for_update().filter(pk=transaction_id).first()
+    if row is None or any(paid.get("refund") == refund_id for paid in row.refunds_paid):
+        return
+    paid = {
+        "refund": refund_id,
+        "amount": str(amount),
+        "chain_id": chain_id,
+        "token_address": token_address,
+        "to": to,
+        "tx_hash": tx_hash,
+    }
+    Transaction.objects.filter(pk=row.pk).update(refunds_paid=[*row.refunds_paid, paid])
+    if row.session_id:
+        status_changed(row.session_id)  # the page keeps what it rendered per version: a new one shows it
+
+
+def _merchant_refunds(session: CheckoutSession) -> list[dict[str, Any]]:
+    """The merchant's refunds the payer holds, as the receipt lists them."""
+    row = Transaction.objects.filter(session=session).only("refunds_paid").first()
+    shown = []
+    for paid in row.refunds_paid if row is not None else []:
+        token = display_token(paid["chain_id"], paid["token_address"])
+        chain = chain_get(paid["chain_id"])
+        shown.append(
+            _tx(
+                _("Refund transaction"),
+                paid["chain_id"],
+                paid["tx_hash"],
+                amount=format_units(int(paid["amount"]), token.decimals) if token else paid["amount"],
+                symbol=token.symbol if token else paid["token_address"],
+                chain=chain.name if chain else str(paid["chain_id"]),
+                to=paid["to"],
+                to_short=short_hash(paid["to"]),
+            )
+        )
+    return shown
 
 
 def merchant_refund_email_queue(

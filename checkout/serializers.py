@@ -285,7 +285,10 @@ class TransactionSerializer(serializers.Serializer):
     payment_link_id = serializers.CharField(allow_null=True)
     session_id = serializers.CharField(allow_null=True)
     customer_id = serializers.CharField(allow_null=True)
-    order_id = serializers.CharField()
+    order_id = serializers.CharField(allow_null=True, help_text="None for a quick payment.")
+    quick_payment_id = serializers.CharField(
+        allow_null=True, help_text="The quick payment (`qp_`) this transaction records, if one."
+    )
     form_data = serializers.JSONField()
     shipping_address = serializers.JSONField(allow_null=True)
     metadata = serializers.JSONField()

@@ -33,7 +33,7 @@ from checkout.sessions import Session, release_discount_hold
 from checkout.status_version import status_changed
 from checkout.widgets import widget_event_record
 from ledger.balance import balance_payment_refunded, balance_payment_settled
-from merchant.api import revenue_record
+from merchant.api import customer_paid, revenue_record
 from merchant.models import Customer
 from merchant.signals import customer_erased
 from orders import events
@@ -142,34 +142,16 @@ def on_deposit_counted(event: events.DepositCounted) -> None:
 
 def _customer_paid(session: Session, row: Transaction, usd: Decimal, now) -> Customer | None:
     """The payer's customer (by wallet) gains this payment; a first payment creates it."""
-    wallet = (row.from_address or "").lower()
-    if not wallet:
-        return None
     form_email = session.form_data.get("email") if isinstance(session.form_data, dict) else None
     email = session.customer_email or (form_email if isinstance(form_email, str) else "")
-    customer, created = Customer.objects.get_or_create(
-        organization_id=session.organization_id,
-        wallet_address=wallet,
-        defaults={"name": session.customer_name, "email": email[:254], "first_payment_at": now},
+    return customer_paid(
+        organization_id=row.organization_id,
+        wallet=row.from_address,
+        name=session.customer_name,
+        email=email,
+        usd=usd,
+        now=now,
     )
-    Customer.objects.filter(pk=customer.pk).update(
-        total_paid=F("total_paid") + usd,
-        transaction_count=F("transaction_count") + 1,
-        last_payment_at=now,
-        updated_at=now,
-    )
-    # A repeat payer's newest name and email are recorded: what they typed last is how to reach them now (an
-    # erased customer stays erased; a payment without them keeps what was known).
-    newer = {
-        field: value
-        for field, value in (("name", session.customer_name), ("email", email[:254]))
-        if value and value != getattr(customer, field)
-    }
-    if not created and customer.erased_at is None and newer:
-        for field, value in newer.items():
-            setattr(customer, field, value)
-        customer.save(update_fields=list(newer))
-    return customer
 
 
 def _session_completed(session: Session) -> None:

@@ -15,6 +15,7 @@ from merchant.customers import (
     customer_erase,
     customer_get,
     customer_list,
+    customer_paid,
     customer_update,
 )
 from merchant.organization import (
@@ -50,6 +51,7 @@ __all__ = [
     "customer_erase",
     "customer_get",
     "customer_list",
+    "customer_paid",
     "customer_update",
     "fill_defaults",
     "logo_from_upload",

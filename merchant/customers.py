@@ -8,10 +8,12 @@ its exact (case-insensitive) value through keyed digests.
 
 from __future__ import annotations
 
+from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema
 from rest_framework import serializers
@@ -186,6 +188,40 @@ CUSTOMERS = Resource(
     delete_description="Erases the name, email and metadata; the wallet's payments stay.",
 )
 CustomerCollectionView, CustomerDetailView = resource_views(CUSTOMERS, detail=_CustomerDetailView)
+
+
+def customer_paid(
+    *, organization_id: str, wallet: str, name: str, email: str, usd: Decimal, now: datetime
+) -> Customer | None:
+    """The payer's customer (by wallet) gains one completed payment of `usd`; a first payment creates it.
+    Call it in the transaction that completes the payment."""
+    wallet = (wallet or "").lower()
+    if not wallet:
+        return None
+    email = (email or "")[:254]
+    customer, created = Customer.objects.get_or_create(
+        organization_id=organization_id,
+        wallet_address=wallet,
+        defaults={"name": name, "email": email, "first_payment_at": now},
+    )
+    Customer.objects.filter(pk=customer.pk).update(
+        total_paid=F("total_paid") + usd,
+        transaction_count=F("transaction_count") + 1,
+        last_payment_at=now,
+        updated_at=now,
+    )
+    # A repeat payer's newest name and email are recorded: what they typed last is how to reach them now (an
+    # erased customer stays erased; a payment without them keeps what was known).
+    newer = {
+        field: value
+        for field, value in (("name", name), ("email", email))
+        if value and value != getattr(customer, field)
+    }
+    if not created and customer.erased_at is None and newer:
+        for field, value in newer.items():
+            setattr(customer, field, value)
+        customer.save(update_fields=list(newer))
+    return customer
 
 
 def customer_get(request, customer_id: str) -> Customer:

@@ -20,6 +20,7 @@ from quickpay.services import (
     quick_payment_record_deposit,
     quick_payment_withdraw_deposit,
 )
+from quickpay.signals import Progress, quick_payment_progressed
 from webhooks.events import PAYMENT_EVENTS, Payment, PaymentOutcome, emit_payment
 from webhooks.models import WebhookEvent
 
@@ -47,6 +48,15 @@ def _quick_payment_deposit(deposit: Deposit, payment_id: str) -> None:
     enqueue_quick_payment_settlement(payment_id)  # the payout, or what goes back
     if paid is not None and paid.organization_id:  # an anonymous quick payment has no balance to show
         _payment_recorded(paid, paid.organization_id)
+    counted = QuickPaymentDeposit.objects.filter(deposit_id=deposit.pk, counted__gt=0).exists()
+    if counted:
+        _progressed(payment_id, Progress.RECEIVED)
+
+
+def _progressed(payment_id: str, progress: Progress) -> None:
+    payment = QuickPayment.objects.filter(pk=payment_id).first()
+    if payment is not None and payment.organization_id:
+        quick_payment_progressed.send(sender=QuickPayment, payment=payment, progress=progress)
 
 
 def _as_payment(payment: QuickPayment, *, status: str) -> Payment:
@@ -110,6 +120,7 @@ def _payment_ended(payment_id: str, outcome: PaymentOutcome, tx: OutboxTx) -> No
         keys = [f"quickpay:{payment.id}:return:{deposit_id}" for deposit_id in counted]
         if OutboxTx.objects.filter(key__in=keys, status=OutboxTx.Status.MINED).count() < len(keys):
             return  # another return is still on its way
+    _progressed(payment.id, Progress.DELIVERED if outcome is PaymentOutcome.DELIVERED else Progress.RETURNED)
     event_type = PAYMENT_EVENTS[outcome]
     if WebhookEvent.objects.filter(
         organization_id=payment.organization_id, subject=payment.id, event_type=event_type

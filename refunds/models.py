@@ -64,6 +64,12 @@ class Refund(models.Model):
     destination_token_address = models.CharField(max_length=42)
     destination_address = models.CharField(max_length=42)
     destination_amount = Uint256Field(null=True, blank=True, help_text="What the payer receives, once known.")
+    destination_quoted = Uint256Field(
+        null=True,
+        blank=True,
+        help_text="Another chain or token: the least the payer receives as quoted when the refund was made "
+        "(the service's fee taken), shown before it is funded.",
+    )
     order_id = models.UUIDField(
         null=True, blank=True, unique=True, help_text="The swap that delivers it to another chain or token."
     )

@@ -47,6 +47,12 @@ class RefundDestinationSerializer(serializers.Serializer):
     token_address = serializers.CharField()
     address = serializers.CharField()
     amount = TokenAmountField(allow_null=True, help_text="What the payer receives, once known.")
+    quoted_amount = TokenAmountField(
+        allow_null=True,
+        help_text="Another chain or token: the least the payer receives as quoted when the refund was made, the "
+        "service's fee taken (the final `amount` is quoted again once it is funded, and never below "
+        "what the order then guarantees). The amount itself on the same chain and token.",
+    )
 
 
 class RefundTxHashSerializer(serializers.Serializer):
@@ -110,6 +116,9 @@ class RefundSerializer(serializers.Serializer):
                 "token_address": refund.destination_token_address,
                 "address": refund.destination_address,
                 "amount": refund.destination_amount,
+                "quoted_amount": refund.destination_amount
+                if refund.destination_quoted is None
+                else refund.destination_quoted,
             }
         ).data
 

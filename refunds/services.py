@@ -16,6 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from chains.incidents import incident_record
@@ -24,7 +25,7 @@ from chains.registry import chain_get, deposit_address
 from chains.tokens import token_get
 from chains.watcher import watch_address
 from checkout.models import Transaction
-from checkout.receipts import merchant_refund_email_queue
+from checkout.receipts import merchant_refund_email_queue, merchant_refund_receipt
 from core.errors import Conflict, ErrorCode, Forbidden, InvalidRequest, NotFound
 from ledger.balance import MerchantRefunded, balance_merchant_refunded
 from platform_api import testmode
@@ -33,6 +34,7 @@ from platform_api.models import Organization, Permission
 from platform_api.signals import record_write
 from quickpay.models import QuickPayment
 from refunds.models import Refund, RefundBalance, RefundDeposit, new_refund_id
+from refunds.selectors import payment_of
 from refunds.serializers import (
     RefundSerializer,
 )  # imported when the app is ready: its events' bodies documented
@@ -65,7 +67,9 @@ class Paid:
 
 
 def _paid(organization: Organization, payment_id: str, *, lock: bool) -> Paid:
-    """The organization's payment `payment_id`, its row locked with `lock`; 404 for any other."""
+    """The organization's payment `payment_id`, its row locked with `lock`; 404 for any other. A quick payment
+    named by its transaction is the quick payment."""
+    payment_id = payment_of(organization, payment_id)
     if payment_id.startswith("txn_"):
         rows = Transaction.objects.filter(organization=organization, pk=payment_id)
         txn = (rows.select_for_update() if lock else rows).first()
@@ -142,16 +146,14 @@ def _emit(refund: Refund, event_type: EventType) -> WebhookEvent | None:
 
 
 def _payment_refunded(payment_id: str) -> None:
-    """The transaction's `amount_refunded` (its pending and succeeded refunds) and `refunds` (every id)."""
-    if not payment_id.startswith("txn_"):
-        return
+    """The transaction's `amount_refunded` (its pending and succeeded refunds) and `refunds` (every id); a quick
+    payment's is the transaction that records it."""
+    rows = Transaction.objects.filter(Q(pk=payment_id) | Q(quick_payment_id=payment_id))
     refunds = list(
         Refund.objects.filter(payment_id=payment_id).order_by("created_at").values("id", "amount", "status")
     )
     refunded = sum(int(r["amount"]) for r in refunds if r["status"] in (Status.PENDING, Status.SUCCEEDED))
-    Transaction.objects.filter(pk=payment_id).update(
-        amount_refunded=refunded, refund_ids=[r["id"] for r in refunds], updated_at=timezone.now()
-    )
+    rows.update(amount_refunded=refunded, refund_ids=[r["id"] for r in refunds], updated_at=timezone.now())
 
 
 def _change(refund: Refund, event_type: EventType, **fields: Any) -> WebhookEvent | None:
@@ -174,10 +176,11 @@ def refund_create(*, ctx: RequestContext, organization: Organization, data: dict
     paid = _paid(organization, data["transaction"], lock=False)
     chain_id, token_address, address = _destination(paid, data.get("destination"))
     testmode.ensure_test_chains(organization, {"destination": chain_id})
+    quoted = None
     if (chain_id, token_address.lower()) != (paid.chain_id, paid.token_address.lower()):
         from refunds.crosschain import route_check
 
-        route_check(
+        quoted = route_check(
             chain_id=paid.chain_id,
             token=paid.token_address,
             amount=data.get("amount") or max(1, paid.amount - refund_held(paid.id)),
@@ -186,11 +189,15 @@ def refund_create(*, ctx: RequestContext, organization: Organization, data: dict
             to=address,
         )
     with transaction.atomic():
-        return _refund_create(ctx, organization, data, (chain_id, token_address, address))
+        return _refund_create(ctx, organization, data, (chain_id, token_address, address), quoted)
 
 
 def _refund_create(
-    ctx: RequestContext, organization: Organization, data: dict[str, Any], destination: tuple[int, str, str]
+    ctx: RequestContext,
+    organization: Organization,
+    data: dict[str, Any],
+    destination: tuple[int, str, str],
+    quoted: int | None,
 ) -> Refund:
     paid = _paid(organization, data["transaction"], lock=True)
     if not paid.refundable:
@@ -226,6 +233,7 @@ def _refund_create(
         destination_amount=amount
         if (chain_id, token_address.lower()) == (paid.chain_id, paid.token_address.lower())
         else None,
+        destination_quoted=quoted,
         created_at=now,
         updated_at=now,
     )
@@ -384,7 +392,16 @@ def refund_delivered(refund_id: str, *, chain_id: int, tx_hash: str, delivered: 
         tx_hashes=hashes,
         destination_amount=refund.destination_amount if delivered is None else delivered,
     )
-    if refund.payment_id.startswith("txn_"):  # the payer of a checkout who gave an email address is told
+    if refund.payment_id.startswith("txn_"):  # the payer of a checkout: its receipt shows it, its email tells
+        merchant_refund_receipt(
+            transaction_id=refund.payment_id,
+            refund_id=refund.id,
+            amount=int(refund.destination_amount or 0),
+            chain_id=chain_id,
+            token_address=refund.destination_token_address,
+            to=refund.destination_address,
+            tx_hash=tx_hash,
+        )
         merchant_refund_email_queue(
             transaction_id=refund.payment_id,
             amount=int(refund.destination_amount or 0),

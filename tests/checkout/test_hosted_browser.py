@@ -120,7 +120,20 @@ def test_a_payer_pays_a_link_in_the_browser_and_is_redirected(
     page.screenshot(path=ARTIFACTS / "3-deposit.png", full_page=True)
 
     settled = threading.Thread(target=drive, args=(order.pk,), kwargs={"until": ("executed",), "timeout": 90})
-    page.get_by_role("button", name="Pay with devnet wallet").click()
+    # The wallet pays from the server: the page says at once that it is sending (the click's page stays until
+    # the server answers, however briefly), then that it was sent until the network confirms it; the button
+    # takes no second click meanwhile.
+    said: list[str] = []
+    page.expose_function("reportSaid", lambda text: said.append(text))
+    page.evaluate("""() => document.getElementById('devnet-pay-form').addEventListener('submit',
+        () => window.reportSaid(document.getElementById('devnet-pay-status').textContent))""")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Pay with devnet wallet").click()
+    assert said == ["Sending the payment from the devnet wallet…"]
+    expect(page.locator("#devnet-pay-status")).to_have_text(
+        "Sent from the devnet wallet. Waiting for the network to confirm it…"
+    )
+    expect(page.locator("#devnet-pay")).to_be_disabled()
     page.wait_for_selector("#status")
     page.screenshot(path=ARTIFACTS / "4-paid.png", full_page=True)
     settled.start()

@@ -162,6 +162,42 @@ def test_a_link_paid_on_the_hosted_page_completes_its_session_transaction_and_cu
     exported = admin_client.get(f"/api/v1/balance-transactions/export?format=json&source_id={transaction.id}")
     assert [r["id"] for r in json.loads(b"".join(exported.streaming_content))] == [row["id"]]
 
+    # The merchant refunds part of it later: the payer's receipt, which the refund email links to, shows it.
+    from django.db import transaction as db_transaction
+
+    from refunds.services import refund_delivered
+    from tests.factories import RefundBalanceFactory, tx_hash
+
+    RefundBalanceFactory(
+        organization_id=transaction.organization_id,
+        chain_id=transaction.chain_id,
+        token_address=transaction.token_address,
+        amount=2_500_000,
+    )
+    made = admin_client.post(
+        "/api/v1/refunds",
+        {
+            "transaction": transaction.id,
+            "amount": "2500000",
+            "destination": {
+                "chain_id": transaction.chain_id,
+                "token_address": transaction.token_address,
+                "address": transaction.from_address,
+            },
+        },
+        format="json",
+    ).json()
+    assert made.get("status") == "pending", made
+    assert "Refunded by" not in payer.get(f"/pay/s/{session.id}").content.decode()  # not yet the payer's
+    for _ in range(2):  # told twice (a retried task): shown once
+        with db_transaction.atomic():  # as the refund's outbox handler runs it
+            refund_delivered(made["id"], chain_id=made["destination"]["chain_id"], tx_hash=tx_hash(7))
+    receipt = payer.get(f"/pay/s/{session.id}").content.decode()
+    receipt = receipt[receipt.index('id="receipt"') :]
+    assert receipt.count("Refunded by Acme") == 1
+    assert re.search(r'id="merchant-refund-1">2\.5 dUSDC on Devnet [AB]<', receipt), receipt
+    assert f'data-value="{tx_hash(7)}"' in receipt and f'data-value="{transaction.from_address}"' in receipt
+
 
 def test_a_partial_payment_asks_for_the_rest_on_the_same_address(devnets_registry, admin_client):
     (chain_a, a), (_, b) = devnets_registry

@@ -1,7 +1,9 @@
 """A refund's money on a real devnet: funded by the merchant to the refund's own address, delivered to the payer
 to the unit, everything that did not fund it back to its sender; the vault keeps nothing."""
 
+import re
 import time
+from decimal import Decimal
 
 import pytest
 from django.conf import settings
@@ -269,8 +271,17 @@ def test_a_refund_to_another_chain_and_token_is_delivered_by_an_order_to_the_uni
     )
     assert response.status_code == 201, response.content
     body = response.json()
+    quoted = body["destination"].pop("quoted_amount")
     assert body["destination"] | {"amount": None} == {**destination, "amount": None}
     assert body["destination"]["amount"] is None  # known once it is funded and quoted
+    # What the payer will receive is quoted before the merchant funds it, and the merchant's page says so.
+    assert int(quoted) > 0
+    from tests.dashboard.conftest import make_member, signed_in
+
+    page = signed_in(make_member(organization)).get(f"/dashboard/refunds/{body['id']}").content.decode()
+    shown = re.search(r'id="refund-receives">at least ([0-9.]+) dWETH', page)
+    assert shown is not None, page
+    assert Decimal(shown.group(1)) == Decimal(quoted) / 10**18
     before = {
         "payer_weth": weth_b.functions.balanceOf(payer).call(),
         "merchant": usdc.functions.balanceOf(merchant).call(),
@@ -298,6 +309,7 @@ def test_a_refund_to_another_chain_and_token_is_delivered_by_an_order_to_the_uni
     delivered = int(order.settlement["dstAmount"])
     assert (order.owner, order.src_amount, order.dst_chain) == ("refund", 5_000_000, b["chain_id"])
     assert after["destination"]["amount"] == str(delivered) and delivered > 0
+    assert delivered >= int(quoted)  # never below what was quoted before funding (the same fixed prices)
     assert weth_b.functions.balanceOf(payer).call() == before["payer_weth"] + delivered  # to the unit
     assert usdc.functions.balanceOf(merchant).call() == before["merchant"] - 5_000_000
     # The vault ends with the merchant's 5 dUSDC on Devnet A (it paid the order, whose sweep brought them

@@ -78,6 +78,7 @@ def test_a_refund_awaits_its_funding_at_its_own_address_and_goes_back_where_the_
         "token_address": USDC_BASE,
         "address": PAYER,
         "amount": "4000000",
+        "quoted_amount": "4000000",  # the same chain and token: the amount itself
     }
     assert (body["tx_hashes"], body["failure_reason"], body["reason"]) == ([], None, "requested_by_customer")
     assert admin_client.get(f"/api/v1/refunds/{body['id']}").json() == body
