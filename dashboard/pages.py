@@ -189,6 +189,42 @@ def payment(request: HttpRequest, transaction_id: str) -> HttpResponse:
     return payment_page(request, txn)
 
 
+ADDRESS_PARTS = ("name", "line1", "line2", "city", "state", "zip", "postal_code", "country")
+
+
+def _answer(value) -> str:
+    """A form answer as one line: an address's parts in order, a list's items, anything else as it is."""
+    if isinstance(value, dict):
+        return ", ".join(str(value[k]) for k in ADDRESS_PARTS if value.get(k))
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def _payer_details(txn: Transaction) -> list[tuple[str, str]]:
+    """What the payer told the merchant: name and email, each form answer under its field's label, the
+    shipping address (decrypted only here, for a member of the organization)."""
+    session = txn.session
+    rows: list[tuple[str, str]] = []
+    if session is not None:
+        told = (("Name", session.customer_name), ("Email", session.customer_email))
+        rows += [(label, value) for label, value in told if value]
+    answers = txn.form_data if isinstance(txn.form_data, dict) else {}
+    schema = (txn.payment_link.form_schema if txn.payment_link else None) or {}
+    labels = {
+        field.get("id"): field.get("label") or field.get("id")
+        for field in (schema.get("fields") or [])
+        if isinstance(field, dict)
+    }
+    for key, value in answers.items():
+        row = (str(labels.get(key) or key), _answer(value))
+        if row not in rows:  # a form's email field that is also the checkout's email is said once
+            rows.append(row)
+    if isinstance(txn.shipping_address, dict) and txn.shipping_address:
+        rows.append(("Ships to", _answer(txn.shipping_address)))
+    return rows
+
+
 def payment_page(
     request: HttpRequest, txn: Transaction, *, refund_form=None, status: int = 200
 ) -> HttpResponse:
@@ -223,9 +259,14 @@ def payment_page(
 
     transfers = []
     if order is not None:
+        deliveries = hashes(RelayTx.objects.filter(order=order).order_by("created_at"), "Delivery")
+        delivered = payment_story.delivered(order)
+        for delivery in deliveries:  # a delivery row has no amount of its own: what the order delivered
+            if delivery["status"] == "success":
+                delivery["amount"] = delivered
         transfers = (
             hashes(DepositTx.objects.filter(order=order).order_by("created_at"), "Deposit")
-            + hashes(RelayTx.objects.filter(order=order).order_by("created_at"), "Delivery")
+            + deliveries
             + hashes(RefundTx.objects.filter(order=order).order_by("created_at"), "Refund")
         )
     return render(
@@ -238,6 +279,7 @@ def payment_page(
             "source_chain": _chain(txn.source_chain_id),
             "order": order,
             "money": payment_story.money(txn, order),
+            "payer": _payer_details(txn),
             "refunded": txn.status == Transaction.Status.FAILED or bool(txn.refunded_amount),
             "timeline": payment_story.timeline(order),
             "transfers": transfers,

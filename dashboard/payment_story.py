@@ -74,6 +74,11 @@ def _received(order: Order) -> str:
     return amount(order.src_chain, order.src_token_address, paid)
 
 
+def delivered(order: Order) -> str:
+    """What the order delivered, in its destination token ("" before it is known)."""
+    return _delivered(order)
+
+
 def _delivered(order: Order) -> str:
     settlement = order.settlement or {}
     units = settlement.get("actualDstAmount") or settlement.get("dstAmount")

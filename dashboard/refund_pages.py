@@ -16,7 +16,15 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chains.evm import to_checksum_address
 from chains.registry import chain_get
-from checkout.display import display_token, format_units, payable_tokens, wallet_add_chain, wallet_messages
+from checkout.display import (
+    display_token,
+    format_units,
+    payable_tokens,
+    qr_svg,
+    transfer_uri,
+    wallet_add_chain,
+    wallet_messages,
+)
 from checkout.models import Transaction
 from checkout.receipts import explorer_link, short_hash
 from core.errors import DomainError
@@ -83,11 +91,12 @@ def refund_rows(refunds) -> list[dict]:
 
 def payment_refunds(request: HttpRequest, txn: Transaction, form: RefundForm | None = None) -> dict:
     """What the payment page shows of its refunds, and the refund form when the member may refund."""
-    refunds = Refund.objects.filter(organization=request.organization, payment_id=txn.id).order_by(  # type: ignore[attr-defined]
+    payment_id = txn.quick_payment_id or txn.id  # a quick payment's refunds are recorded under its own id
+    refunds = Refund.objects.filter(organization=request.organization, payment_id=payment_id).order_by(  # type: ignore[attr-defined]
         "-created_at"
     )
     token = display_token(txn.chain_id, txn.token_address)
-    left = int(txn.amount) - services.refund_held(txn.id)
+    left = int(txn.amount) - services.refund_held(payment_id)
     return {
         "form_token": new_form_token(),
         "refunds": refund_rows(refunds),
@@ -173,9 +182,26 @@ def refund(request: HttpRequest, refund_id: str) -> HttpResponse:
         "amount": token_amount(found.chain_id, found.token_address, found.amount),
         "owed": token_amount(found.chain_id, found.token_address, owed),
         "owed_units": owed,
+        "owed_figure": _figure(found.chain_id, found.token_address, owed),
+        "funding_qr": qr_svg(
+            transfer_uri(
+                chain_id=found.chain_id,
+                token_address=found.token_address,
+                to=found.funding_address,
+                amount=owed,
+            )
+        )
+        if found.status == Refund.Status.REQUIRES_FUNDING and found.funding_address
+        else "",
+        "status_label": STATUS_LABELS.get(found.status, found.status),
         "delivered": token_amount(
             found.destination_chain_id, found.destination_token_address, found.destination_amount
         ),
+        "quoted": token_amount(
+            found.destination_chain_id, found.destination_token_address, found.destination_quoted
+        )
+        if found.destination_quoted is not None
+        else None,
         "chain": chain_name(found.chain_id),
         "destination_chain": chain_name(found.destination_chain_id),
         "hashes": hashes,
@@ -191,6 +217,22 @@ def refund(request: HttpRequest, refund_id: str) -> HttpResponse:
         "dashboard/_refund_state.html" if request.headers.get("HX-Request") else "dashboard/refund.html"
     )
     return render(request, template, context)
+
+
+# The refund's status as a merchant reads it (the API's value stays in the badge's class and data-status).
+STATUS_LABELS = {
+    Refund.Status.REQUIRES_FUNDING: "Awaiting your funding",
+    Refund.Status.PENDING: "Funded: on its way to the payer",
+    Refund.Status.SUCCEEDED: "Succeeded: the payer has it",
+    Refund.Status.FAILED: "Failed",
+    Refund.Status.CANCELED: "Canceled",
+}
+
+
+def _figure(chain_id: int, token_address: str, amount: int) -> str:
+    """`amount` as the decimal figure a wallet is typed (what the copy button copies)."""
+    token = display_token(chain_id, token_address)
+    return format_units(amount, token.decimals) if token else str(amount)
 
 
 def _fee(refund: Refund) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -46,8 +47,17 @@ def _flash(request: HttpRequest, text: str, *, bad: bool = False) -> None:
 @require_GET
 @member_view()
 def webhook_list(request: HttpRequest) -> HttpResponse:
+    # "Failed" is what the home's "Needs attention" counts: deliveries failed in the last 7 days (the endpoint's
+    # own counter is its failures in a row, which a success resets).
+    week_ago = timezone.now() - timedelta(days=7)
     endpoints = list(
-        selectors.webhook_endpoint_list(organization=request.organization).order_by("-created_at")
+        selectors.webhook_endpoint_list(organization=request.organization)
+        .annotate(
+            failed_week=Count(
+                "deliveries", filter=Q(deliveries__status="failed", deliveries__created_at__gte=week_ago)
+            )
+        )
+        .order_by("-created_at")
     )
     return render(
         request,

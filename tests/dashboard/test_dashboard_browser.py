@@ -36,6 +36,16 @@ SIZES = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "hei
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+# Tables whose columns their scrolling card cuts, and the section bar's tabs as the screen shows them.
+_CUT_TABLES = """() => [...document.querySelectorAll('.scroll')]
+    .filter(box => box.scrollWidth > box.clientWidth + 2).map(box => box.innerText.slice(0, 40))"""
+_TABS = """() => { const bar = document.querySelector('nav.sections'); if (!bar) return [];
+    const edge = bar.getBoundingClientRect();
+    return [...bar.querySelectorAll('a')].map(a => { const r = a.getBoundingClientRect();
+        return {name: a.innerText, current: a.getAttribute('aria-current') === 'page',
+                whole: r.left >= edge.left - 1 && r.right <= edge.right + 1}; }); }"""
+
+
 def _serious(page) -> list:
     if not AXE.exists():
         return []
@@ -110,7 +120,8 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
     expect(page.get_by_role("heading", name="Home")).to_be_visible()
     assert page.inner_text("#today-revenue") == "$4.00"
 
-    for size, viewport in SIZES.items():
+    cut = []  # (size, page, what): every page's and width's, said at once
+    for size, viewport in {**SIZES, "wide": {"width": 1440, "height": 900}}.items():
         page.set_viewport_size(viewport)
         pages = {
             "home": "/dashboard/",
@@ -145,7 +156,18 @@ def test_an_owner_signs_in_with_two_factor_and_finds_a_payment(
             page.goto(f"{live_server.url}{path}")
             assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"] + 1
             assert _serious(page) == [], (size, name)
+            # No table is cut: each fits its card, whatever scrolls sideways is only a spare few pixels.
+            cut += [(size, name, table) for table in page.evaluate(_CUT_TABLES)]
+            # Every section is there in whole on a wide screen; on a phone the row scrolls and the current
+            # section is in view, never cut to its first letter.
+            tabs = page.evaluate(_TABS)
+            if size != "phone":
+                cut += [(size, name, f"tab {t['name']}") for t in tabs if not t["whole"]]
+                assert "API keys" in [t["name"] for t in tabs]
+            else:
+                cut += [(size, name, f"tab {t['name']}") for t in tabs if t["current"] and not t["whole"]]
             page.screenshot(path=ARTIFACTS / f"{size}-{name}.png", full_page=True)
+    assert cut == []
 
     # The filter updates the table in place (htmx) and the address with it.
     page.goto(f"{live_server.url}/dashboard/payments/")

@@ -231,3 +231,61 @@ def test_a_refunded_payment_says_so_in_words_and_token_amounts(organization, vie
     assert "The exchange rate moved beyond the slippage allowed" in shown
     assert "0xc8c8c8…c8c8c8" in shown
     assert "2000000" not in shown and "quoting_after_deposit" not in shown and "SLIPPAGE" not in shown
+
+
+def test_the_home_and_the_webhooks_page_count_the_same_failed_deliveries(organization, owner):
+    from tests.factories import WebhookDeliveryFactory
+
+    endpoint = WebhookEndpointFactory(organization=organization, failure_count=0)  # a success since reset it
+    WebhookDeliveryFactory(endpoint=endpoint, status="failed")
+    old = WebhookDeliveryFactory(endpoint=endpoint, status="failed")
+    WebhookDeliveryFactory(endpoint=endpoint, status="success")
+    type(old).objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=8))
+    WebhookDeliveryFactory(
+        endpoint=WebhookEndpointFactory(organization=OrganizationFactory()), status="failed"
+    )
+    browser = signed_in(owner)
+    assert "1 webhook delivery failed in the last 7 days." in browser.get("/dashboard/").content.decode()
+    listed = browser.get("/dashboard/webhooks/").content.decode()
+    assert 'Failed <span class="small muted">(7 days)</span>' in listed
+    assert re.search(r'<td class="num hide-small">\d+</td><td class="num">1</td>', listed), listed
+
+
+def test_a_payment_shows_what_the_payer_told_and_what_was_delivered(organization, viewer, tokens):
+    from tests.factories import PaymentLinkFactory, PlatformCheckoutSessionFactory, RelayTxFactory
+
+    link = PaymentLinkFactory(
+        organization=organization,
+        form_schema={
+            "fields": [
+                {"id": "size", "type": "select", "label": "T-shirt size"},
+                {"id": "note", "type": "text", "label": "Note"},
+            ]
+        },
+    )
+    session = PlatformCheckoutSessionFactory(
+        payment_link=link, customer_email="payer@example.com", customer_name="Ada Payer"
+    )
+    order = OrderFactory(organization=organization, settlement={"actualDstAmount": "9990000"})
+    RelayTxFactory(order=order, status="success")
+    paid = TransactionFactory(
+        organization=organization,
+        order_id=order.pk,
+        session=session,
+        payment_link=link,
+        status="completed",
+        form_data={"size": "M", "note": "gift wrap"},
+        shipping_address={"line1": "1 Main St", "city": "Lisbon", "zip": "1000", "country": "PT"},
+    )
+    page = signed_in(viewer).get(f"/dashboard/payments/{paid.id}").content.decode()
+    told = dict(re.findall(r'<th scope="row">([^<]+)</th><td class="wrap payer-detail">([^<]+)</td>', page))
+    assert told == {
+        "Name": "Ada Payer",
+        "Email": "payer@example.com",
+        "T-shirt size": "M",
+        "Note": "gift wrap",
+        "Ships to": "1 Main St, Lisbon, 1000, PT",
+    }
+    delivery = re.search(r'<td>Delivery(?:<[^>]+>[^<]*)*?</td>.*?<td class="num">([^<]+)</td>', page, re.S)
+    assert delivery is not None, page
+    assert "9.99" in delivery.group(1)  # what the order delivered, not a dash

@@ -62,7 +62,16 @@ def test_an_admin_refunds_part_of_a_payment_and_funds_it_from_a_browser_wallet(
     page.screenshot(path=ARTIFACTS / "desktop-refund-form.png", full_page=True)
     assert _serious(page) == []
     page.get_by_role("button", name="Refund", exact=True).click()
-    expect(page.locator("#refund-status")).to_have_text("requires_funding")
+    expect(page.locator("#refund-status")).to_have_attribute("data-status", "requires_funding")
+    expect(page.locator("#refund-status")).to_have_text("Awaiting your funding")
+    # The address and the amount are a click each to copy (the page says what it copied), and a QR code.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    page.get_by_role("button", name="Copy address").click()
+    expect(page.locator("#copied")).to_contain_text(page.inner_text("#funding-address"))
+    assert page.evaluate("navigator.clipboard.readText()") == page.inner_text("#funding-address")
+    page.get_by_role("button", name="Copy amount").click()
+    assert page.evaluate("navigator.clipboard.readText()") == "4"
+    expect(page.locator(".qr svg")).to_be_visible()
     refund = Refund.objects.get()
     assert page.inner_text("#funding-address") == refund.funding_address
 
@@ -86,7 +95,9 @@ def test_an_admin_refunds_part_of_a_payment_and_funds_it_from_a_browser_wallet(
         if refund.status == "succeeded":
             break
         time.sleep(0.3)
-    expect(page.locator("#refund-status")).to_have_text("succeeded", timeout=15_000)  # the page follows it
+    expect(page.locator("#refund-status")).to_have_attribute(
+        "data-status", "succeeded", timeout=15_000
+    )  # the page follows it
     expect(page.locator("#refund-hashes")).to_contain_text("delivery")
     assert usdc.functions.balanceOf(payer).call() == before[payer] + 4_000_000
     assert usdc.functions.balanceOf(merchant).call() == before[merchant] - 4_000_000

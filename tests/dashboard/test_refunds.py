@@ -8,6 +8,7 @@ import re
 import pytest
 
 from audit.models import AuditEvent
+from checkout.display import qr_svg
 from refunds.models import Refund
 from tests.dashboard.conftest import signed_in
 from tests.factories import (
@@ -59,6 +60,10 @@ def test_an_owner_refunds_part_of_a_payment_and_funds_it_at_its_own_address(orga
 
     page = browser.get(f"/dashboard/refunds/{refund.id}").content.decode()
     assert refund.funding_address in page and "4.25 USDC" in page and 'id="wallet-data"' in page
+    assert 'data-status="requires_funding">Awaiting your funding<' in page  # in words, not the API's value
+    assert 'data-copy="funding-address"' in page and 'id="funding-amount" data-value="4.25"' in page
+    uri = f"ethereum:{refund.token_address}@{refund.chain_id}/transfer?address={refund.funding_address}&uint256=4250000"
+    assert qr_svg(uri) in page  # the QR code a wallet app reads: token, chain, address and amount
     assert browser.get(f"/dashboard/refunds/{refund.id}/owed").json() == {"remaining": "4250000"}
     assert refund.id in browser.get("/dashboard/refunds/").content.decode()
     assert refund.id in browser.get(f"/dashboard/payments/{paid.id}").content.decode()
