@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from chains.evm import ZERO_ADDRESS, is_address, to_checksum_address
 from chains.models import Token, WatchedAddress
-from chains.registry import chains
+from chains.registry import chain_get, chains
 from chains.signers import ROLES, signer_address
 
 
@@ -29,4 +29,21 @@ def payee_refusal(address: str) -> str | None:
         return "is a token's contract, not a wallet: what is sent there is lost."
     if WatchedAddress.objects.filter(chain_id__in=chain_ids, address=checksummed).exists():
         return "is a deposit address of this service, not the payee's."
+    return None
+
+
+def payout_chain_refusal(chain_id: int) -> str | None:
+    """Why the service cannot pay a merchant on `chain_id` (a sentence to follow the field's name), or None.
+
+    Delivering there (from the solver's inventory, through the relay provider, or the vault's payout) needs the
+    service's own contracts on that chain, as taking a payment there does: a chain the registry names no
+    deposit factory for is one the service does not operate on, and a payment to it would only come back."""
+    chain = chain_get(chain_id)
+    if chain is None:
+        return f"chain {chain_id} is not a chain this service knows."
+    if not chain.accepts_payments:
+        return (
+            f"the service does not operate on {chain.name} ({chain_id}) yet (no deposit factory there): "
+            "payments to it could not be delivered. Choose a chain it operates on."
+        )
     return None

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from chains.payees import payout_chain_refusal
 from checkout.discounts import (
     Discount,
     DiscountRefused,
@@ -110,6 +111,8 @@ def session_new(
         if ask.token_address is None or ask.chain_id is None or ask.recipient_address is None:
             raise InvalidRequest("A session names a payment link, or a token, chain and recipient.")
         token_address, chain_id, recipient_address = ask.token_address, ask.chain_id, ask.recipient_address
+        if (refusal := payout_chain_refusal(chain_id)) is not None:
+            raise InvalidRequest(f"'chain_id': {refusal}", field="chain_id")
         check_token(chain_id, token_address)
         amount = ask.amount  # none: the payer enters it on the hosted page
         check_amounts_worth(chain_id, token_address, {"amount": amount})

@@ -13,6 +13,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from chains.fields import AddressField, PayeeAddressField, SupportedChainIdField
+from chains.payees import payout_chain_refusal
 from core.errors import NOTHING_TO_UPDATE, ErrorCode, InvalidRequest
 from core.fields import EpochMillisField, StrictCharField, StrictSerializer
 from merchant.branding import Logo, logo_url, organization_logo_set
@@ -208,6 +209,8 @@ def fill_defaults(organization: Organization, values: dict[str, Any]) -> dict[st
                     code=ErrorCode.REQUIRED,
                 )
             values[name] = fallback
+    if values.get("chain_id") is not None and (refusal := payout_chain_refusal(values["chain_id"])):
+        raise InvalidRequest(f"'chain_id': {refusal}", field="chain_id")
     return values
 
 

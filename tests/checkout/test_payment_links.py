@@ -333,3 +333,27 @@ def test_an_update_checks_a_nested_object_whole_and_changes_nothing(admin_client
     good = admin_client.patch(url, {"form_schema": whole}, format="json")
     assert good.status_code == 200, good.content
     assert good.json()["form_schema"]["fields"][0]["id"] == "email"
+
+
+def test_a_payout_on_a_chain_the_service_does_not_operate_on_is_refused_at_creation(
+    admin_client, tokens, settings
+):
+    """Development names no deposit factory for Base: a link, a product or a session paying out there would
+    only send its payers' money back, so each is refused at creation, naming the field, and nothing is kept."""
+    settings.CHAINS = [
+        {**chain, "factory_address": ""} if chain["chain_id"] == 8453 else chain for chain in settings.CHAINS
+    ]
+    refused = create(admin_client)
+    assert refused.status_code == 400, refused.content
+    error = refused.json()["error"]
+    assert (error["param"], error["code"]) == ("chain_id", "invalid_field_value")
+    assert "does not operate on Base" in error["message"]
+    session = admin_client.post(
+        "/api/v1/checkout-sessions",
+        {"token_address": USDC_BASE, "chain_id": 8453, "recipient_address": RECIPIENT, "amount": "5000000"},
+        format="json",
+    )
+    assert session.status_code == 400 and session.json()["error"]["param"] == "chain_id", session.content
+    assert not PaymentLink.objects.exists() and not CheckoutSession.objects.exists()
+    # The chain the service operates on is taken as before.
+    assert create(admin_client, token_address=USDC_ARB, chain_id=42161).status_code == 201
