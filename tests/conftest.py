@@ -419,3 +419,30 @@ def browser_page(monkeypatch):
         page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=1)  # a phone
         yield page
         browser.close()
+
+
+# `.ci/run` runs the suite on both backends side by side on two cores. On the second (SQLite and the file
+# broker), TESTS_DATABASE_ONLY=1 leaves out what the backend cannot change and the first run already ran: the
+# browser tests (Playwright drives the same pages and scripts whatever stores their rows; the rules they rest
+# on are tested by the rest of the suite on both backends), the chain tests that use no database (anvil nodes
+# and contracts only) and those that start servers on their own SQLite database (`own_stack`) without the
+# suite's. `make test` alone runs everything.
+def _backend_blind(item) -> bool:
+    names = set(getattr(item, "fixturenames", ()))
+    if "browser_page" in names:
+        return True
+    uses_database = bool(names & {"db", "transactional_db", "django_db_reset_sequences", "live_server"})
+    uses_database = uses_database or item.get_closest_marker("django_db") is not None
+    own = "anvil" in names or item.get_closest_marker("own_stack") is not None
+    return own and not uses_database and item.get_closest_marker("worker") is None
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("TESTS_DATABASE_ONLY") != "1":
+        return
+    kept, left = [], []
+    for item in items:
+        (left if _backend_blind(item) else kept).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept

@@ -14,6 +14,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Its servers run on their own SQLite database and file broker: once per CI run is enough (tests/conftest.py).
+pytestmark = pytest.mark.own_stack
+
 
 def _environment(var: Path, **extra: str) -> dict[str, str]:
     """A second terminal's environment: no database settings of its own, the record switched on."""

@@ -15,6 +15,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Its servers run on their own SQLite database and file broker: once per CI run is enough (tests/conftest.py).
+pytestmark = pytest.mark.own_stack
+
 
 def _free_port() -> int:
     with socket.socket() as sock:

@@ -27,6 +27,9 @@ for slug in ("listener", "bystander"):
     print("key:", make_api_key(OrganizationFactory(slug=slug), permissions=["read"])[1])
 """
 
+# Its servers run on their own SQLite database and file broker: once per CI run is enough (tests/conftest.py).
+pytestmark = pytest.mark.own_stack
+
 
 @pytest.fixture
 def served(tmp_path):
