@@ -77,14 +77,35 @@ def factory_owner(w3: Web3, address: str) -> str:
     return contract.functions.owner().call()
 
 
-def factory_deploy_submit(chain: Chain) -> OutboxTx:
-    """The factory's deployment on `chain`, asked of the outbox once (signed by the deployer)."""
+def deploy_key(chain_id: int, attempt: int = 1) -> str:
+    """`chains:deploy-factory:<chain id>`, and `…:attempt-<n>` for an attempt after one that failed."""
+    return f"{DEPLOY_KEY_PREFIX}{chain_id}" + (f":attempt-{attempt}" if attempt > 1 else "")
+
+
+def factory_deploy_attempt(chain: Chain) -> tuple[OutboxTx | None, int]:
+    """The latest deployment asked for on `chain` and its attempt number; (None, 0) before the first."""
+    attempt, latest = 0, None
+    for key in OutboxTx.objects.filter(key__startswith=f"{DEPLOY_KEY_PREFIX}{chain.chain_id}").values_list(
+        "key", flat=True
+    ):
+        rest = key.removeprefix(f"{DEPLOY_KEY_PREFIX}{chain.chain_id}")
+        number = (
+            1 if rest == "" else int(rest.removeprefix(":attempt-")) if rest.startswith(":attempt-") else 0
+        )
+        if number > attempt:
+            attempt, latest = number, key
+    return (OutboxTx.objects.get(key=latest) if latest else None), attempt
+
+
+def factory_deploy_submit(chain: Chain, attempt: int = 1) -> OutboxTx:
+    """The factory's deployment on `chain`, asked of the outbox once per attempt (signed by the deployer). A
+    deployment is safe to ask again once one failed: the same CREATE2 address, created at most once."""
     from chains.outbox import outbox_submit
 
     owner = signer_address("vault")
     data = "0x" + FACTORY_SALT.hex() + factory_init_code(owner).hex()
     return outbox_submit(
-        key=f"{DEPLOY_KEY_PREFIX}{chain.chain_id}",
+        key=deploy_key(chain.chain_id, attempt),
         chain_id=chain.chain_id,
         signer="deployer",
         to=DETERMINISTIC_DEPLOYER,

@@ -28,6 +28,18 @@ def test_deploy_factory_deploys_once_and_records_it(
     assert chain_get(a.chain_id).accepts_payments is False
     w3 = Web3(Web3.HTTPProvider(a.rpc_url))
     nonce = w3.eth.get_transaction_count(settings.VAULT_ADDRESS)
+    # A first attempt failed (a fresh chain refused its estimate, as the rehearsal once saw): the command asks
+    # again under the next attempt's key instead of answering that failure for ever.
+    from tests.factories import OutboxTxFactory
+
+    first = OutboxTxFactory(
+        key=f"chains:deploy-factory:{a.chain_id}",
+        chain_id=a.chain_id,
+        signer="deployer",
+        sender=settings.VAULT_ADDRESS,
+        status=OutboxTx.Status.FAILED,
+        error="would revert: reverted without a reason",
+    )
     worker = start_worker(**worker_env, OUTBOX_RESEND_AFTER_SECONDS="0")
     failed: list[BaseException] = []
 
@@ -43,7 +55,7 @@ def test_deploy_factory_deploys_once_and_records_it(
 
     command = threading.Thread(target=deploy)
     command.start()
-    key = f"chains:deploy-factory:{a.chain_id}"
+    key = f"chains:deploy-factory:{a.chain_id}:attempt-2"
     poll_until(worker.queue, lambda: OutboxTx.objects.filter(key=key, status="mined").exists(), timeout=90)
     command.join(timeout=90)
     assert not failed, failed
@@ -58,5 +70,6 @@ def test_deploy_factory_deploys_once_and_records_it(
 
     call_command("chains", "deploy-factory", str(a.chain_id))  # again: nothing is sent
     assert "already recorded; nothing sent" in capsys.readouterr().out
-    assert OutboxTx.objects.filter(key=key).count() == 1
+    deployments = OutboxTx.objects.filter(key__startswith=f"chains:deploy-factory:{a.chain_id}")
+    assert sorted(deployments.values_list("key", "status")) == [(first.key, "failed"), (key, "mined")]
     assert w3.eth.get_transaction_count(settings.VAULT_ADDRESS) == nonce + 1

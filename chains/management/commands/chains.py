@@ -10,6 +10,7 @@ is unhealthy (or none takes payments): it can be a readiness probe.
 from __future__ import annotations
 
 import argparse
+import time
 from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -22,6 +23,7 @@ from chains.factory import (
     FactoryError,
     factory_address,
     factory_code_state,
+    factory_deploy_attempt,
     factory_deploy_submit,
     factory_owner,
     factory_record,
@@ -100,6 +102,9 @@ class Command(BaseCommand):
         )
         deploy.add_argument("chain_id")
         deploy.add_argument("--timeout", type=float, default=180.0, help="Seconds to wait for the workers.")
+        deploy.add_argument(
+            "--retries", type=int, default=2, help="Attempts after a failed one (the next block), default 2."
+        )
         for name in ("disable", "enable"):
             toggle = sub.add_parser(name, help=f"{name.title()} taking payments on a chain.")
             toggle.add_argument("chain_id")
@@ -294,7 +299,7 @@ class Command(BaseCommand):
 
     # --- deploy-factory --------------------------------------------------------------------------
 
-    def do_deploy_factory(self, *, chain_id: str, timeout: float, **o) -> None:
+    def do_deploy_factory(self, *, chain_id: str, timeout: float, retries: int = 2, **o) -> None:
         chain = _chain_arg(chain_id)
         if not chain.rpc_urls:
             raise CommandError(f"{chain.name} has no RPC URL")
@@ -323,16 +328,28 @@ class Command(BaseCommand):
             return
         if missing := deployer_proxy_missing(w3, chain.name):
             raise CommandError(missing)
-        tx = factory_deploy_submit(chain)
-        self.stdout.write(
-            f"{chain.name}: deploying the deposit factory at {address} (outbox {tx.key}), "
-            "signed by the deployer in the signing worker…"
-        )
-        tx = outbox_wait(tx, timeout=timeout)
-        if tx.in_flight:
-            raise CommandError(still_in_flight(tx, timeout))
-        if tx.status != OutboxTx.Status.MINED:
-            raise CommandError(f"the deployment failed: {tx.error}")
+        # A deployment that failed (its estimate reverted, or it reverted on chain) is asked again under the next
+        # attempt's key: nothing was created, and the same address is created at most once whatever is sent.
+        # A chain that has just started can refuse the first estimate; a second, a block later, goes through.
+        latest, attempt = factory_deploy_attempt(chain)
+        for _ in range(retries + 1):
+            if latest is None or latest.status == OutboxTx.Status.FAILED:
+                attempt += 1
+                latest = factory_deploy_submit(chain, attempt)
+            self.stdout.write(
+                f"{chain.name}: deploying the deposit factory at {address} (outbox {latest.key}), "
+                "signed by the deployer in the signing worker…"
+            )
+            tx = outbox_wait(latest, timeout=timeout)
+            if tx.in_flight:
+                raise CommandError(still_in_flight(tx, timeout))
+            if tx.status == OutboxTx.Status.MINED:
+                break
+            self.stderr.write(f"{chain.name}: deployment {tx.key} failed: {tx.error}")
+            latest = tx
+            _next_block(w3)
+        else:
+            raise CommandError(f"the deployment failed {retries + 1} times; the last: {tx.error}")
         if factory_code_state(w3, address) != "ours":
             raise CommandError(f"the deployment was mined but {address} does not hold the factory's code")
         factory_record(chain.chain_id, address)
@@ -401,3 +418,11 @@ class Command(BaseCommand):
     def do_seed(self, **o) -> None:
         created, updated = chains_seed()
         self.stdout.write(f"CHAINS seed: {created} chain(s) created, {updated} updated")
+
+
+def _next_block(w3, timeout: float = 30.0) -> None:
+    """Wait for the chain's next block (what an attempt after a refused estimate waits for)."""
+    start = w3.eth.block_number
+    deadline = time.monotonic() + timeout
+    while w3.eth.block_number <= start and time.monotonic() < deadline:
+        time.sleep(0.5)
