@@ -446,3 +446,51 @@ def pytest_collection_modifyitems(config, items):
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = kept
+
+
+@pytest.fixture(autouse=True)
+def _reconciled_after_the_flow(request):
+    """TESTS_RECONCILE=1: every test on the two devnets starts the ledger afresh at what the chains hold and
+    ends with `reconcile` finding no difference on either: what moved in the test, the ledger booked. The end
+    is checked before the test's settings are undone, once the chains' last blocks are confirmed and scanned
+    and beat's ledger tasks have run, as they would in a running service. A test that makes a difference on
+    purpose (what reconcile exists to find) says so with `@pytest.mark.unreconciled("why")`."""
+    if (
+        os.environ.get("TESTS_RECONCILE") != "1"
+        or "devnets_registry" not in request.fixturenames
+        or request.node.get_closest_marker("unreconciled") is not None
+    ):
+        return
+    import io
+
+    from django.core.management import call_command
+
+    request.getfixturevalue("devnets_registry")
+    if "db" not in request.fixturenames and "transactional_db" not in request.fixturenames:
+        request.getfixturevalue("db")
+    call_command("reconcile", "--open-devnets", stdout=io.StringIO(), stderr=io.StringIO())
+    request.addfinalizer(_reconcile_clean)
+
+
+def _reconcile_clean() -> None:
+    from chains.client import web3_for
+    from chains.registry import chain_get
+    from chains.watcher import scan_chain
+    from ledger.reconcile import compare
+    from orders.settlement import relay_refunds_post
+
+    present = [
+        chain_id for chain_id in (31337, 31338) if chain_get(chain_id) is not None
+    ]  # a test may keep one
+    for chain_id in present:
+        chain = chain_get(chain_id)
+        web3_for(chain).provider.make_request("anvil_mine", [hex(chain.confirmations + 1)])
+        scan_chain(chain_id)  # what arrived in the test is confirmed and recorded, as the watcher would
+    relay_refunds_post()  # beat's: the provider's refunds into the vault, once their chain shows them
+    differences = []
+    for chain_id in present:
+        _, _, rows = compare(chain_id)
+        differences += [
+            (chain_id, row.kind, row.address, row.token, row.difference) for row in rows if row.difference
+        ]
+    assert differences == [], "reconcile after the flow"

@@ -101,6 +101,7 @@ def test_a_transaction_the_backup_never_knew_is_taken_by_the_key_that_asks_for_i
     assert kept.claimed_by == "test:lost"
 
 
+@pytest.mark.unreconciled("the vault sends outside the outbox")
 def test_a_kept_transaction_is_claimed_only_within_its_window(chain_a, settings):
     w3, to = w3_of(chain_a), new_address()
     lost = sent("test:old", to, 4)
@@ -144,6 +145,7 @@ def test_a_version_signed_again_after_the_backup_is_found_not_signed_a_third_tim
     assert AdoptedTx.objects.get(nonce=nonce).claimed_by == "test:bumped"
 
 
+@pytest.mark.unreconciled("the vault sends outside the outbox")
 def test_the_senders_transactions_in_the_pool_are_waited_for_before_anything_is_signed(chain_a, settings):
     w3, to, elsewhere = w3_of(chain_a), new_address(), new_address()
     sent("test:before", to, 1)

@@ -359,7 +359,7 @@ def test_a_contract_wallets_erc1271_signature_verifies_and_settles(chain, keys):
     w3, usdc, _ = chain
     writer, reader = keys
     owner = Account.create()
-    wallet = deploy_contract(w3, "SigningWallet", owner.address, sender=w3.eth.accounts[0])
+    wallet = deploy_contract(w3, "SigningWallet", owner.address, sender=w3.eth.accounts[6])
     w3.eth.wait_for_transaction_receipt(
         usdc.functions.transfer(wallet.address, 500).transact({"from": w3.eth.accounts[1]})
     )
@@ -377,7 +377,7 @@ def test_a_contract_wallets_erc1271_signature_verifies_and_settles(chain, keys):
 def _counterfactual_wallet(w3, usdc, owner, amount: int):
     """A SigningWallet of `owner` that is not deployed yet, funded at its future address, and the factory that
     makes it; (factory, wallet address, the factory's call that deploys it)."""
-    factory = deploy_contract(w3, "SigningWalletFactory", sender=w3.eth.accounts[0])
+    factory = deploy_contract(w3, "SigningWalletFactory", sender=w3.eth.accounts[6])
     salt = secrets.token_bytes(32)
     wallet = factory.functions.addressOf(owner.address, salt).call()
     w3.eth.wait_for_transaction_receipt(
@@ -442,7 +442,7 @@ def test_erc6492_signatures_are_refused_for_what_they_lack_and_deploy_nothing(ch
     payload["signature"] = _erc6492(factory.address, deploying, payload["signature"])
     if case == "deployed already":  # then its inner signature is checked as ERC-1271's, and it is paid
         w3.eth.wait_for_transaction_receipt(
-            w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": factory.address, "data": deploying})
+            w3.eth.send_transaction({"from": w3.eth.accounts[6], "to": factory.address, "data": deploying})
         )
 
     verified = post(reader, "/x402/verify", body).json()
@@ -535,6 +535,7 @@ def test_staff_see_each_settlement_in_the_admin_and_change_none(chain, keys, sta
     assert Settlement.objects.filter(pk=row.pk).exists()
 
 
+@pytest.mark.unreconciled("the chain has no node that answers")
 def test_a_chain_whose_node_does_not_answer_is_an_unexpected_verify_error_not_a_500(chain, keys, settings):
     w3, usdc, _ = chain
     writer, reader = keys

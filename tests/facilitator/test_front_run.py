@@ -93,6 +93,7 @@ def test_an_authorization_the_payer_submitted_before_retrying_becomes_the_orders
     assert differences(reconcile_chain(31337)) == {}
 
 
+@pytest.mark.unreconciled("money is sent where nothing watches")
 def test_money_at_an_address_no_owner_watches_any_more_is_a_difference_in_reconcile(devnets):
     (chain, a), _ = devnets
     address = random_address()

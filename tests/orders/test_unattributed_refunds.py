@@ -109,6 +109,7 @@ def test_a_payment_after_the_order_executed_is_refunded_and_listed(devnets, admi
     assert list(WebhookEvent.objects.values_list("event_type", flat=True)) == ["payment.completed"]
 
 
+@pytest.mark.unreconciled("a deposit's balance leaves behind the service's back")
 def test_a_refund_is_never_paid_from_the_vaults_own_funds(devnets, admin_client):
     """A deposit the order did not count, whose coins are gone from its address before the sweep (a transfer
     taken back, a database that outlived its devnet): its sweep moves nothing, so nothing is refunded."""

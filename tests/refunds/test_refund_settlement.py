@@ -333,6 +333,7 @@ def test_a_refund_to_another_chain_and_token_is_delivered_by_an_order_to_the_uni
         assert run.ok, (run.error, [r for r in run.rows if int(r["difference"])])
 
 
+@pytest.mark.unreconciled("the vault is made to hold less than the refund balances owe")
 def test_reconcile_reports_a_vault_holding_less_than_the_refund_balances_owe(organization, devnet_a):
     from tests.factories import RefundBalanceFactory
 
