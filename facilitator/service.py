@@ -45,6 +45,7 @@ from chains.eip3009 import (
     transfer_call_data,
 )
 from chains.evm import MULTICALL3_ADDRESS, to_checksum_address
+from chains.keys import Step, tx_key
 from chains.models import OutboxTx, Token
 from chains.outbox import outbox_submit, rpc_batch
 from chains.registry import Chain, chain_get, chains
@@ -675,7 +676,8 @@ def _moved(receipt: Any, token: str, payer: str, to: str, value: int) -> bool:
 
 def settlement_of(tx: OutboxTx) -> Settlement | None:
     """The settlement an outbox transaction's key (`x402:<id>:settle`) names."""
-    identifier = tx.key.split(":")[1] if tx.key.count(":") >= 2 else ""
+    key = tx_key(tx.key)
+    identifier = key.id if key.is_(Step.SETTLE) else ""
     try:
         return Settlement.objects.filter(pk=uuid.UUID(identifier)).first()
     except ValueError:

@@ -9,6 +9,7 @@ from django.utils.html import format_html, format_html_join
 
 from chains.evm import is_address, to_checksum_address
 from chains.incidents import incidents_resolve
+from chains.keys import tx_key
 from chains.models import ChainCursor, Incident, OutboxTx
 from chains.registry import chain_get
 from chains.tokens import token_get
@@ -309,7 +310,7 @@ class OrderAdmin(admin.ModelAdmin):
                 (
                     (
                         reverse("admin:chains_outboxtx_change", args=[tx.pk]),
-                        tx.key.split(":", 2)[2],
+                        tx_key(tx.key).what,
                         tx.status,
                         chain_label(tx.chain_id),
                         short_hex(tx.tx_hash) if tx.tx_hash else "",

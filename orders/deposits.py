@@ -9,6 +9,7 @@ import logging
 import uuid
 
 from chains.handlers import OwnerKind, PaymentDue, deposit_handler, payable
+from chains.keys import owner_id
 from chains.models import Deposit
 from orders.lifecycle import order_record_deposit, order_withdraw_deposit
 from orders.models import Order
@@ -20,7 +21,7 @@ logger = logging.getLogger(__name__)
 @deposit_handler(OwnerKind.ORDER)
 def order_deposit_changed(deposit: Deposit) -> None:
     """Called in the transaction that records the deposit, or withdraws it (or retries either); idempotent."""
-    identifier = deposit.owner.partition(":")[2]
+    identifier = owner_id(deposit.owner)
     if deposit.status == Deposit.Status.WITHDRAWN:
         _order_deposit_withdrawn(deposit, identifier)
     else:

@@ -47,6 +47,7 @@ from django.utils import timezone
 
 from chains.handlers import OwnerKind, follow_up, outbox_handler, outbox_included_handler
 from chains.incidents import incident_open_for, incident_record
+from chains.keys import Step, tx_key
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import sweep_covers, swept_in_block
 from chains.readers import confirmed_receipt, receipt_on
@@ -363,14 +364,15 @@ def order_tx_finished(tx: OutboxTx) -> None:
     A sweep mined again after the order moved on (it had left the chain in a
     reorg and was sent again) is checked here: the settlement no longer looks.
     """
-    order_id, _, what = tx.key.split(":", 1)[1].partition(":")
-    if what == "sweep" and tx.status in (OutboxTx.Status.MINED, OutboxTx.Status.FAILED):
+    key = tx_key(tx.key)
+    order_id = key.id
+    if key.is_(Step.SWEEP, detail=False) and tx.status in (OutboxTx.Status.MINED, OutboxTx.Status.FAILED):
         order = Order.objects.filter(pk=order_id).first()
         if order is not None and order.status not in (Status.SENDING_TOKEN_FROM_VAULT, Status.REFUNDING):
             _swept_after_moving_on(order, tx)
         elif order is not None and tx.status == OutboxTx.Status.MINED and _sweep_covers(order, tx):
             inventory_swept(order)
-    if what == "relay" and InventoryFront.objects.filter(tx=tx).exists():
+    if key.is_(Step.RELAY, detail=False) and InventoryFront.objects.filter(tx=tx).exists():
         # The solver's delivery from inventory: its order is finished by the process that read the receipt, as
         # soon as this commits, not from the back of the settlement queue (in a burst, seconds behind).
         transaction.on_commit(lambda: _settle_here(order_id))
@@ -382,9 +384,12 @@ def order_tx_finished(tx: OutboxTx) -> None:
 def order_tx_included(tx: OutboxTx) -> None:
     """One of an order's transactions is in a block: a sweep the order waits for moves it on now (the vault
     pays the relay provider a block sooner, `_send_to_vault`); nothing else waits for less than its outcome."""
-    order_id, _, what = tx.key.split(":", 1)[1].partition(":")
-    if what == "sweep" and Order.objects.filter(pk=order_id, status=Status.SENDING_TOKEN_FROM_VAULT).exists():
-        enqueue_settlement(order_id)
+    key = tx_key(tx.key)
+    if (
+        key.is_(Step.SWEEP, detail=False)
+        and Order.objects.filter(pk=key.id, status=Status.SENDING_TOKEN_FROM_VAULT).exists()
+    ):
+        enqueue_settlement(key.id)
 
 
 def _settle_here(order_id: str) -> None:

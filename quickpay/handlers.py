@@ -4,6 +4,7 @@ transactions' outcomes. Registered with `chains.handlers` when the app is ready.
 from __future__ import annotations
 
 from chains.handlers import OwnerKind, PaymentDue, deposit_handler, outbox_handler, payable
+from chains.keys import Step, owner_id, tx_key
 from chains.models import Deposit, OutboxTx
 from ledger.balance import (
     PaymentRefunded,
@@ -28,7 +29,7 @@ from webhooks.models import WebhookEvent
 @deposit_handler(OwnerKind.QUICKPAY)
 def quick_payment_deposit_changed(deposit: Deposit) -> None:
     """Called in the transaction that records the deposit, or withdraws it (or retries either); idempotent."""
-    identifier = deposit.owner.partition(":")[2]
+    identifier = owner_id(deposit.owner)
     if deposit.status == Deposit.Status.WITHDRAWN:
         quick_payment_withdraw_deposit(payment_id=identifier, deposit_id=deposit.pk)
         enqueue_quick_payment_settlement(identifier)
@@ -94,15 +95,16 @@ def _payment_recorded(paid: QuickPayment, organization_id: str) -> None:
 def quick_payment_tx_finished(tx: OutboxTx) -> None:
     """One of a quick payment's transactions was mined or failed; settle it on. A refund or a return mined
     is a balance transaction of the payment's organization (what the ledger posted for it, to the payer)."""
-    payment_id, _, what = tx.key.split(":", 1)[1].partition(":")
+    key = tx_key(tx.key)
+    payment_id = key.id
     enqueue_quick_payment_settlement(payment_id)
     if tx.status != OutboxTx.Status.MINED:
         return
-    if what.split(":")[0] in ("refund", "return"):
+    if key.step in (Step.REFUND, Step.RETURN):
         _refund_recorded(tx, payment_id)
-    if what == "payout":
+    if key.is_(Step.PAYOUT, detail=False):
         _payment_ended(payment_id, PaymentOutcome.DELIVERED, tx)
-    elif what.startswith("return:"):
+    elif key.is_(Step.RETURN, detail=True):
         _payment_ended(payment_id, PaymentOutcome.REFUNDED, tx)
 
 

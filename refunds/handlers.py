@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.utils import timezone
 
 from chains.handlers import OwnerKind, PaymentDue, deposit_handler, outbox_handler, payable
+from chains.keys import Step, owner_id, tx_key
 from chains.models import Deposit, OutboxTx
 from ledger.liabilities import liability
 from refunds import crosschain  # noqa: F401  subscribes to the orders that deliver refunds elsewhere
@@ -25,7 +26,7 @@ from refunds.withdrawals import refund_withdrawal_finished
 @deposit_handler(OwnerKind.REFUND)
 def refund_deposit_changed(deposit: Deposit) -> None:
     """Called in the transaction that records the deposit, or withdraws it (or retries either); idempotent."""
-    identifier = deposit.owner.partition(":")[2]  # a refund's (re_) or a balance top-up's (rtu_)
+    identifier = owner_id(deposit.owner)  # a refund's (re_) or a balance top-up's (rtu_)
     top_up = identifier.startswith(TOP_UP_PREFIX)
     if deposit.status == Deposit.Status.WITHDRAWN:
         (top_up_withdraw_deposit if top_up else refund_withdraw_deposit)(identifier, deposit.pk)
@@ -38,15 +39,15 @@ def refund_deposit_changed(deposit: Deposit) -> None:
 def refund_tx_finished(tx: OutboxTx) -> None:
     """One of a refund's (or a top-up's) transactions was mined or failed: the delivery ends the refund; any
     other settles on."""
-    refund_id, _, what = tx.key.split(":", 1)[1].partition(":")
-    if what == "withdrawal":  # an admin's withdrawal of the refund balance (`rbw_`): nothing to settle on
+    key = tx_key(tx.key)
+    refund_id = key.id
+    if key.is_(Step.WITHDRAWAL, detail=False):  # an admin's withdrawal of the refund balance (`rbw_`)
         refund_withdrawal_finished(tx, refund_id)
         return
-    if what == "delivery":
+    if key.is_(Step.DELIVERY, detail=False):
         refund_delivery_finished(tx, refund_id)
-    elif (
-        what == "order" and tx.status == OutboxTx.Status.FAILED
-    ):  # the vault could not pay the refund's order
+    elif key.is_(Step.ORDER, detail=False) and tx.status == OutboxTx.Status.FAILED:
+        # the vault could not pay the refund's order
         refund_delivery_failed(refund_id, reason=f"the vault's payment of its order failed: {tx.error}")
     enqueue_refund_settlement(refund_id)
 
