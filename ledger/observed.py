@@ -23,7 +23,8 @@ from eth_utils import keccak, to_checksum_address
 
 from chains.artifacts import forwarder_init_code_hash
 from chains.evm import ZERO_ADDRESS, create2_address
-from chains.handlers import deposit_observer, outbox_observer
+from chains.handlers import OwnerKind, deposit_observer, outbox_observer, owner_kind
+from chains.keys import Step, owner_id, tx_key
 from chains.models import Deposit, OutboxTx, WatchedAddress
 from chains.outbox.send import SWEPT_TOPIC
 from chains.signers import signer_address
@@ -113,10 +114,11 @@ def outsider_of(key: str, signer: str) -> str:
     transactions are the operator's."""
     if signer not in ("vault", "solver"):
         return Kind.OPERATOR
-    parts = key.split(":")
-    if parts[0] == "x402":  # a payer's authorization, settled: the tokens come from the payer
+    parsed = tx_key(key)
+    if parsed.kind == OwnerKind.X402:  # a payer's authorization, settled: the tokens come from the payer
         return Kind.PAYER
-    return Kind.PAYER if "refund" in parts or "return" in parts else Kind.RECIPIENT
+    to_payer = parsed.kind == OwnerKind.REFUND or parsed.step in (Step.REFUND, Step.RETURN)
+    return Kind.PAYER if to_payer else Kind.RECIPIENT
 
 
 def outbox_legs(
@@ -165,16 +167,17 @@ def outbox_legs(
 
 
 def outbox_owner(key: str) -> str:
-    parts = key.split(":")
-    return ":".join(parts[:2]) if len(parts) > 1 else key
+    """`order:<uuid>` of `order:<uuid>:sweep`: whose transaction it is (the key itself when it names no id)."""
+    prefix, _, rest = key.partition(":")
+    return f"{prefix}:{tx_key(key).id}" if rest else key
 
 
 def order_of(owner: str):
     import uuid
 
-    kind, _, identifier = owner.partition(":")
-    if kind != "order":
+    if owner_kind(owner) != OwnerKind.ORDER:
         return None
+    identifier = owner_id(owner)
     try:
         return uuid.UUID(identifier)
     except ValueError:
@@ -223,12 +226,13 @@ def outbox_posted(tx: OutboxTx) -> None:
 def posting_kind(key: str) -> str:
     """The kind of an outbox transaction's posting, from its business key: sweep, delivery, execution,
     refund, payout, relay, deploy, nonce... (the word after the owner)."""
-    parts = key.split(":")
-    if parts[0] in ("nonce", "chains", "relay"):  # a nonce filler; the chains' own (deploy-factory); the
-        # vault's for the relay provider (its standing allowance: `relay:allowance:...`)
-        word = "nonce" if parts[0] == "nonce" else parts[1].split("-")[0]
+    prefix = key.partition(":")[0]
+    parsed = tx_key(key)
+    if prefix in ("nonce", OwnerKind.CHAINS, OwnerKind.RELAY):  # a nonce filler; the chains' own
+        # (deploy-factory); the vault's for the relay provider (its standing allowance: `relay:allowance:...`)
+        word = "nonce" if prefix == "nonce" else parsed.id.split("-")[0]
     else:
-        word = parts[2] if len(parts) > 2 else parts[0]
+        word = parsed.what.partition(":")[0] if parsed.what else prefix
     word = {"relay": "delivery", "execute": "execution", "return": "refund"}.get(word, word)
     return word[:40]
 

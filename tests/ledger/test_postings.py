@@ -130,3 +130,26 @@ def test_postings_that_open_the_same_accounts_at_once_share_them():
     assert Account.objects.count() == 2
     vault = Account.objects.get(kind=Account.Kind.VAULT)
     assert account_balance(vault) == sum(range(1, 9))
+
+
+@pytest.mark.parametrize(
+    ("key", "signer", "outsider"),
+    [
+        ("order:5bd0f0c5-2d46-4414-8a1b-360f08118703:relay:0", "vault", "recipient"),
+        ("order:5bd0f0c5-2d46-4414-8a1b-360f08118703:execute", "solver", "recipient"),
+        ("order:5bd0f0c5-2d46-4414-8a1b-360f08118703:refund:7", "vault", "payer"),
+        ("quickpay:qp_1:return:9", "vault", "payer"),
+        ("quickpay:qp_1:refund:9", "vault", "payer"),
+        ("quickpay:qp_1:payout", "vault", "recipient"),
+        ("refund:re_1:delivery", "vault", "payer"),  # a merchant's refund reaches its payer
+        ("refund:rtu_1:return:4", "vault", "payer"),
+        ("x402:5d1e:settle", "vault", "payer"),  # the payer's tokens move
+        ("chains:deploy-factory:31337", "deployer", "operator"),
+    ],
+)
+def test_whom_an_outbox_transaction_pays_is_read_from_its_key(key, signer, outsider):
+    from ledger.observed import order_of, outbox_owner, outsider_of
+
+    assert outsider_of(key, signer) == outsider
+    assert outbox_owner(key) == ":".join(key.split(":")[:2])
+    assert (order_of(outbox_owner(key)) is not None) == key.startswith("order:")
