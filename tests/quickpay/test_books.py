@@ -11,8 +11,6 @@ import pytest
 from django.utils import timezone
 from web3 import Web3
 
-from chains.models import OutboxTx
-from chains.outbox import outbox_poll
 from chains.wallet import devnet_transfer
 from chains.watcher import scan_chain
 from quickpay.models import QuickPayment
@@ -20,6 +18,7 @@ from quickpay.services import quick_payments_expire
 from quickpay.settlement import quick_payment_settle
 from tests.dashboard.conftest import make_member, signed_in
 from tests.orders.devnet_checkout import random_address
+from tests.quickpay.test_settlement import create, settle_until
 
 pytestmark = pytest.mark.django_db
 
@@ -31,27 +30,7 @@ def devnet_a(devnets_registry, settings):
 
 
 def _create(client, devnet, amount="2500000") -> QuickPayment:
-    body = {
-        "amount": amount,
-        "token_address": devnet[1]["contracts"]["dUSDC"],
-        "chain_id": 31337,
-        "recipient_address": random_address(),
-    }
-    response = client.post("/api/v1/quick-pay", body, format="json")
-    assert response.status_code == 201, response.content
-    return QuickPayment.objects.get(pk=response.json()["id"])
-
-
-def _until(payment_id, keys, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        scan_chain(31337)
-        quick_payment_settle(payment_id)
-        outbox_poll()
-        if OutboxTx.objects.filter(key__in=keys, status="mined").count() == len(keys):
-            return
-        time.sleep(0.3)
-    pytest.fail(f"not mined: {keys}")
+    return create(client, devnet, random_address(), amount=amount)
 
 
 def _listed(client, **filters):
@@ -78,7 +57,7 @@ def test_a_paid_quick_payment_is_a_completed_transaction_everywhere(admin_client
     (row,) = _listed(admin_client)  # paid in full, the payout not mined yet: confirming
     assert (row["quick_payment_id"], row["status"], row["order_id"]) == (payment.id, "confirming", None)
 
-    _until(payment.id, [f"quickpay:{payment.id}:payout"])
+    settle_until(payment.id, [f"quickpay:{payment.id}:payout"])
     payment.refresh_from_db()
     (row,) = _listed(admin_client, status="completed", chain_id=31337)
     assert row["id"].startswith("txn_")
@@ -153,7 +132,7 @@ def test_an_expired_partly_paid_quick_payment_is_a_failed_transaction(admin_clie
     assert (row["status"], row["source_amount"]) == ("pending", "1000000")
 
     assert quick_payments_expire(now=timezone.now() + timedelta(days=1)) == 1
-    _until(payment.id, [f"quickpay:{payment.id}:return:{payment.deposits.get().deposit_id}"])
+    settle_until(payment.id, [f"quickpay:{payment.id}:return:{payment.deposits.get().deposit_id}"])
     (row,) = _listed(admin_client)
     assert row["status"] == "failed"
     revenue = admin_client.get("/api/v1/analytics/overview").json()["revenue"]
@@ -169,5 +148,5 @@ def test_an_anonymous_quick_payment_is_nobodys_transaction(api_client, admin_cli
         amount=1_000_000,
         from_account=5,
     )
-    _until(payment.id, [f"quickpay:{payment.id}:payout"])
+    settle_until(payment.id, [f"quickpay:{payment.id}:payout"])
     assert _listed(admin_client) == []
