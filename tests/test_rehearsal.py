@@ -33,7 +33,7 @@ def test_the_production_rehearsal_passes(tmp_path):
     done = subprocess.run(
         [sys.executable, "tools/rehearsal.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
     )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-8000:]
     report = done.stdout
     assert "REHEARSAL PASSED" in report
     for line in (

@@ -595,12 +595,16 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:
         body = _get(f"{web}/orders/{order_id}")
         return body["data"]["order"]["status"] if body else "?"
 
-    wait_for(
-        "every order to end",
-        lambda: all(status(o["id"]) in ("executed", "refunded", "failure") for o in created),
-        timeout=400,
-        every=1,
-    )
+    try:
+        wait_for(
+            "every order to end",
+            lambda: all(status(o["id"]) in ("executed", "refunded", "failure") for o in created),
+            timeout=400,
+            every=1,
+        )
+    except SystemExit:
+        _diagnose(database_url, work / "logs", [o["id"] for o in created])
+        raise
     # No refill open for two of beat's refill runs (RELAY_POLL_SECONDS, 5 s): a stock that fell below its low
     # mark as the last deliveries were mined has had its refill asked for, and followed to its end.
     quiet: dict[str, float | None] = {"since": None}
@@ -884,11 +888,11 @@ def _receipts(sent: dict) -> dict[str, tuple[float, int]]:
     return seen
 
 
-def _query(database_url: str, sql: str) -> list[tuple]:
+def _query(database_url: str, sql: str, params: tuple = ()) -> list[tuple]:
     import psycopg
 
     with psycopg.connect(database_url, autocommit=True) as connection:
-        return connection.execute(sql).fetchall()
+        return connection.execute(sql, params).fetchall()
 
 
 def _receipt(w3: Web3, tx):
@@ -909,6 +913,33 @@ def _watch_cursor(database_url: str, cursor: dict, stop: threading.Event) -> Non
             if row:
                 cursor["scanned_to"] = row[0]
             time.sleep(0.1)
+
+
+def _diagnose(database_url: str, logs: Path, order_ids: list[str]) -> None:
+    """What a rehearsal that did not end leaves to read: each unfinished order with its outbox rows and
+    deposits, and the errors in the processes' logs."""
+    for order_id, order_type, status, settlement, error in _query(
+        database_url,
+        "SELECT id::text, type, status, settlement::text, error_details FROM orders_order WHERE status NOT IN "
+        "('executed', 'refunded', 'failure') ORDER BY created_at",
+    ):
+        if order_id not in order_ids:
+            continue
+        print(f"unfinished: {order_id} {order_type} {status} {settlement} {error or ''}", file=sys.stderr)
+        for key, tx_status, broadcasts, tx_error in _query(
+            database_url,
+            "SELECT key, status, broadcasts, error FROM chains_outboxtx WHERE key LIKE %s ORDER BY created_at",
+            (f"%{order_id}%",),
+        ):
+            print(f"  outbox {key} {tx_status} broadcasts={broadcasts} {tx_error}", file=sys.stderr)
+    for log in sorted(logs.glob("*.log")):
+        errors = [
+            line
+            for line in log.read_text(errors="replace").splitlines()
+            if "ERROR" in line or "Error" in line
+        ]
+        for line in errors[-15:]:
+            print(f"  {log.name}: {line[:400]}", file=sys.stderr)
 
 
 def _get(url: str) -> dict | None:
