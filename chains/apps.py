@@ -8,9 +8,10 @@ class ChainsConfig(AppConfig):
     verbose_name = "Chains"
 
     def ready(self) -> None:
-        # The handler of its own transactions (chains.factory); the caches of chain and token rows, forgotten
+        # The handlers of its own transactions (chains.factory, chains.outbox.repair's nonce fillers); the caches of chain and token rows, forgotten
         # when a row changes (receivers in chains.registry and chains.tokens).
         from chains import factory, registry, tokens  # noqa: F401
+        from chains.outbox import repair  # noqa: F401
 
         # Django connects post_migrate to the app's own config, so this one stays a call (Django's docs).
         post_migrate.connect(_seed_chains, sender=self, dispatch_uid="chains.registry.seed")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from functools import cache
 
+from django.db.models import Q
 from django.utils import timezone
 from eth_abi import encode
 from eth_utils import keccak
@@ -25,7 +26,8 @@ from web3 import Web3
 
 from chains.artifacts import artifact
 from chains.evm import DETERMINISTIC_DEPLOYER, create2_address
-from chains.handlers import OwnerKind, outbox_handler
+from chains.handlers import outbox_handler
+from chains.keys import OwnerKind, Signer, Step, extended, extensions_of, kind_key
 from chains.models import Chain as ChainRow
 from chains.models import OutboxTx
 from chains.registry import Chain
@@ -34,7 +36,6 @@ from chains.signers import signer_address
 logger = logging.getLogger(__name__)
 
 FACTORY_SALT = keccak(b"checkout.DepositFactory.v1")
-DEPLOY_KEY_PREFIX = "chains:deploy-factory:"
 
 
 class FactoryError(RuntimeError):
@@ -49,7 +50,7 @@ def factory_init_code(owner: str) -> bytes:
 
 def factory_address(owner: str | None = None) -> str:
     """Where the factory owned by `owner` (the vault) is on every chain."""
-    owner = owner or signer_address("vault")
+    owner = owner or signer_address(Signer.VAULT)
     if not owner:
         raise FactoryError("VAULT_ADDRESS is not set: the factory's owner is the vault")
     return create2_address(
@@ -79,22 +80,22 @@ def factory_owner(w3: Web3, address: str) -> str:
 
 def deploy_key(chain_id: int, attempt: int = 1) -> str:
     """`chains:deploy-factory:<chain id>`, and `…:attempt-<n>` for an attempt after one that failed."""
-    return f"{DEPLOY_KEY_PREFIX}{chain_id}" + (f":attempt-{attempt}" if attempt > 1 else "")
+    first = kind_key(OwnerKind.CHAINS, Step.DEPLOY, chain_id)
+    return first if attempt == 1 else extended(first, f"attempt-{attempt}")
 
 
 def factory_deploy_attempt(chain: Chain) -> tuple[OutboxTx | None, int]:
-    """The latest deployment asked for on `chain` and its attempt number; (None, 0) before the first."""
-    attempt, latest = 0, None
-    for key in OutboxTx.objects.filter(key__startswith=f"{DEPLOY_KEY_PREFIX}{chain.chain_id}").values_list(
-        "key", flat=True
-    ):
-        rest = key.removeprefix(f"{DEPLOY_KEY_PREFIX}{chain.chain_id}")
-        number = (
-            1 if rest == "" else int(rest.removeprefix(":attempt-")) if rest.startswith(":attempt-") else 0
-        )
-        if number > attempt:
-            attempt, latest = number, key
-    return (OutboxTx.objects.get(key=latest) if latest else None), attempt
+    """The latest deployment asked for on `chain` and its attempt number; (None, 0) before the first. The
+    attempts are asked for in order, each once the one before it failed, so the latest is the first key of
+    the sequence not asked for yet, less one."""
+    first = deploy_key(chain.chain_id)
+    asked = {
+        tx.key: tx for tx in OutboxTx.objects.filter(Q(key=first) | Q(key__startswith=extensions_of(first)))
+    }
+    attempt = 0
+    while deploy_key(chain.chain_id, attempt + 1) in asked:
+        attempt += 1
+    return (asked[deploy_key(chain.chain_id, attempt)] if attempt else None), attempt
 
 
 def factory_deploy_submit(chain: Chain, attempt: int = 1) -> OutboxTx:
@@ -102,12 +103,12 @@ def factory_deploy_submit(chain: Chain, attempt: int = 1) -> OutboxTx:
     deployment is safe to ask again once one failed: the same CREATE2 address, created at most once."""
     from chains.outbox import outbox_submit
 
-    owner = signer_address("vault")
+    owner = signer_address(Signer.VAULT)
     data = "0x" + FACTORY_SALT.hex() + factory_init_code(owner).hex()
     return outbox_submit(
         key=deploy_key(chain.chain_id, attempt),
         chain_id=chain.chain_id,
-        signer="deployer",
+        signer=Signer.DEPLOYER,
         to=DETERMINISTIC_DEPLOYER,
         data=data,
     )
@@ -132,7 +133,7 @@ def factory_record(chain_id: int, address: str) -> bool:
 @outbox_handler(OwnerKind.CHAINS)  # the chains app's own transactions: `chains:deploy-factory:<id>`
 def factory_recorded(tx: OutboxTx) -> None:
     """The outbox finished a factory deployment: record the factory if its code is there now."""
-    if not tx.key.startswith("chains:deploy-factory:"):
+    if tx.step != Step.DEPLOY:
         logger.warning("Outbox %s: not a transaction of the chains app", tx.key)
         return
     if tx.status != OutboxTx.Status.MINED:

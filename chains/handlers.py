@@ -27,8 +27,9 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from enum import StrEnum
 from typing import TYPE_CHECKING, TypeVar
+
+from chains.keys import OwnerKind, owner_kind
 
 if TYPE_CHECKING:
     from chains.models import Deposit, OutboxTx
@@ -40,26 +41,6 @@ OutboxHandler = Callable[["OutboxTx"], None]
 H = TypeVar("H", bound=Callable)
 
 
-class OwnerKind(StrEnum):
-    """Who a watched address or an outbox transaction belongs to: the part of its owner or key before the
-    first colon."""
-
-    ORDER = "order"  # orders of the order interface and of payment links: `order:<uuid>`
-    QUICKPAY = "quickpay"  # quick payments: `quickpay:<qp_id>:payout`, ...
-    CHAINS = "chains"  # the chains app's own transactions: `chains:deploy-factory:<id>`
-    RELAY = "relay"  # what the vault does for the relay provider, not for one order: `relay:allowance:...`
-    INVENTORY = (
-        "inventory"  # the solver's inventory of a token on a chain: `inventory:<id>:refill:<n>:<step>`
-    )
-    REFUND = "refund"  # a merchant's refund to a payer: `refund:<re_id>`, `refund:<re_id>:delivery`, ...
-    X402 = "x402"  # the x402 facilitator's settlements of payers' authorizations: `x402:<id>:settle`
-
-
-# Owners written under another name before the kinds were one enum. A quick payment's deposit address is
-# watched as `quick_payment:<qp_id>`, which is also its CREATE2 salt's kind (quickpay.services.QUICK_PAYMENT_OWNER):
-# the address is derived from it, so it is never renamed; it is read as the kind it is.
-_STORED_AS = {"quick_payment": OwnerKind.QUICKPAY}
-
 _deposit_handlers: dict[str, DepositHandler] = {}
 _outbox_handlers: dict[str, OutboxHandler] = {}
 _included_handlers: dict[str, OutboxHandler] = {}
@@ -67,15 +48,9 @@ _deposit_observers: list[DepositHandler] = []
 _outbox_observers: list[OutboxHandler] = []
 
 
-def owner_kind(owner_or_key: str) -> str:
-    """`"order"` of `"order:…"`: the kind of an address's owner or of an outbox transaction's key."""
-    prefix = owner_or_key.partition(":")[0]
-    return _STORED_AS.get(prefix, prefix)
-
-
 def _register(table: dict[str, H], kind: OwnerKind, what: str) -> Callable[[H], H]:
     if not isinstance(kind, OwnerKind):
-        raise TypeError(f"{what}: {kind!r} is not a chains.handlers.OwnerKind")
+        raise TypeError(f"{what}: {kind!r} is not a chains.keys.OwnerKind")
 
     def register(handler: H) -> H:
         existing = table.get(kind)

@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from chains.keys import Funds, Signer, Step, TxKey, key_columns, tx_key
 from core.dbfields import EncryptedJSONField, Uint256Field
 
 
@@ -294,9 +295,30 @@ class OutboxTx(models.Model):
         MINED = "mined", "mined and succeeded"
         FAILED = "failed", "failed (reverted, or would revert)"
 
-    key = models.CharField(max_length=120, unique=True, help_text='What it is for, e.g. "sweep:<order id>".')
+    key = models.CharField(
+        max_length=120, unique=True, help_text='What it is for (chains.keys), e.g. "order:<uuid>:sweep".'
+    )
+    # The key taken apart once, when the row is created (chains.keys): what readers filter and the ledger
+    # books by, never words of the key.
+    owner = models.CharField(max_length=120, blank=True, help_text='Whose transaction it is: "order:<uuid>".')
+    step = models.CharField(
+        max_length=20,
+        blank=True,
+        choices=[(s.value, s.value) for s in Step],
+        help_text="What it does for its owner.",
+    )
+    funds = models.CharField(
+        max_length=10,
+        blank=True,
+        choices=[(f.value, f.value) for f in Funds],
+        help_text="Whose money it moves, besides the service's own addresses.",
+    )
     chain_id = models.PositiveBigIntegerField()
-    signer = models.CharField(max_length=20, help_text="The signing role: vault or solver.")
+    signer = models.CharField(
+        max_length=20,
+        choices=[(s.value, s.value) for s in Signer],
+        help_text="The signing role (chains.keys.Signer).",
+    )
     sender = models.CharField(max_length=42)
     to = models.CharField(max_length=42)
     data = models.TextField(blank=True, help_text="Calldata, 0x-hex.")
@@ -334,6 +356,8 @@ class OutboxTx(models.Model):
                 condition=models.Q(status__in=["queued", "signed", "broadcast"]),
                 name="outbox_in_flight",
             ),
+            # What an owner's pages and settlements read: its transactions.
+            models.Index(fields=["owner", "created_at"], name="outbox_owner"),
             # What the reorg check reads: the transactions finished in a chain's last blocks.
             models.Index(fields=["chain_id", "block_number"], name="outbox_chain_block"),
             # What a metrics scrape counts (observability.collector): the few that failed.
@@ -344,6 +368,17 @@ class OutboxTx(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} ({self.status})"
+
+    def save(self, *args, **kwargs) -> None:
+        if not self.owner and self.key:  # every way a row is created goes through here
+            for name, value in key_columns(self.key, self.signer).items():
+                setattr(self, name, value)
+        super().save(*args, **kwargs)
+
+    @property
+    def parsed_key(self) -> TxKey:
+        """The business key taken apart (chains.keys)."""
+        return tx_key(self.key)
 
     @property
     def in_flight(self) -> bool:

@@ -42,9 +42,11 @@ from eth_account.typed_transactions import TypedTransaction
 from eth_utils import keccak
 from hexbytes import HexBytes
 
+from chains.keys import Signer
+
 logger = logging.getLogger(__name__)
 
-ROLES = ("vault", "solver", "deployer")
+ROLES = tuple(Signer)
 KEY_VARIABLES = {
     "vault": "VAULT_PRIVATE_KEY",
     "solver": "SOLVER_PRIVATE_KEY",
@@ -84,7 +86,7 @@ def _env_account(role: str) -> LocalAccount:
     if (
         not key
         and role == "deployer"
-        and signer_address("deployer").lower() == signer_address("vault").lower()
+        and signer_address(Signer.DEPLOYER).lower() == signer_address(Signer.VAULT).lower()
     ):
         return _env_account("vault")  # the deployer is the vault unless it has an address of its own
     if not key:

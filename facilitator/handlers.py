@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from chains.handlers import OwnerKind, outbox_handler, outbox_included_handler
+from chains.handlers import outbox_handler, outbox_included_handler
+from chains.keys import OwnerKind
 from chains.models import OutboxTx
 from facilitator.service import settlement_finished, settlement_included
 

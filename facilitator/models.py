@@ -6,6 +6,7 @@ import uuid
 
 from django.db import models
 
+from chains.keys import OwnerKind, Step, outbox_key
 from core.dbfields import Uint256Field
 
 
@@ -61,7 +62,7 @@ class Settlement(models.Model):
 
     @property
     def outbox_key(self) -> str:
-        return f"x402:{self.pk}:settle"
+        return outbox_key(OwnerKind.X402, self.pk, Step.SETTLE)
 
     @property
     def network(self) -> str:

@@ -45,7 +45,7 @@ from chains.eip3009 import (
     transfer_call_data,
 )
 from chains.evm import MULTICALL3_ADDRESS, to_checksum_address
-from chains.keys import Step, tx_key
+from chains.keys import Signer, Step
 from chains.models import OutboxTx, Token
 from chains.outbox import outbox_submit, rpc_batch
 from chains.registry import Chain, chain_get, chains
@@ -59,7 +59,7 @@ from facilitator.protocol import Payment, Refused
 
 logger = logging.getLogger(__name__)
 
-SIGNER = "vault"  # sends the settlements and pays their gas
+SIGNER = Signer.VAULT  # sends the settlements and pays their gas
 TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 
 
@@ -676,7 +676,7 @@ def _moved(receipt: Any, token: str, payer: str, to: str, value: int) -> bool:
 
 def settlement_of(tx: OutboxTx) -> Settlement | None:
     """The settlement an outbox transaction's key (`x402:<id>:settle`) names."""
-    key = tx_key(tx.key)
+    key = tx.parsed_key
     identifier = key.id if key.is_(Step.SETTLE) else ""
     try:
         return Settlement.objects.filter(pk=uuid.UUID(identifier)).first()

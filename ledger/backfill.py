@@ -5,7 +5,8 @@ only the writing is done here, on the models as they were at that migration."""
 
 from __future__ import annotations
 
-from ledger.observed import Kind, order_of, outbox_legs, outbox_owner, posting_kind
+from chains.keys import key_columns
+from ledger.observed import Kind, order_of, outbox_legs, posting_kind
 from ledger.postings import Leg, check_balanced, credit, debit
 
 MINED, FAILED = "mined", "failed"
@@ -102,6 +103,9 @@ class Backfill:
         done = 0
         finished = OutboxTx.objects.filter(status__in=(MINED, FAILED)).exclude(block_hash="").order_by("pk")
         for tx in finished.iterator():
+            columns = key_columns(
+                tx.key, tx.signer
+            )  # a historical row: its key, read as chains.keys reads it
             legs = outbox_legs(
                 tx,
                 succeeded=tx.status == MINED,
@@ -109,14 +113,14 @@ class Backfill:
                 gas_used=tx.gas_used,
                 gas_price=tx.effective_gas_price,
                 watched=WatchedAddress,
+                funds=columns["funds"],
             )
-            owner = outbox_owner(tx.key)
             done += self.post(
                 key=f"outbox:{tx.key}:{tx.block_hash}",
-                kind=posting_kind(tx.key),
+                kind=posting_kind(columns["step"], columns["owner"]),
                 legs=legs,
-                order_id=order_of(owner),
-                owner=owner,
+                order_id=order_of(columns["owner"]),
+                owner=columns["owner"],
                 tx_hash=tx.tx_hash,
                 chain_id=tx.chain_id,
                 block_number=tx.block_number,

@@ -23,8 +23,8 @@ from eth_utils import keccak, to_checksum_address
 
 from chains.artifacts import forwarder_init_code_hash
 from chains.evm import ZERO_ADDRESS, create2_address
-from chains.handlers import OwnerKind, deposit_observer, outbox_observer, owner_kind
-from chains.keys import Step, owner_id, tx_key
+from chains.handlers import deposit_observer, outbox_observer
+from chains.keys import OwnerKind, Signer, Step, owner_id, owner_kind
 from chains.models import Deposit, OutboxTx, WatchedAddress
 from chains.outbox.send import SWEPT_TOPIC
 from chains.signers import signer_address
@@ -86,7 +86,10 @@ class Accounts:
         self.chain_id = chain_id
         self.roles = {
             a.lower(): kind
-            for a, kind in ((signer_address("vault"), Kind.VAULT), (signer_address("solver"), Kind.SOLVER))
+            for a, kind in (
+                (signer_address(Signer.VAULT), Kind.VAULT),
+                (signer_address(Signer.SOLVER), Kind.SOLVER),
+            )
             if a
         }
         wanted = {a for a in addresses if a.lower() not in self.roles}
@@ -108,17 +111,15 @@ class Accounts:
         return outsider
 
 
-def outsider_of(key: str, signer: str) -> str:
-    """Who an outbox transaction pays, by its purpose: refunds and returns go to payers, the rest (deliveries,
-    payouts, relays, calls) to recipients; an x402 settlement moves a payer's tokens; a deployer's own
-    transactions are the operator's."""
-    if signer not in ("vault", "solver"):
-        return Kind.OPERATOR
-    parsed = tx_key(key)
-    if parsed.kind == OwnerKind.X402:  # a payer's authorization, settled: the tokens come from the payer
-        return Kind.PAYER
-    to_payer = parsed.kind == OwnerKind.REFUND or parsed.step in (Step.REFUND, Step.RETURN)
-    return Kind.PAYER if to_payer else Kind.RECIPIENT
+# What an outbox transaction's posting is called, by its step (chains.keys.Step): the step's own name but for
+# these. A step the key does not name is booked under its owner's kind.
+POSTING_KINDS: dict[str, str] = {Step.RELAY: "delivery", Step.EXECUTE: "execution", Step.RETURN: "refund"}
+
+
+def posting_kind(step: str, owner: str) -> str:
+    """The kind of an outbox transaction's posting: sweep, delivery, execution, refund, payout, deploy,
+    allowance, nonce..."""
+    return POSTING_KINDS.get(step, step) if step else owner_kind(owner)
 
 
 def outbox_legs(
@@ -129,9 +130,13 @@ def outbox_legs(
     gas_used: int | None,
     gas_price,
     watched=WatchedAddress,
+    funds: str | None = None,
 ) -> list[Leg]:
     """The legs of what `tx` moved and burned, per its receipt (shared by the observer, `reconcile`, which
-    counts a transaction mined but not yet recorded, and the backfill, with its historical `watched` model)."""
+    counts a transaction mined but not yet recorded, and the backfill, with its historical `watched` model and
+    the `funds` its key names, which its historical row has no column for). An address the service does not
+    hold is the account of whose funds the transaction moves (`chains.keys.Funds`: a payer, a recipient, the
+    operator)."""
     moved, gas = receipt_movements(
         to=tx.to,
         sender=tx.sender,
@@ -144,7 +149,7 @@ def outbox_legs(
     accounts = Accounts(
         tx.chain_id, {a for m in moved for a in (m.source, m.target)} | {tx.sender}, watched=watched
     )
-    outsider = outsider_of(tx.key, tx.signer)
+    outsider = Kind(funds or tx.funds)
     legs: list[Leg] = []
     for m in moved:
         if not (accounts.held(m.source) or accounts.held(m.target)):
@@ -164,12 +169,6 @@ def outbox_legs(
             debit(tx.chain_id, ZERO_ADDRESS, Kind.GAS, tx.sender, gas),
         ]
     return legs
-
-
-def outbox_owner(key: str) -> str:
-    """`order:<uuid>` of `order:<uuid>:sweep`: whose transaction it is (the key itself when it names no id)."""
-    prefix, _, rest = key.partition(":")
-    return f"{prefix}:{tx_key(key).id}" if rest else key
 
 
 def order_of(owner: str):
@@ -210,31 +209,16 @@ def outbox_posted(tx: OutboxTx) -> None:
         gas_price=tx.effective_gas_price,
     )
     if legs:
-        owner = outbox_owner(tx.key)
         post(
             key=current,
-            kind=posting_kind(tx.key),
+            kind=posting_kind(tx.step, tx.owner),
             legs=legs,
-            order_id=order_of(owner),
-            owner=owner,
+            order_id=order_of(tx.owner),
+            owner=tx.owner,
             tx_hash=tx.tx_hash,
             chain_id=tx.chain_id,
             block_number=tx.block_number,
         )
-
-
-def posting_kind(key: str) -> str:
-    """The kind of an outbox transaction's posting, from its business key: sweep, delivery, execution,
-    refund, payout, relay, deploy, nonce... (the word after the owner)."""
-    prefix = key.partition(":")[0]
-    parsed = tx_key(key)
-    if prefix in ("nonce", OwnerKind.CHAINS, OwnerKind.RELAY):  # a nonce filler; the chains' own
-        # (deploy-factory); the vault's for the relay provider (its standing allowance: `relay:allowance:...`)
-        word = "nonce" if prefix == "nonce" else parsed.id.split("-")[0]
-    else:
-        word = parsed.what.partition(":")[0] if parsed.what else prefix
-    word = {"relay": "delivery", "execute": "execution", "return": "refund"}.get(word, word)
-    return word[:40]
 
 
 def sent_by_the_service(deposit: Deposit) -> bool:
@@ -242,7 +226,7 @@ def sent_by_the_service(deposit: Deposit) -> bool:
     merchant's refund elsewhere): its outbox transaction's posting moved it already, from the signer's account
     to the deposit address's, so the deposit is not posted again."""
     sender = deposit.from_address.lower()
-    return bool(sender) and sender in {(signer_address(role) or "").lower() for role in ("vault", "solver")}
+    return bool(sender) and sender in {(signer_address(role) or "").lower() for role in (Signer.VAULT, Signer.SOLVER)}
 
 
 @deposit_observer

@@ -27,6 +27,7 @@ from eth_utils import to_checksum_address
 from chains.artifacts import ERC20, artifact
 from chains.client import web3_for
 from chains.evm import ZERO_ADDRESS
+from chains.keys import Signer
 from chains.models import ChainCursor, Deposit, OutboxTx, Token, WatchedAddress
 from chains.outbox.send import IN_FLIGHT, receipt_logs, receipt_of, rpc_batch
 from chains.registry import chain_get
@@ -113,7 +114,10 @@ def _expected(chain_id: int, block: int) -> dict[tuple[str, str], Row]:
         ZERO_ADDRESS,
         *(t.lower() for t in Token.objects.filter(chain_id=chain_id).values_list("address", flat=True)),
     }
-    for kind, address in ((Kind.VAULT, signer_address("vault")), (Kind.SOLVER, signer_address("solver"))):
+    for kind, address in (
+        (Kind.VAULT, signer_address(Signer.VAULT)),
+        (Kind.SOLVER, signer_address(Signer.SOLVER)),
+    ):
         for token in tokens if address else ():
             rows.setdefault((address.lower(), token), Row(address=address.lower(), kind=kind, token=token))
     return rows
@@ -240,7 +244,7 @@ def _block_hash(w3, number: int) -> str:
 def _liabilities(chain_id: int, w3, block: int, rows: list[Row]) -> list[Row]:
     """A row per token the vault owes merchants (ledger.liabilities: a refund balance): expected what is owed,
     actual as much of it as the vault holds, so a vault short of what it owes is a difference."""
-    vault = (signer_address("vault") or "").lower()
+    vault = (signer_address(Signer.VAULT) or "").lower()
     held = {row.token: row.actual for row in rows if row.kind == Kind.VAULT}
     found = []
     for name, token, amount in owed_on(chain_id):

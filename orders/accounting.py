@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from chains.keys import OwnerKind, owner_of
 from ledger.models import Account
 from ledger.postings import Leg, credit, debit, post
 from orders import events
@@ -137,7 +138,7 @@ def relay_refund_posted(order, *, chain_id: int, tx_hash: str, receipt) -> bool:
         receipt=receipt,
         to=settings.VAULT_ADDRESS,
         account=Kind.VAULT,
-        owner=f"order:{order.pk}",
+        owner=owner_of(OwnerKind.ORDER, order.pk),
         order_id=order.pk,
     )
 
@@ -147,7 +148,13 @@ def _fee_earned(event: events.Executed) -> None:
     order = event.order
     legs = fee_legs(order)
     if legs:
-        post(key=f"fee:{order.pk}", kind="fee", legs=legs, order_id=order.pk, owner=f"order:{order.pk}")
+        post(
+            key=f"fee:{order.pk}",
+            kind="fee",
+            legs=legs,
+            order_id=order.pk,
+            owner=owner_of(OwnerKind.ORDER, order.pk),
+        )
 
 
 def card_payment_posted(order, deposit) -> None:
@@ -156,7 +163,7 @@ def card_payment_posted(order, deposit) -> None:
         kind="card",
         legs=card_legs(order, deposit),
         order_id=order.pk,
-        owner=f"order:{order.pk}",
+        owner=owner_of(OwnerKind.ORDER, order.pk),
         tx_hash=deposit.tx_hash,
     )
 
@@ -167,7 +174,7 @@ def card_refund_posted(order, refund) -> None:
         kind="refund",
         legs=card_refund_legs(order, refund, refund.deposit.tx_hash if refund.deposit else ""),
         order_id=order.pk,
-        owner=f"order:{order.pk}",
+        owner=owner_of(OwnerKind.ORDER, order.pk),
         tx_hash=refund.tx_hash,
     )
 
@@ -181,7 +188,7 @@ def backfill(apps, run) -> int:
     done = 0
     for order in Order.objects.filter(status="executed").iterator():
         legs = fee_legs(order)
-        owner = f"order:{order.pk}"
+        owner = owner_of(OwnerKind.ORDER, order.pk)
         done += run.post(key=f"fee:{order.pk}", kind="fee", legs=legs, order_id=order.pk, owner=owner)
     cards = DepositTx.objects.filter(tx_hash__startswith=CARD_PAYMENT_PREFIX).select_related("order")
     for deposit in cards.iterator():
@@ -191,7 +198,7 @@ def backfill(apps, run) -> int:
             kind="card",
             legs=card_legs(order, deposit),
             order_id=order.pk,
-            owner=f"order:{order.pk}",
+            owner=owner_of(OwnerKind.ORDER, order.pk),
             tx_hash=deposit.tx_hash,
         )
     refunds = RefundTx.objects.filter(deposit__tx_hash__startswith=CARD_PAYMENT_PREFIX, status="success")
@@ -202,7 +209,7 @@ def backfill(apps, run) -> int:
             kind="refund",
             legs=card_refund_legs(order, refund, refund.deposit.tx_hash),
             order_id=order.pk,
-            owner=f"order:{order.pk}",
+            owner=owner_of(OwnerKind.ORDER, order.pk),
             tx_hash=refund.tx_hash,
         )
     return done

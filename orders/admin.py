@@ -9,7 +9,7 @@ from django.utils.html import format_html, format_html_join
 
 from chains.evm import is_address, to_checksum_address
 from chains.incidents import incidents_resolve
-from chains.keys import tx_key
+from chains.keys import OwnerKind, owner_of
 from chains.models import ChainCursor, Incident, OutboxTx
 from chains.registry import chain_get
 from chains.tokens import token_get
@@ -302,7 +302,7 @@ class OrderAdmin(admin.ModelAdmin):
 
     @admin.display(description="outbox transactions")
     def outbox_transactions(self, order: Order):
-        rows = OutboxTx.objects.filter(key__startswith=f"order:{order.pk}:").order_by("created_at")
+        rows = OutboxTx.objects.filter(owner=owner_of(OwnerKind.ORDER, order.pk)).order_by("created_at")
         return (
             format_html_join(
                 "",
@@ -310,7 +310,7 @@ class OrderAdmin(admin.ModelAdmin):
                 (
                     (
                         reverse("admin:chains_outboxtx_change", args=[tx.pk]),
-                        tx_key(tx.key).what,
+                        tx.parsed_key.what,
                         tx.status,
                         chain_label(tx.chain_id),
                         short_hex(tx.tx_hash) if tx.tx_hash else "",

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from chains.keys import OwnerKind, owner_of
 from chains.registry import deposit_address
 from chains.tokens import check_amount_worth, token_get
 from chains.watcher import watch_address
@@ -143,7 +144,7 @@ def order_create(
             watch_address(
                 chain_id=order.src_chain,
                 address=order.global_address,
-                owner=f"order:{order.pk}",
+                owner=owner_of(OwnerKind.ORDER, order.pk),
                 watch_until=order.expired_at + WATCH_AFTER_EXPIRY,
             )
             bodies.created(order)

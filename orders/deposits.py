@@ -8,8 +8,8 @@ from __future__ import annotations
 import logging
 import uuid
 
-from chains.handlers import OwnerKind, PaymentDue, deposit_handler, payable
-from chains.keys import owner_id
+from chains.handlers import PaymentDue, deposit_handler, payable
+from chains.keys import OwnerKind, owner_id
 from chains.models import Deposit
 from orders.lifecycle import order_record_deposit, order_withdraw_deposit
 from orders.models import Order

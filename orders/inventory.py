@@ -38,7 +38,8 @@ from eth_utils import to_checksum_address
 from chains.artifacts import ERC20, encode_call
 from chains.client import web3_for
 from chains.evm import ZERO_ADDRESS
-from chains.handlers import OwnerKind, check_section, outbox_handler
+from chains.handlers import check_section, outbox_handler
+from chains.keys import OwnerKind, Signer, Step, outbox_key, owner_of
 from chains.models import OutboxTx
 from chains.outbox import outbox_submit, outbox_transfer
 from chains.outbox.send import IN_FLIGHT, rpc_batch
@@ -152,18 +153,18 @@ def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
             return None
         if call is None:
             tx = outbox_transfer(
-                key=f"order:{order.pk}:relay",
+                key=outbox_key(OwnerKind.ORDER, order.pk, Step.RELAY),
                 chain_id=inventory.chain_id,
-                signer="solver",
+                signer=Signer.SOLVER,
                 token=order.dst_token_address,
                 to=to_checksum_address(order.recipient_address),
                 amount=dst_amount,
             )
         else:  # the call, through the router: it fails (and the payer is refunded) if the call would revert
             tx = outbox_submit(
-                key=f"order:{order.pk}:relay",
+                key=outbox_key(OwnerKind.ORDER, order.pk, Step.RELAY),
                 chain_id=inventory.chain_id,
-                signer="solver",
+                signer=Signer.SOLVER,
                 to=router_address(),
                 data=call[0],
                 value=call[1],
@@ -385,7 +386,7 @@ def _advance(refill: InventoryRefill) -> bool:
             if not refill.relay:
                 refill.relay = relay
                 refill.save(update_fields=["relay"])
-    paid = pay_steps(refill.relay, key=f"inventory:{inventory.pk}:refill:{refill.pk}")
+    paid = pay_steps(refill.relay, key=outbox_key(OwnerKind.INVENTORY, inventory.pk, Step.REFILL, refill.pk))
     if isinstance(paid, str):
         return _finish(refill, Refill.FAILED, error=paid[:500])
     if paid is not None:
@@ -412,7 +413,7 @@ def _advance(refill: InventoryRefill) -> bool:
                 receipt=receipt,
                 to=settings.SOLVER_ADDRESS,
                 account=Account.Kind.SOLVER,
-                owner=f"inventory:{inventory.pk}",
+                owner=owner_of(OwnerKind.INVENTORY, inventory.pk),
             )
             return _finish(refill, Refill.FILLED, fill_tx=hashes[0].lower())
     if state in ("refund", "refunded", "failure"):
@@ -438,7 +439,7 @@ def _post_refunds() -> None:
                 receipt=receipt,
                 to=settings.VAULT_ADDRESS,
                 account=Account.Kind.VAULT,
-                owner=f"inventory:{refill.inventory_id}",
+                owner=owner_of(OwnerKind.INVENTORY, refill.inventory_id),
             )
 
 

@@ -21,9 +21,11 @@ from functools import partial
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from chains.incidents import incident_record
+from chains.keys import OwnerKind, Step, extensions_of, outbox_key, owner_of
 from chains.models import Incident, OutboxTx
 from observability.orders import observe_transition
 from orders import events, states
@@ -192,7 +194,12 @@ def order_withdraw_deposit(*, order: Order, deposit_id: int) -> Order:
         withdrawn_at=timezone.now(), counted=False, refund_amount=None
     )
     events.announce(events.Changed(order))
-    refund_asked = OutboxTx.objects.filter(key__startswith=f"order:{order.pk}:refund:{deposit.pk}").exists()
+    refund_key = outbox_key(
+        OwnerKind.ORDER, order.pk, Step.REFUND, deposit.pk
+    )  # and its `:rest`, `:attempt<n>`
+    refund_asked = OutboxTx.objects.filter(
+        Q(key=refund_key) | Q(key__startswith=extensions_of(refund_key))
+    ).exists()
     moved_on = deposit.counted and order.status != Order.Status.SCANNING_DEPOSIT
     if not (refund_asked or moved_on):
         logger.warning(
@@ -205,7 +212,7 @@ def order_withdraw_deposit(*, order: Order, deposit_id: int) -> Order:
     what = "was counted" if moved_on else "was sent back"
     incident_record(
         kind=Incident.Kind.DEPOSIT_REORGED,
-        subject=f"order:{order.pk}",
+        subject=owner_of(OwnerKind.ORDER, order.pk),
         chain_id=deposit.chain,
         summary=(
             f"order {order.pk} ({order.status}): its deposit of {deposit.amount} in {deposit.tx_hash} was taken "

@@ -14,6 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from chains.incidents import incident_record
+from chains.keys import OwnerKind, Signer, Step, extended, outbox_key, owner_of
 from chains.models import Incident, OutboxTx
 from chains.outbox import outbox_transfer, swept_of
 from core.errors import DomainError
@@ -42,11 +43,17 @@ def _owed(order: Order) -> list[tuple[DepositTx, int, str]]:
     for deposit in order.deposit_txs.filter(Q(refund_amount__isnull=False) | Q(counted=True)):
         flagged = int(deposit.refund_amount or 0)
         if flagged:
-            owed.append((deposit, flagged, f"order:{order.pk}:refund:{deposit.pk}"))
+            owed.append((deposit, flagged, outbox_key(OwnerKind.ORDER, order.pk, Step.REFUND, deposit.pk)))
         rest = int(deposit.amount) - flagged
         if refunding and rest > 0:
             owed.append(
-                (deposit, rest, f"order:{order.pk}:refund:{deposit.pk}" + (":rest" if flagged else ""))
+                (
+                    deposit,
+                    rest,
+                    outbox_key(
+                        OwnerKind.ORDER, order.pk, Step.REFUND, deposit.pk, *(["rest"] if flagged else [])
+                    ),
+                )
             )
     return owed
 
@@ -72,7 +79,7 @@ def _refund(order: Order, deposit: DepositTx, amount: int, key: str) -> OutboxTx
     REFUND_RETRY_SECONDS it is tried again under the next attempt's key, at
     most REFUND_MAX_ATTEMPTS times; then it waits for staff.
     """
-    keys = [key, *(f"{key}:attempt{n}" for n in range(2, settings.REFUND_MAX_ATTEMPTS + 1))]
+    keys = [key, *(extended(key, f"attempt{n}") for n in range(2, settings.REFUND_MAX_ATTEMPTS + 1))]
     attempts = list(OutboxTx.objects.filter(key__in=keys).order_by("created_at"))  # the unique index
     latest = attempts[-1] if attempts else None
     if latest is not None:
@@ -81,11 +88,11 @@ def _refund(order: Order, deposit: DepositTx, amount: int, key: str) -> OutboxTx
             return latest
         if latest.finished_at and latest.finished_at > retry_after:
             return latest
-        key = f"{key}:attempt{len(attempts) + 1}"
+        key = extended(key, f"attempt{len(attempts) + 1}")
     return outbox_transfer(
         key=key,
         chain_id=deposit.chain,
-        signer="vault",
+        signer=Signer.VAULT,
         amount=amount,
         token=deposit.token_address or order.src_token_address,
         to=refund_target(order, deposit),
@@ -104,7 +111,10 @@ def _uncounted_swept(order: Order, deposit: DepositTx, sweep: OutboxTx) -> bool:
         )
         if (d.token_address or order.src_token_address).lower() == token.lower()
     ]
-    keys = [f"order:{order.pk}:sweep", *(f"order:{order.pk}:sweep:{d.pk}" for d in same)]
+    keys = [
+        outbox_key(OwnerKind.ORDER, order.pk, Step.SWEEP),
+        *(outbox_key(OwnerKind.ORDER, order.pk, Step.SWEEP, d.pk) for d in same),
+    ]
     swept = [
         swept_of(tx, token) for tx in OutboxTx.objects.filter(key__in=keys, status=OutboxTx.Status.MINED)
     ]
@@ -115,7 +125,7 @@ def _uncounted_swept(order: Order, deposit: DepositTx, sweep: OutboxTx) -> bool:
         return True
     incident_record(
         kind=Incident.Kind.SWEEP_SHORT,
-        subject=f"order:{order.pk}",
+        subject=owner_of(OwnerKind.ORDER, order.pk),
         chain_id=order.src_chain,
         summary=f"order {order.pk}: its sweeps of {token} moved {total} of the {owed} its deposits brought; the "
         f"refund of deposit {deposit.pk} is not paid out of the vault's own funds until staff resolve this",

@@ -27,7 +27,7 @@ from web3 import Web3
 
 from chains.artifacts import ERC20, encode_call
 from chains.evm import ZERO_ADDRESS, is_address
-from chains.handlers import OwnerKind
+from chains.keys import OwnerKind, Signer, Step, extended, extensions_of, kind_key, outbox_key
 from chains.models import OutboxTx
 from chains.outbox import outbox_submit, outbox_transfer
 from chains.registry import chain_get
@@ -214,9 +214,9 @@ class DevnetSolver:
         token, recipient = order.dst_token_address, to_checksum_address(order.recipient_address)
         if order.type in SWAP_TYPES:
             tx = outbox_transfer(
-                key=f"order:{order.pk}:relay",
+                key=outbox_key(OwnerKind.ORDER, order.pk, Step.RELAY),
                 chain_id=order.dst_chain,
-                signer="solver",
+                signer=Signer.SOLVER,
                 token=token,
                 to=recipient,
                 amount=dst_amount,
@@ -229,7 +229,7 @@ class DevnetSolver:
         if not self._lease(order, token, spender):
             return Delivery(PENDING)  # another order's call to this contract is spending its allowance
         data = encode_call(ERC20, "approve", spender, dst_amount)
-        delivery = Delivery.of(self._send(order, "relay", to=token, data=data))
+        delivery = Delivery.of(self._send(order, Step.RELAY, to=token, data=data))
         # The allowance is not a delivery to show: the call that spends it is the order's executeTx.
         return Delivery(delivery.state, (), delivery.error)
 
@@ -262,14 +262,14 @@ class DevnetSolver:
 
     def execute(self, order: Order, dst_amount: int) -> OutboxTx:
         to, data, value = execute_call(order, dst_amount)
-        return self._send(order, "execute", to=to, data=data, value=value)
+        return self._send(order, Step.EXECUTE, to=to, data=data, value=value)
 
     @staticmethod
-    def _send(order: Order, step: str, *, to: str, data: str = "0x", value: int = 0) -> OutboxTx:
+    def _send(order: Order, step: Step, *, to: str, data: str = "0x", value: int = 0) -> OutboxTx:
         return outbox_submit(
-            key=f"order:{order.pk}:{step}",
+            key=outbox_key(OwnerKind.ORDER, order.pk, step),
             chain_id=order.dst_chain,
-            signer="solver",
+            signer=Signer.SOLVER,
             to=to,
             data=data,
             value=value,
@@ -431,7 +431,7 @@ class RelayProvider:
             return Delivery(PENDING)
         if not relay["requestId"] or not any(step["items"] for step in relay["steps"]):
             return Delivery(FAILED, error="the relay quote has no transaction to send")
-        paid = pay_steps(relay, key=f"order:{order.pk}:relay")
+        paid = pay_steps(relay, key=outbox_key(OwnerKind.ORDER, order.pk, Step.RELAY))
         if isinstance(paid, str):
             return Delivery(FAILED, error=paid)
         if paid is not None:
@@ -503,9 +503,9 @@ def pay_steps(relay: dict, *, key: str) -> OutboxTx | str | None:
                 return tx  # pending; a failed one fails this payment, the next tries again
             continue
         tx = outbox_submit(
-            key=f"{key}:{n}",
+            key=extended(key, n),
             chain_id=int(item["chainId"]),
-            signer="vault",
+            signer=Signer.VAULT,
             to=item["to"],
             data=item.get("data") or "0x",
             value=int(item.get("value") or 0),
@@ -548,16 +548,18 @@ def vault_allowance(*, chain_id: int, token: str, spender: str) -> OutboxTx:
     provider documents them), so a standing allowance lets nothing but the vault's own deposits move the
     vault's tokens; exact allowances per order raced (each replaced the last before its deposit was mined).
     """
-    base = f"{OwnerKind.RELAY}:allowance:{chain_id}:{token.lower()}:{spender.lower()}"
-    return standing_allowance(base, chain_id=chain_id, signer="vault", token=token, spender=spender)
+    base = kind_key(OwnerKind.RELAY, Step.ALLOWANCE, chain_id, token.lower(), spender.lower())
+    return standing_allowance(base, chain_id=chain_id, signer=Signer.VAULT, token=token, spender=spender)
 
 
 def standing_allowance(base: str, *, chain_id: int, signer: str, token: str, spender: str) -> OutboxTx:
     """`signer`'s unlimited allowance of `token` for `spender`, asked of the outbox once under `base:<attempt>`
     (a failed attempt is asked for again under the next)."""
-    attempt = OutboxTx.objects.filter(key__startswith=f"{base}:", status=OutboxTx.Status.FAILED).count()
+    attempt = OutboxTx.objects.filter(
+        key__startswith=extensions_of(base), status=OutboxTx.Status.FAILED
+    ).count()
     return outbox_submit(
-        key=f"{base}:{attempt}",
+        key=extended(base, attempt),
         chain_id=chain_id,
         signer=signer,
         to=to_checksum_address(token),

@@ -25,6 +25,7 @@ from eth_utils import keccak, to_checksum_address
 from chains.artifacts import artifact, encode_call
 from chains.client import web3_for
 from chains.evm import DETERMINISTIC_DEPLOYER, ZERO_ADDRESS, create2_address
+from chains.keys import OwnerKind, Signer, Step, kind_key
 from chains.models import OutboxTx
 from chains.outbox import outbox_submit
 from chains.registry import chain_get
@@ -73,9 +74,9 @@ def router_state(chain_id: int) -> str:
 def router_deploy_submit(chain_id: int) -> OutboxTx:
     """The router's deployment on a chain, asked of the outbox once (signed by the deployer)."""
     return outbox_submit(
-        key=f"inventory:router:{chain_id}",
+        key=kind_key(OwnerKind.INVENTORY, Step.DEPLOY, chain_id),
         chain_id=chain_id,
-        signer="deployer",
+        signer=Signer.DEPLOYER,
         to=DETERMINISTIC_DEPLOYER,
         data="0x" + ROUTER_SALT.hex() + _init_code().hex(),
     )
@@ -87,8 +88,10 @@ def solver_allowance(chain_id: int, token: str) -> OutboxTx | None:
     value."""
     if token.lower() == ZERO_ADDRESS:
         return None
-    base = f"inventory:router-allowance:{chain_id}:{token.lower()}"
-    return standing_allowance(base, chain_id=chain_id, signer="solver", token=token, spender=router_address())
+    base = kind_key(OwnerKind.INVENTORY, Step.ALLOWANCE, chain_id, token.lower())
+    return standing_allowance(
+        base, chain_id=chain_id, signer=Signer.SOLVER, token=token, spender=router_address()
+    )
 
 
 def routed_call(*, token: str, amount: int, spender: str | None, target: str, data: str) -> str:

@@ -45,9 +45,9 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from chains.handlers import OwnerKind, follow_up, outbox_handler, outbox_included_handler
+from chains.handlers import follow_up, outbox_handler, outbox_included_handler
 from chains.incidents import incident_open_for, incident_record
-from chains.keys import Step, tx_key
+from chains.keys import OwnerKind, Step, owner_of
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import sweep_covers, swept_in_block
 from chains.readers import confirmed_receipt, receipt_on
@@ -108,7 +108,7 @@ def settle_order(order_id: uuid.UUID | str, *, actor: str = "system") -> str | N
 
 def order_held(order: Order) -> bool:
     """Whether the order's settlement waits: a deposit in doubt after a reorg, or an open incident about it."""
-    if incident_open_for(f"order:{order.pk}"):
+    if incident_open_for(owner_of(OwnerKind.ORDER, order.pk)):
         return True
     return order.deposit_txs.filter(
         withdrawn_at__isnull=True, deposit__status=Deposit.Status.ORPHANED
@@ -173,7 +173,10 @@ def _quote(order: Order, actor: str) -> bool:
 
 def _sweep_covers(order: Order, tx: OutboxTx) -> bool:
     return sweep_covers(
-        tx, counted=_received(order), subject=f"order:{order.pk}", what=f"order {order.pk} ({order.status})"
+        tx,
+        counted=_received(order),
+        subject=owner_of(OwnerKind.ORDER, order.pk),
+        what=f"order {order.pk} ({order.status})",
     )
 
 
@@ -364,7 +367,7 @@ def order_tx_finished(tx: OutboxTx) -> None:
     A sweep mined again after the order moved on (it had left the chain in a
     reorg and was sent again) is checked here: the settlement no longer looks.
     """
-    key = tx_key(tx.key)
+    key = tx.parsed_key
     order_id = key.id
     if key.is_(Step.SWEEP, detail=False) and tx.status in (OutboxTx.Status.MINED, OutboxTx.Status.FAILED):
         order = Order.objects.filter(pk=order_id).first()
@@ -384,7 +387,7 @@ def order_tx_finished(tx: OutboxTx) -> None:
 def order_tx_included(tx: OutboxTx) -> None:
     """One of an order's transactions is in a block: a sweep the order waits for moves it on now (the vault
     pays the relay provider a block sooner, `_send_to_vault`); nothing else waits for less than its outcome."""
-    key = tx_key(tx.key)
+    key = tx.parsed_key
     if (
         key.is_(Step.SWEEP, detail=False)
         and Order.objects.filter(pk=key.id, status=Status.SENDING_TOKEN_FROM_VAULT).exists()
@@ -419,7 +422,7 @@ def _swept_after_moving_on(order: Order, tx: OutboxTx) -> None:
         return
     incident_record(
         kind=Incident.Kind.SWEEP_SHORT,
-        subject=f"order:{order.pk}",
+        subject=owner_of(OwnerKind.ORDER, order.pk),
         chain_id=tx.chain_id,
         summary=f"the sweep of order {order.pk} ({order.status}) failed after the order moved on: {tx.error}"[
             :500
@@ -456,7 +459,7 @@ def settle_stuck_orders(*, limit: int = 200) -> int:
             "subject", flat=True
         )
     )
-    stuck = [order for order in orders_stuck()[:limit] if f"order:{order.pk}" not in held]
+    stuck = [order for order in orders_stuck()[:limit] if owner_of(OwnerKind.ORDER, order.pk) not in held]
     for order in stuck:
         logger.warning(
             "Order %s has been %s since %s: settling it again",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from chains.keys import OwnerKind, Step, outbox_key
 from chains.models import OutboxTx
 from chains.outbox import outbox_sweep
 from orders.models import DepositTx, Order
@@ -16,7 +17,11 @@ def order_sweep(order: Order, deposit: DepositTx | None = None) -> OutboxTx:
     it may arrive after the order's sweep.
     """
     token = order.src_token_address if deposit is None else deposit.token_address or order.src_token_address
-    key = f"order:{order.pk}:sweep" if deposit is None else f"order:{order.pk}:sweep:{deposit.pk}"
+    key = (
+        outbox_key(OwnerKind.ORDER, order.pk, Step.SWEEP)
+        if deposit is None
+        else outbox_key(OwnerKind.ORDER, order.pk, Step.SWEEP, deposit.pk)
+    )
     return outbox_sweep(
         key=key, chain_id=order.src_chain, kind="order", identifier=str(order.pk), token=token
     )

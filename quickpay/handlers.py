@@ -3,8 +3,8 @@ transactions' outcomes. Registered with `chains.handlers` when the app is ready.
 
 from __future__ import annotations
 
-from chains.handlers import OwnerKind, PaymentDue, deposit_handler, outbox_handler, payable
-from chains.keys import Step, owner_id, tx_key
+from chains.handlers import PaymentDue, deposit_handler, outbox_handler, payable
+from chains.keys import OwnerKind, Step, outbox_key, owner_id
 from chains.models import Deposit, OutboxTx
 from ledger.balance import (
     PaymentRefunded,
@@ -95,7 +95,7 @@ def _payment_recorded(paid: QuickPayment, organization_id: str) -> None:
 def quick_payment_tx_finished(tx: OutboxTx) -> None:
     """One of a quick payment's transactions was mined or failed; settle it on. A refund or a return mined
     is a balance transaction of the payment's organization (what the ledger posted for it, to the payer)."""
-    key = tx_key(tx.key)
+    key = tx.parsed_key
     payment_id = key.id
     enqueue_quick_payment_settlement(payment_id)
     if tx.status != OutboxTx.Status.MINED:
@@ -119,7 +119,7 @@ def _payment_ended(payment_id: str, outcome: PaymentOutcome, tx: OutboxTx) -> No
         counted = QuickPaymentDeposit.objects.filter(payment=payment, counted__gt=0).values_list(
             "deposit_id", flat=True
         )
-        keys = [f"quickpay:{payment.id}:return:{deposit_id}" for deposit_id in counted]
+        keys = [outbox_key(OwnerKind.QUICKPAY, payment.id, Step.RETURN, deposit_id) for deposit_id in counted]
         if OutboxTx.objects.filter(key__in=keys, status=OutboxTx.Status.MINED).count() < len(keys):
             return  # another return is still on its way
     _progressed(payment.id, Progress.DELIVERED if outcome is PaymentOutcome.DELIVERED else Progress.RETURNED)

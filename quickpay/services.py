@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from chains.incidents import incident_record
+from chains.keys import OwnerKind, Step, outbox_key
 from chains.models import Incident, OutboxTx
 from chains.registry import deposit_address
 from chains.tokens import check_amount_worth, token_get
@@ -130,9 +131,9 @@ def quick_payment_withdraw_deposit(*, payment_id: str, deposit_id: int) -> None:
     QuickPaymentDeposit.objects.filter(pk=item.pk).update(counted=0, refund=0)
     sent = OutboxTx.objects.filter(
         key__in=[
-            f"quickpay:{payment_id}:payout",
-            f"quickpay:{payment_id}:refund:{deposit_id}",
-            f"quickpay:{payment_id}:return:{deposit_id}",
+            outbox_key(OwnerKind.QUICKPAY, payment_id, Step.PAYOUT),
+            outbox_key(OwnerKind.QUICKPAY, payment_id, Step.REFUND, deposit_id),
+            outbox_key(OwnerKind.QUICKPAY, payment_id, Step.RETURN, deposit_id),
         ]
     ).exists()
     if payment.status == QuickPayment.Status.AWAITING_PAYMENT and not sent:

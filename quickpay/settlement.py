@@ -21,6 +21,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from chains.incidents import incident_open_for, incident_record
+from chains.keys import OwnerKind, Signer, Step, outbox_key
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
 from quickpay.models import QuickPayment, QuickPaymentDeposit
@@ -38,7 +39,7 @@ def _sweep(payment: QuickPayment, token: str, key: str) -> OutboxTx:
 
 def _pay(payment: QuickPayment, *, token: str, to: str, amount: int, key: str) -> OutboxTx:
     return outbox_transfer(
-        key=key, chain_id=payment.chain_id, signer="vault", token=token, to=to, amount=amount
+        key=key, chain_id=payment.chain_id, signer=Signer.VAULT, token=token, to=to, amount=amount
     )
 
 
@@ -61,7 +62,9 @@ def quick_payment_settle(payment_id: str) -> dict[str, str]:
     counted = sum(int(d.counted) for d in deposits)
     main_sweep = None
     if counted and payment.status != QuickPayment.Status.AWAITING_PAYMENT:
-        main_sweep = _sweep(payment, payment.token_address, f"quickpay:{payment.id}:sweep")
+        main_sweep = _sweep(
+            payment, payment.token_address, outbox_key(OwnerKind.QUICKPAY, payment.id, Step.SWEEP)
+        )
         sent[main_sweep.key] = main_sweep.status
         subject = f"{QUICK_PAYMENT_OWNER}:{payment.id}"
         if main_sweep.status == MINED and not sweep_covers(
@@ -77,14 +80,16 @@ def quick_payment_settle(payment_id: str) -> dict[str, str]:
             token=payment.token_address,
             to=payment.recipient_address,
             amount=int(payment.amount),
-            key=f"quickpay:{payment.id}:payout",
+            key=outbox_key(OwnerKind.QUICKPAY, payment.id, Step.PAYOUT),
         )
         sent[tx.key] = tx.status
     for item in deposits:
         deposit = item.deposit
-        owed = [(int(item.refund), f"quickpay:{payment.id}:refund:{deposit.pk}")]
+        owed = [(int(item.refund), outbox_key(OwnerKind.QUICKPAY, payment.id, Step.REFUND, deposit.pk))]
         if payment.status == QuickPayment.Status.EXPIRED:
-            owed.append((int(item.counted), f"quickpay:{payment.id}:return:{deposit.pk}"))
+            owed.append(
+                (int(item.counted), outbox_key(OwnerKind.QUICKPAY, payment.id, Step.RETURN, deposit.pk))
+            )
         owed = [(amount, key) for amount, key in owed if amount > 0]
         if not owed:
             continue
@@ -93,7 +98,9 @@ def quick_payment_settle(payment_id: str) -> dict[str, str]:
                 continue  # still awaiting payment: the part beyond the amount goes back once it is settled
             source = main_sweep
         else:
-            source = _sweep(payment, deposit.token, f"quickpay:{payment.id}:sweep:{deposit.pk}")
+            source = _sweep(
+                payment, deposit.token, outbox_key(OwnerKind.QUICKPAY, payment.id, Step.SWEEP, deposit.pk)
+            )
             sent[source.key] = source.status
         if source.status != MINED:
             continue
@@ -126,8 +133,8 @@ def quick_payments_settling(*, limit: int = 1000) -> list[str]:
         .values_list("pk", flat=True)[:limit]
     )
     done = set(
-        OutboxTx.objects.filter(key__in=[f"quickpay:{pk}:payout" for pk in recent], status=MINED).values_list(
-            "key", flat=True
-        )
+        OutboxTx.objects.filter(
+            key__in=[outbox_key(OwnerKind.QUICKPAY, pk, Step.PAYOUT) for pk in recent], status=MINED
+        ).values_list("key", flat=True)
     )
-    return [pk for pk in recent if f"quickpay:{pk}:payout" not in done]
+    return [pk for pk in recent if outbox_key(OwnerKind.QUICKPAY, pk, Step.PAYOUT) not in done]

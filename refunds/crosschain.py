@@ -14,6 +14,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import transaction
 
+from chains.keys import OwnerKind, Signer, Step, outbox_key
 from chains.models import OutboxTx
 from chains.outbox import outbox_transfer
 from core.errors import DomainError, InvalidRequest
@@ -114,9 +115,9 @@ def refund_order(refund: Refund) -> Order:
 def order_funding(refund: Refund, order: Order) -> OutboxTx:
     """The vault pays the refund's order what it delivers: exactly the refund's amount, once."""
     return outbox_transfer(
-        key=f"refund:{refund.id}:order",
+        key=outbox_key(OwnerKind.REFUND, refund.id, Step.ORDER),
         chain_id=refund.chain_id,
-        signer="vault",
+        signer=Signer.VAULT,
         token=refund.token_address,
         to=order.global_address,
         amount=int(refund.amount),

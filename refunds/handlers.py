@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from chains.handlers import OwnerKind, PaymentDue, deposit_handler, outbox_handler, payable
-from chains.keys import Step, owner_id, tx_key
+from chains.handlers import PaymentDue, deposit_handler, outbox_handler, payable
+from chains.keys import OwnerKind, Step, owner_id
 from chains.models import Deposit, OutboxTx
 from ledger.liabilities import liability
 from refunds import crosschain  # noqa: F401  subscribes to the orders that deliver refunds elsewhere
@@ -39,7 +39,7 @@ def refund_deposit_changed(deposit: Deposit) -> None:
 def refund_tx_finished(tx: OutboxTx) -> None:
     """One of a refund's (or a top-up's) transactions was mined or failed: the delivery ends the refund; any
     other settles on."""
-    key = tx_key(tx.key)
+    key = tx.parsed_key
     refund_id = key.id
     if key.is_(Step.WITHDRAWAL, detail=False):  # an admin's withdrawal of the refund balance (`rbw_`)
         refund_withdrawal_finished(tx, refund_id)

@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from chains.keys import OwnerKind, owner_of
 from core.dbfields import Uint256Field
 from core.ids import public_id
 
@@ -93,7 +94,7 @@ class Refund(models.Model):
 
     @property
     def owner(self) -> str:
-        return f"refund:{self.id}"
+        return owner_of(OwnerKind.REFUND, self.id)
 
 
 class RefundDeposit(models.Model):
@@ -162,7 +163,7 @@ class RefundTopUp(models.Model):
 
     @property
     def owner(self) -> str:
-        return f"refund:{self.id}"
+        return owner_of(OwnerKind.REFUND, self.id)
 
 
 class RefundTopUpDeposit(models.Model):

@@ -20,6 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from chains.incidents import incident_record
+from chains.keys import OwnerKind, Step, outbox_key
 from chains.models import Deposit, Incident, OutboxTx
 from chains.registry import chain_get, deposit_address
 from chains.tokens import token_get
@@ -362,7 +363,10 @@ def refund_withdraw_deposit(refund_id: str, deposit_id: int) -> None:
     counted = int(item.counted)
     RefundDeposit.objects.filter(pk=item.pk).update(counted=0, returned=0)
     sent = OutboxTx.objects.filter(
-        key__in=[f"refund:{refund_id}:return:{deposit_id}", f"refund:{refund_id}:unfunded:{deposit_id}"]
+        key__in=[
+            outbox_key(OwnerKind.REFUND, refund_id, Step.RETURN, deposit_id),
+            outbox_key(OwnerKind.REFUND, refund_id, Step.UNFUNDED, deposit_id),
+        ]
     ).exists()
     if refund.status == Status.REQUIRES_FUNDING and not sent:
         refund.funding_received = int(refund.funding_received) - counted

@@ -22,6 +22,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from chains.incidents import incident_open_for, incident_record
+from chains.keys import OwnerKind, Signer, Step, outbox_key
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
 from core.errors import InvalidRequest
@@ -40,7 +41,7 @@ def _sweep(refund: Refund, token: str, key: str) -> OutboxTx:
 
 
 def _pay(refund: Refund, *, chain_id: int, token: str, to: str, amount: int, key: str) -> OutboxTx:
-    return outbox_transfer(key=key, chain_id=chain_id, signer="vault", token=token, to=to, amount=amount)
+    return outbox_transfer(key=key, chain_id=chain_id, signer=Signer.VAULT, token=token, to=to, amount=amount)
 
 
 def refund_settle(refund_id: str) -> dict[str, str]:
@@ -55,7 +56,7 @@ def refund_settle(refund_id: str) -> dict[str, str]:
     counted = sum(int(d.counted) for d in deposits)
     main_sweep = None
     if counted and refund.status != Status.REQUIRES_FUNDING:
-        main_sweep = _sweep(refund, refund.token_address, f"refund:{refund.id}:sweep")
+        main_sweep = _sweep(refund, refund.token_address, outbox_key(OwnerKind.REFUND, refund.id, Step.SWEEP))
         sent[main_sweep.key] = main_sweep.status
         if main_sweep.status == MINED and not sweep_covers(
             main_sweep, counted=counted, subject=refund.owner, what=f"refund {refund.id} ({refund.status})"
@@ -81,14 +82,16 @@ def refund_settle(refund_id: str) -> dict[str, str]:
                 token=refund.token_address,
                 to=refund.destination_address,
                 amount=int(refund.amount),
-                key=f"refund:{refund.id}:delivery",
+                key=outbox_key(OwnerKind.REFUND, refund.id, Step.DELIVERY),
             )
         sent[tx.key] = tx.status
     for item in deposits:
         deposit = item.deposit
-        owed = [(int(item.returned), f"refund:{refund.id}:return:{deposit.pk}")]
+        owed = [(int(item.returned), outbox_key(OwnerKind.REFUND, refund.id, Step.RETURN, deposit.pk))]
         if refund.status == Status.CANCELED:
-            owed.append((int(item.counted), f"refund:{refund.id}:unfunded:{deposit.pk}"))
+            owed.append(
+                (int(item.counted), outbox_key(OwnerKind.REFUND, refund.id, Step.UNFUNDED, deposit.pk))
+            )
         owed = [(amount, key) for amount, key in owed if amount > 0]
         if not owed:
             continue
@@ -97,7 +100,9 @@ def refund_settle(refund_id: str) -> dict[str, str]:
                 continue  # still awaiting funding: the part beyond the amount goes back once it is settled
             source = main_sweep
         else:
-            source = _sweep(refund, deposit.token, f"refund:{refund.id}:sweep:{deposit.pk}")
+            source = _sweep(
+                refund, deposit.token, outbox_key(OwnerKind.REFUND, refund.id, Step.SWEEP, deposit.pk)
+            )
             sent[source.key] = source.status
         if source.status != MINED:
             continue

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from chains.incidents import incident_open_for, incident_record
+from chains.keys import OwnerKind, Signer, Step, outbox_key, owner_of
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import outbox_sweep, outbox_transfer, swept_amount
 from chains.registry import deposit_address
@@ -82,13 +83,15 @@ def top_up_withdraw_deposit(top_up_id: str, deposit_id: int) -> None:
         return
     if (
         item.sweep is None
-        and not OutboxTx.objects.filter(key=f"refund:{top_up_id}:return:{deposit_id}").exists()
+        and not OutboxTx.objects.filter(
+            key=outbox_key(OwnerKind.REFUND, top_up_id, Step.RETURN, deposit_id)
+        ).exists()
     ):
         RefundTopUpDeposit.objects.filter(pk=item.pk).update(counted=0, returned=0)
         return
     incident_record(
         kind=Incident.Kind.DEPOSIT_REORGED,
-        subject=f"refund:{top_up_id}",
+        subject=owner_of(OwnerKind.REFUND, top_up_id),
         chain_id=item.deposit.chain_id,
         summary=f"refund balance top-up {top_up_id}: a deposit it swept or was returning was taken off the chain "
         "by a reorg; nothing more is credited or sent for it until staff resolve this",
@@ -107,19 +110,27 @@ def top_up_settle(top_up_id: str) -> dict[str, str]:
         if any(i.deposit.status == Deposit.Status.ORPHANED for i in items):
             return {}
         _credit_mined_sweeps(top_up, items)
-        last = OutboxTx.objects.filter(key=f"refund:{top_up.id}:sweep:{top_up.sweeps}").first()
+        last = OutboxTx.objects.filter(
+            key=outbox_key(OwnerKind.REFUND, top_up.id, Step.SWEEP, top_up.sweeps)
+        ).first()
         uncovered = [i for i in items if int(i.counted) and i.sweep is None]
         if uncovered and (top_up.sweeps == 0 or (last is not None and not last.in_flight)):
             top_up.sweeps += 1
             RefundTopUp.objects.filter(pk=top_up.pk).update(sweeps=top_up.sweeps)
             RefundTopUpDeposit.objects.filter(pk__in=[i.pk for i in uncovered]).update(sweep=top_up.sweeps)
-            tx = _sweep(top_up, top_up.token_address, f"refund:{top_up.id}:sweep:{top_up.sweeps}")
+            tx = _sweep(
+                top_up,
+                top_up.token_address,
+                outbox_key(OwnerKind.REFUND, top_up.id, Step.SWEEP, top_up.sweeps),
+            )
             sent[tx.key] = tx.status
     for item in items:
         if not int(item.returned):
             continue
         deposit = item.deposit
-        source = _sweep(top_up, deposit.token, f"refund:{top_up.id}:sweep-return:{deposit.pk}")
+        source = _sweep(
+            top_up, deposit.token, outbox_key(OwnerKind.REFUND, top_up.id, Step.SWEEP_RETURN, deposit.pk)
+        )
         sent[source.key] = source.status
         if source.status != MINED:
             continue
@@ -134,9 +145,9 @@ def top_up_settle(top_up_id: str) -> dict[str, str]:
             )
             continue
         tx = outbox_transfer(
-            key=f"refund:{top_up.id}:return:{deposit.pk}",
+            key=outbox_key(OwnerKind.REFUND, top_up.id, Step.RETURN, deposit.pk),
             chain_id=deposit.chain_id,
-            signer="vault",
+            signer=Signer.VAULT,
             token=deposit.token,
             to=deposit.from_address,
             amount=int(item.returned),
@@ -154,7 +165,7 @@ def _sweep(top_up: RefundTopUp, token: str, key: str) -> OutboxTx:
 def _credit_mined_sweeps(top_up: RefundTopUp, items: list[RefundTopUpDeposit]) -> None:
     """Credit the deposits whose sweep is mined, if what every mined sweep moved covers what they were asked
     for (under the top-up's lock: once)."""
-    keys = {f"refund:{top_up.id}:sweep:{n}": n for n in range(1, top_up.sweeps + 1)}
+    keys = {outbox_key(OwnerKind.REFUND, top_up.id, Step.SWEEP, n): n for n in range(1, top_up.sweeps + 1)}
     sweeps = {keys[tx.key]: tx for tx in OutboxTx.objects.filter(key__in=keys)}
     mined = {n for n, tx in sweeps.items() if tx.status == MINED}
     for n, tx in sweeps.items():

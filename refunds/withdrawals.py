@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from chains.keys import OwnerKind, Signer, Step, outbox_key
 from chains.models import OutboxTx
 from chains.outbox import outbox_transfer
 from chains.payees import payee_refusal
@@ -59,9 +60,9 @@ def refund_balance_withdraw(
         requested_by=ctx.actor,
     )
     outbox_transfer(
-        key=f"refund:{withdrawal.id}:withdrawal",
+        key=outbox_key(OwnerKind.REFUND, withdrawal.id, Step.WITHDRAWAL),
         chain_id=chain_id,
-        signer="vault",
+        signer=Signer.VAULT,
         token=token.address,
         to=address,
         amount=amount,

@@ -606,3 +606,45 @@ def test_a_delivery_recorded_twice_for_one_order_is_kept_once():
         assert kept == {twice[0].pk, other.pk, same_hash.pk}
     finally:
         migrate(latest())
+
+
+def test_the_outbox_keeps_every_row_with_its_key_taken_apart():
+    """Issue 65: the outbox's owner, step and funds columns are filled from each stored key, every row kept."""
+    old = migrate([("chains", "0015_watched_look_back")])
+    stored = {
+        "order:5bd0f0c5-2d46-4414-8a1b-360f08118703:relay:0": "vault",
+        "refund:re_1:delivery": "vault",
+        "inventory:router-allowance:8453:0xabc:0": "solver",
+        "chains:deploy-factory:8453": "deployer",
+        "order:5bd0f0c5-2d46-4414-8a1b-360f08118703:swep": "vault",  # a step no code writes
+    }
+    try:
+        Outbox = old.get_model("chains", "OutboxTx")
+        for n, (key, signer) in enumerate(stored.items()):
+            Outbox.objects.create(
+                key=key,
+                chain_id=8453,
+                signer=signer,
+                sender="0x" + "1" * 40,
+                to=f"0x{n:040x}",
+                status="mined",
+            )
+    finally:
+        migrate(latest())
+
+    from chains.models import OutboxTx
+
+    rows = {tx.key: (tx.owner, tx.step, tx.funds, tx.status) for tx in OutboxTx.objects.all()}
+    order = "order:5bd0f0c5-2d46-4414-8a1b-360f08118703"
+    assert rows == {
+        f"{order}:relay:0": (order, "relay", "recipient", "mined"),
+        "refund:re_1:delivery": ("refund:re_1", "delivery", "payer", "mined"),
+        "inventory:router-allowance:8453:0xabc:0": (
+            "inventory:router-allowance",
+            "allowance",
+            "recipient",
+            "mined",
+        ),
+        "chains:deploy-factory:8453": ("chains:deploy-factory", "deploy", "operator", "mined"),
+        f"{order}:swep": (order, "", "recipient", "mined"),
+    }

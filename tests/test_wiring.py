@@ -8,7 +8,8 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from chains.handlers import OwnerKind, deposit_handler, owner_kind, registrations
+from chains.handlers import deposit_handler, registrations
+from chains.keys import OwnerKind, owner_kind
 from config.celery import app
 from config.wiring import wiring_markdown
 from orders import events

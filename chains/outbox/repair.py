@@ -35,8 +35,9 @@ from django.utils import timezone
 from eth_utils import to_checksum_address
 
 from chains.client import block_hashes, web3_for
-from chains.handlers import outbox_changed
+from chains.handlers import outbox_changed, outbox_handler
 from chains.incidents import incident_record
+from chains.keys import OwnerKind, Step, kind_key
 from chains.models import ChainCursor, Incident, OutboxTx
 from chains.outbox import adopt
 from chains.outbox.send import broadcast, chain_client, outbox_send, receipt_logs, receipt_of
@@ -161,6 +162,19 @@ def left_chain(tx: OutboxTx, *, reason: str) -> None:
         fill_nonce(chain_id=tx.chain_id, signer=tx.signer, sender=tx.sender, nonce=tx.nonce)
 
 
+@outbox_handler(OwnerKind.NONCE)  # the outbox's own fillers: `nonce:<chain>:<sender>:<nonce>`
+def nonce_filled(tx: OutboxTx) -> None:
+    """A filler finished: the transactions behind its nonce can be mined; nobody waits on it."""
+    logger.info(
+        "Outbox %s: nonce %s of %s on chain %s filled (%s)",
+        tx.key,
+        tx.nonce,
+        tx.sender,
+        tx.chain_id,
+        tx.status,
+    )
+
+
 def fill_nonce(*, chain_id: int, signer: str, sender: str, nonce: int | None) -> None:
     """An empty transaction from `sender` to itself at exactly `nonce`, once: what lets the ones behind it
     be mined, and what keeps a failed transaction at that nonce from ever being mined."""
@@ -168,7 +182,7 @@ def fill_nonce(*, chain_id: int, signer: str, sender: str, nonce: int | None) ->
         return
     sender = to_checksum_address(sender)
     tx, created = OutboxTx.objects.get_or_create(
-        key=f"nonce:{chain_id}:{sender}:{nonce}",
+        key=kind_key(OwnerKind.NONCE, Step.NONCE, chain_id, sender, nonce),
         defaults={
             "chain_id": chain_id,
             "signer": signer,

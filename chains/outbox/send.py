@@ -51,6 +51,7 @@ from chains.client import web3_for
 from chains.evm import ZERO_ADDRESS, deposit_salt
 from chains.handlers import outbox_finished
 from chains.incidents import incident_record
+from chains.keys import Signer
 from chains.models import Incident, OutboxTx, SenderNonce
 from chains.outbox import adopt
 from chains.registry import Chain, chain_get
@@ -118,9 +119,9 @@ def outbox_sweep(*, key: str, chain_id: int, kind: str, identifier: str, token: 
         "sweep",
         deposit_salt(kind=kind, identifier=identifier),
         token,
-        signer_address("vault"),
+        signer_address(Signer.VAULT),
     )
-    return outbox_submit(key=key, chain_id=chain_id, signer="vault", to=chain.factory_address, data=data)
+    return outbox_submit(key=key, chain_id=chain_id, signer=Signer.VAULT, to=chain.factory_address, data=data)
 
 
 def outbox_transfer(*, key: str, chain_id: int, signer: str, token: str, to: str, amount: int) -> OutboxTx:

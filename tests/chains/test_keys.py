@@ -2,8 +2,7 @@
 
 import pytest
 
-from chains.handlers import OwnerKind
-from chains.keys import Step, owner_id, tx_key
+from chains.keys import Funds, OwnerKind, Step, kind_key, outbox_key, owner_id, tx_key
 
 
 @pytest.mark.parametrize(
@@ -37,3 +36,61 @@ def test_a_step_matches_with_or_without_what_follows_it():
 def test_an_owner_stored_under_its_older_name_is_read_as_its_kind():
     assert tx_key("quick_payment:qp_1").kind == OwnerKind.QUICKPAY
     assert owner_id("quick_payment:qp_1") == "qp_1" and owner_id("refund:rtu_2") == "rtu_2"
+
+
+@pytest.mark.parametrize(
+    ("written", "stored"),
+    [
+        (lambda: outbox_key(OwnerKind.ORDER, "7f0c", Step.SWEEP), "order:7f0c:sweep"),
+        (lambda: outbox_key(OwnerKind.ORDER, "7f0c", Step.REFUND, 12, "rest"), "order:7f0c:refund:12:rest"),
+        (lambda: outbox_key(OwnerKind.REFUND, "rtu_1", Step.SWEEP_RETURN, 4), "refund:rtu_1:sweep-return:4"),
+        (lambda: outbox_key(OwnerKind.INVENTORY, 3, Step.REFILL, 9), "inventory:3:refill:9"),
+        (lambda: kind_key(OwnerKind.CHAINS, Step.DEPLOY, 31337), "chains:deploy-factory:31337"),
+        (lambda: kind_key(OwnerKind.INVENTORY, Step.DEPLOY, 8453), "inventory:router:8453"),
+        (
+            lambda: kind_key(OwnerKind.INVENTORY, Step.ALLOWANCE, 8453, "0xabc"),
+            "inventory:router-allowance:8453:0xabc",
+        ),
+        (lambda: kind_key(OwnerKind.RELAY, Step.ALLOWANCE, 1, "0xa", "0xb"), "relay:allowance:1:0xa:0xb"),
+        (lambda: kind_key(OwnerKind.NONCE, Step.NONCE, 1, "0xA", 5), "nonce:1:0xA:5"),
+    ],
+)
+def test_a_key_written_is_the_string_stored_before_keys_were_typed(written, stored):
+    assert written() == stored
+    assert str(tx_key(stored)) == stored
+
+
+@pytest.mark.parametrize(
+    ("key", "step", "owner"),
+    [
+        ("chains:deploy-factory:31337:attempt-2", Step.DEPLOY, "chains:deploy-factory"),
+        ("inventory:router:8453", Step.DEPLOY, "inventory:router"),
+        ("inventory:router-allowance:8453:0xabc:0", Step.ALLOWANCE, "inventory:router-allowance"),
+        ("relay:allowance:1:0xa:0xb:0", Step.ALLOWANCE, "relay:allowance"),
+        ("nonce:1:0xA:5", Step.NONCE, "nonce:1"),
+        ("inventory:3:refill:9:0", Step.REFILL, "inventory:3"),
+    ],
+)
+def test_a_kinds_own_transaction_names_its_step_after_the_kind(key, step, owner):
+    parsed = tx_key(key)
+    assert (parsed.step, parsed.owner) == (step, owner)
+
+
+def test_a_kinds_own_step_is_not_written_as_a_records():
+    with pytest.raises(ValueError, match="kind_key"):
+        outbox_key(OwnerKind.CHAINS, "x", Step.DEPLOY)
+
+
+@pytest.mark.django_db
+def test_every_outbox_row_keeps_its_key_taken_apart():
+    """However a row is created, its owner, step and funds are its key's, for readers and the ledger."""
+    from chains.models import OutboxTx
+
+    fields = {"chain_id": 1, "sender": "0x" + "1" * 40, "to": "0x" + "2" * 40}
+    OutboxTx.objects.create(key="quickpay:qp_1:refund:9", signer="vault", **fields)
+    OutboxTx.objects.get_or_create(key="chains:deploy-factory:1", defaults={"signer": "deployer", **fields})
+    rows = {tx.key: (tx.owner, tx.step, tx.funds) for tx in OutboxTx.objects.all()}
+    assert rows == {
+        "quickpay:qp_1:refund:9": ("quickpay:qp_1", Step.REFUND, Funds.PAYER),
+        "chains:deploy-factory:1": ("chains:deploy-factory", Step.DEPLOY, Funds.OPERATOR),
+    }

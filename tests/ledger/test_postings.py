@@ -94,9 +94,11 @@ def test_postings_are_never_edited_or_removed():
     ],
 )
 def test_an_outbox_postings_kind_is_the_step_its_key_names(key, kind):
+    from chains.keys import key_columns
     from ledger.observed import posting_kind
 
-    assert posting_kind(key) == kind
+    columns = key_columns(key, "vault")
+    assert posting_kind(columns["step"], columns["owner"]) == kind
 
 
 @pytest.mark.django_db(transaction=True)
@@ -148,8 +150,10 @@ def test_postings_that_open_the_same_accounts_at_once_share_them():
     ],
 )
 def test_whom_an_outbox_transaction_pays_is_read_from_its_key(key, signer, outsider):
-    from ledger.observed import order_of, outbox_owner, outsider_of
+    from chains.keys import key_columns
+    from ledger.observed import order_of
 
-    assert outsider_of(key, signer) == outsider
-    assert outbox_owner(key) == ":".join(key.split(":")[:2])
-    assert (order_of(outbox_owner(key)) is not None) == key.startswith("order:")
+    columns = key_columns(key, signer)
+    assert columns["funds"] == outsider
+    assert columns["owner"] == ":".join(key.split(":")[:2])
+    assert (order_of(columns["owner"]) is not None) == key.startswith("order:")

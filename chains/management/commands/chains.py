@@ -30,6 +30,7 @@ from chains.factory import (
 )
 from chains.handlers import check_sections
 from chains.health import chain_health
+from chains.keys import Signer
 from chains.models import Chain as ChainRow
 from chains.models import OutboxTx, Token
 from chains.outbox import outbox_wait, still_in_flight
@@ -318,7 +319,7 @@ class Command(BaseCommand):
             raise CommandError(f"{address} holds other code than the DepositFactory artifact's")
         if state == "ours":
             owner = factory_owner(w3, address)
-            if owner.lower() != signer_address("vault").lower():
+            if owner.lower() != signer_address(Signer.VAULT).lower():
                 raise CommandError(f"the factory at {address} is owned by {owner}, not the vault")
             changed = factory_record(chain.chain_id, address)
             self.stdout.write(
