@@ -28,6 +28,7 @@ from web3 import Web3
 from chains.artifacts import artifact
 from chains.evm import MULTICALL3_ADDRESS
 from chains.registry import Chain, chains
+from chains.states import IN_FLIGHT, OUTBOX
 
 ANVIL = Path(settings.BASE_DIR) / "tools" / "node_modules" / ".bin" / "anvil"
 NATIVE = "0x" + "00" * 20
@@ -226,10 +227,12 @@ def forget_devnet_transactions(chain_ids: list[int]) -> int:
     # like money that left it).
     WatchedAddress.objects.filter(chain_id__in=chain_ids).update(native_balance=None)
     OutboxTx.objects.filter(chain_id__in=chain_ids).exclude(block_hash="").update(block_hash="")
-    return OutboxTx.objects.filter(
-        chain_id__in=chain_ids,
-        status__in=[OutboxTx.Status.QUEUED, OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST],
-    ).update(status=OutboxTx.Status.FAILED, error="the devnet restarted: this transaction is gone")
+    return OUTBOX.move(
+        OutboxTx.objects.filter(chain_id__in=chain_ids),
+        from_=IN_FLIGHT,
+        to=OutboxTx.Status.FAILED,
+        error="the devnet restarted: this transaction is gone",
+    )
 
 
 def deploy_all() -> list[dict]:

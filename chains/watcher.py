@@ -82,6 +82,7 @@ from chains.models import ChainCursor, Deposit, Incident, Token, WatchedAddress
 from chains.native import gas_seen, native_internal, read_balances, signer_addresses
 from chains.outbox import outbox_check_receipts
 from chains.registry import Chain, chain_get
+from chains.states import DEPOSIT
 from chains.transfers import (
     ReorgDuringScan,
     RequestCounter,
@@ -257,7 +258,12 @@ def _rewind(chain: Chain, w3: Web3, cursor: ChainCursor, head: int, counter: Req
     counter.requests += bool(numbers)
     canonical = block_hashes(w3, numbers)
     gone = [pk for pk, number, block_hash in recent if canonical.get(number) != block_hash]
-    Deposit.objects.filter(pk__in=gone).update(status=Deposit.Status.ORPHANED, orphaned_at_block=head)
+    DEPOSIT.move(
+        Deposit.objects.filter(pk__in=gone),
+        from_=(Deposit.Status.CONFIRMED, Deposit.Status.UNLISTED),
+        to=Deposit.Status.ORPHANED,
+        orphaned_at_block=head,
+    )
     ChainCursor.objects.filter(pk=chain.chain_id).update(scanned_to=back_to, scanned_hash="")
     WatchedAddress.objects.filter(chain_id=chain.chain_id).update(
         native_balance=None
@@ -422,12 +428,11 @@ def _moved(chain: Chain, deposit: Deposit, transfer: Transfer, status: str) -> D
         "block_number": transfer.block_number,
         "block_hash": transfer.block_hash,
         "log_index": transfer.log_index,
-        "status": status,
         "orphaned_at_block": None,
     }
     if returned:
         fields["handled_at"] = None
-    Deposit.objects.filter(pk=deposit.pk).update(**fields)
+    DEPOSIT.move(Deposit.objects.filter(pk=deposit.pk), from_=(deposit.status,), to=status, **fields)
     logger.warning(
         "Deposit %s (%s) is in block %s now (was %s)",
         deposit.pk,
@@ -469,8 +474,11 @@ def _withdraw_orphans(chain: Chain, scanned_to: int) -> None:
         orphaned_at_block__lte=scanned_to - settings.REORG_GRACE_BLOCKS,
     ).exclude(block_hash="")  # a restarted devnet's previous life: its blocks' numbers mean nothing now
     for deposit in list(due):
-        if not Deposit.objects.filter(pk=deposit.pk, status=Deposit.Status.ORPHANED).update(
-            status=Deposit.Status.WITHDRAWN, handled_at=None
+        if not DEPOSIT.move(
+            Deposit.objects.filter(pk=deposit.pk),
+            from_=(Deposit.Status.ORPHANED,),
+            to=Deposit.Status.WITHDRAWN,
+            handled_at=None,
         ):
             continue
         logger.error(

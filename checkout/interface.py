@@ -24,6 +24,7 @@ from django.utils import timezone
 from checkout.models import CheckoutSession
 from checkout.payloads import checkout_completed_data
 from checkout.sessions import session_expire
+from checkout.states import SESSION
 from core.errors import Conflict, InvalidRequest
 from orders import events
 from orders.models import Order
@@ -123,8 +124,12 @@ def bind_interface_session(
 def _move(session_id: str, *, from_status: str, to_status: str, **fields) -> bool:
     """One conditional update; False if the session was not in `from_status`."""
     return bool(
-        CheckoutSession.objects.filter(pk=session_id, status=from_status).update(
-            status=to_status, updated_at=timezone.now(), **fields
+        SESSION.move(
+            CheckoutSession.objects.filter(pk=session_id),
+            from_=(from_status,),
+            to=to_status,
+            updated_at=timezone.now(),
+            **fields,
         )
     )
 

@@ -20,6 +20,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from checkout.models import Transaction
+from checkout.states import TRANSACTION
 from merchant.api import customer_paid, revenue_record
 from orders.fees import token_usd_value
 from quickpay.models import QuickPayment
@@ -51,10 +52,14 @@ def _received(payment: QuickPayment, row: Transaction) -> None:
         "source_amount": int(payment.amount_received),
         "from_address": payment.payer_address,
         "tx_hash": payment.tx_hash or row.tx_hash,
-        "status": Status.CONFIRMING if paid else Status.PENDING,
         "updated_at": timezone.now(),
     }
-    Transaction.objects.filter(pk=row.pk, status=Status.PENDING).update(**fields)
+    TRANSACTION.move(
+        Transaction.objects.filter(pk=row.pk),
+        from_=(Status.PENDING,),
+        to=Status.CONFIRMING if paid else Status.PENDING,
+        **fields,
+    )
 
 
 def _delivered(payment: QuickPayment, row: Transaction) -> None:
@@ -62,9 +67,9 @@ def _delivered(payment: QuickPayment, row: Transaction) -> None:
     amount = int(payment.amount)
     usd = token_usd_value(chain_id=payment.chain_id, address=payment.token_address, amount=amount)
     usd = usd.quantize(Decimal("0.01"))
-    completing = Transaction.objects.filter(pk=row.pk).exclude(status=Status.COMPLETED)
-    if not completing.update(
-        status=Status.COMPLETED,
+    if not TRANSACTION.move(
+        Transaction.objects.filter(pk=row.pk),
+        to=Status.COMPLETED,
         amount=amount,
         amount_usd=usd,
         source_amount=int(payment.amount_received),
@@ -99,6 +104,4 @@ def on_quick_payment_progressed(sender, *, payment: QuickPayment, progress: Prog
     elif progress is Progress.DELIVERED:
         _delivered(payment, row)
     elif progress is Progress.RETURNED:
-        Transaction.objects.filter(pk=row.pk).exclude(status=Status.COMPLETED).update(
-            status=Status.FAILED, updated_at=timezone.now()
-        )
+        TRANSACTION.move(Transaction.objects.filter(pk=row.pk), to=Status.FAILED, updated_at=timezone.now())

@@ -32,6 +32,7 @@ from checkout.discounts import (
 from checkout.inputs import SessionRequest
 from checkout.models import CheckoutSession, PaymentLink, Widget, WidgetEvent
 from checkout.payloads import checkout_expired_data
+from checkout.states import SESSION
 from checkout.status_version import status_changed
 from checkout.widgets import deposit_options, widget_event_record
 from core.errors import Conflict, InvalidRequest
@@ -252,8 +253,12 @@ def session_expire(
             )
         return None
     now = timezone.now()
-    Session.objects.filter(pk=session_id).update(
-        status=Session.Status.EXPIRED, expired_at=now, updated_at=now
+    SESSION.move(
+        Session.objects.filter(pk=session_id),
+        from_=(session.status,),
+        to=Session.Status.EXPIRED,
+        expired_at=now,
+        updated_at=now,
     )
     status_changed(session_id)
     waiting = Order.objects.filter(

@@ -30,6 +30,7 @@ from checkout.payloads import checkout_completed_data
 from checkout.payments import OWNER
 from checkout.receipts import RECEIPT_EMAIL, REFUND_EMAIL, payer_email_queue
 from checkout.sessions import Session, release_discount_hold
+from checkout.states import SESSION, TRANSACTION
 from checkout.status_version import status_changed
 from checkout.widgets import widget_event_record
 from ledger.balance import balance_payment_refunded, balance_payment_settled
@@ -131,13 +132,20 @@ def on_deposit_counted(event: events.DepositCounted) -> None:
         fields |= {"tx_hash": deposit.tx_hash, "from_address": deposit.from_address or ""}
     if event.received >= int(order.src_amount):
         fields["status"] = Transaction.Status.CONFIRMING
-        Session.objects.filter(pk=session.pk, status=Session.Status.OPEN).update(
-            status=Session.Status.PROCESSING,
+        SESSION.move(
+            Session.objects.filter(pk=session.pk),
+            from_=(Session.Status.OPEN,),
+            to=Session.Status.PROCESSING,
             payer_address=deposit.from_address or "",
             tx_hash=row.tx_hash or deposit.tx_hash,
             updated_at=now,
         )
-    Transaction.objects.filter(pk=row.pk, status=Transaction.Status.PENDING).update(**fields)
+    TRANSACTION.move(
+        Transaction.objects.filter(pk=row.pk),
+        from_=(Transaction.Status.PENDING,),
+        to=fields.pop("status", Transaction.Status.PENDING),
+        **fields,
+    )
 
 
 def _customer_paid(session: Session, row: Transaction, usd: Decimal, now) -> Customer | None:
@@ -177,9 +185,9 @@ def on_executed(event: events.Executed) -> None:
     usd = token_usd_value(chain_id=row.chain_id, address=row.token_address, amount=delivered)
     usd = usd.quantize(Decimal("0.01"))
     customer = _customer_paid(session, row, usd, now)
-    completed = Transaction.objects.filter(pk=row.pk).exclude(status=Transaction.Status.COMPLETED)
-    if completed.update(
-        status=Transaction.Status.COMPLETED,
+    if TRANSACTION.move(
+        Transaction.objects.filter(pk=row.pk),
+        to=Transaction.Status.COMPLETED,
         amount=delivered,
         amount_usd=usd,
         completed_at=now,
@@ -196,8 +204,10 @@ def on_executed(event: events.Executed) -> None:
             token_address=row.token_address,
             amount_usd=usd,
         )
-    if Session.objects.filter(pk=session.pk, status__in=("open", "processing")).update(
-        status=Session.Status.COMPLETED,
+    if SESSION.move(
+        Session.objects.filter(pk=session.pk),
+        from_=(Session.Status.OPEN, Session.Status.PROCESSING),
+        to=Session.Status.COMPLETED,
         completed_at=now,
         updated_at=now,
         customer=customer,
@@ -232,11 +242,12 @@ def _payment_failed(order: Order, *, error: str, refund_tx_hash: str | None, out
     session = _locked_session(order)
     row = _transaction_for(order, session)
     now = timezone.now()
-    Transaction.objects.filter(pk=row.pk).exclude(status=Transaction.Status.COMPLETED).update(
-        status=Transaction.Status.FAILED, updated_at=now
-    )
-    failed_now = Session.objects.filter(pk=session.pk, status=Session.Status.PROCESSING).update(
-        status=Session.Status.FAILED, updated_at=now
+    TRANSACTION.move(Transaction.objects.filter(pk=row.pk), to=Transaction.Status.FAILED, updated_at=now)
+    failed_now = SESSION.move(
+        Session.objects.filter(pk=session.pk),
+        from_=(Session.Status.PROCESSING,),
+        to=Session.Status.FAILED,
+        updated_at=now,
     )
     if failed_now:
         release_discount_hold(session)

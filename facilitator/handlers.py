@@ -5,7 +5,7 @@ from __future__ import annotations
 from chains.handlers import outbox_handler, outbox_included_handler
 from chains.keys import OwnerKind
 from chains.models import OutboxTx
-from facilitator.service import settlement_finished, settlement_included
+from facilitator.outcomes import settlement_finished, settlement_included
 
 
 @outbox_included_handler(OwnerKind.X402)

@@ -26,7 +26,8 @@ from checkout.selectors import payment_link_by_code
 from core.http import client_ip, ip_digest
 from facilitator import links, protocol
 from facilitator.hosted import signed_checkout_payment
-from facilitator.service import settle_answer, supported_kinds, verify_answer
+from facilitator.service import settle_answer, verify_answer
+from facilitator.verification import supported_kinds
 from platform_api import ratelimit
 from platform_api.api import PlatformAPIView
 from platform_api.models import Permission

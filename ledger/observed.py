@@ -26,7 +26,7 @@ from chains.evm import ZERO_ADDRESS, create2_address
 from chains.handlers import deposit_observer, outbox_observer
 from chains.keys import OwnerKind, Signer, Step, owner_id, owner_kind
 from chains.models import Deposit, OutboxTx, WatchedAddress
-from chains.outbox.send import SWEPT_TOPIC
+from chains.outbox.sweeps import SWEPT_TOPIC
 from chains.signers import signer_address
 from ledger.models import Account, Posting
 from ledger.postings import Leg, credit, debit, post, reverse
@@ -226,7 +226,9 @@ def sent_by_the_service(deposit: Deposit) -> bool:
     merchant's refund elsewhere): its outbox transaction's posting moved it already, from the signer's account
     to the deposit address's, so the deposit is not posted again."""
     sender = deposit.from_address.lower()
-    return bool(sender) and sender in {(signer_address(role) or "").lower() for role in (Signer.VAULT, Signer.SOLVER)}
+    return bool(sender) and sender in {
+        (signer_address(role) or "").lower() for role in (Signer.VAULT, Signer.SOLVER)
+    }
 
 
 @deposit_observer

@@ -29,9 +29,10 @@ from chains.client import web3_for
 from chains.evm import ZERO_ADDRESS
 from chains.keys import Signer
 from chains.models import ChainCursor, Deposit, OutboxTx, Token, WatchedAddress
-from chains.outbox.send import IN_FLIGHT, receipt_logs, receipt_of, rpc_batch
+from chains.outbox.receipts import receipt_logs, receipt_of, rpc_batch
 from chains.registry import chain_get
 from chains.signers import signer_address
+from chains.states import IN_FLIGHT
 from ledger.liabilities import owed_on
 from ledger.models import Account, Entry, Posting, ReconcileRun, ReconcileStart
 from ledger.observed import HELD, outbox_legs, sent_by_the_service

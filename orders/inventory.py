@@ -41,10 +41,10 @@ from chains.evm import ZERO_ADDRESS
 from chains.handlers import check_section, outbox_handler
 from chains.keys import OwnerKind, Signer, Step, outbox_key, owner_of
 from chains.models import OutboxTx
-from chains.outbox import outbox_submit, outbox_transfer
-from chains.outbox.send import IN_FLIGHT, rpc_batch
+from chains.outbox import outbox_submit, outbox_transfer, rpc_batch
 from chains.readers import RpcChainReader, confirmed_receipt
 from chains.registry import chain_get
+from chains.states import IN_FLIGHT
 from ledger.models import Account
 from orders import accounting
 from orders.inputs import EXACT_INPUT
@@ -60,6 +60,7 @@ from orders.relays import (
     spender_of,
 )
 from orders.router import routed_call, router_address, router_state, solver_allowance
+from orders.states import REFILL
 
 logger = logging.getLogger(__name__)
 
@@ -353,8 +354,12 @@ def _reserved(inventory: Inventory) -> int:
 
 
 def _finish(refill: InventoryRefill, status: str, **fields) -> bool:
-    InventoryRefill.objects.filter(pk=refill.pk, status__in=(Refill.DEPOSITING, Refill.PENDING)).update(
-        status=status, finished_at=timezone.now(), **fields
+    REFILL.move(
+        InventoryRefill.objects.filter(pk=refill.pk),
+        from_=(Refill.DEPOSITING, Refill.PENDING),
+        to=status,
+        finished_at=timezone.now(),
+        **fields,
     )
     return True
 
@@ -392,7 +397,9 @@ def _advance(refill: InventoryRefill) -> bool:
     if paid is not None:
         return False  # a step in flight
     if refill.status == Refill.DEPOSITING:
-        InventoryRefill.objects.filter(pk=refill.pk, status=Refill.DEPOSITING).update(status=Refill.PENDING)
+        REFILL.move(
+            InventoryRefill.objects.filter(pk=refill.pk), from_=(Refill.DEPOSITING,), to=Refill.PENDING
+        )
     try:
         status = provider.ask_status(refill.relay["requestId"])
     except (ProviderUnavailable, QuoteRejected):

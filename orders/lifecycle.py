@@ -62,8 +62,16 @@ def order_transition(
     current, since, deposit_at = found if found is not None else (None, None, None)
     if current is not None and current in from_statuses:
         states.check_move(current, to_status)  # the declared machine (orders.states) lists every move
-    changed = current in from_statuses and Order.objects.filter(pk=order.pk, status__in=from_statuses).update(
-        status=to_status, status_changed_at=timezone.now(), **fields
+    changed = (
+        current is not None
+        and current in from_statuses
+        and states.ORDER.move(
+            Order.objects.filter(pk=order.pk),
+            from_=(current,),
+            to=to_status,
+            status_changed_at=timezone.now(),
+            **fields,
+        )
     )
     if changed:
         OrderStatusChange.objects.create(

@@ -344,10 +344,18 @@ def _provider_refund_pending(order: Order) -> bool:
     return False
 
 
-# What runs in each status, as the declared machine names it (orders.states, the `step` column).
+# What runs in each status: the functions the declared machine names (orders.states, the `step` column).
 STEPS: dict[str, Callable[[Order, str], bool]] = {
-    status: globals()[state.step] for status, state in states.MACHINE.items() if state.step
+    Status.QUOTING_AFTER_DEPOSIT: _quote,
+    Status.SENDING_TOKEN_FROM_VAULT: _send_to_vault,
+    Status.RELAY: _relay,
+    Status.EXECUTING: _execute,
+    Status.EXPIRED: _expired,
+    Status.REFUNDING: _refunding,
 }
+_named = {status: state.step for status, state in states.MACHINE.items() if state.step}
+if {status: step.__name__ for status, step in STEPS.items()} != _named:  # the table and the code, one list
+    raise ImportError(f"orders.settlement.STEPS is not the steps orders.states names: {_named}")
 
 
 def enqueue_settlement(order_id: uuid.UUID | str) -> None:

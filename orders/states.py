@@ -14,13 +14,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from orders.models import Order
+from core.machines import ForbiddenTransition, Machine
+from orders.models import InventoryRefill, Order, RefundTx, RelayTx
 
 Status = Order.Status
 
-
-class ForbiddenTransition(RuntimeError):
-    """A move the state machine does not list: a bug in the caller, never a payer's doing."""
+__all__ = [
+    "FINAL",
+    "INITIAL",
+    "MACHINE",
+    "ORDER",
+    "REFILL",
+    "REFUND_TX",
+    "RELAY_TX",
+    "ForbiddenTransition",
+    "State",
+]
 
 
 @dataclass(frozen=True)
@@ -109,11 +118,59 @@ WAITING = [status for status in INITIAL]
 FINAL = frozenset(status for status, state in MACHINE.items() if not state.to)
 
 
+# The table as the one shape every status machine has (core.machines), for `manage.py states`.
+ORDER = Machine(
+    "orders.Order.status",
+    moves={status: state.to for status, state in MACHINE.items()},
+    initial=INITIAL,
+    announces={
+        status: f"orders.events.{state.announces}" for status, state in MACHINE.items() if state.announces
+    },
+    meanings={status: state.meaning for status, state in MACHINE.items()},
+)
+
+
 def check_move(from_status: str, to_status: str) -> None:
     """ForbiddenTransition unless the table lists `from_status -> to_status`."""
-    state = MACHINE.get(from_status)
-    if state is None or to_status not in state.to:
+    if from_status == to_status or not ORDER.allows(from_status, to_status):
         raise ForbiddenTransition(f"an order does not move from {from_status} to {to_status} (orders.states)")
+
+
+# What the relay provider said of one of its transactions, and one refund of an order: each a record written
+# once, as it was, and never moved.
+RELAY_TX = Machine(
+    "orders.RelayTx.status",
+    moves={status: set() for status in RelayTx.Status},
+    initial=tuple(RelayTx.Status),
+    meanings={status: f"the provider's transaction, {status.label.lower()}" for status in RelayTx.Status},
+)
+REFUND_TX = Machine(
+    "orders.RefundTx.status",
+    moves={status: set() for status in RefundTx.Status},
+    initial=tuple(RefundTx.Status),
+    meanings={
+        RefundTx.Status.SUCCESS: "the deposit is back with its sender",
+        RefundTx.Status.FAILURE: "it failed",
+    },
+)
+
+F = InventoryRefill.Status
+REFILL = Machine(
+    "orders.InventoryRefill.status",
+    moves={
+        F.DEPOSITING: {F.PENDING, F.FILLED, F.FAILED},
+        F.PENDING: {F.FILLED, F.FAILED},
+        F.FILLED: set(),
+        F.FAILED: set(),
+    },
+    initial=(F.DEPOSITING,),
+    meanings={
+        F.DEPOSITING: "the quote is taken; its transactions go through the outbox",
+        F.PENDING: "paid; the provider's fill is awaited",
+        F.FILLED: "the solver's stock is refilled",
+        F.FAILED: "refused, or the provider failed or refunded",
+    },
+)
 
 
 def table_markdown() -> str:

@@ -18,6 +18,7 @@ from core.errors import InvalidRequest
 from platform_api import testmode
 from platform_api.models import Organization
 from quickpay.models import QuickPayment, QuickPaymentDeposit, new_quick_payment_id
+from quickpay.states import QUICK_PAYMENT
 
 # The owner a quick payment's deposit address is watched under (`quick_payment:<qp_id>`) and its CREATE2 salt's
 # kind: every quick payment's address is derived from it, so it never changes. chains.handlers reads it as
@@ -109,7 +110,8 @@ def quick_payment_record_deposit(
     payment.payer_address = payment.payer_address or from_address
     fields = ["amount_received", "payer_address"]
     if int(payment.amount_received) >= int(payment.amount):
-        payment.status, payment.paid_at, payment.tx_hash = QuickPayment.Status.PAID, timezone.now(), tx_hash
+        QUICK_PAYMENT.enter(payment, QuickPayment.Status.PAID)
+        payment.paid_at, payment.tx_hash = timezone.now(), tx_hash
         fields += ["status", "paid_at", "tx_hash"]
     payment.save(update_fields=fields)
     return payment if payment.status == QuickPayment.Status.PAID else None
@@ -157,7 +159,7 @@ def quick_payments_expire(*, now: datetime | None = None) -> int:
         status=QuickPayment.Status.AWAITING_PAYMENT, expires_at__lte=now or timezone.now()
     )
     partly_paid = list(due.exclude(amount_received="0").values_list("pk", flat=True))
-    expired = due.update(status=QuickPayment.Status.EXPIRED)
+    expired = QUICK_PAYMENT.move(due, to=QuickPayment.Status.EXPIRED)
     for payment_id in partly_paid:
         enqueue_quick_payment_settlement(payment_id)
     return expired

@@ -39,6 +39,7 @@ from refunds.selectors import payment_of
 from refunds.serializers import (
     RefundSerializer,
 )  # imported when the app is ready: its events' bodies documented
+from refunds.states import REFUND
 from webhooks.events import EventType, emit_event
 from webhooks.models import WebhookEvent
 
@@ -159,6 +160,8 @@ def _payment_refunded(payment_id: str) -> None:
 
 def _change(refund: Refund, event_type: EventType, **fields: Any) -> WebhookEvent | None:
     """Save `fields` on the (locked) refund, tell the merchant, bring its transaction up to date; the event."""
+    if "status" in fields:
+        REFUND.enter(refund, fields["status"])  # the declared machine (refunds.states) lists every move
     for name, value in fields.items():
         setattr(refund, name, value)
     refund.updated_at = timezone.now()
@@ -239,7 +242,8 @@ def _refund_create(
         updated_at=now,
     )
     if _take_from_balance(organization, paid.chain_id, paid.token_address, amount):
-        refund.funding_method, refund.status = Refund.Funding.BALANCE, Status.PENDING
+        refund.funding_method = Refund.Funding.BALANCE
+        REFUND.enter(refund, Status.PENDING)
     else:
         refund.funding_method = Refund.Funding.DEPOSIT
         refund.funding_address = deposit_address(

@@ -19,6 +19,7 @@ from platform_api.models import Organization, Permission
 from platform_api.signals import record_write
 from refunds.models import RefundBalance, RefundWithdrawal, new_withdrawal_id
 from refunds.services import may, refund_balance_credit
+from refunds.states import WITHDRAWAL
 
 
 @transaction.atomic
@@ -85,8 +86,11 @@ def refund_withdrawal_finished(tx: OutboxTx, withdrawal_id: str) -> None:
         return
     now = timezone.now()
     if tx.status == OutboxTx.Status.MINED:
-        RefundWithdrawal.objects.filter(pk=withdrawal.pk).update(
-            status=RefundWithdrawal.Status.SUCCEEDED, tx_hash=tx.tx_hash, updated_at=now
+        WITHDRAWAL.move(
+            RefundWithdrawal.objects.filter(pk=withdrawal.pk),
+            to=RefundWithdrawal.Status.SUCCEEDED,
+            tx_hash=tx.tx_hash,
+            updated_at=now,
         )
         balance_refund_withdrawn(
             RefundBalanceWithdrawn(
@@ -105,8 +109,9 @@ def refund_withdrawal_finished(tx: OutboxTx, withdrawal_id: str) -> None:
         token_address=withdrawal.token_address,
         amount=int(withdrawal.amount),
     )
-    RefundWithdrawal.objects.filter(pk=withdrawal.pk).update(
-        status=RefundWithdrawal.Status.FAILED,
+    WITHDRAWAL.move(
+        RefundWithdrawal.objects.filter(pk=withdrawal.pk),
+        to=RefundWithdrawal.Status.FAILED,
         failure_reason=f"the transfer failed: {tx.error or 'reverted'}; the amount is back in the balance"[
             :500
         ],

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from webhooks.health import endpoint_attempt_count
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from webhooks.states import DELIVERY
 
 logger = logging.getLogger("webhooks.delivery")  # claims are the delivery's news
 Status = WebhookDelivery.Status
@@ -95,8 +96,10 @@ def delivery_claim(delivery_id: str, *, manual: bool, synchronous: bool) -> Clai
             deliveries.update(next_attempt_at=None, attempt_started_at=None)
             return None
         if delivery.attempts >= _max_attempts():  # the last attempt was cut off
-            deliveries.update(
-                status=Status.FAILED,
+            DELIVERY.move(
+                deliveries,
+                from_=(Status.PENDING,),
+                to=Status.FAILED,
                 next_attempt_at=None,
                 attempt_started_at=None,
                 last_error=CUT_OFF,
@@ -137,8 +140,10 @@ def _start_attempt(
     """Record the attempt as started and lease the delivery; the caller holds both rows' locks."""
     number = delivery.attempts + 1
     lease = now + timedelta(seconds=settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
-    WebhookDelivery.objects.filter(pk=delivery.pk).update(
-        status=Status.PENDING,
+    DELIVERY.move(  # a manual resend starts from any status
+        WebhookDelivery.objects.filter(pk=delivery.pk),
+        from_=DELIVERY.statuses,
+        to=Status.PENDING,
         attempts=number,
         attempt_started_at=now,
         next_attempt_at=lease,
@@ -235,8 +240,10 @@ def start_attempts(deliveries: list[tuple[WebhookDelivery, WebhookEndpoint]], no
     if not deliveries:
         return []
     lease = now + timedelta(seconds=settings.WEBHOOK_DRAIN_SECONDS + settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
-    WebhookDelivery.objects.filter(pk__in=[d.pk for d, _ in deliveries]).update(
-        status=Status.PENDING,
+    DELIVERY.move(
+        WebhookDelivery.objects.filter(pk__in=[d.pk for d, _ in deliveries]),
+        from_=DELIVERY.statuses,
+        to=Status.PENDING,
         attempts=F("attempts") + 1,
         attempt_started_at=now,
         next_attempt_at=lease,

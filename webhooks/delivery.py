@@ -41,6 +41,7 @@ from webhooks.claims import (
 from webhooks.health import endpoint_attempt_count, endpoints_lock, endpoints_successes_count
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.signing import delivery_headers
+from webhooks.states import DELIVERY
 
 logger = logging.getLogger(__name__)
 
@@ -264,7 +265,8 @@ def _record(
                 transaction.on_commit(
                     partial(deliver_webhook.apply_async, (delivery.pk,), countdown=retries[number - 1])
                 )
-        delivery.status, delivery.next_attempt_at, delivery.attempt_started_at = status, next_attempt_at, None
+        DELIVERY.enter(delivery, status)  # from pending: the attempt started (webhooks.states)
+        delivery.next_attempt_at, delivery.attempt_started_at = next_attempt_at, None
         delivery.response_code, delivery.response_time_ms = code, result.elapsed_ms
         delivery.last_error = error[:500]
         delivery.completed_at = now if status != Status.PENDING else None

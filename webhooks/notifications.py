@@ -27,6 +27,7 @@ from chains.tokens import token_get
 from core.emails import is_email, redacted
 from platform_api.models import Organization
 from webhooks.models import NotificationEmail, NotificationSettings, WebhookEvent
+from webhooks.states import NOTIFICATION_EMAIL
 
 logger = logging.getLogger(__name__)
 LEASE = timedelta(seconds=120)  # an attempt in flight; a worker that dies frees it after this
@@ -152,10 +153,12 @@ def send(email_id: str) -> str | None:
         delays = settings.NOTIFICATION_RETRY_DELAYS
         # An address the mail system refuses, or one no header can carry, will not be taken on a retry.
         give_up = attempts > len(delays) or isinstance(exc, PERMANENT)
-        NotificationEmail.objects.filter(pk=email_id).update(
+        NOTIFICATION_EMAIL.move(
+            NotificationEmail.objects.filter(pk=email_id),
+            from_=(NotificationEmail.Status.PENDING,),
+            to=NotificationEmail.Status.FAILED if give_up else NotificationEmail.Status.PENDING,
             attempts=attempts,
             last_error=redacted(exc, email.to_address),  # never the address, which the row keeps encrypted
-            status=NotificationEmail.Status.FAILED if give_up else NotificationEmail.Status.PENDING,
             next_attempt_at=None if give_up else now + timedelta(seconds=delays[attempts - 1]),
         )
         logger.warning(
@@ -166,8 +169,10 @@ def send(email_id: str) -> str | None:
             type(exc).__name__,
         )
         return "failed" if give_up else "retry"
-    NotificationEmail.objects.filter(pk=email_id).update(
-        status=NotificationEmail.Status.SENT,
+    NOTIFICATION_EMAIL.move(
+        NotificationEmail.objects.filter(pk=email_id),
+        from_=(NotificationEmail.Status.PENDING,),
+        to=NotificationEmail.Status.SENT,
         attempts=attempts,
         sent_at=timezone.now(),
         next_attempt_at=None,

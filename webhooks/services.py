@@ -25,6 +25,7 @@ from webhooks.models import (
     WebhookEndpoint,
     WebhookEvent,
 )
+from webhooks.states import DELIVERY
 
 # What a payer told about themselves, wherever an event's data carries it (the transaction, the session block,
 # `checkout.completed`'s extras, `checkout.expired`'s session): erasure replaces each with this.
@@ -311,8 +312,12 @@ def webhook_deliveries_requeue_failed(*, deliveries) -> int:
 
     with transaction.atomic():
         ids = list(deliveries.filter(status=WebhookDelivery.Status.FAILED).values_list("pk", flat=True))
-        WebhookDelivery.objects.filter(pk__in=ids, status=WebhookDelivery.Status.FAILED).update(
-            status=WebhookDelivery.Status.PENDING, next_attempt_at=timezone.now(), completed_at=None
+        DELIVERY.move(
+            WebhookDelivery.objects.filter(pk__in=ids),
+            from_=(WebhookDelivery.Status.FAILED,),
+            to=WebhookDelivery.Status.PENDING,
+            next_attempt_at=timezone.now(),
+            completed_at=None,
         )
         transaction.on_commit(lambda: [deliver_webhook.delay(delivery_id) for delivery_id in ids])
     return len(ids)

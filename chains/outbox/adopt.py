@@ -41,6 +41,7 @@ from web3 import Web3
 from chains.incidents import incident_record
 from chains.models import AdoptedTx, Incident, OutboxTx, SenderNonce
 from chains.registry import Chain
+from chains.states import OUTBOX
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +162,7 @@ def _advance(chain_id: int, sender: str, latest: int) -> None:
 def _scan(w3: Web3, sender: str, wanted: set[int], since: datetime | None) -> tuple[dict[int, dict], int]:
     """({nonce: the transaction as the node gives it} for `wanted`'s nonces found, blocks looked at): from the
     head down, until every one is found, a block older than `since`, or OUTBOX_ADOPT_MAX_BLOCKS."""
-    from chains.outbox.send import rpc_batch
+    from chains.outbox.receipts import rpc_batch
 
     found: dict[int, dict] = {}
     head = int(w3.eth.block_number)
@@ -194,7 +195,7 @@ def _scan(w3: Web3, sender: str, wanted: set[int], since: datetime | None) -> tu
 
 def _raw_transactions(w3: Web3, hashes: list[str]) -> dict[str, str]:
     """The signed bytes of each (what a reorg would broadcast again); empty where the node does not say."""
-    from chains.outbox.send import rpc_batch
+    from chains.outbox.receipts import rpc_batch
 
     if not hashes:
         return {}
@@ -224,7 +225,6 @@ def _adopt_one(chain_id: int, sender: str, signer: str, item: dict[str, Any], ra
         "nonce": nonce,
         "tx_hash": tx_hash,
         "raw_tx": raw,
-        "status": OutboxTx.Status.BROADCAST,
         "gas_limit": int(item["gas"], 16) if item.get("gas") else None,
         "max_fee_per_gas": int(item["maxFeePerGas"], 16) if item.get("maxFeePerGas") else None,
         "max_priority_fee_per_gas": (
@@ -234,7 +234,13 @@ def _adopt_one(chain_id: int, sender: str, signer: str, item: dict[str, Any], ra
         "error": "found on the chain: signed before the database was restored",
     }
     if claimed is not None:  # a version the database forgot (a fee bump after the backup)
-        OutboxTx.objects.filter(pk=claimed.pk).update(**signed, hashes=[*claimed.hashes, tx_hash])
+        OUTBOX.move(
+            OutboxTx.objects.filter(pk=claimed.pk),
+            from_=(claimed.status,),
+            to=OutboxTx.Status.BROADCAST,
+            **signed,
+            hashes=[*claimed.hashes, tx_hash],
+        )
     else:
         queued = (
             OutboxTx.objects.select_for_update(skip_locked=True)
@@ -249,7 +255,14 @@ def _adopt_one(chain_id: int, sender: str, signer: str, item: dict[str, Any], ra
         )
         claimed = next((each for each in queued if effect_of(each) == effect), None)
         if claimed is not None:
-            OutboxTx.objects.filter(pk=claimed.pk).update(**signed, hashes=[tx_hash], signed_at=now)
+            OUTBOX.move(
+                OutboxTx.objects.filter(pk=claimed.pk),
+                from_=(OutboxTx.Status.QUEUED,),
+                to=OutboxTx.Status.BROADCAST,
+                **signed,
+                hashes=[tx_hash],
+                signed_at=now,
+            )
     record, _ = AdoptedTx.objects.get_or_create(
         chain_id=chain_id,
         sender=sender,

@@ -46,20 +46,12 @@ from chains.handlers import outbox_included
 from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx
 from chains.outbox import repair
-from chains.outbox.send import (
-    IN_FLIGHT,
-    broadcast,
-    chain_client,
-    fees_for,
-    finish,
-    outbox_send,
-    receipt_of,
-    receipts_and_head,
-    replayed_revert,
-    sign_version,
-)
+from chains.outbox.fees import fees_for
+from chains.outbox.receipts import chain_client, receipt_of, receipts_and_head, replayed_revert
+from chains.outbox.send import broadcast, finish, outbox_send, sign_version
 from chains.registry import Chain, chains
 from chains.signers import SignerUnavailable
+from chains.states import IN_FLIGHT, OUTBOX
 
 logger = logging.getLogger(__name__)
 
@@ -103,14 +95,16 @@ def _bump_fee(tx: OutboxTx, chain: Chain, w3: Web3) -> None:
         if locked.status not in IN_FLIGHT[1:] or locked.nonce is None or locked.tx_hash != tx.tx_hash:
             return
         raw, tx_hash = sign_version(locked, nonce=locked.nonce, gas=locked.gas_limit or 0, fees=fees)
-        OutboxTx.objects.filter(pk=tx.pk).update(
+        OUTBOX.move(
+            OutboxTx.objects.filter(pk=tx.pk),
+            from_=(locked.status,),
+            to=OutboxTx.Status.SIGNED,
             raw_tx=raw,
             tx_hash=tx_hash,
             hashes=[*locked.hashes, tx_hash],
             max_fee_per_gas=fees[0],
             max_priority_fee_per_gas=fees[1],
             signed_at=timezone.now(),
-            status=OutboxTx.Status.SIGNED,
         )
     logger.warning(
         "Outbox %s: unmined for %s s, fee raised to %s as %s",

@@ -40,8 +40,10 @@ from chains.incidents import incident_record
 from chains.keys import OwnerKind, Step, kind_key
 from chains.models import ChainCursor, Incident, OutboxTx
 from chains.outbox import adopt
-from chains.outbox.send import broadcast, chain_client, outbox_send, receipt_logs, receipt_of
+from chains.outbox.receipts import chain_client, receipt_logs, receipt_of
+from chains.outbox.send import broadcast, outbox_send
 from chains.registry import Chain
+from chains.states import OUTBOX
 
 if TYPE_CHECKING:
     from chains.outbox.poll import SenderCounts
@@ -123,8 +125,10 @@ def left_chain(tx: OutboxTx, *, reason: str) -> None:
         if locked.status != tx.status or locked.block_hash != tx.block_hash or locked.nonce is None:
             return  # seen to already
         if locked.status == OutboxTx.Status.MINED:
-            OutboxTx.objects.filter(pk=tx.pk).update(
-                status=OutboxTx.Status.BROADCAST,
+            OUTBOX.move(
+                OutboxTx.objects.filter(pk=tx.pk),
+                from_=(OutboxTx.Status.MINED,),
+                to=OutboxTx.Status.BROADCAST,
                 block_number=None,
                 block_hash="",
                 gas_used=None,
@@ -254,8 +258,10 @@ def sign_again(tx: OutboxTx, *, latest: int) -> None:
         locked = OutboxTx.objects.select_for_update().get(pk=tx.pk)
         if locked.status != OutboxTx.Status.BROADCAST or locked.nonce != tx.nonce:
             return
-        OutboxTx.objects.filter(pk=tx.pk).update(
-            status=OutboxTx.Status.QUEUED,
+        OUTBOX.move(
+            OutboxTx.objects.filter(pk=tx.pk),
+            from_=(OutboxTx.Status.BROADCAST,),
+            to=OutboxTx.Status.QUEUED,
             nonce=None,
             raw_tx="",
             signed_at=None,

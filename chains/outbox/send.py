@@ -33,40 +33,35 @@ from __future__ import annotations
 import logging
 import os
 import time
-from decimal import Decimal
-from typing import Any, cast
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from eth_typing import HexStr
-from eth_utils import keccak, to_checksum_address
+from eth_utils import to_checksum_address
 from web3 import Web3
-from web3._utils.method_formatters import receipt_formatter
-from web3.exceptions import ContractLogicError, TransactionNotFound, Web3RPCError
+from web3.exceptions import ContractLogicError, Web3RPCError
 
 from chains.artifacts import ERC20, encode_call
-from chains.client import web3_for
-from chains.evm import ZERO_ADDRESS, deposit_salt
+from chains.evm import ZERO_ADDRESS
 from chains.handlers import outbox_finished
 from chains.incidents import incident_record
-from chains.keys import Signer
 from chains.models import Incident, OutboxTx, SenderNonce
 from chains.outbox import adopt
-from chains.registry import Chain, chain_get
+from chains.outbox.fees import batch_with_fees, fees_for
+from chains.outbox.receipts import call_of, chain_client, hex_of, receipt_logs, rpc_batch
+from chains.registry import Chain
 from chains.reverts import revert_of
 from chains.signers import SignerUnavailable, sign_transaction, signer_address
+from chains.states import IN_FLIGHT, OUTBOX
 from observability import metrics
 
 logger = logging.getLogger(__name__)
 
-IN_FLIGHT = (OutboxTx.Status.QUEUED, OutboxTx.Status.SIGNED, OutboxTx.Status.BROADCAST)
 # What nodes answer when the transaction (or another with its nonce) is already in the pool or mined.
 ALREADY_SENT = ("already known", "nonce too low", "known transaction", "already imported")
-
-
-SWEPT_TOPIC = "0x" + keccak(b"Swept(bytes32,address,address,uint256)").hex()
 
 
 class OutboxConflict(ValueError):
@@ -108,22 +103,6 @@ def outbox_submit(
     return tx
 
 
-def outbox_sweep(*, key: str, chain_id: int, kind: str, identifier: str, token: str) -> OutboxTx:
-    """The chain's deposit factory moves what the deposit address of (kind, identifier) holds of `token` (the
-    zero address: native coin) into the vault. Asked for once per key, like every outbox transaction."""
-    chain = chain_get(chain_id)
-    if chain is None or not chain.factory_address:
-        raise ValueError(f"chain {chain_id} has no deposit factory")
-    data = encode_call(
-        "DepositFactory",
-        "sweep",
-        deposit_salt(kind=kind, identifier=identifier),
-        token,
-        signer_address(Signer.VAULT),
-    )
-    return outbox_submit(key=key, chain_id=chain_id, signer=Signer.VAULT, to=chain.factory_address, data=data)
-
-
 def outbox_transfer(*, key: str, chain_id: int, signer: str, token: str, to: str, amount: int) -> OutboxTx:
     """`amount` of `token` (the zero address: native coin) from the signer to `to`, once per key."""
     to = to_checksum_address(to)
@@ -132,71 +111,6 @@ def outbox_transfer(*, key: str, chain_id: int, signer: str, token: str, to: str
     return outbox_submit(
         key=key, chain_id=chain_id, signer=signer, to=token, data=encode_call(ERC20, "transfer", to, amount)
     )
-
-
-def _swept_in(tx: OutboxTx, logs: list[dict[str, Any]]) -> int:
-    return sum(
-        int(log["data"], 16)
-        for log in logs
-        if log["address"].lower() == tx.to.lower() and log["topics"] and log["topics"][0] == SWEPT_TOPIC
-    )
-
-
-def swept_amount(tx: OutboxTx) -> int | None:
-    """What a mined sweep moved, from the factory's `Swept` events in its receipt; None when the receipt's
-    logs were not kept (a sweep finished before they were)."""
-    if tx.status != OutboxTx.Status.MINED or not tx.block_hash:
-        return None
-    return _swept_in(tx, tx.logs)
-
-
-def swept_in_block(tx: OutboxTx) -> int | None:
-    """What a sweep still in flight moved in the block that holds it now (one of its signed versions, mined
-    and successful, not yet confirmed); None when none is in a block, or it reverted there. A reorg may take
-    that block away: the sweep is then mined again at its nonce, before any later transaction of the vault's
-    (the nonce order), and its outcome is checked again once confirmed."""
-    if tx.status != OutboxTx.Status.BROADCAST:
-        return None
-    try:
-        receipt = receipt_of(chain_client(tx)[1], tx)
-    except (Web3RPCError, ValueError, OSError):
-        return None
-    if receipt is None or receipt["status"] != 1:
-        return None
-    return _swept_in(tx, receipt_logs(receipt))
-
-
-def swept_of(tx: OutboxTx, token: str) -> int | None:
-    """What a mined sweep moved of `token` (its `Swept` events name the token); None when its logs were not kept."""
-    if tx.status != OutboxTx.Status.MINED or not tx.block_hash:
-        return None
-    wanted = "0x" + "00" * 12 + token.lower().removeprefix("0x")
-    return sum(
-        int(log["data"], 16)
-        for log in tx.logs
-        if log["address"].lower() == tx.to.lower()
-        and len(log["topics"]) > 2
-        and log["topics"][0] == SWEPT_TOPIC
-        and log["topics"][2].lower() == wanted
-    )
-
-
-def sweep_covers(tx: OutboxTx, *, counted: int, subject: str, what: str) -> bool:
-    """Whether a mined sweep moved at least what its owner counted (`subject`, e.g. "order:<id>"); if not, staff
-    are told (an incident that holds the owner): nothing may be delivered or paid out for money the vault did
-    not get. `what` names the owner in the incident, e.g. "order <id> (executed)"."""
-    swept = swept_amount(tx)
-    if swept is None or swept >= counted:
-        return True
-    incident_record(
-        kind=Incident.Kind.SWEEP_SHORT,
-        subject=subject,
-        chain_id=tx.chain_id,
-        summary=f"{what}: its sweep {tx.tx_hash} moved {swept} of the {counted} it counted; nothing more is sent "
-        "for it until staff resolve this",
-        details={"sweep": tx.key, "tx_hash": tx.tx_hash, "swept": str(swept), "counted": str(counted)},
-    )
-    return False
 
 
 def _enqueue_send(tx_id: int) -> None:
@@ -248,91 +162,6 @@ def outbox_send(tx_id: int) -> OutboxTx | None:
     return tx
 
 
-def chain_client(tx: OutboxTx) -> tuple[Chain, Web3]:
-    chain = chain_get(tx.chain_id)
-    if chain is None:
-        raise ValueError(f"chain {tx.chain_id} is not in the registry")
-    return chain, web3_for(chain)
-
-
-def _call(tx: OutboxTx) -> dict:
-    return {"from": tx.sender, "to": tx.to, "data": tx.data, "value": int(tx.value)}
-
-
-def replayed_revert(w3: Web3, tx: OutboxTx, block_number: int) -> str:
-    """Why a mined transaction reverted, by replaying its call on the state before its block (a receipt
-    carries no reason); best effort: another transaction of the block may have changed that state."""
-    try:
-        w3.eth.call({**_call(tx), "gas": tx.gas_limit}, block_identifier=max(block_number - 1, 0))  # type: ignore[typeddict-item]
-    except ContractLogicError as exc:
-        return revert_of(exc)
-    except (Web3RPCError, ValueError, OSError):
-        return "reason unknown (the replay failed)"
-    return "reason unknown (the replay succeeds on the state before its block)"
-
-
-def fee_cap(chain: Chain) -> int:
-    """The most the service pays per gas on the chain, in wei (the chain's cap, or OUTBOX_MAX_FEE_PER_GAS_GWEI)."""
-    gwei = chain.max_fee_per_gas_gwei or settings.OUTBOX_MAX_FEE_PER_GAS_GWEI
-    return int(Decimal(str(gwei)) * 10**9)
-
-
-MARKET_SECONDS = 1.0
-_markets: dict[int, tuple[float, int, int]] = {}
-
-
-def _market(chain: Chain, w3: Web3, *, fresh: bool) -> tuple[int, int]:
-    """(base fee of the latest block, the node's priority fee): read at most once a second per chain and
-    process for first signatures (a burst signs dozens in the same block, and twice the base fee leaves room
-    for six full blocks of rises); a fee bump reads them now."""
-    now = time.monotonic()
-    known = _markets.get(chain.chain_id)
-    if not fresh and known is not None and now - known[0] < MARKET_SECONDS:
-        return known[1], known[2]
-    base = int(w3.eth.get_block("latest").get("baseFeePerGas") or 0)
-    priority = int(w3.eth.max_priority_fee)
-    _markets[chain.chain_id] = (now, base, priority)
-    return base, priority
-
-
-def batch_with_fees(
-    chain: Chain, w3: Web3, calls: list[tuple[str, list[Any]]]
-) -> tuple[list[dict[str, Any]], tuple[int, int]]:
-    """The node's answers to `calls` (one JSON-RPC batch, `rpc_batch`) and the fees to sign with now; a market
-    older than MARKET_SECONDS is read in the same batch (latest block, priority fee), not in two more requests."""
-    known = _markets.get(chain.chain_id)
-    if known is not None and time.monotonic() - known[0] < MARKET_SECONDS:
-        answers = rpc_batch(w3, calls)
-    else:
-        answers = rpc_batch(
-            w3, [*calls, ("eth_getBlockByNumber", ["latest", False]), ("eth_maxPriorityFeePerGas", [])]
-        )
-        block, priority = answers[-2].get("result"), answers[-1].get("result")
-        if isinstance(block, dict) and isinstance(priority, str):  # else fees_for asks on its own
-            base = int(block.get("baseFeePerGas") or "0x0", 16)
-            _markets[chain.chain_id] = (time.monotonic(), base, int(priority, 16))
-        answers = answers[:-2]
-    fees = fees_for(chain, w3)
-    assert fees is not None  # no bump asked for
-    return answers, fees
-
-
-def fees_for(chain: Chain, w3: Web3, *, bump_from: OutboxTx | None = None) -> tuple[int, int] | None:
-    """(maxFeePerGas, maxPriorityFeePerGas) for now, never above the chain's cap; with `bump_from`, at least
-    OUTBOX_FEE_BUMP_PERCENT over its fees, or None when it already pays the cap (no higher bid is allowed)."""
-    cap = fee_cap(chain)
-    base, priority = _market(chain, w3, fresh=bump_from is not None)
-    max_fee = 2 * base + priority
-    if bump_from is not None and bump_from.max_fee_per_gas is not None:
-        if int(bump_from.max_fee_per_gas) >= cap:
-            return None
-        factor = 100 + settings.OUTBOX_FEE_BUMP_PERCENT
-        priority = max(priority, -(-int(bump_from.max_priority_fee_per_gas or 0) * factor // 100), 1)
-        max_fee = max(max_fee, -(-int(bump_from.max_fee_per_gas) * factor // 100), priority)
-    max_fee = min(max_fee, cap)
-    return max_fee, min(priority, max_fee)
-
-
 def sign_version(tx: OutboxTx, *, nonce: int, gas: int, fees: tuple[int, int]) -> tuple[str, str]:
     """(raw transaction, hash) of `tx` signed at `nonce` with these fees, by its role's signer backend."""
     signed = sign_transaction(
@@ -352,76 +181,15 @@ def sign_version(tx: OutboxTx, *, nonce: int, gas: int, fees: tuple[int, int]) -
     return signed.raw, signed.tx_hash
 
 
-def _hex(value) -> str:
-    return value.to_0x_hex() if hasattr(value, "to_0x_hex") else str(value)
-
-
-def receipt_logs(receipt) -> list[dict[str, Any]]:
-    """The receipt's logs as stored: {address, topics, data} (what the transaction moved, for its owner)."""
-    return [
-        {
-            "address": to_checksum_address(log["address"]),
-            "topics": [_hex(t) for t in log["topics"]],
-            "data": _hex(log["data"]),
-        }
-        for log in receipt["logs"]
-    ]
-
-
-def receipt_of(w3: Web3, tx: OutboxTx):
-    """The receipt of whichever signed version of `tx` is on the chain, or None."""
-    for tx_hash in reversed(tx.hashes):
-        try:
-            return w3.eth.get_transaction_receipt(tx_hash)
-        except TransactionNotFound:
-            continue
-    return None
-
-
-def rpc_batch(w3: Web3, calls: list[tuple[str, list[Any]]]) -> list[dict[str, Any]]:
-    """The node's answers to these JSON-RPC calls, sent as one batch, in the order asked: each a dict with
-    `result` or `error`. An answer of the wrong shape raises ValueError."""
-    answers = cast(Any, w3.provider).make_batch_request(calls)
-    if not isinstance(answers, list) or len(answers) != len(calls):
-        raise ValueError(f"JSON-RPC batch: {len(calls)} asked, not one answer each")
-    if not all(isinstance(answer, dict) for answer in answers):
-        raise ValueError("JSON-RPC batch: an answer is not an object")
-    return answers
-
-
-def receipts_and_head(w3: Web3, txs: list[OutboxTx]) -> tuple[dict[int, Any], int]:
-    """The receipts of these transactions (by row id, those on the chain; whichever signed version was
-    mined) and the chain's head, in one JSON-RPC batch: a burst's receipts cost one request, not one each.
-
-    A node's error for one item, or an answer of the wrong shape, raises (the caller reads again later)."""
-    calls: list[tuple[str, list[Any]]] = [("eth_blockNumber", [])]
-    asked: list[tuple[int, str]] = []
-    for tx in txs:
-        for tx_hash in reversed(tx.hashes):
-            calls.append(("eth_getTransactionReceipt", [tx_hash]))
-            asked.append((tx.pk, tx_hash))
-    results = []
-    for (method, _), answer in zip(calls, rpc_batch(w3, calls), strict=True):
-        if "error" in answer or "result" not in answer:
-            raise ValueError(f"{method}: {str(answer)[:120]}")
-        results.append(answer["result"])
-    head = int(results[0], 16)
-    receipts: dict[int, Any] = {}
-    for (pk, _), result in zip(asked, results[1:], strict=True):
-        if result is not None and pk not in receipts:
-            receipts[pk] = receipt_formatter(result)
-    return receipts, head
-
-
 def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None, unless_taken: bool = False) -> bool:
     """Record the outcome once and hand it to its key's handler (`chains.handlers`) in the same transaction.
     With `unless_taken`, a transaction another process is finishing is passed by (False), not waited for."""
-    fields: dict[str, Any] = {"status": status, "error": error[:500], "finished_at": timezone.now()}
+    fields: dict[str, Any] = {"error": error[:500], "finished_at": timezone.now()}
     if receipt is not None:
         fields |= {
-            "tx_hash": _hex(receipt["transactionHash"]),
+            "tx_hash": hex_of(receipt["transactionHash"]),
             "block_number": receipt["blockNumber"],
-            "block_hash": _hex(receipt["blockHash"]),
+            "block_hash": hex_of(receipt["blockHash"]),
             "gas_used": receipt["gasUsed"],
             "effective_gas_price": receipt.get("effectiveGasPrice"),
             "logs": receipt_logs(receipt),
@@ -431,7 +199,7 @@ def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None, unless_t
             free = OutboxTx.objects.select_for_update(skip_locked=True).filter(pk=tx.pk, status__in=IN_FLIGHT)
             if free.values_list("pk", flat=True).first() is None:
                 return False
-        if not OutboxTx.objects.filter(pk=tx.pk, status__in=IN_FLIGHT).update(**fields):
+        if not OUTBOX.move(OutboxTx.objects.filter(pk=tx.pk), from_=IN_FLIGHT, to=status, **fields):
             return False
         tx.refresh_from_db()
         transaction.on_commit(metrics.outbox_finished.labels(str(tx.chain_id), tx.signer, status).inc)
@@ -463,7 +231,6 @@ def _signed_fields(tx: OutboxTx, *, nonce: int, gas: int, fees: tuple[int, int])
     """What is stored with the signed bytes of `tx` at `nonce` (its first version, or one signed again)."""
     raw, tx_hash = sign_version(tx, nonce=nonce, gas=gas, fees=fees)
     return {
-        "status": OutboxTx.Status.SIGNED,
         "nonce": nonce,
         "gas_limit": gas,
         "max_fee_per_gas": fees[0],
@@ -548,7 +315,12 @@ def sign_batch(tx: OutboxTx) -> list[OutboxTx]:
                 except SignerUnavailable as exc:  # a signer that refuses one stops only that one
                     refused[each.pk] = exc
                     continue
-                OutboxTx.objects.filter(pk=each.pk).update(**fields)
+                OUTBOX.move(
+                    OutboxTx.objects.filter(pk=each.pk),
+                    from_=(each.status,),
+                    to=OutboxTx.Status.SIGNED,
+                    **fields,
+                )
                 nonce += 1
             SenderNonce.objects.filter(pk=nonce_row.pk).update(next_nonce=nonce)
     locked = [each for each in locked if each.pk not in refused]
@@ -602,8 +374,12 @@ def broadcast_batch(txs: list[OutboxTx]) -> None:
             continue
         sent.append(tx.pk)
     _crash_point("after_broadcast")
-    OutboxTx.objects.filter(pk__in=sent, status__in=IN_FLIGHT[1:]).update(
-        status=OutboxTx.Status.BROADCAST, broadcast_at=timezone.now(), broadcasts=F("broadcasts") + 1
+    OUTBOX.move(
+        OutboxTx.objects.filter(pk__in=sent),
+        from_=IN_FLIGHT[1:],
+        to=OutboxTx.Status.BROADCAST,
+        broadcast_at=timezone.now(),
+        broadcasts=F("broadcasts") + 1,
     )
 
 
@@ -615,7 +391,7 @@ def sign(tx: OutboxTx) -> OutboxTx:
         gas, fees, balance, pending = read
     else:  # one request at a time: a failed estimate says why here (it would revert, or the sender is short)
         try:
-            gas = _gas_limit(w3.eth.estimate_gas(_call(tx)))  # type: ignore[arg-type]
+            gas = _gas_limit(w3.eth.estimate_gas(call_of(tx)))  # type: ignore[arg-type]
         except ContractLogicError as exc:
             finish(tx, status=OutboxTx.Status.FAILED, error=f"would revert: {revert_of(exc)}")
             tx.refresh_from_db()
@@ -651,7 +427,12 @@ def sign(tx: OutboxTx) -> OutboxTx:
             nonce = max(nonce_row.next_nonce, pending)
             SenderNonce.objects.filter(pk=nonce_row.pk).update(next_nonce=nonce + 1)
         fields = _signed_fields(tx, nonce=nonce, gas=gas, fees=fees)
-        OutboxTx.objects.filter(pk=tx.pk).update(**fields)
+        OUTBOX.move(
+            OutboxTx.objects.filter(pk=tx.pk),
+            from_=(OutboxTx.Status.QUEUED,),
+            to=OutboxTx.Status.SIGNED,
+            **fields,
+        )
     logger.info("Outbox %s on %s: signed nonce %s as %s", tx.key, chain.name, nonce, fields["tx_hash"])
     _crash_point("after_sign")
     tx.refresh_from_db()
@@ -727,6 +508,10 @@ def broadcast(tx: OutboxTx) -> None:
             logger.warning("Outbox %s: the node refused the broadcast: %s", tx.key, exc)
             return
     _crash_point("after_broadcast")
-    OutboxTx.objects.filter(pk=tx.pk, status__in=IN_FLIGHT[1:]).update(
-        status=OutboxTx.Status.BROADCAST, broadcast_at=timezone.now(), broadcasts=F("broadcasts") + 1
+    OUTBOX.move(
+        OutboxTx.objects.filter(pk=tx.pk),
+        from_=IN_FLIGHT[1:],
+        to=OutboxTx.Status.BROADCAST,
+        broadcast_at=timezone.now(),
+        broadcasts=F("broadcasts") + 1,
     )

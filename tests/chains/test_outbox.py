@@ -234,7 +234,7 @@ def test_a_failed_transaction_that_left_the_chain_stays_failed_and_its_nonce_is_
     """After evm_revert, a mined transaction is sent again (its owner counted on it) and a failed one is not
     (its owner already acted on the failure): an empty transaction takes its nonce, so it can never succeed."""
     from chains.models import Incident
-    from chains.outbox.send import receipt_of
+    from chains.outbox.receipts import receipt_of
 
     contracts = chain_a[1]["contracts"]
     w3 = w3_of(chain_a)
@@ -461,14 +461,14 @@ def test_a_burst_reads_the_fee_market_once_and_a_fee_bump_reads_it_now(chain_a, 
     import dataclasses
 
     from chains.client import web3_for
-    from chains.outbox import send
+    from chains.outbox import fees
     from tests.rpc_proxy import rpc_proxies
 
     chain = chain_a[0]
     monkeypatch.setattr(
-        send, "MARKET_SECONDS", 3600
+        fees, "MARKET_SECONDS", 3600
     )  # what a burst within the second sees, without the clock
-    send._markets.clear()
+    fees._markets.clear()
     with rpc_proxies(chain.rpc_url, count=1) as (node,):
         settings.CHAINS = [dataclasses.asdict(chain) | {"rpc_urls": [node.url]}]
         txs = [
@@ -482,11 +482,11 @@ def test_a_burst_reads_the_fee_market_once_and_a_fee_bump_reads_it_now(chain_a, 
         assert node.methods["eth_maxPriorityFeePerGas"] == 1 and node.methods["eth_getBlockByNumber"] == 1
         assert len({(t.max_fee_per_gas, t.max_priority_fee_per_gas) for t in signed}) == 1
 
-        bumped = send.fees_for(chain_get(31337), web3_for(chain_get(31337)), bump_from=signed[0])
+        bumped = fees.fees_for(chain_get(31337), web3_for(chain_get(31337)), bump_from=signed[0])
 
         assert node.methods["eth_maxPriorityFeePerGas"] == 2
         assert bumped is not None and bumped[0] > int(signed[0].max_fee_per_gas)
-    send._markets.clear()
+    fees._markets.clear()
 
 
 def test_a_senders_queued_transactions_are_signed_together_and_make_one_block(chain_a, settings, monkeypatch):
@@ -551,9 +551,9 @@ def test_a_lone_transaction_is_read_for_in_one_batch_and_one_that_would_revert_s
     fee market in one JSON-RPC batch: it goes out after two requests (the batch, the broadcast), not seven.
     One whose estimate fails is asked for alone, so its failure carries the revert's reason."""
     from chains.client import FailoverProvider
-    from chains.outbox import send
+    from chains.outbox import fees
 
-    send._markets.clear()  # the market is read with the rest
+    fees._markets.clear()  # the market is read with the rest
     asked = []
     original = FailoverProvider._send
     monkeypatch.setattr(FailoverProvider, "_send", lambda self, call: asked.append(1) or original(self, call))
@@ -564,7 +564,7 @@ def test_a_lone_transaction_is_read_for_in_one_batch_and_one_that_would_revert_s
 
     tx.refresh_from_db()
     assert (tx.status, len(asked)) == ("broadcast", 2)
-    assert list(send._markets) == [31337]
+    assert list(fees._markets) == [31337]
     reverting = outbox_submit(
         key="test:lone:reverts", chain_id=31337, signer="vault", to=chain_a[1]["contracts"]["AlwaysReverts"]
     )
@@ -573,7 +573,7 @@ def test_a_lone_transaction_is_read_for_in_one_batch_and_one_that_would_revert_s
     assert (reverting.status, reverting.nonce) == ("failed", None)
     assert reverting.error.startswith("would revert: ")
     assert reverting.error != "would revert: "
-    send._markets.clear()
+    fees._markets.clear()
 
 
 def test_a_batch_the_sender_cannot_pay_for_whole_is_signed_one_at_a_time(chain_a, settings):
