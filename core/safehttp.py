@@ -207,6 +207,42 @@ def _shutdown(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
+def _connect(
+    addresses, watchdog: _Watchdog, remaining, connect_timeout_seconds: float
+) -> tuple[socket.socket | None, OSError | None]:
+    """The first of the checked addresses that accepts a connection in time, or None and the last error."""
+    last_error: OSError | None = None
+    for family, sockaddr in addresses:
+        if remaining() <= 0:
+            break
+        candidate = socket.socket(family, socket.SOCK_STREAM)
+        watchdog.watch(candidate)
+        candidate.settimeout(min(connect_timeout_seconds, max(remaining(), 0.001)))
+        try:
+            candidate.connect(sockaddr)
+        except OSError as exc:
+            candidate.close()
+            last_error = exc
+            continue
+        return candidate, None
+    return None, last_error
+
+
+def _read_head(sock: socket.socket, remaining) -> bytes | None:
+    """The response's status line and headers (what arrived of them before the peer closed or time ran out);
+    None when they grow past MAX_RESPONSE_HEAD."""
+    head = b""
+    while b"\r\n\r\n" not in head:
+        if len(head) > MAX_RESPONSE_HEAD:
+            return None
+        sock.settimeout(max(remaining(), 0.001))
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    return head
+
+
 def post(
     url: str,
     body: bytes,
@@ -242,21 +278,7 @@ def post(
     watchdog = _Watchdog(remaining())
     sock: socket.socket | None = None
     try:
-        last_error: OSError | None = None
-        for family, sockaddr in addresses:
-            if remaining() <= 0:
-                break
-            candidate = socket.socket(family, socket.SOCK_STREAM)
-            watchdog.watch(candidate)
-            candidate.settimeout(min(connect_timeout_seconds, max(remaining(), 0.001)))
-            try:
-                candidate.connect(sockaddr)
-            except OSError as exc:
-                candidate.close()
-                last_error = exc
-                continue
-            sock = candidate
-            break
+        sock, last_error = _connect(addresses, watchdog, remaining, connect_timeout_seconds)
         if sock is None:
             if watchdog.fired or remaining() <= 0:
                 return PostResult(None, elapsed(), timed_out.error, timed_out=True)
@@ -267,15 +289,9 @@ def post(
             sock = _tls_context().wrap_socket(sock, server_hostname=target.host)
             watchdog.watch(sock)
         sock.sendall(_request_bytes(target, body, headers))
-        head = b""
-        while b"\r\n\r\n" not in head:
-            if len(head) > MAX_RESPONSE_HEAD:
-                return PostResult(None, elapsed(), "the response headers are too large")
-            sock.settimeout(max(remaining(), 0.001))
-            chunk = sock.recv(4096)
-            if not chunk:
-                break
-            head += chunk
+        head = _read_head(sock, remaining)
+        if head is None:
+            return PostResult(None, elapsed(), "the response headers are too large")
         if watchdog.fired or (b"\r\n\r\n" not in head and remaining() <= 0):
             return PostResult(None, elapsed(), timed_out.error, timed_out=True)
         if not head:

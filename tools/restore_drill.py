@@ -140,7 +140,7 @@ class Drill:
             raise SystemExit(f"restore drill: a process of service {name} exited (logs in {self.work}/logs)")
         return node
 
-    def run(self) -> int:
+    def run(self) -> int:  # noqa: C901 - the drill's steps in order, one script read top to bottom
         (self.work / "logs").mkdir(parents=True)
         self.devnet_ports = f"{free_port()},{free_port()}"
         var_a, var_b = self.work / "a", self.work / "b"
