@@ -888,7 +888,8 @@ def _receipts(sent: dict) -> dict[str, tuple[float, int]]:
     return seen
 
 
-def _query(database_url: str, sql: str, params: tuple = ()) -> list[tuple]:
+def _query(database_url: str, sql: str, params: tuple | None = None) -> list[tuple]:
+    """The rows `sql` reads; `params` fill its `%s` (without them, a `%` in the SQL is itself)."""
     import psycopg
 
     with psycopg.connect(database_url, autocommit=True) as connection:
