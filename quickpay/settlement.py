@@ -20,10 +20,11 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from chains.incidents import incident_open_for, incident_record
+from chains.collection import DepositAddress, GoingBack, send_back, sweep_counted
+from chains.incidents import incident_open_for
 from chains.keys import OwnerKind, Signer, Step, outbox_key
-from chains.models import Deposit, Incident, OutboxTx
-from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
+from chains.models import Deposit, OutboxTx
+from chains.outbox import outbox_transfer
 from quickpay.models import QuickPayment, QuickPaymentDeposit
 from quickpay.services import QUICK_PAYMENT_OWNER
 
@@ -31,94 +32,78 @@ logger = logging.getLogger(__name__)
 MINED = OutboxTx.Status.MINED
 
 
-def _sweep(payment: QuickPayment, token: str, key: str) -> OutboxTx:
-    return outbox_sweep(
-        key=key, chain_id=payment.chain_id, kind=QUICK_PAYMENT_OWNER, identifier=payment.id, token=token
+def _address(payment: QuickPayment) -> DepositAddress:
+    return DepositAddress(
+        owner=OwnerKind.QUICKPAY,
+        identifier=payment.id,
+        chain_id=payment.chain_id,
+        salt_kind=QUICK_PAYMENT_OWNER,
+        subject=f"{QUICK_PAYMENT_OWNER}:{payment.id}",
+        label=f"quick payment {payment.id} ({payment.status})",
     )
 
 
-def _pay(payment: QuickPayment, *, token: str, to: str, amount: int, key: str) -> OutboxTx:
-    return outbox_transfer(
-        key=key, chain_id=payment.chain_id, signer=Signer.VAULT, token=token, to=to, amount=amount
-    )
-
-
-def _held(payment: QuickPayment, deposits: list[QuickPaymentDeposit]) -> bool:
+def _held(address: DepositAddress, deposits: list[QuickPaymentDeposit]) -> bool:
     """A deposit in doubt after a reorg, or an open incident about the payment: nothing moves."""
     return any(d.deposit.status == Deposit.Status.ORPHANED for d in deposits) or incident_open_for(
-        f"{QUICK_PAYMENT_OWNER}:{payment.id}"
+        address.subject
     )
 
 
 def quick_payment_settle(payment_id: str) -> dict[str, str]:
-    """Ask for every transaction the payment needs now; {business key: status} of those asked for."""
+    """Ask for every transaction the payment needs now; {business key: status} of those asked for. The
+    mechanics are the collection kernel's (chains.collection); the payment's rules are here: it counts once
+    paid or expired, its amount goes to its recipient once swept, and an expired one returns what it counted."""
     payment = QuickPayment.objects.filter(pk=payment_id).first()
     if payment is None:
         return {}
+    address = _address(payment)
     sent: dict[str, str] = {}
     deposits = list(QuickPaymentDeposit.objects.filter(payment=payment).select_related("deposit"))
-    if _held(payment, deposits):
+    if _held(address, deposits):
         return {}
     counted = sum(int(d.counted) for d in deposits)
-    main_sweep = None
+    counted_sweep = None
     if counted and payment.status != QuickPayment.Status.AWAITING_PAYMENT:
-        main_sweep = _sweep(
-            payment, payment.token_address, outbox_key(OwnerKind.QUICKPAY, payment.id, Step.SWEEP)
-        )
-        sent[main_sweep.key] = main_sweep.status
-        subject = f"{QUICK_PAYMENT_OWNER}:{payment.id}"
-        if main_sweep.status == MINED and not sweep_covers(
-            main_sweep,
-            counted=counted,
-            subject=subject,
-            what=f"quick payment {payment.id} ({payment.status})",
-        ):
+        counted_sweep, short = sweep_counted(address, payment.token_address, counted, sent)
+        if short:
             return sent
-    if main_sweep is not None and main_sweep.status == MINED and payment.status == QuickPayment.Status.PAID:
-        tx = _pay(
-            payment,
+    if (
+        counted_sweep is not None
+        and counted_sweep.status == MINED
+        and payment.status == QuickPayment.Status.PAID
+    ):
+        tx = outbox_transfer(
+            key=outbox_key(OwnerKind.QUICKPAY, payment.id, Step.PAYOUT),
+            chain_id=payment.chain_id,
+            signer=Signer.VAULT,
             token=payment.token_address,
             to=payment.recipient_address,
             amount=int(payment.amount),
-            key=outbox_key(OwnerKind.QUICKPAY, payment.id, Step.PAYOUT),
         )
         sent[tx.key] = tx.status
-    for item in deposits:
-        deposit = item.deposit
-        owed = [(int(item.refund), outbox_key(OwnerKind.QUICKPAY, payment.id, Step.REFUND, deposit.pk))]
-        if payment.status == QuickPayment.Status.EXPIRED:
-            owed.append(
-                (int(item.counted), outbox_key(OwnerKind.QUICKPAY, payment.id, Step.RETURN, deposit.pk))
-            )
-        owed = [(amount, key) for amount, key in owed if amount > 0]
-        if not owed:
-            continue
-        if int(item.counted):  # its token's balance is swept with the payment's
-            if main_sweep is None:
-                continue  # still awaiting payment: the part beyond the amount goes back once it is settled
-            source = main_sweep
-        else:
-            source = _sweep(
-                payment, deposit.token, outbox_key(OwnerKind.QUICKPAY, payment.id, Step.SWEEP, deposit.pk)
-            )
-            sent[source.key] = source.status
-        if source.status != MINED:
-            continue
-        if (
-            not deposit.from_address
-        ):  # seen by balance (a contract's internal payment): no sender to return it to
-            incident_record(
-                kind=Incident.Kind.UNATTRIBUTED,
-                subject=f"quickpay-deposit:{deposit.pk}",
-                chain_id=deposit.chain_id,
-                summary=f"quick payment {payment.id}: {sum(a for a, _ in owed)} of {deposit.token} must go back, "
-                "but its sender is unknown (a contract's internal payment): held in the vault for staff",
-                details={"quick_payment": payment.id, "deposit": deposit.pk},
-            )
-            continue
-        for amount, key in owed:
-            tx = _pay(payment, token=deposit.token, to=deposit.from_address, amount=amount, key=key)
-            sent[tx.key] = tx.status
+    expired = payment.status == QuickPayment.Status.EXPIRED
+    going = [
+        GoingBack(
+            deposit=item.deposit,
+            amounts=[
+                (int(item.refund), outbox_key(OwnerKind.QUICKPAY, payment.id, Step.REFUND, item.deposit.pk)),
+                *(
+                    [
+                        (
+                            int(item.counted),
+                            outbox_key(OwnerKind.QUICKPAY, payment.id, Step.RETURN, item.deposit.pk),
+                        )
+                    ]
+                    if expired
+                    else []
+                ),
+            ],
+            with_counted=bool(int(item.counted)),  # its token's balance is swept with the payment's
+        )
+        for item in deposits
+    ]
+    send_back(address, going, counted_sweep, sent)
     return sent
 
 

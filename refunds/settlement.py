@@ -21,10 +21,11 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from chains.incidents import incident_open_for, incident_record
+from chains.collection import DepositAddress, GoingBack, send_back, sweep_counted
+from chains.incidents import incident_open_for
 from chains.keys import OwnerKind, Signer, Step, outbox_key
-from chains.models import Deposit, Incident, OutboxTx
-from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
+from chains.models import Deposit, OutboxTx
+from chains.outbox import outbox_transfer
 from core.errors import InvalidRequest
 from refunds.crosschain import crosses, order_funding, refund_order
 from refunds.models import Refund, RefundDeposit
@@ -34,36 +35,38 @@ MINED = OutboxTx.Status.MINED
 Status = Refund.Status
 
 
-def _sweep(refund: Refund, token: str, key: str) -> OutboxTx:
-    return outbox_sweep(
-        key=key, chain_id=refund.chain_id, kind=REFUND_OWNER, identifier=refund.id, token=token
+def _address(refund: Refund) -> DepositAddress:
+    return DepositAddress(
+        owner=OwnerKind.REFUND,
+        identifier=refund.id,
+        chain_id=refund.chain_id,
+        salt_kind=REFUND_OWNER,
+        subject=refund.owner,
+        label=f"refund {refund.id} ({refund.status})",
     )
 
 
-def _pay(refund: Refund, *, chain_id: int, token: str, to: str, amount: int, key: str) -> OutboxTx:
-    return outbox_transfer(key=key, chain_id=chain_id, signer=Signer.VAULT, token=token, to=to, amount=amount)
-
-
 def refund_settle(refund_id: str) -> dict[str, str]:
-    """Ask for every transaction the refund needs now; {business key: status} of those asked for."""
+    """Ask for every transaction the refund needs now; {business key: status} of those asked for. The
+    mechanics are the collection kernel's (chains.collection); the refund's rules are here: it is funded by
+    its balance or by its counted deposits once swept, delivered to its payer (or through an order elsewhere),
+    and a refund canceled before it was funded returns what it counted."""
     refund = Refund.objects.filter(pk=refund_id).first()
     if refund is None:
         return {}
     deposits = list(RefundDeposit.objects.filter(refund=refund).select_related("deposit"))
     if any(d.deposit.status == Deposit.Status.ORPHANED for d in deposits) or incident_open_for(refund.owner):
         return {}  # a deposit in doubt after a reorg, or staff looking: nothing moves
+    address = _address(refund)
     sent: dict[str, str] = {}
     counted = sum(int(d.counted) for d in deposits)
-    main_sweep = None
+    counted_sweep = None
     if counted and refund.status != Status.REQUIRES_FUNDING:
-        main_sweep = _sweep(refund, refund.token_address, outbox_key(OwnerKind.REFUND, refund.id, Step.SWEEP))
-        sent[main_sweep.key] = main_sweep.status
-        if main_sweep.status == MINED and not sweep_covers(
-            main_sweep, counted=counted, subject=refund.owner, what=f"refund {refund.id} ({refund.status})"
-        ):
+        counted_sweep, short = sweep_counted(address, refund.token_address, counted, sent)
+        if short:
             return sent
     funded = refund.funding_method == Refund.Funding.BALANCE or (
-        main_sweep is not None and main_sweep.status == MINED and counted >= int(refund.amount)
+        counted_sweep is not None and counted_sweep.status == MINED and counted >= int(refund.amount)
     )
     if funded and refund.status == Status.PENDING:
         if crosses(refund):  # another chain or token: an order delivers it (refunds.crosschain)
@@ -76,58 +79,37 @@ def refund_settle(refund_id: str) -> dict[str, str]:
                 return sent
             tx = order_funding(refund, order)
         else:
-            tx = _pay(
-                refund,
+            tx = outbox_transfer(
+                key=outbox_key(OwnerKind.REFUND, refund.id, Step.DELIVERY),
                 chain_id=refund.chain_id,
+                signer=Signer.VAULT,
                 token=refund.token_address,
                 to=refund.destination_address,
                 amount=int(refund.amount),
-                key=outbox_key(OwnerKind.REFUND, refund.id, Step.DELIVERY),
             )
         sent[tx.key] = tx.status
-    for item in deposits:
-        deposit = item.deposit
-        owed = [(int(item.returned), outbox_key(OwnerKind.REFUND, refund.id, Step.RETURN, deposit.pk))]
-        if refund.status == Status.CANCELED:
-            owed.append(
-                (int(item.counted), outbox_key(OwnerKind.REFUND, refund.id, Step.UNFUNDED, deposit.pk))
-            )
-        owed = [(amount, key) for amount, key in owed if amount > 0]
-        if not owed:
-            continue
-        if int(item.counted):  # its token's balance is swept with the refund's funding
-            if main_sweep is None:
-                continue  # still awaiting funding: the part beyond the amount goes back once it is settled
-            source = main_sweep
-        else:
-            source = _sweep(
-                refund, deposit.token, outbox_key(OwnerKind.REFUND, refund.id, Step.SWEEP, deposit.pk)
-            )
-            sent[source.key] = source.status
-        if source.status != MINED:
-            continue
-        if (
-            not deposit.from_address
-        ):  # seen by balance (a contract's internal payment): nobody to return it to
-            incident_record(
-                kind=Incident.Kind.UNATTRIBUTED,
-                subject=f"refund-deposit:{deposit.pk}",
-                chain_id=deposit.chain_id,
-                summary=f"refund {refund.id}: {sum(a for a, _ in owed)} of {deposit.token} must go back, but its "
-                "sender is unknown (a contract's internal payment): held in the vault for staff",
-                details={"refund": refund.id, "deposit": deposit.pk},
-            )
-            continue
-        for amount, key in owed:
-            tx = _pay(
-                refund,
-                chain_id=deposit.chain_id,
-                token=deposit.token,
-                to=deposit.from_address,
-                amount=amount,
-                key=key,
-            )
-            sent[tx.key] = tx.status
+    canceled = refund.status == Status.CANCELED
+    going = [
+        GoingBack(
+            deposit=item.deposit,
+            amounts=[
+                (int(item.returned), outbox_key(OwnerKind.REFUND, refund.id, Step.RETURN, item.deposit.pk)),
+                *(
+                    [
+                        (
+                            int(item.counted),
+                            outbox_key(OwnerKind.REFUND, refund.id, Step.UNFUNDED, item.deposit.pk),
+                        )
+                    ]
+                    if canceled
+                    else []
+                ),
+            ],
+            with_counted=bool(int(item.counted)),  # its token's balance is swept with the refund's funding
+        )
+        for item in deposits
+    ]
+    send_back(address, going, counted_sweep, sent)
     return sent
 
 

@@ -16,10 +16,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from chains.collection import DepositAddress, GoingBack, send_back
 from chains.incidents import incident_open_for, incident_record
-from chains.keys import OwnerKind, Signer, Step, outbox_key, owner_of
+from chains.keys import OwnerKind, Step, outbox_key, owner_of
 from chains.models import Deposit, Incident, OutboxTx
-from chains.outbox import outbox_sweep, outbox_transfer, swept_amount
+from chains.outbox import swept_amount
 from chains.registry import deposit_address
 from chains.tokens import token_get
 from chains.watcher import watch_address
@@ -118,47 +119,29 @@ def top_up_settle(top_up_id: str) -> dict[str, str]:
             top_up.sweeps += 1
             RefundTopUp.objects.filter(pk=top_up.pk).update(sweeps=top_up.sweeps)
             RefundTopUpDeposit.objects.filter(pk__in=[i.pk for i in uncovered]).update(sweep=top_up.sweeps)
-            tx = _sweep(
-                top_up,
-                top_up.token_address,
-                outbox_key(OwnerKind.REFUND, top_up.id, Step.SWEEP, top_up.sweeps),
-            )
+            tx = _address(top_up).sweep(top_up.token_address, top_up.sweeps)
             sent[tx.key] = tx.status
-    for item in items:
-        if not int(item.returned):
-            continue
-        deposit = item.deposit
-        source = _sweep(
-            top_up, deposit.token, outbox_key(OwnerKind.REFUND, top_up.id, Step.SWEEP_RETURN, deposit.pk)
+    going = [
+        GoingBack(
+            deposit=item.deposit,
+            amounts=[
+                (int(item.returned), outbox_key(OwnerKind.REFUND, top_up.id, Step.RETURN, item.deposit.pk))
+            ],
         )
-        sent[source.key] = source.status
-        if source.status != MINED:
-            continue
-        if not deposit.from_address:
-            incident_record(
-                kind=Incident.Kind.UNATTRIBUTED,
-                subject=f"refund-deposit:{deposit.pk}",
-                chain_id=deposit.chain_id,
-                summary=f"refund balance top-up {top_up.id}: {item.returned} of {deposit.token} must go back, but "
-                "its sender is unknown (a contract's internal payment): held in the vault for staff",
-                details={"top_up": top_up.id, "deposit": deposit.pk},
-            )
-            continue
-        tx = outbox_transfer(
-            key=outbox_key(OwnerKind.REFUND, top_up.id, Step.RETURN, deposit.pk),
-            chain_id=deposit.chain_id,
-            signer=Signer.VAULT,
-            token=deposit.token,
-            to=deposit.from_address,
-            amount=int(item.returned),
-        )
-        sent[tx.key] = tx.status
+        for item in items
+    ]
+    send_back(_address(top_up), going, None, sent, own_sweep=Step.SWEEP_RETURN)
     return sent
 
 
-def _sweep(top_up: RefundTopUp, token: str, key: str) -> OutboxTx:
-    return outbox_sweep(
-        key=key, chain_id=top_up.chain_id, kind=REFUND_OWNER, identifier=top_up.id, token=token
+def _address(top_up: RefundTopUp) -> DepositAddress:
+    return DepositAddress(
+        owner=OwnerKind.REFUND,
+        identifier=top_up.id,
+        chain_id=top_up.chain_id,
+        salt_kind=REFUND_OWNER,
+        subject=top_up.owner,
+        label=f"refund balance top-up {top_up.id}",
     )
 
 

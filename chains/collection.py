@@ -1,0 +1,128 @@
+"""One collection kernel for every payment collected at a deposit address: what was counted is swept into the
+vault once, what was not (another token, beyond the amount, late, or counted toward something that will not
+happen) goes back to its sender, each through the outbox under its business key, with one incident path.
+
+Each kind of payment (quick payments, refund funding, refund balance top-ups) keeps only its own rules: what
+counts, when it is funded, where its payout goes. It describes its address (`DepositAddress`) and what each
+deposit owes back (`GoingBack`), and calls:
+
+- `sweep_counted`: the sweep of the counted token, once, and whether it came up short (mined, moving less than
+  was counted: a `sweep_short` incident about the owner holds it);
+- `send_back`: for each deposit that owes something back, its sweep (the counted sweep for the counted token,
+  its own for any other), then, once that sweep is mined, the transfers back to its sender; a deposit whose
+  sender is unknown (seen by balance: a contract's internal payment) opens an `unattributed` incident and
+  stays in the vault for staff.
+
+Every transaction is asked of the outbox by a key that always stands for the same amount, so a settlement run
+again, or by two workers at once, pays nothing twice; the sweep before a return is the rule that nothing goes
+back before it arrived in the vault.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from chains.incidents import incident_record
+from chains.keys import OwnerKind, Signer, Step, outbox_key
+from chains.models import Deposit, Incident, OutboxTx
+from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
+
+MINED = OutboxTx.Status.MINED
+
+
+@dataclass(frozen=True)
+class DepositAddress:
+    """Whose deposit address it is and how its transactions and incidents name the owner."""
+
+    owner: OwnerKind  # the kind its business keys are written under
+    identifier: str
+    chain_id: int
+    salt_kind: str  # the kind its CREATE2 salt was derived with (the address depends on it: never renamed)
+    subject: str  # the incidents about the owner, which hold its settlement while open
+    label: str  # the owner in an incident's words: "quick payment qp_1"
+
+    def sweep(self, token: str, *detail: object, step: Step = Step.SWEEP) -> OutboxTx:
+        """The factory moves what the address holds of `token` into the vault, under the owner's `step` key."""
+        return outbox_sweep(
+            key=outbox_key(self.owner, self.identifier, step, *detail),
+            chain_id=self.chain_id,
+            kind=self.salt_kind,
+            identifier=self.identifier,
+            token=token,
+        )
+
+
+@dataclass
+class GoingBack:
+    """What one deposit owes its sender now: (amount, business key) pairs; `with_counted` when its token's balance
+    goes into the vault with the counted sweep (else it has a sweep of its own)."""
+
+    deposit: Deposit
+    amounts: list[tuple[int, str]] = field(default_factory=list)
+    with_counted: bool = False
+
+
+def sweep_counted(
+    address: DepositAddress, token: str, counted: int, sent: dict[str, str]
+) -> tuple[OutboxTx, bool]:
+    """The sweep of the counted `token` (asked for once), and whether it came up short: mined, it moved less than
+    `counted`. A short sweep tells staff (an incident about the owner, which holds it): nothing is paid out or
+    sent back for it, since the vault did not get it."""
+    sweep = address.sweep(token)
+    sent[sweep.key] = sweep.status
+    short = sweep.status == MINED and not sweep_covers(
+        sweep, counted=counted, subject=address.subject, what=address.label
+    )
+    return sweep, short
+
+
+def send_back(
+    address: DepositAddress,
+    going: list[GoingBack],
+    counted_sweep: OutboxTx | None,
+    sent: dict[str, str],
+    *,
+    own_sweep: Step = Step.SWEEP,
+) -> None:
+    """Every deposit's amounts back to its sender, each once its sweep is mined. A deposit of the counted token
+    waits for the counted sweep (None: not asked for yet, the owner still collecting); any other has its own
+    sweep, under `own_sweep` and the deposit's id."""
+    for item in going:
+        amounts = [(amount, key) for amount, key in item.amounts if amount > 0]
+        if not amounts:
+            continue
+        deposit = item.deposit
+        if item.with_counted:
+            if counted_sweep is None:
+                continue
+            source = counted_sweep
+        else:
+            source = address.sweep(deposit.token, deposit.pk, step=own_sweep)
+            sent[source.key] = source.status
+        if source.status != MINED:
+            continue
+        if not deposit.from_address:
+            _hold_unattributed(address, deposit, sum(amount for amount, _ in amounts))
+            continue
+        for amount, key in amounts:
+            tx = outbox_transfer(
+                key=key,
+                chain_id=deposit.chain_id,
+                signer=Signer.VAULT,
+                token=deposit.token,
+                to=deposit.from_address,
+                amount=amount,
+            )
+            sent[tx.key] = tx.status
+
+
+def _hold_unattributed(address: DepositAddress, deposit: Deposit, amount: int) -> None:
+    """Money to send back with nobody to send it to: held in the vault, staff told once per deposit."""
+    incident_record(
+        kind=Incident.Kind.UNATTRIBUTED,
+        subject=f"{address.owner}-deposit:{deposit.pk}",
+        chain_id=deposit.chain_id,
+        summary=f"{address.label}: {amount} of {deposit.token} must go back, but its sender is unknown (a "
+        "contract's internal payment): held in the vault for staff",
+        details={"owner": address.subject, "deposit": deposit.pk},
+    )
