@@ -137,7 +137,7 @@ def test_a_command_that_cannot_connect_says_so_in_one_line(tmp_path):
 def test_a_refund_balance_top_up_is_paid_with_an_amount_and_refused_without(
     devnet_registry, organization, capsys
 ):
-    """The README's refund walkthrough had no command to top the balance up on the devnets (issue 64)."""
+    """The refund walkthrough (docs/guides/refunds.md, then in the README) had no command to top the balance up on the devnets (issue 64)."""
     from refunds.top_ups import top_up_create
 
     chain, deployment = devnet_registry

@@ -21,7 +21,7 @@ def make_endpoint(organization, url, events=("*",)):
 
 
 def verify(request, secret: str) -> dict:
-    """What the README's receiver does: check the signature over the raw body, then parse it."""
+    """What the webhooks guide's receiver does (docs/guides/webhooks-and-cli.md): check the signature over the raw body, then parse it."""
     expected = hmac.new(secret.encode(), request.get_data(), hashlib.sha256).hexdigest()
     assert hmac.compare_digest(expected, request.headers["X-Service-Signature"])
     return json.loads(request.get_data())

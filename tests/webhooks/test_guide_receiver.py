@@ -1,4 +1,4 @@
-"""The README's receiver, run as written, takes real deliveries, after a secret rotation too (issue 64, item
+"""The webhooks guide's receiver (docs/guides/webhooks-and-cli.md), run as written, takes real deliveries, after a secret rotation too (issue 64, item
 13): it checked only the new secret although both sign for 24 hours, so a receiver still holding the old one
 refused every delivery."""
 
@@ -21,20 +21,20 @@ from webhooks.models import WebhookDelivery
 
 pytestmark = pytest.mark.django_db
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "webhooks-and-cli.md"
 
 
 def _receiver_code(port: int) -> str:
     block = next(
-        b for b in re.findall(r"```python\n(.*?)```", README.read_text(), re.S) if "class Receiver" in b
+        b for b in re.findall(r"```python\n(.*?)```", GUIDE.read_text(), re.S) if "class Receiver" in b
     )
-    assert '("127.0.0.1", 4242)' in block  # the port the README's endpoint names, not PORT=9000's
+    assert '("127.0.0.1", 4242)' in block  # the port the guide's endpoint names, not PORT=9000's
     return block.replace('("127.0.0.1", 4242)', f'("127.0.0.1", {port})')
 
 
 @pytest.fixture
-def readme_receiver():
-    """`start(secret)`: the README's receiver in a process of its own, on a free port; its URL."""
+def guide_receiver():
+    """`start(secret)`: the guide's receiver in a process of its own, on a free port; its URL."""
     started = []
 
     def start(secret: str) -> str:
@@ -70,22 +70,22 @@ def _delivered(organization, endpoint_id) -> str:
 
 
 @pytest.mark.parametrize("holds", ["the old secret", "both secrets"])
-def test_the_readme_receiver_takes_deliveries_before_and_after_a_rotation(
-    organization, admin_client, readme_receiver, holds
+def test_the_guide_receiver_takes_deliveries_before_and_after_a_rotation(
+    organization, admin_client, guide_receiver, holds
 ):
     created = admin_client.post(
         "/api/v1/webhooks", {"url": "http://127.0.0.1:9/webhooks", "events": ["*"]}, format="json"
     ).json()["data"]
     old = created["secret"]
-    url = readme_receiver(old)
+    url = guide_receiver(old)
     admin_client.patch(f"/api/v1/webhooks/{created['id']}", {"url": url}, format="json")
     assert _delivered(organization, created["id"]) == "success"
 
     new = admin_client.post(f"/api/v1/webhooks/{created['id']}/rotate-secret").json()["data"]["secret"]
-    url = readme_receiver(old if holds == "the old secret" else f"{new},{old}")
+    url = guide_receiver(old if holds == "the old secret" else f"{new},{old}")
     admin_client.patch(f"/api/v1/webhooks/{created['id']}", {"url": url}, format="json")
 
     assert _delivered(organization, created["id"]) == "success"
-    wrong = readme_receiver("whsec_" + "QUFB" * 8)  # a secret that signs nothing: refused
+    wrong = guide_receiver("whsec_" + "QUFB" * 8)  # a secret that signs nothing: refused
     admin_client.patch(f"/api/v1/webhooks/{created['id']}", {"url": wrong}, format="json")
     assert _delivered(organization, created["id"]) != "success"

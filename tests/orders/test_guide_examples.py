@@ -1,4 +1,4 @@
-"""The README's quote and order for each contract type, run as written on the two devnets, down to execution."""
+"""The order interface guide's quote and order for each contract type (docs/guides/order-interface.md), run as written on the two devnets, down to execution."""
 
 from __future__ import annotations
 
@@ -12,17 +12,17 @@ from tests.orders.devnet_checkout import drive, pay, random_address
 
 pytestmark = pytest.mark.django_db
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "order-interface.md"
 CURL = re.compile(
     r"curl -s -X POST \$B(/orders(?:/quote)?) -H \"Content-Type: application/json\" -d '(.*?)'", re.S
 )
 CONTRACT_TYPES = ["mint_nft", "join_tournament", "fund_tournament", "custom", "custom_exact_in"]
 
 
-def readme_examples() -> dict[str, dict[str, dict]]:
-    """{order type: {"/orders/quote": body, "/orders": body}} from the README's shell blocks."""
+def guide_examples() -> dict[str, dict[str, dict]]:
+    """{order type: {"/orders/quote": body, "/orders": body}} from the guide's shell blocks."""
     found: dict[str, dict[str, dict]] = {}
-    for block in re.findall(r"```sh\n(.*?)```", README.read_text(), re.S):
+    for block in re.findall(r"```sh\n(.*?)```", GUIDE.read_text(), re.S):
         for path, body in CURL.findall(block):
             data = json.loads(body)
             if data.get("type") in CONTRACT_TYPES:
@@ -30,27 +30,27 @@ def readme_examples() -> dict[str, dict[str, dict]]:
     return found
 
 
-def test_the_readme_has_a_quote_and_an_order_for_each_contract_type():
-    examples = readme_examples()
+def test_the_guide_has_a_quote_and_an_order_for_each_contract_type():
+    examples = guide_examples()
     assert sorted(examples) == sorted(CONTRACT_TYPES)
     assert all(set(pair) == {"/orders/quote", "/orders"} for pair in examples.values())
 
 
 @pytest.mark.parametrize("order_type", CONTRACT_TYPES)
-def test_each_contract_types_readme_example_quotes_its_amount_and_executes(
+def test_each_contract_types_guide_example_quotes_its_amount_and_executes(
     devnets_registry, api_client, settings, order_type
 ):
     settings.OUTBOX_RESEND_AFTER_SECONDS = 0  # no worker here: the poll signs what was asked for
     (a, deployment_a), (_, deployment_b) = devnets_registry
-    assert deployment_b["contracts"]["Tournament"] in README.read_text()  # the addresses of a fresh make run
-    examples = readme_examples()[order_type]
+    assert deployment_b["contracts"]["Tournament"] in GUIDE.read_text()  # the addresses of a fresh make run
+    examples = guide_examples()[order_type]
     recipient = random_address()  # a player joins once: the test's own recipient, everything else as written
     quote = api_client.post(
         "/orders/quote", examples["/orders/quote"] | {"recipientAddress": recipient}, format="json"
     )
     assert quote.status_code == 200, quote.content
     order_body = examples["/orders"] | {"recipientAddress": recipient}
-    # The README's srcAmount is what its quote asks.
+    # The guide's srcAmount is what its quote asks.
     assert quote.json()["data"]["currencyIn"]["amount"] == order_body["srcAmount"]
     created = api_client.post("/orders", order_body, format="json")
     assert created.status_code == 200, created.content
@@ -65,10 +65,10 @@ def test_the_devnet_example_order_is_the_readmes_swap():
 
     orders = [
         json.loads(body)
-        for block in re.findall(r"```sh\n(.*?)```", README.read_text(), re.S)
+        for block in re.findall(r"```sh\n(.*?)```", GUIDE.read_text(), re.S)
         for path, body in CURL.findall(block)
         if path == "/orders" and json.loads(body).get("type") == "swap"
     ]
-    assert orders, "the README has a swap order"
+    assert orders, "the guide has a swap order"
     readme = {key: value for key, value in orders[0].items() if key != "checkoutSessionId"}
     assert example_swap_order() == readme
