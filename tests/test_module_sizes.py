@@ -15,7 +15,9 @@ LIMIT = 600
 def service_modules() -> list[Path]:
     """Every Python module of the service's packages (the apps, config, the CLI): not the tests, the tools or
     migrations."""
-    packages = [p for p in ROOT.iterdir() if (p / "__init__.py").exists() and p.name not in {"tests", "tools"}]
+    packages = [
+        p for p in ROOT.iterdir() if (p / "__init__.py").exists() and p.name not in {"tests", "tools"}
+    ]
     return [
         path
         for package in packages
