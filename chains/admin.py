@@ -248,6 +248,8 @@ class OutboxTxAdmin(ReadOnlyModelAdmin):
         "key",
         "chain_id",
         "signer",
+        "step",
+        "funds",
         "status",
         "nonce",
         "tx_hash",
@@ -256,8 +258,8 @@ class OutboxTxAdmin(ReadOnlyModelAdmin):
         "created_at",
         "finished_at",
     )
-    list_filter = ("status", "chain_id", "signer")
-    search_fields = ("key", "=tx_hash", "=sender", "=to")
+    list_filter = ("status", "step", "funds", "chain_id", "signer")
+    search_fields = ("key", "=owner", "=tx_hash", "=sender", "=to")
     readonly_fields = [f.name for f in OutboxTx._meta.fields]
 
 

@@ -94,3 +94,20 @@ def test_every_outbox_row_keeps_its_key_taken_apart():
         "quickpay:qp_1:refund:9": ("quickpay:qp_1", Step.REFUND, Funds.PAYER),
         "chains:deploy-factory:1": ("chains:deploy-factory", Step.DEPLOY, Funds.OPERATOR),
     }
+
+
+@pytest.mark.django_db
+def test_staff_filter_the_outbox_by_step_and_find_an_owners_transactions(staff):
+    from chains.models import OutboxTx
+
+    fields = {"chain_id": 1, "sender": "0x" + "1" * 40, "to": "0x" + "2" * 40}
+    OutboxTx.objects.create(key="quickpay:qp_1:payout", signer="vault", **fields)
+    OutboxTx.objects.create(key="quickpay:qp_1:refund:9", signer="vault", **fields)
+    OutboxTx.objects.create(key="order:7f0c:sweep", signer="vault", **fields)
+
+    refunds = staff.get("/admin/chains/outboxtx/", {"step": "refund"})
+    owners = staff.get("/admin/chains/outboxtx/", {"q": "quickpay:qp_1"})
+
+    assert refunds.status_code == owners.status_code == 200
+    assert b"quickpay:qp_1:refund:9" in refunds.content and b"quickpay:qp_1:payout" not in refunds.content
+    assert b"quickpay:qp_1:payout" in owners.content and b"order:7f0c:sweep" not in owners.content
