@@ -51,7 +51,6 @@ from orders.inputs import EXACT_INPUT
 from orders.models import Inventory, InventoryFront, InventoryRefill, Order
 from orders.providers import ProviderUnavailable, QuoteRejected
 from orders.relays import (
-    SWAP_TYPES,
     ExecutionInvalid,
     RelayProvider,
     execute_call,
@@ -61,6 +60,7 @@ from orders.relays import (
 )
 from orders.router import routed_call, router_address, router_state, solver_allowance
 from orders.states import REFILL
+from orders.types import SWAP_TYPES
 
 logger = logging.getLogger(__name__)
 

@@ -31,6 +31,7 @@ from observability.orders import observe_transition
 from orders import events, states
 from orders.accounting import CARD_PAYMENT_PREFIX, card_payment_posted
 from orders.models import DepositTx, Order, OrderStatusChange, RefundTx, RelayTx
+from orders.types import CALLS_CONTRACT
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,6 @@ ADVANCE: dict[str, tuple[str, ...]] = {  # target status -> the statuses it may 
     Order.Status.RELAY: (Order.Status.SENDING_TOKEN_FROM_VAULT,),
     Order.Status.EXECUTING: (Order.Status.RELAY,),
 }
-CALLS_CONTRACT = {"custom", "custom_exact_in", "mint_nft", "join_tournament", "fund_tournament"}
 TERMINAL = {Order.Status.EXECUTED, Order.Status.REFUNDED, Order.Status.FAILURE, Order.Status.EXPIRED}
 WAITING = states.WAITING  # for a deposit or a card
 # How long after an order expires its deposit address is still watched, so that a late payment is

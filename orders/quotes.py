@@ -20,10 +20,9 @@ from orders.providers import (
     QuoteRequest,
     get_quote_provider,
 )
+from orders.types import CALLS_CONTRACT
 
 logger = logging.getLogger(__name__)
-
-CONTRACT_CALLS = {"custom", "custom_exact_in", "mint_nft", "join_tournament", "fund_tournament"}
 
 
 def _decimal(value: Any) -> Decimal:
@@ -140,7 +139,7 @@ def quote_build(ask: QuoteInput) -> tuple[dict[str, Any], str]:
             )
 
     details.update(_impact_and_rate(details["currencyIn"], details["currencyOut"]))
-    if ask.type in CONTRACT_CALLS:
+    if ask.type in CALLS_CONTRACT:
         operation = "execute"
     else:
         operation = "swap" if ask.src_chain == ask.dst_chain else "bridge"

@@ -44,8 +44,8 @@ from orders.providers import (
     RelayQuoteProvider,
     get_quote_provider,
 )
+from orders.types import SWAP_TYPES
 
-SWAP_TYPES = {"swap", "x402_swap", "duel"}
 _OFFLINE = Web3()  # encodes calldata; never connects
 
 

@@ -61,21 +61,18 @@ from orders.refunds import refund_deposits
 from orders.relays import (
     FAILED,
     PENDING,
-    SWAP_TYPES,
     DevnetSolver,
     ExecutionInvalid,
     get_relay_provider,
     order_price,
 )
 from orders.sweeps import order_sweep
+from orders.types import EXPECTED_DST_TYPES
 
 logger = logging.getLogger(__name__)
 
 
 Status = Order.Status
-
-
-EXPECTED_DST_TYPES = SWAP_TYPES | {"custom_exact_in"}  # the payer names what must arrive at least
 
 
 SETTLING = (

@@ -30,7 +30,7 @@ from orders.serializers.orders import (
     order_type_of,
     quote_serializer_for,
 )
-from orders.settlement import EXPECTED_DST_TYPES
+from orders.types import EXPECTED_DST_TYPES
 from platform_api.models import Permission
 
 ERRORS = {400: ERROR, 401: ERROR, 404: ERROR, 429: ERROR, 500: ERROR}
