@@ -10,7 +10,12 @@ class ChainsConfig(AppConfig):
     def ready(self) -> None:
         # The handlers of its own transactions (chains.factory, chains.outbox.repair's nonce fillers); the caches of chain and token rows, forgotten
         # when a row changes (receivers in chains.registry and chains.tokens).
-        from chains import factory, registry, tokens  # noqa: F401
+        from chains import (  # noqa: F401
+            factory,
+            metrics,
+            registry,
+            tokens,
+        )
         from chains.outbox import repair  # noqa: F401
 
         # Django connects post_migrate to the app's own config, so this one stays a call (Django's docs).

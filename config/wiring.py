@@ -19,6 +19,7 @@ from django.db.models.signals import post_delete, post_migrate, post_save
 from django.dispatch import Signal
 
 from chains.handlers import registrations
+from observability.collector import metric_sources
 from orders.events import binders, subscriptions
 from orders.onramps import get_onramp_adapter
 from webhooks.payloads import CALLBACKS
@@ -120,6 +121,10 @@ def wiring_markdown() -> str:
     other += [
         ("`webhooks.payloads` event bodies", f"`{callback.name}`", "documented in the OpenAPI schema")
         for callback in sorted(CALLBACKS, key=lambda callback: callback.name)
+    ]
+    other += [
+        ("`observability.collector.metric_source`", "`/metrics`", _name(source))
+        for source in metric_sources()
     ]
     lines += _table(("registry", "key", "registered"), other)
     lines += ["", "#### Beat: periodic tasks and the code they run", ""]

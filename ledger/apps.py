@@ -7,4 +7,7 @@ class LedgerConfig(AppConfig):
     verbose_name = "Ledger"
 
     def ready(self) -> None:
-        from ledger import observed  # noqa: F401 - observes every deposit and outbox outcome (chains.handlers)
+        from ledger import (
+            metrics,  # noqa: F401 - what /metrics reads of the reconciliations (observability.collector)
+            observed,  # noqa: F401 - observes every deposit and outbox outcome (chains.handlers)
+        )

@@ -13,4 +13,11 @@ class OrdersConfig(AppConfig):
         # their sessions, then their payment webhooks.
         # Each order's API body is rendered again on every change (orders.bodies).
         # The settings' system checks (orders.checks).
-        from orders import accounting, bodies, checks, deposits, settlement  # noqa: F401
+        from orders import (  # noqa: F401
+            accounting,
+            bodies,
+            checks,
+            deposits,
+            metrics,
+            settlement,
+        )

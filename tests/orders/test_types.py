@@ -11,7 +11,7 @@ ALL = set(Order.Type.values)
 def test_every_order_type_has_a_declaration_and_belongs_to_one_family():
     assert set(TYPES) == ALL
     assert SWAP_TYPES | CALLS_CONTRACT == ALL and not SWAP_TYPES & CALLS_CONTRACT
-    assert SWAP_TYPES <= EXPECTED_DST_TYPES and EXPECTED_DST_TYPES - SWAP_TYPES == {"custom_exact_in"}
+    assert SWAP_TYPES <= EXPECTED_DST_TYPES and {"custom_exact_in"} == EXPECTED_DST_TYPES - SWAP_TYPES
 
 
 def test_every_table_keyed_by_order_type_has_every_type():
