@@ -132,6 +132,11 @@ def test_the_webhook_bodies_are_documented_as_callbacks_of_creating_an_endpoint(
             data_of(event)
         )
     assert {"status", "expires_at", "reason"} <= set(data_of("checkout.expired"))
+    for event in callbacks:  # the envelope every delivery has, as delivered (webhooks.events.delivery_body)
+        body = callbacks[event]["{$request.body#/url}"]["post"]["requestBody"]["content"]["application/json"]
+        envelope = _resolve(schema, body["schema"])["properties"]
+        assert set(envelope) == {"event", "webhook_id", "timestamp", "livemode", "data"}, event
+        assert envelope["livemode"]["type"] == "boolean"
 
 
 @pytest.mark.parametrize(

@@ -60,6 +60,9 @@ def _body(name: str, data: serializers.Serializer) -> serializers.Serializer:
             "event": serializers.CharField(),
             "webhook_id": serializers.CharField(),
             "timestamp": serializers.CharField(help_text="ISO 8601."),
+            "livemode": serializers.BooleanField(
+                help_text="False for a test-mode organization's event (its test keys, its test chains)."
+            ),
             "data": data,
         },
     )
