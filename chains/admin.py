@@ -36,7 +36,7 @@ class ChainForm(forms.ModelForm):
             self.fields["chain_id"].disabled = True
 
     def clean(self):
-        data = super().clean()
+        data = super().clean() or {}
         if self.errors:
             return data
         urls = [line.strip() for line in (data.get("rpc_urls_text") or "").splitlines() if line.strip()]

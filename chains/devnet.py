@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from web3 import Web3
+from web3.types import RPCEndpoint
 
 from chains.artifacts import artifact
 from chains.evm import MULTICALL3_ADDRESS
@@ -101,9 +102,9 @@ def deploy_contract(w3: Web3, name: str, *args, sender: str):
     compiled = artifact(name)
     contract = w3.eth.contract(abi=compiled["abi"], bytecode=compiled["bytecode"])
     receipt = w3.eth.wait_for_transaction_receipt(contract.constructor(*args).transact({"from": sender}))
-    if receipt.status != 1:
+    if receipt["status"] != 1:
         raise DevnetError(f"deploying {name} failed")
-    return w3.eth.contract(address=receipt.contractAddress, abi=compiled["abi"])
+    return w3.eth.contract(address=receipt["contractAddress"], abi=compiled["abi"])
 
 
 def deploy(chain: Chain) -> dict:
@@ -115,11 +116,11 @@ def deploy(chain: Chain) -> dict:
         raise DevnetError(
             f"{chain.name} at {chain.rpc_url} is not a fresh node: its deployer already sent transactions"
         )
-    w3.provider.make_request("evm_setAutomine", [True])
+    w3.provider.make_request(RPCEndpoint("evm_setAutomine"), [True])
     # Multicall3 where every real chain has it (the x402 facilitator deploys a payer's ERC-6492 wallet and
     # moves its tokens in one call through it).
     w3.provider.make_request(
-        "anvil_setCode", [MULTICALL3_ADDRESS, artifact("Multicall3")["deployedBytecode"]]
+        RPCEndpoint("anvil_setCode"), [MULTICALL3_ADDRESS, artifact("Multicall3")["deployedBytecode"]]
     )
     factory = deploy_contract(w3, "DepositFactory", deployer, sender=deployer)
     if factory.address != chain.factory_address:
@@ -152,7 +153,7 @@ def deploy(chain: Chain) -> dict:
             )
     if last is not None:
         w3.eth.wait_for_transaction_receipt(last)
-    w3.provider.make_request("evm_setIntervalMining", [BLOCK_SECONDS])
+    w3.provider.make_request(RPCEndpoint("evm_setIntervalMining"), [BLOCK_SECONDS])
     return {"chain_id": chain.chain_id, "name": chain.name, "rpc_url": chain.rpc_url, "contracts": contracts}
 
 

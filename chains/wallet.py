@@ -7,6 +7,7 @@ from decimal import Decimal
 import requests
 from django.conf import settings
 from web3 import Web3
+from web3.types import Wei
 
 from chains.artifacts import artifact
 from chains.devnet import NATIVE, DevnetError, deployed_rpc_url
@@ -43,14 +44,14 @@ def _transfer(w3: Web3, token: str, to: str, amount: int, from_account: int) -> 
         raise DevnetError(f"anvil has accounts 0-{len(accounts) - 1}, not {from_account}")
     sender = accounts[from_account]
     if token == NATIVE:
-        tx_hash = w3.eth.send_transaction({"from": sender, "to": to, "value": amount})
+        tx_hash = w3.eth.send_transaction({"from": sender, "to": to, "value": Wei(amount)})
     else:
         erc20 = w3.eth.contract(address=Web3.to_checksum_address(token), abi=artifact("TestToken")["abi"])
         if erc20.functions.balanceOf(sender).call() < amount:
             raise DevnetError(f"account {from_account} holds less than {amount} of {token}")
         tx_hash = erc20.functions.transfer(to, amount).transact({"from": sender})
     receipt = w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)
-    if receipt.status != 1:
+    if receipt["status"] != 1:
         raise DevnetError(f"the transfer {tx_hash.to_0x_hex()} reverted")
     return tx_hash.to_0x_hex()
 

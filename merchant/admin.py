@@ -65,7 +65,7 @@ class OrganizationForm(forms.ModelForm):
         exclude = ("logo_digest",)
 
     def clean(self):
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         for name in ("logo_url", "website_url", "support_url"):
             value = cleaned.get(name) or ""
             if value and not value.lower().startswith(("https://", "http://")):
@@ -83,7 +83,7 @@ class BrandedOrganizationAdmin(OrganizationAdmin):
     """platform_api's organization page, with the branding payers see: colour, support contact, logo."""
 
     form = OrganizationForm
-    readonly_fields = (*OrganizationAdmin.readonly_fields, "logo_preview")
+    readonly_fields = (*OrganizationAdmin.readonly_fields, "logo_preview")  # type: ignore[assignment]
 
     @admin.display(description="Logo")
     def logo_preview(self, obj):

@@ -156,7 +156,7 @@ class VendorBSupportedView(OrderAPIView):
 class VendorBWebhookView(OrderAPIView):
     """vendorB's payment-intent events, authenticated by their signature alone (VENDOR_B_WEBHOOK_SECRET)."""
 
-    authentication_classes: list[type] = []
+    authentication_classes = []  # its signature is its authentication
 
     def check_throttles(self, request):
         return  # the vendor's deliveries come from a few addresses; the signature, not a rate, guards this

@@ -58,15 +58,14 @@ class ApiKeyAdmin(admin.ModelAdmin):
     list_select_related = ("organization",)
     actions = ["revoke_selected"]
 
+    @admin.display(description="permissions")
     def permission_list(self, obj):
         return ", ".join(obj.permissions)
 
-    permission_list.short_description = "permissions"
-
-    def get_form(self, request, obj=None, **kwargs):
+    def get_form(self, request, obj=None, change=False, **kwargs):
         if obj is None:
             kwargs["form"] = ApiKeyAddForm
-        return super().get_form(request, obj, **kwargs)
+        return super().get_form(request, obj, change=change, **kwargs)
 
     def get_fields(self, request, obj=None):
         if obj is None:

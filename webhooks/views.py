@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core import openapi
@@ -36,8 +37,9 @@ def ok(data, status_code: int = status.HTTP_200_OK) -> Response:
 
 
 class WebhookViewMixin:
+    request: Request
     # Managing endpoints needs admin; reading them (and their deliveries) needs read.
-    permissions_by_method = {
+    permissions_by_method: dict[str, str] = {
         "GET": Permission.READ,
         "POST": Permission.ADMIN,
         "PATCH": Permission.ADMIN,

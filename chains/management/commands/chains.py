@@ -247,7 +247,7 @@ class Command(BaseCommand):
         for chain in selected:
             health = chain_health(chain)
             first = True
-            for report in health.nodes or [None]:
+            for report in health.nodes or [None]:  # type: ignore[list-item]  # a chain without nodes: one row
                 lag = (
                     "-"
                     if report is None or report.head is None or health.best_head is None

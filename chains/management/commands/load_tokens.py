@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
@@ -12,7 +14,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, file: str, **options):
         try:
-            created, updated = token_list_load(file)
+            created, updated = token_list_load(Path(file))
         except TokenListError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"Loaded {file}: {created} tokens created, {updated} updated.")

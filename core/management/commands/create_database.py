@@ -5,6 +5,8 @@ a database that exists is left alone."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import psycopg
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
@@ -28,7 +30,7 @@ class Command(BaseCommand):
             "connect_timeout": 5,
         }
         try:
-            with psycopg.connect(**server, autocommit=True) as admin:
+            with psycopg.connect(**cast(dict[str, Any], server), autocommit=True) as admin:
                 if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
                     return
                 admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
