@@ -93,6 +93,9 @@ from chains.transfers import (
     read_blocks,
     token_transfers,
 )
+from core.tasks import Later
+
+HAND_OVER_DEPOSIT = Later("chains.tasks.hand_over_deposit")
 
 logger = logging.getLogger(__name__)
 
@@ -210,11 +213,9 @@ def _queue_hand_overs(deposits: list[Deposit]) -> None:
     the scan reads its receipts: the workers start on it while the scan does that."""
     if len(deposits) <= settings.WATCHER_HAND_OVER_HERE:
         return
-    from chains.tasks import hand_over_deposit
-
     try:
         for deposit in deposits:
-            hand_over_deposit.delay(deposit.pk)
+            HAND_OVER_DEPOSIT.delay(deposit.pk)
     except Exception as exc:  # no broker: the scan hands every one over (hand_over)
         logger.warning("Deposits not queued for hand-over (%s): handed over here", exc.__class__.__name__)
 

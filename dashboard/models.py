@@ -17,6 +17,7 @@ from django_otp.models import Device, TimestampMixin
 
 from core.crypto import blind_index
 from core.ids import public_id
+from dashboard.roles import API_PERMISSION, TEST_MODE_API_PERMISSION, Role
 
 RECOVERY_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i: read off paper without doubt
 RECOVERY_SHAPE = re.compile(r"[a-z0-9]{5}-?[a-z0-9]{5}")
@@ -29,13 +30,6 @@ def new_member_id() -> str:
 
 def new_invitation_id() -> str:
     return public_id("inv")
-
-
-class Role(models.TextChoices):
-    OWNER = "owner", "owner"
-    ADMIN = "admin", "admin"
-    DEVELOPER = "developer", "developer"
-    VIEWER = "viewer", "viewer"
 
 
 class Member(models.Model):
@@ -60,15 +54,11 @@ class Member(models.Model):
     @property
     def api_permission(self) -> str:
         """The most this member may do through the API's services (dashboard.roles.API_PERMISSION)."""
-        from dashboard.roles import API_PERMISSION  # roles reads this module's Role
-
         return API_PERMISSION[self.role]
 
     def api_permission_in(self, organization) -> str:
         """`api_permission`, in its organization or that organization's test mode (a developer writes there:
         dashboard.roles.TEST_MODE_API_PERMISSION)."""
-        from dashboard.roles import TEST_MODE_API_PERMISSION
-
         if organization.livemode or organization.sandbox_of_id != self.organization_id:
             return self.api_permission
         return TEST_MODE_API_PERMISSION[self.role]

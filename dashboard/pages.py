@@ -21,6 +21,7 @@ from dashboard import payment_story
 from dashboard.amounts import chain_name, token_amount
 from dashboard.auth import member_view, owned
 from dashboard.charts import Bar, bar_chart
+from dashboard.refund_parts import payment_refunds
 from merchant.models import RevenueDay
 from orders.models import DepositTx, Order, RefundTx, RelayTx
 from webhooks.models import WebhookDelivery, WebhookEndpoint
@@ -230,8 +231,6 @@ def payment_page(
 ) -> HttpResponse:
     """One payment: its facts, timeline, transfers, and its refunds (with the refund form, or `refund_form`
     showing what was refused)."""
-    from dashboard.refund_pages import payment_refunds
-
     order = Order.objects.filter(pk=txn.order_id).first()
 
     def hashes(rows, label):

@@ -11,7 +11,17 @@ their role may not), and an owner's or admin's production key is not a developer
 
 from __future__ import annotations
 
-from dashboard.models import Role
+from django.db import models
+
+
+class Role(models.TextChoices):
+    """A member's role in their organization (dashboard.models.Member)."""
+
+    OWNER = "owner", "owner"
+    ADMIN = "admin", "admin"
+    DEVELOPER = "developer", "developer"
+    VIEWER = "viewer", "viewer"
+
 
 READ = "read"  # every page
 WRITE = "write"  # payment links, products, discount codes, customers

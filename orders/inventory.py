@@ -45,6 +45,7 @@ from chains.outbox import outbox_submit, outbox_transfer, rpc_batch
 from chains.readers import RpcChainReader, confirmed_receipt
 from chains.registry import chain_get
 from chains.states import IN_FLIGHT
+from core.tasks import Later
 from ledger.models import Account
 from orders import accounting
 from orders.inputs import EXACT_INPUT
@@ -61,6 +62,8 @@ from orders.relays import (
 from orders.router import routed_call, router_address, router_state, solver_allowance
 from orders.states import REFILL
 from orders.types import SWAP_TYPES
+
+REFILL_INVENTORIES = Later("orders.tasks.refill_inventories")
 
 logger = logging.getLogger(__name__)
 
@@ -453,9 +456,7 @@ def _post_refunds() -> None:
 @outbox_handler(OwnerKind.INVENTORY)
 def refill_tx_finished(tx: OutboxTx) -> None:
     """A refill's deposit (or the allowance it waited for) was mined or failed: its refill moves on now."""
-    from orders.tasks import refill_inventories
-
-    transaction.on_commit(refill_inventories.delay)
+    transaction.on_commit(REFILL_INVENTORIES.delay)
 
 
 # --- what staff see -----------------------------------------------------------------------------------------

@@ -27,11 +27,14 @@ from django.utils import timezone
 from chains.incidents import incident_record
 from chains.keys import OwnerKind, Step, extensions_of, outbox_key, owner_of
 from chains.models import Incident, OutboxTx
+from core.tasks import Later
 from observability.orders import observe_transition
 from orders import events, states
 from orders.accounting import CARD_PAYMENT_PREFIX, card_payment_posted
 from orders.models import DepositTx, Order, OrderStatusChange, RefundTx, RelayTx
 from orders.types import CALLS_CONTRACT
+
+SETTLE_ORDER_TASK = Later("orders.tasks.settle_order_task")
 
 logger = logging.getLogger(__name__)
 
@@ -420,10 +423,8 @@ def order_expire(*, order: Order, reason: str, announce: bool = True, actor: str
             "it expired holding part of its price: that goes back to the payer",
             actor,
         )
-        from orders.tasks import settle_order_task  # the task module imports this one
-
         order_id = str(order.pk)
-        transaction.on_commit(lambda: settle_order_task.delay(order_id))
+        transaction.on_commit(lambda: SETTLE_ORDER_TASK.delay(order_id))
     return True
 
 

@@ -320,12 +320,9 @@ class RelayProvider:
 
     @staticmethod
     def fronts(order: Order) -> bool:
-        """A swap order the solver's inventory covers is delivered from it now, beside the sweep (orders/
-        inventory.py); any other waits for the sweep, which puts the tokens the vault pays the provider with in
-        the vault."""
-        from orders.inventory import inventory_front
-
-        return inventory_front(order, int((order.settlement or {}).get("dstAmount") or 0)) is not None
+        """The provider delivers only once it is paid, and the vault pays it with what the sweep brought: it
+        never fronts an order. The solver's inventory may, beside it (orders.settlement asks orders.inventory)."""
+        return False
 
     def check(self, order: Order) -> str | None:
         if order.type not in SWAP_TYPES and order.dst_token_address == ZERO_ADDRESS:

@@ -51,10 +51,11 @@ from chains.keys import OwnerKind, Step, owner_of
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import sweep_covers, swept_in_block
 from chains.readers import confirmed_receipt, receipt_on
+from core.tasks import Later
 from ledger.models import Posting
 from orders import accounting, lifecycle, states
 from orders.fees import fee_amount
-from orders.inventory import inventory_swept
+from orders.inventory import inventory_front, inventory_swept
 from orders.models import DepositTx, InventoryFront, Order, RefundTx, RelayTx
 from orders.providers import ProviderUnavailable, QuoteRejected
 from orders.refunds import refund_deposits
@@ -63,11 +64,14 @@ from orders.relays import (
     PENDING,
     DevnetSolver,
     ExecutionInvalid,
+    RelayProvider,
     get_relay_provider,
     order_price,
 )
 from orders.sweeps import order_sweep
 from orders.types import EXPECTED_DST_TYPES
+
+SETTLE_ORDER_TASK = Later("orders.tasks.settle_order_task")
 
 logger = logging.getLogger(__name__)
 
@@ -184,6 +188,16 @@ def _paid_by_card(order: Order) -> bool:
     )
 
 
+def _fronted(provider, order: Order) -> bool:
+    """Whether the order is delivered now, beside its sweep: by the devnet solver, which always fronts, or, with
+    the relay provider, from the solver's inventory where it covers the order (orders.inventory)."""
+    if provider.fronts(order):
+        return True
+    return isinstance(provider, RelayProvider) and (
+        inventory_front(order, int((order.settlement or {}).get("dstAmount") or 0)) is not None
+    )
+
+
 def _send_to_vault(order: Order, actor: str) -> bool:
     if _paid_by_card(order):
         return lifecycle.order_transition(
@@ -200,9 +214,11 @@ def _send_to_vault(order: Order, actor: str) -> bool:
     if tx.status == OutboxTx.Status.MINED:
         if not _sweep_covers(order, tx):
             return False
-        provider.fronts(order)  # the solver's inventory, where it covers the order, is still the faster way
+        _fronted(
+            provider, order
+        )  # the solver's inventory, where it covers the order, is still the faster way
         reason = f"swept into the vault in {tx.tx_hash}"
-    elif provider.fronts(order):
+    elif _fronted(provider, order):
         # The confirmed deposit waits at an address only the service can sweep: the solver delivers now, and
         # the sweep is checked when it is mined (order_tx_finished), as it would be after a reorg.
         reason = "the solver delivers beside the sweep"
@@ -358,11 +374,9 @@ if {status: step.__name__ for status, step in STEPS.items()} != _named:  # the t
 def enqueue_settlement(order_id: uuid.UUID | str) -> None:
     """Settle the order in a worker once the current transaction commits (in this one, when it is a worker of
     the settlement queue handing the order's deposit over: chains.handlers.follow_up)."""
-    from orders.tasks import settle_order_task
-
     if follow_up(lambda: _settle_here(str(order_id))):
         return
-    transaction.on_commit(lambda: settle_order_task.delay(str(order_id)))
+    transaction.on_commit(lambda: SETTLE_ORDER_TASK.delay(str(order_id)))
 
 
 @outbox_handler(OwnerKind.ORDER)

@@ -15,10 +15,13 @@ from chains.registry import deposit_address
 from chains.tokens import check_amount_worth, token_get
 from chains.watcher import watch_address
 from core.errors import InvalidRequest
+from core.tasks import Later
 from platform_api import testmode
 from platform_api.models import Organization
 from quickpay.models import QuickPayment, QuickPaymentDeposit, new_quick_payment_id
 from quickpay.states import QUICK_PAYMENT
+
+SETTLE_QUICK_PAYMENT = Later("quickpay.tasks.settle_quick_payment")
 
 # The owner a quick payment's deposit address is watched under (`quick_payment:<qp_id>`) and its CREATE2 salt's
 # kind: every quick payment's address is derived from it, so it never changes. chains.handlers reads it as
@@ -166,6 +169,4 @@ def quick_payments_expire(*, now: datetime | None = None) -> int:
 
 
 def enqueue_quick_payment_settlement(payment_id: str) -> None:
-    from quickpay.tasks import settle_quick_payment
-
-    transaction.on_commit(lambda: settle_quick_payment.delay(payment_id))
+    transaction.on_commit(lambda: SETTLE_QUICK_PAYMENT.delay(payment_id))

@@ -17,17 +17,16 @@ from django.db import transaction
 from chains.keys import OwnerKind, Signer, Step, outbox_key
 from chains.models import OutboxTx
 from chains.outbox import outbox_transfer
-from core.errors import DomainError, InvalidRequest
 from orders import events
 from orders.events import OrderOwner
-from orders.inputs import EXACT_INPUT, OrderRequest, QuoteInput
+from orders.inputs import OrderRequest
 from orders.models import Order
-from orders.services import order_create, quote_build
+from orders.services import order_create
 from refunds.models import Refund
+from refunds.routes import ORDER_TYPE, quote_least
 from refunds.services import refund_delivered, refund_delivery_failed
 
 OWNER = OrderOwner.REFUND
-ORDER_TYPE = "swap"
 
 
 def crosses(refund: Refund) -> bool:
@@ -38,46 +37,11 @@ def crosses(refund: Refund) -> bool:
     )
 
 
-def _quote(*, chain_id: int, token: str, amount: int, dst_chain: int, dst_token: str, to: str) -> int:
-    """The least the payer receives for `amount`, the service's fee taken, as quoted now."""
-    quote, _ = quote_build(
-        QuoteInput(
-            type=ORDER_TYPE,
-            trade_type=EXACT_INPUT,
-            amount=amount,
-            src_chain=chain_id,
-            dst_chain=dst_chain,
-            src_token_address=token,
-            dst_token_address=dst_token,
-            recipient_address=to,
-        )
-    )
-    out = quote["currencyOut"]
-    return int(out.get("minimumAmount") or out["amount"])
-
-
-def route_check(*, chain_id: int, token: str, amount: int, dst_chain: int, dst_token: str, to: str) -> int:
-    """What the payer would receive now; a 400 naming `destination` when the service cannot deliver there."""
-    try:
-        least = _quote(
-            chain_id=chain_id, token=token, amount=amount, dst_chain=dst_chain, dst_token=dst_token, to=to
-        )
-    except DomainError as exc:
-        raise InvalidRequest(
-            f"the refund cannot be delivered there: {exc.message}", field="destination"
-        ) from exc
-    if least <= 0:
-        raise InvalidRequest(
-            "the refund is too small to deliver there once the fee is taken.", field="amount"
-        )
-    return least
-
-
 def refund_order(refund: Refund) -> Order:
     """The order that delivers the refund, made once (quoted now, outside the refund's lock)."""
     if refund.order_id is not None:
         return Order.objects.get(pk=refund.order_id)
-    least = _quote(
+    least = quote_least(
         chain_id=refund.chain_id,
         token=refund.token_address,
         amount=int(refund.amount),

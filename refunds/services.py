@@ -27,14 +27,17 @@ from chains.tokens import token_get
 from chains.watcher import watch_address
 from checkout.models import Transaction
 from checkout.receipts import merchant_refund_email_queue, merchant_refund_receipt
-from core.errors import Conflict, ErrorCode, Forbidden, InvalidRequest, NotFound
+from core.errors import Conflict, ErrorCode, InvalidRequest, NotFound
+from core.tasks import Later
 from ledger.balance import MerchantRefunded, balance_merchant_refunded
 from platform_api import testmode
 from platform_api.context import RequestContext
 from platform_api.models import Organization, Permission
 from platform_api.signals import record_write
 from quickpay.models import QuickPayment
+from refunds.common import REFUND_OWNER, may, refund_balance_credit
 from refunds.models import Refund, RefundBalance, RefundDeposit, new_refund_id
+from refunds.routes import route_check
 from refunds.selectors import payment_of
 from refunds.serializers import (
     RefundSerializer,
@@ -43,15 +46,10 @@ from refunds.states import REFUND
 from webhooks.events import EventType, emit_event
 from webhooks.models import WebhookEvent
 
-REFUND_OWNER = "refund"  # watched addresses' owner kind and the CREATE2 salt's kind of a refund's address
+SETTLE_REFUND = Later("refunds.tasks.settle_refund")
+
 TOP_UP_PREFIX = "rtu_"  # a refund balance top-up's id: its address and keys are `refund:<rtu_id>...` too
 Status = Refund.Status
-
-
-def may(ctx: RequestContext, permission: str, what: str) -> None:
-    """Refuse (403) a caller whose key or member role is below `permission`, whichever interface called."""
-    if not ctx.allows(permission):
-        raise Forbidden(f"{what} needs the '{permission}' permission.")
 
 
 @dataclass(frozen=True)
@@ -182,8 +180,6 @@ def refund_create(*, ctx: RequestContext, organization: Organization, data: dict
     testmode.ensure_test_chains(organization, {"destination": chain_id})
     quoted = None
     if (chain_id, token_address.lower()) != (paid.chain_id, paid.token_address.lower()):
-        from refunds.crosschain import route_check
-
         quoted = route_check(
             chain_id=paid.chain_id,
             token=paid.token_address,
@@ -277,14 +273,6 @@ def _take_from_balance(organization: Organization, chain_id: int, token_address:
         return False
     RefundBalance.objects.filter(pk=row.pk).update(amount=int(row.amount) - amount, updated_at=timezone.now())
     return True
-
-
-def refund_balance_credit(*, organization_id: str, chain_id: int, token_address: str, amount: int) -> None:
-    """Add `amount` to the organization's refund balance in the token (a failed delivery's amount, a top-up)."""
-    row, _ = RefundBalance.objects.select_for_update().get_or_create(
-        organization_id=organization_id, chain_id=chain_id, token_address=token_address
-    )
-    RefundBalance.objects.filter(pk=row.pk).update(amount=int(row.amount) + amount, updated_at=timezone.now())
 
 
 def _locked(refund_id: str) -> Refund | None:
@@ -458,9 +446,7 @@ def refund_delivery_finished(tx: OutboxTx, refund_id: str) -> None:
 
 
 def enqueue_refund_settlement(refund_id: str) -> None:
-    from refunds.tasks import settle_refund
-
-    transaction.on_commit(lambda: settle_refund.delay(refund_id))
+    transaction.on_commit(lambda: SETTLE_REFUND.delay(refund_id))
 
 
 def refund_top_up_create(

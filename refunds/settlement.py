@@ -27,9 +27,10 @@ from chains.keys import OwnerKind, Signer, Step, outbox_key
 from chains.models import Deposit, OutboxTx
 from chains.outbox import outbox_transfer
 from core.errors import InvalidRequest
+from refunds.common import REFUND_OWNER
 from refunds.crosschain import crosses, order_funding, refund_order
 from refunds.models import Refund, RefundDeposit
-from refunds.services import REFUND_OWNER, refund_delivery_failed
+from refunds.services import refund_delivery_failed
 
 MINED = OutboxTx.Status.MINED
 Status = Refund.Status

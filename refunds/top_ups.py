@@ -27,8 +27,8 @@ from chains.watcher import watch_address
 from core.errors import InvalidRequest
 from ledger.balance import RefundBalanceToppedUp, balance_refund_topped_up
 from platform_api.models import Organization
+from refunds.common import REFUND_OWNER, refund_balance_credit
 from refunds.models import RefundTopUp, RefundTopUpDeposit, new_top_up_id
-from refunds.services import REFUND_OWNER, refund_balance_credit
 
 MINED = OutboxTx.Status.MINED
 

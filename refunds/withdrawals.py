@@ -17,8 +17,8 @@ from ledger.balance import RefundBalanceWithdrawn, balance_refund_withdrawn
 from platform_api.context import RequestContext
 from platform_api.models import Organization, Permission
 from platform_api.signals import record_write
+from refunds.common import may, refund_balance_credit
 from refunds.models import RefundBalance, RefundWithdrawal, new_withdrawal_id
-from refunds.services import may, refund_balance_credit
 from refunds.states import WITHDRAWAL
 
 

@@ -27,6 +27,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core import safehttp
+from core.tasks import Later
 from observability.webhooks import observe_attempts
 from webhooks.claims import (
     Claim,
@@ -42,6 +43,8 @@ from webhooks.health import endpoint_attempt_count, endpoints_lock, endpoints_su
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.signing import delivery_headers
 from webhooks.states import DELIVERY
+
+DELIVER_WEBHOOK = Later("webhooks.tasks.deliver_webhook")
 
 logger = logging.getLogger(__name__)
 
@@ -244,8 +247,6 @@ def _record(
 
     now = timezone.now()
     retries = settings.WEBHOOK_RETRY_DELAYS
-    from webhooks.tasks import deliver_webhook
-
     outcomes: list[AttemptResult] = []
     finished: list[tuple[Claim, WebhookDelivery, safehttp.PostResult, datetime, str]] = []
     for claim, result, started in sent:
@@ -263,7 +264,7 @@ def _record(
             if retries[number - 1] <= 60:
                 # Short delays are also queued with a countdown; the sweep remains the guarantee.
                 transaction.on_commit(
-                    partial(deliver_webhook.apply_async, (delivery.pk,), countdown=retries[number - 1])
+                    partial(DELIVER_WEBHOOK.apply_async, (delivery.pk,), countdown=retries[number - 1])
                 )
         DELIVERY.enter(delivery, status)  # from pending: the attempt started (webhooks.states)
         delivery.next_attempt_at, delivery.attempt_started_at = next_attempt_at, None
@@ -343,7 +344,7 @@ def _record(
     if handing_on:
         waiting = next_waiting(handing_on, now)
         if waiting:
-            transaction.on_commit(lambda: [deliver_webhook.delay(delivery_id) for delivery_id in waiting])
+            transaction.on_commit(lambda: [DELIVER_WEBHOOK.delay(delivery_id) for delivery_id in waiting])
     successes = [
         (c, d) for c, d, _, _, _ in finished if d.status == Status.SUCCESS and not (c.manual or d.is_test)
     ]

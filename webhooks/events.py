@@ -11,9 +11,12 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.tasks import Later
 from platform_api.models import Organization
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.notifications import notify
+
+DELIVER_EVENT_WEBHOOKS = Later("webhooks.tasks.deliver_event_webhooks")
 
 
 class EventType(StrEnum):
@@ -196,8 +199,6 @@ def emit_event(
     WebhookDelivery.objects.bulk_create(deliveries)
     notify(organization=organization, event=event, event_type=event_type, data=data)
     if deliveries:
-        from webhooks.tasks import deliver_event_webhooks
-
         # One message for the event, however many endpoints: the worker claims them together.
-        transaction.on_commit(lambda: deliver_event_webhooks.delay(event.pk))
+        transaction.on_commit(lambda: DELIVER_EVENT_WEBHOOKS.delay(event.pk))
     return event

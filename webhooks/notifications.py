@@ -25,9 +25,12 @@ from django.utils import timezone
 from chains.registry import chain_get
 from chains.tokens import token_get
 from core.emails import is_email, redacted
+from core.tasks import Later
 from platform_api.models import Organization
 from webhooks.models import NotificationEmail, NotificationSettings, WebhookEvent
 from webhooks.states import NOTIFICATION_EMAIL
+
+SEND_NOTIFICATION_EMAIL = Later("webhooks.tasks.send_notification_email")
 
 logger = logging.getLogger(__name__)
 LEASE = timedelta(seconds=120)  # an attempt in flight; a worker that dies frees it after this
@@ -129,9 +132,7 @@ def queue(
         body=body,
         next_attempt_at=timezone.now(),
     )
-    from webhooks.tasks import send_notification_email
-
-    transaction.on_commit(lambda: send_notification_email.delay(email.id))
+    transaction.on_commit(lambda: SEND_NOTIFICATION_EMAIL.delay(email.id))
     return email
 
 

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import NOTHING_TO_UPDATE, Conflict, ErrorCode, InvalidRequest, NotFound
+from core.tasks import Later
 from platform_api import ratelimit
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
@@ -26,6 +27,8 @@ from webhooks.models import (
     WebhookEvent,
 )
 from webhooks.states import DELIVERY
+
+DELIVER_WEBHOOK = Later("webhooks.tasks.deliver_webhook")
 
 # What a payer told about themselves, wherever an event's data carries it (the transaction, the session block,
 # `checkout.completed`'s extras, `checkout.expired`'s session): erasure replaces each with this.
@@ -115,15 +118,13 @@ def webhook_endpoint_update(
 
 def _reschedule_paused(endpoint: WebhookEndpoint) -> None:
     """Deliveries held while the endpoint was paused become due again."""
-    from webhooks.tasks import deliver_webhook
-
     held = list(
         WebhookDelivery.objects.filter(
             endpoint=endpoint, status="pending", next_attempt_at__isnull=True
         ).values_list("pk", flat=True)
     )
     WebhookDelivery.objects.filter(pk__in=held).update(next_attempt_at=timezone.now())
-    transaction.on_commit(lambda: [deliver_webhook.delay(delivery_id) for delivery_id in held])
+    transaction.on_commit(lambda: [DELIVER_WEBHOOK.delay(delivery_id) for delivery_id in held])
 
 
 @transaction.atomic
@@ -279,10 +280,8 @@ def webhook_event_resend(
     record_write(
         ctx=ctx, event_type="webhook_event.resent", resource_type="webhook_event", resource_id=event.id
     )
-    from webhooks.tasks import deliver_webhook
-
     ids = [delivery.pk for delivery in deliveries]
-    transaction.on_commit(lambda: [deliver_webhook.delay(delivery_id) for delivery_id in ids])
+    transaction.on_commit(lambda: [DELIVER_WEBHOOK.delay(delivery_id) for delivery_id in ids])
     return deliveries
 
 
@@ -308,8 +307,6 @@ def webhook_events_purge(*, now=None, batch_size: int = 500) -> int:
 
 def webhook_deliveries_requeue_failed(*, deliveries) -> int:
     """Make failed deliveries pending and due again (operations, after a merchant's outage)."""
-    from webhooks.tasks import deliver_webhook
-
     with transaction.atomic():
         ids = list(deliveries.filter(status=WebhookDelivery.Status.FAILED).values_list("pk", flat=True))
         DELIVERY.move(
@@ -319,7 +316,7 @@ def webhook_deliveries_requeue_failed(*, deliveries) -> int:
             next_attempt_at=timezone.now(),
             completed_at=None,
         )
-        transaction.on_commit(lambda: [deliver_webhook.delay(delivery_id) for delivery_id in ids])
+        transaction.on_commit(lambda: [DELIVER_WEBHOOK.delay(delivery_id) for delivery_id in ids])
     return len(ids)
 
 

@@ -38,7 +38,6 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from eth_utils import to_checksum_address
 from web3 import Web3
 from web3.exceptions import Web3RPCError
 
@@ -47,33 +46,16 @@ from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx
 from chains.outbox import repair
 from chains.outbox.fees import fees_for
-from chains.outbox.receipts import chain_client, receipt_of, receipts_and_head, replayed_revert
+from chains.outbox.receipts import SenderCounts, chain_client, receipt_of, receipts_and_head, replayed_revert
 from chains.outbox.send import broadcast, finish, outbox_send, sign_version
 from chains.registry import Chain, chains
 from chains.signers import SignerUnavailable
 from chains.states import IN_FLIGHT, OUTBOX
+from core.tasks import Later
+
+OUTBOX_FINISH_TASK = Later("chains.tasks.outbox_finish_task")
 
 logger = logging.getLogger(__name__)
-
-
-class SenderCounts:
-    """Each sender's confirmed transaction count on each chain, and each chain's head, read at most once per
-    poll."""
-
-    def __init__(self) -> None:
-        self._counts: dict[tuple[int, str], int] = {}
-        self._heads: dict[int, int] = {}
-
-    def head(self, w3: Web3, chain_id: int) -> int:
-        if chain_id not in self._heads:
-            self._heads[chain_id] = w3.eth.block_number
-        return self._heads[chain_id]
-
-    def latest(self, w3: Web3, tx: OutboxTx) -> int:
-        key = (tx.chain_id, tx.sender)
-        if key not in self._counts:
-            self._counts[key] = w3.eth.get_transaction_count(to_checksum_address(tx.sender), "latest")
-        return self._counts[key]
 
 
 def _bump_fee(tx: OutboxTx, chain: Chain, w3: Web3) -> None:
@@ -142,11 +124,9 @@ def _queue_finishes(txs: list[OutboxTx], receipts: dict[int, Any], chain: Chain,
     ]
     if len(confirmed) <= settings.OUTBOX_FINISH_HERE:
         return False
-    from chains.tasks import outbox_finish_task
-
     try:
         for tx in confirmed:
-            outbox_finish_task.delay(tx.pk)
+            OUTBOX_FINISH_TASK.delay(tx.pk)
     except Exception as exc:  # no broker: the pass finishes every one
         logger.warning("Outbox finishes not queued (%s): finished here", exc.__class__.__name__)
         return False

@@ -101,3 +101,23 @@ def receipts_and_head(w3: Web3, txs: list[OutboxTx]) -> tuple[dict[int, Any], in
         if result is not None and pk not in receipts:
             receipts[pk] = receipt_formatter(result)
     return receipts, head
+
+
+class SenderCounts:
+    """Each sender's confirmed transaction count on each chain, and each chain's head, read at most once per
+    poll."""
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[int, str], int] = {}
+        self._heads: dict[int, int] = {}
+
+    def head(self, w3: Web3, chain_id: int) -> int:
+        if chain_id not in self._heads:
+            self._heads[chain_id] = w3.eth.block_number
+        return self._heads[chain_id]
+
+    def latest(self, w3: Web3, tx: OutboxTx) -> int:
+        key = (tx.chain_id, tx.sender)
+        if key not in self._counts:
+            self._counts[key] = w3.eth.get_transaction_count(to_checksum_address(tx.sender), "latest")
+        return self._counts[key]

@@ -27,7 +27,6 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -40,13 +39,10 @@ from chains.incidents import incident_record
 from chains.keys import OwnerKind, Step, kind_key
 from chains.models import ChainCursor, Incident, OutboxTx
 from chains.outbox import adopt
-from chains.outbox.receipts import chain_client, receipt_logs, receipt_of
+from chains.outbox.receipts import SenderCounts, chain_client, receipt_logs, receipt_of
 from chains.outbox.send import broadcast, outbox_send
 from chains.registry import Chain
 from chains.states import OUTBOX
-
-if TYPE_CHECKING:
-    from chains.outbox.poll import SenderCounts
 
 logger = logging.getLogger(__name__)
 FINISHED = (OutboxTx.Status.MINED, OutboxTx.Status.FAILED)

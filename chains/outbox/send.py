@@ -56,7 +56,10 @@ from chains.registry import Chain
 from chains.reverts import revert_of
 from chains.signers import SignerUnavailable, sign_transaction, signer_address
 from chains.states import IN_FLIGHT, OUTBOX
+from core.tasks import Later
 from observability import metrics
+
+OUTBOX_SEND_TASK = Later("chains.tasks.outbox_send_task")
 
 logger = logging.getLogger(__name__)
 
@@ -114,9 +117,7 @@ def outbox_transfer(*, key: str, chain_id: int, signer: str, token: str, to: str
 
 
 def _enqueue_send(tx_id: int) -> None:
-    from chains.tasks import outbox_send_task
-
-    outbox_send_task.delay(tx_id)
+    OUTBOX_SEND_TASK.delay(tx_id)
 
 
 def _crash_point(name: str) -> None:
