@@ -19,7 +19,7 @@ import concurrent.futures
 import logging
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import partial
 
 from django.conf import settings
@@ -41,6 +41,7 @@ from webhooks.claims import (
 )
 from webhooks.health import endpoint_attempt_count, endpoints_lock, endpoints_successes_count
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from webhooks.retry import after_attempt
 from webhooks.signing import delivery_headers
 from webhooks.states import DELIVERY
 
@@ -225,7 +226,8 @@ def _record(
     returns their claims. The claimed deliveries are locked first and the
     endpoint rows after them (in key order), as every claim takes them; other
     deliveries are only taken with SKIP LOCKED, so no transaction here ever
-    waits for one that waits for it.
+    waits for one that waits for it. What follows each attempt is the retry
+    policy's (webhooks.retry); the steps here only persist it.
     """
     claims = [claim for claim, _, _ in sent] + unsent
     if not claims:
@@ -246,89 +248,114 @@ def _record(
         return delivery if delivery is not None and delivery.attempt_started_at == claim.started_at else None
 
     now = timezone.now()
-    retries = settings.WEBHOOK_RETRY_DELAYS
-    outcomes: list[AttemptResult] = []
-    finished: list[tuple[Claim, WebhookDelivery, safehttp.PostResult, datetime, str]] = []
-    for claim, result, started in sent:
-        delivery = held(claim)
-        if delivery is None:
-            continue
-        code, succeeded, number = result.status, _succeeded(result), claim.number
-        error = f"HTTP {code}" if code is not None and not succeeded else result.error
-        if succeeded:
-            status, next_attempt_at = Status.SUCCESS, None
-        elif claim.manual or delivery.is_test or number > len(retries):
-            status, next_attempt_at = Status.FAILED, None
-        else:
-            status, next_attempt_at = Status.PENDING, now + timedelta(seconds=retries[number - 1])
-            if retries[number - 1] <= 60:
-                # Short delays are also queued with a countdown; the sweep remains the guarantee.
-                transaction.on_commit(
-                    partial(DELIVER_WEBHOOK.apply_async, (delivery.pk,), countdown=retries[number - 1])
-                )
-        DELIVERY.enter(delivery, status)  # from pending: the attempt started (webhooks.states)
-        delivery.next_attempt_at, delivery.attempt_started_at = next_attempt_at, None
-        delivery.response_code, delivery.response_time_ms = code, result.elapsed_ms
-        delivery.last_error = error[:500]
-        delivery.completed_at = now if status != Status.PENDING else None
-        finished.append((claim, delivery, result, started, error))
-        logger.info(
-            "Webhook delivery %s to endpoint %s, attempt %s: %s in %s ms",
-            delivery.pk,
-            claim.endpoint.pk,
-            number,
-            f"HTTP {code}" if code is not None else error,
-            result.elapsed_ms,
-        )
-        outcomes.append(
-            AttemptResult(
-                delivery_id=delivery.pk,
-                response_code=code,
-                succeeded=succeeded,
-                attempts=number,
-                error=error,
-                timed_out=result.timed_out,
-            )
-        )
-    if finished:
-        transaction.on_commit(
-            partial(
-                observe_attempts,
-                [(result.status, result.timed_out, result.elapsed_ms) for _, _, result, _, _ in finished],
-            )
-        )
-        _update_rows(
-            WebhookDelivery,
-            _FINISHED_DELIVERY_FIELDS,
-            ["id"],
-            [[getattr(d, name) for name in _FINISHED_DELIVERY_FIELDS] + [d.pk] for _, d, _, _, _ in finished],
-        )
-        _update_rows(
-            WebhookAttempt,
-            _FINISHED_ATTEMPT_FIELDS,
-            ["delivery", "number"],
-            [
-                [result.status, result.elapsed_ms, error[:500], now, started, delivery.pk, claim.number]
-                for claim, delivery, result, started, error in finished
-            ],
-        )
+    finished = [
+        (claim, delivery, result, started) for claim, result, started in sent if (delivery := held(claim))
+    ]
+    outcomes = [_finish_attempt(claim, delivery, result, now) for claim, delivery, result, _ in finished]
+    _store_finished(finished, now)
     # The endpoints' rows, in key order, before any slot is freed or taken: a claim counting their slots
     # meanwhile waits for this transaction and then sees what it did (see `next_waiting`).
     endpoints_lock(endpoint_ids)
     released = [c for c in unsent if held(c) is not None]
     if released:
         release(released, now)
+    following = _hand_on_slots(claims, released, finished, endpoint_ids, now, may_continue=may_continue)
+    _count_for_endpoints(finished, now)
+    return outcomes, following
 
-    # An endpoint whose every attempt here succeeded keeps its slot: the same transaction claims its next
-    # deliveries. Any other endpoint hands the slot it frees to its oldest delivery waiting for one.
-    succeeded_by_endpoint: dict[str, bool] = {}
-    for claim, delivery, _, _, _ in finished:
-        endpoint_id = claim.endpoint.pk
-        succeeded_by_endpoint[endpoint_id] = (
-            succeeded_by_endpoint.get(endpoint_id, True)
-            and delivery.status == Status.SUCCESS
-            and not (claim.manual or delivery.is_test)
+
+Finished = tuple[Claim, WebhookDelivery, safehttp.PostResult, datetime]
+
+
+def _counts_as_success(claim: Claim, delivery: WebhookDelivery) -> bool:
+    """A success that keeps its endpoint's slot and counts toward its health: not a resend or a ping."""
+    return delivery.status == Status.SUCCESS and not (claim.manual or delivery.is_test)
+
+
+def _finish_attempt(
+    claim: Claim, delivery: WebhookDelivery, result: safehttp.PostResult, now: datetime
+) -> AttemptResult:
+    """Set on the (locked) row what follows the attempt, as the retry policy says; its outcome."""
+    code, succeeded, number = result.status, _succeeded(result), claim.number
+    error = f"HTTP {code}" if code is not None and not succeeded else result.error
+    following = after_attempt(
+        succeeded=succeeded,
+        number=number,
+        once=claim.manual or delivery.is_test,
+        delays=settings.WEBHOOK_RETRY_DELAYS,
+        now=now,
+    )
+    if following.countdown is not None:
+        transaction.on_commit(
+            partial(DELIVER_WEBHOOK.apply_async, (delivery.pk,), countdown=following.countdown)
         )
+    DELIVERY.enter(delivery, following.status)  # from pending: the attempt started (webhooks.states)
+    delivery.next_attempt_at, delivery.attempt_started_at = following.attempt_at, None
+    delivery.response_code, delivery.response_time_ms = code, result.elapsed_ms
+    delivery.last_error = error[:500]
+    delivery.completed_at = now if following.done else None
+    logger.info(
+        "Webhook delivery %s to endpoint %s, attempt %s: %s in %s ms",
+        delivery.pk,
+        claim.endpoint.pk,
+        number,
+        f"HTTP {code}" if code is not None else error,
+        result.elapsed_ms,
+    )
+    return AttemptResult(
+        delivery_id=delivery.pk,
+        response_code=code,
+        succeeded=succeeded,
+        attempts=number,
+        error=error,
+        timed_out=result.timed_out,
+    )
+
+
+def _store_finished(finished: list[Finished], now: datetime) -> None:
+    """The finished deliveries' rows and their attempts' rows, two statements for the batch."""
+    if not finished:
+        return
+    transaction.on_commit(
+        partial(
+            observe_attempts,
+            [(result.status, result.timed_out, result.elapsed_ms) for _, _, result, _ in finished],
+        )
+    )
+    _update_rows(
+        WebhookDelivery,
+        _FINISHED_DELIVERY_FIELDS,
+        ["id"],
+        [[getattr(d, name) for name in _FINISHED_DELIVERY_FIELDS] + [d.pk] for _, d, _, _ in finished],
+    )
+    _update_rows(
+        WebhookAttempt,
+        _FINISHED_ATTEMPT_FIELDS,
+        ["delivery", "number"],
+        [
+            [result.status, result.elapsed_ms, delivery.last_error, now, started, delivery.pk, claim.number]
+            for claim, delivery, result, started in finished
+        ],
+    )
+
+
+def _hand_on_slots(
+    claims: list[Claim],
+    released: list[Claim],
+    finished: list[Finished],
+    endpoint_ids: list[str],
+    now: datetime,
+    *,
+    may_continue: bool,
+) -> list[Claim]:
+    """An endpoint whose every attempt here succeeded keeps its slot: the same transaction claims its next
+    deliveries (their claims). Any other endpoint hands the slot it frees to its oldest delivery waiting."""
+    succeeded_by_endpoint: dict[str, bool] = {}
+    for claim, delivery, _, _ in finished:
+        endpoint_id = claim.endpoint.pk
+        succeeded_by_endpoint[endpoint_id] = succeeded_by_endpoint.get(
+            endpoint_id, True
+        ) and _counts_as_success(claim, delivery)
     stopped = {claim.endpoint.pk for claim in released} | {c.endpoint.pk for c in claims if c.manual}
     continuing = [
         endpoint_id
@@ -345,21 +372,23 @@ def _record(
         waiting = next_waiting(handing_on, now)
         if waiting:
             transaction.on_commit(lambda: [DELIVER_WEBHOOK.delay(delivery_id) for delivery_id in waiting])
-    successes = [
-        (c, d) for c, d, _, _, _ in finished if d.status == Status.SUCCESS and not (c.manual or d.is_test)
-    ]
+    return following
+
+
+def _count_for_endpoints(finished: list[Finished], now: datetime) -> None:
+    """Each endpoint's health: its successes in one update, each failure (or resend) on its own."""
+    successes = [(c, d) for c, d, _, _ in finished if _counts_as_success(c, d)]
     if successes:
         per_endpoint: dict[str, int] = {}
         for claim, _ in successes:
             per_endpoint[claim.endpoint.pk] = per_endpoint.get(claim.endpoint.pk, 0) + 1
         endpoints_successes_count(per_endpoint, now)
     counted = {d.pk for _, d in successes}
-    for claim, delivery, _, _, _ in finished:
+    for claim, delivery, _, _ in finished:
         if delivery.pk not in counted:
             endpoint_attempt_count(
                 claim.endpoint, delivery, status=delivery.status, manual=claim.manual, failed=True, now=now
             )
-    return outcomes, following
 
 
 def _update_rows(model, fields: list[str], keys: list[str], rows: list[list]) -> None:
