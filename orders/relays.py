@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import requests
 from django.conf import settings
@@ -169,6 +169,30 @@ def execute_call(order: Order, dst_amount: int) -> tuple[str, str, int]:
         value = int(payload.get("value") or 0) or (dst_amount if native else 0)
         return payload["to"], custom_exact_in_call(order, dst_amount), value
     return payload["to"], payload["data"], dst_amount if native else 0  # custom
+
+
+class Relay(Protocol):
+    """What settlement asks of whoever delivers an order on its destination chain: the devnet solver, or the
+    relay provider. Both declare it; `get_relay_provider` answers the one the settings choose."""
+
+    name: str  # what the order's settlement records as its `relayProvider`
+    executes_calls: bool  # whether its fill makes a contract order's call (else the solver's execute step)
+
+    def check(self, order: Order) -> str | None:
+        """Why it cannot deliver the order, or None."""
+
+    def price(self, order: Order, amount_in: int) -> int:
+        """What arrives on the destination chain for `amount_in` of what the payer sent, as quoted now."""
+
+    def fronts(self, order: Order) -> bool:
+        """Whether it delivers before the deposit is swept into the vault."""
+
+    def deliver(self, order: Order, dst_amount: int) -> Delivery:
+        """Deliver (or follow the delivery of) `dst_amount`: pending, delivered or failed."""
+
+    def execute(self, order: Order, dst_amount: int) -> OutboxTx:
+        """A contract order's call, made by the service on the destination chain (ExecutionInvalid: not this
+        one's to make)."""
 
 
 class DevnetSolver:
@@ -564,5 +588,5 @@ def standing_allowance(base: str, *, chain_id: int, signer: str, token: str, spe
     )
 
 
-def get_relay_provider() -> DevnetSolver | RelayProvider:
+def get_relay_provider() -> Relay:
     return RelayProvider() if settings.RELAY_PROVIDER == "relay" else DevnetSolver()
