@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from orders.admin import InventoryForm
+from orders.admin.inventory import InventoryForm
 from orders.inventory import inventory_rows
 from orders.models import Inventory
 

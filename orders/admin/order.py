@@ -1,95 +1,25 @@
-from decimal import Decimal
+"""An order's page for staff: its deposits, relay and refund transactions, status changes, postings and outbox
+rows, and the actions on it; the stuck orders' list."""
 
-from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
-from django.db.models import Q
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
-from chains.evm import is_address, to_checksum_address
-from chains.incidents import incidents_resolve
 from chains.keys import OwnerKind, owner_of
-from chains.models import ChainCursor, Incident, OutboxTx
-from chains.registry import chain_get
-from chains.tokens import token_get
-from core.admin import moment, pretty_json, short_hex
+from chains.models import ChainCursor, OutboxTx
+from core.admin import moment, short_hex
 from ledger.models import Entry
 from orders import lifecycle, states
+from orders.admin.cells import ReadOnlyInline, amount_cell, chain_label, json_cell, tx_link
 from orders.models import (
     DepositTx,
-    Inventory,
-    InventoryRefill,
     Order,
     OrderStatusChange,
     RefundTx,
     RelayTx,
     StuckOrder,
-    UnattributedDeposit,
 )
 from orders.tasks import settle_order_task
-
-_offline = [
-    name
-    for name, value in (("quotes", settings.QUOTE_PROVIDER), ("chain reads", settings.CHAIN_READER))
-    if value == "offline"
-]
-if _offline:
-    # Staff must never mistake development pricing for real pricing.
-    admin.site.site_header = f"Checkout administration — OFFLINE providers: {', '.join(_offline)}"
-
-
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
-def in_units(chain_id: int, token_address: str, amount) -> str:
-    """`amount` (smallest units) as the token's whole units and symbol, e.g. "10.5 dUSDC"."""
-    token = token_get(chain_id=chain_id, address=token_address)
-    if token is None or amount is None:
-        return "-"
-    return f"{Decimal(int(amount)).scaleb(-token.decimals).normalize():f} {token.symbol}"
-
-
-def amount_cell(chain_id: int, token_address: str, amount):
-    """`10 dUSDC` with the base units beside it, as staff compare them with the chain: `(10000000)`."""
-    if amount is None:
-        return "-"
-    return format_html(
-        '<span class="nowrap">{}</span> ({})', in_units(chain_id, token_address, amount), amount
-    )
-
-
-def chain_label(chain_id: int | None) -> str:
-    """`Devnet A (31337)`: a chain as staff name it, with the id the chain reports."""
-    if chain_id is None:
-        return "-"
-    chain = chain_get(chain_id)
-    return f"{chain.name} ({chain_id})" if chain else str(chain_id)
-
-
-def tx_link(chain_id: int, tx_hash: str):
-    """A transaction's hash, shortened; a link to the chain's explorer where it has one (devnets do not)."""
-    chain = chain_get(chain_id)
-    href = f"{chain.explorer_url}/tx/{tx_hash}" if chain and chain.explorer_url and not chain.devnet else None
-    return short_hex(tx_hash, href=href)
-
-
-def json_cell(field: str, description: str | None = None):
-    """A read-only admin field showing a JSON column of the order, indented."""
-
-    @admin.display(description=description or field)
-    def cell(self, order: Order):
-        return pretty_json(getattr(order, field))
-
-    return cell
 
 
 class DepositTxInline(ReadOnlyInline):
@@ -397,195 +327,3 @@ class StuckOrderAdmin(OrderAdmin):
         from orders.settlement import orders_stuck
 
         return orders_stuck().select_related("organization")
-
-
-class RefundToForm(forms.ModelForm):
-    class Meta:
-        model = UnattributedDeposit
-        fields = ("refund_to",)
-
-    def clean_refund_to(self):
-        value = (self.cleaned_data.get("refund_to") or "").strip()
-        if not is_address(value) or int(value, 16) == 0:
-            raise forms.ValidationError("Enter the address to refund to: 0x and 40 hex characters, not zero.")
-        return to_checksum_address(value)
-
-
-@admin.register(UnattributedDeposit)
-class UnattributedDepositAdmin(admin.ModelAdmin):
-    """Deposits whose sender is unknown (a contract wallet's internal payment, seen by balance). They count like
-    any payment; a refund of one goes to its order's refundAddress, else waits here: enter the address to refund
-    to and save (recorded in the admin's history), and the order's settlement sends it."""
-
-    form = RefundToForm
-    list_display = ("id", "order", "amount_shown", "refund_reason", "refund_to")
-    list_filter = ("chain",)
-    search_fields = ("=order__id", "=tx_hash")
-    fields = (
-        "order",
-        "chain",
-        "tx_hash",
-        "block_number",
-        "amount_shown",
-        "counted",
-        "refund_reason",
-        "refund_amount",
-        "order_refund_address",
-        "refund_to",
-    )
-    readonly_fields = (
-        "order",
-        "chain",
-        "tx_hash",
-        "block_number",
-        "amount_shown",
-        "counted",
-        "refund_reason",
-        "refund_amount",
-        "order_refund_address",
-    )
-
-    def get_queryset(self, request):
-        unknown = Q(from_address__isnull=True) | Q(from_address="")
-        return super().get_queryset(request).filter(unknown, deposit__isnull=False).select_related("order")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    @admin.display(description="amount")
-    def amount_shown(self, deposit: DepositTx):
-        return in_units(
-            deposit.chain, deposit.token_address or deposit.order.src_token_address, deposit.amount
-        )
-
-    @admin.display(description="the order's refundAddress")
-    def order_refund_address(self, deposit: DepositTx):
-        return deposit.order.refund_address or "-"
-
-    def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
-        actor = f"staff:{request.user.get_username()}"
-        incidents_resolve(
-            incident_ids=list(
-                Incident.objects.filter(
-                    kind=Incident.Kind.UNATTRIBUTED, subject=f"order-deposit:{obj.pk}"
-                ).values_list("pk", flat=True)
-            ),
-            actor=actor,
-        )
-        settle_order_task.delay(str(obj.order_id), actor=actor)
-        self.message_user(
-            request, f"Deposit {obj.pk} is refunded to {obj.refund_to} if its order must refund it."
-        )
-
-
-class InventoryForm(forms.ModelForm):
-    class Meta:
-        model = Inventory
-        fields = (
-            "chain_id",
-            "token",
-            "low_mark",
-            "target",
-            "max_order",
-            "max_outstanding",
-            "refill_chain_id",
-            "refill_token",
-            "enabled",
-        )
-
-    def clean(self):
-        data = super().clean()
-        for field in ("chain_id", "refill_chain_id"):
-            if data.get(field) is not None and chain_get(data[field]) is None:
-                self.add_error(field, f"Chain {data[field]} is not in the registry (manage.py chains add).")
-        for field in ("token", "refill_token"):
-            value = (data.get(field) or "").strip()
-            if value and not is_address(value):
-                self.add_error(
-                    field, "Enter a token address: 0x and 40 hex characters (the zero address: the coin)."
-                )
-            elif value:
-                data[field] = value.lower()
-        for field in ("low_mark", "target", "max_order", "max_outstanding"):
-            value = str(data.get(field, "")).strip()
-            if not value.isdigit():
-                self.add_error(field, "Enter a whole number of the token's smallest unit, 0 or more.")
-                data.pop(field, None)
-            else:
-                data[field] = int(value)
-        if "target" in data and "low_mark" in data and data["target"] < data["low_mark"]:
-            self.add_error(
-                "target", "The target is what a refill brings the stock back to: at least the low mark."
-            )
-        return data
-
-
-class InventoryRefillInline(admin.TabularInline):
-    model = InventoryRefill
-    fields = ("id", "status", "amount", "fill_tx", "refund_tx", "error", "created_at", "finished_at")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-    ordering = ("-pk",)
-    show_change_link = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).order_by("-pk")
-
-
-@admin.register(Inventory)
-class InventoryAdmin(admin.ModelAdmin):
-    """The solver's stock per chain and token: its marks and limits (staff set them), what is fronted and not yet
-    swept, and its refills through the relay provider."""
-
-    form = InventoryForm
-    list_display = ("chain_id", "token_short", "enabled", "marks", "limits", "outstanding", "last_refill")
-    list_display_links = ("chain_id", "token_short")
-    readonly_fields = ("stock_now", "updated_at")  # a row per chain and token: no filter, the list fits
-    inlines = [InventoryRefillInline]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).prefetch_related("fronts", "refills")
-
-    @admin.display(description="token", ordering="token")
-    def token_short(self, inventory: Inventory):
-        return short_hex(inventory.token)
-
-    @admin.display(description="low / target")
-    def marks(self, inventory: Inventory) -> str:
-        return f"{inventory.low_mark} / {inventory.target}"
-
-    @admin.display(description="max order / outstanding")
-    def limits(self, inventory: Inventory) -> str:
-        return f"{inventory.max_order} / {inventory.max_outstanding}"
-
-    @admin.display(description="fronted, not yet swept")
-    def outstanding(self, inventory: Inventory) -> int:
-        return sum(int(f.amount) for f in inventory.fronts.all() if f.swept_at is None)
-
-    @admin.display(description="last refill")
-    def last_refill(self, inventory: Inventory) -> str:
-        refills = sorted(inventory.refills.all(), key=lambda r: r.pk)
-        return f"{refills[-1].status} · {refills[-1].amount}" if refills else "-"
-
-    @admin.display(description="stock on chain now")
-    def stock_now(self, inventory: Inventory) -> str:
-        from orders.inventory import solver_balance, stock
-
-        if inventory.pk is None:
-            return "-"
-        balance = solver_balance(inventory)
-        if balance is None:
-            return "the solver's balance cannot be read now (no node answered, or no solver is configured)"
-        now = stock(inventory, balance)
-        return (
-            f"the solver holds {now.balance}; {now.committed} is on its way out; {now.available} is left to front; "
-            f"{now.outstanding} is fronted and not yet swept"
-        )
