@@ -182,9 +182,18 @@ def sign_version(tx: OutboxTx, *, nonce: int, gas: int, fees: tuple[int, int]) -
     return signed.raw, signed.tx_hash
 
 
-def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None, unless_taken: bool = False) -> bool:
+def finish(
+    tx: OutboxTx,
+    *,
+    status: str,
+    error: str = "",
+    receipt=None,
+    unless_taken: bool = False,
+    from_: tuple[str, ...] = IN_FLIGHT,
+) -> bool:
     """Record the outcome once and hand it to its key's handler (`chains.handlers`) in the same transaction.
-    With `unless_taken`, a transaction another process is finishing is passed by (False), not waited for."""
+    With `unless_taken`, a transaction another process is finishing is passed by (False), not waited for; with
+    `from_`, only a transaction in one of those statuses is finished (False otherwise)."""
     fields: dict[str, Any] = {"error": error[:500], "finished_at": timezone.now()}
     if receipt is not None:
         fields |= {
@@ -200,7 +209,7 @@ def finish(tx: OutboxTx, *, status: str, error: str = "", receipt=None, unless_t
             free = OutboxTx.objects.select_for_update(skip_locked=True).filter(pk=tx.pk, status__in=IN_FLIGHT)
             if free.values_list("pk", flat=True).first() is None:
                 return False
-        if not OUTBOX.move(OutboxTx.objects.filter(pk=tx.pk), from_=IN_FLIGHT, to=status, **fields):
+        if not OUTBOX.move(OutboxTx.objects.filter(pk=tx.pk), from_=from_, to=status, **fields):
             return False
         tx.refresh_from_db()
         transaction.on_commit(metrics.outbox_finished.labels(str(tx.chain_id), tx.signer, status).inc)
@@ -394,7 +403,15 @@ def sign(tx: OutboxTx) -> OutboxTx:
         try:
             gas = _gas_limit(w3.eth.estimate_gas(call_of(tx)))  # type: ignore[arg-type]
         except ContractLogicError as exc:
-            finish(tx, status=OutboxTx.Status.FAILED, error=f"would revert: {revert_of(exc)}")
+            # Only a transaction nobody signed fails by its estimate. Another worker may have signed this one
+            # since it was read, and it may be mined already: a CREATE2 deployment, an authorization used once,
+            # estimated again after their own block, revert. The outcome of a signed one is its receipt.
+            finish(
+                tx,
+                status=OutboxTx.Status.FAILED,
+                error=f"would revert: {revert_of(exc)}",
+                from_=(OutboxTx.Status.QUEUED,),
+            )
             tx.refresh_from_db()
             return tx
         except Web3RPCError as exc:

@@ -79,6 +79,30 @@ def test_nonces_follow_each_other_and_the_signed_bytes_are_kept(chain_a, setting
         assert Web3.keccak(hexstr=tx.raw_tx).to_0x_hex() == tx.tx_hash  # the bytes that were broadcast
 
 
+def test_a_transaction_another_worker_signed_is_never_failed_by_a_stale_estimate(chain_a, settings):
+    """Two tasks read one queued transaction; the first signs and broadcasts it, and it is mined; the second's
+    estimate then reverts (a CREATE2 deployment, an authorization used once: each can happen once). The
+    second must leave it to its receipt: the rehearsal's factory deployment was failed this way, mined."""
+    from chains.outbox.send import sign
+
+    tx = outbox_submit(
+        key="test:signed-elsewhere",
+        chain_id=31337,
+        signer="vault",
+        to=chain_a[1]["contracts"]["AlwaysReverts"],  # its estimate reverts, as a used-up call's would
+        value=1,
+    )
+    stale = OutboxTx.objects.get(pk=tx.pk)  # the second task's copy: queued
+    OutboxTx.objects.filter(pk=tx.pk).update(  # the first task signed it meanwhile
+        status=OutboxTx.Status.SIGNED, nonce=10_000, tx_hash="0x" + "ab" * 32, raw_tx="0x02"
+    )
+
+    sign(stale)
+
+    tx.refresh_from_db()
+    assert (tx.status, tx.error, tx.tx_hash) == ("signed", "", "0x" + "ab" * 32)
+
+
 def test_a_call_that_would_revert_is_failed_and_never_sent(chain_a, settings):
     w3 = w3_of(chain_a)
     nonce = w3.eth.get_transaction_count(settings.VAULT_ADDRESS)

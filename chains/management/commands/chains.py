@@ -347,6 +347,8 @@ class Command(BaseCommand):
             if tx.status == OutboxTx.Status.MINED:
                 break
             self.stderr.write(f"{chain.name}: deployment {tx.key} failed: {tx.error}")
+            if factory_code_state(w3, address) == "ours":
+                break  # an earlier attempt created it (a CREATE2 address is created once): this one had to fail
             latest = tx
             _next_block(w3)
         else:
@@ -354,7 +356,8 @@ class Command(BaseCommand):
         if factory_code_state(w3, address) != "ours":
             raise CommandError(f"the deployment was mined but {address} does not hold the factory's code")
         factory_record(chain.chain_id, address)
-        self.stdout.write(f"{chain.name}: the deposit factory is at {address} (transaction {tx.tx_hash})")
+        made_by = f"transaction {tx.tx_hash}" if tx.status == OutboxTx.Status.MINED else "an earlier attempt"
+        self.stdout.write(f"{chain.name}: the deposit factory is at {address} ({made_by})")
 
     # --- disable / enable / seed -----------------------------------------------------------------
 
