@@ -20,9 +20,10 @@ back before it arrived in the vault.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from chains.incidents import incident_record
+from chains.incidents import incident_open_for, incident_record
 from chains.keys import OwnerKind, Signer, Step, outbox_key
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
@@ -49,6 +50,24 @@ class DepositAddress:
             kind=self.salt_kind,
             identifier=self.identifier,
             token=token,
+        )
+
+    def held(self, deposits: Iterable[Deposit]) -> bool:
+        """A deposit in doubt after a reorg, or an open incident about the owner (staff looking): nothing
+        moves."""
+        return any(deposit.status == Deposit.Status.ORPHANED for deposit in deposits) or incident_open_for(
+            self.subject
+        )
+
+    def owes(self, deposit: Deposit, *amounts: tuple[int, Step], with_counted: bool = False) -> GoingBack:
+        """What `deposit` owes its sender: each amount under the owner's `step` key for that deposit."""
+        return GoingBack(
+            deposit=deposit,
+            amounts=[
+                (amount, outbox_key(self.owner, self.identifier, step, deposit.pk))
+                for amount, step in amounts
+            ],
+            with_counted=with_counted,
         )
 
 

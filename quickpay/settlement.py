@@ -20,10 +20,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from chains.collection import DepositAddress, GoingBack, send_back, sweep_counted
-from chains.incidents import incident_open_for
+from chains.collection import DepositAddress, send_back, sweep_counted
 from chains.keys import OwnerKind, Signer, Step, outbox_key
-from chains.models import Deposit, OutboxTx
+from chains.models import OutboxTx
 from chains.outbox import outbox_transfer
 from quickpay.models import QuickPayment, QuickPaymentDeposit
 from quickpay.services import QUICK_PAYMENT_OWNER
@@ -43,13 +42,6 @@ def _address(payment: QuickPayment) -> DepositAddress:
     )
 
 
-def _held(address: DepositAddress, deposits: list[QuickPaymentDeposit]) -> bool:
-    """A deposit in doubt after a reorg, or an open incident about the payment: nothing moves."""
-    return any(d.deposit.status == Deposit.Status.ORPHANED for d in deposits) or incident_open_for(
-        address.subject
-    )
-
-
 def quick_payment_settle(payment_id: str) -> dict[str, str]:
     """Ask for every transaction the payment needs now; {business key: status} of those asked for. The
     mechanics are the collection kernel's (chains.collection); the payment's rules are here: it counts once
@@ -60,7 +52,7 @@ def quick_payment_settle(payment_id: str) -> dict[str, str]:
     address = _address(payment)
     sent: dict[str, str] = {}
     deposits = list(QuickPaymentDeposit.objects.filter(payment=payment).select_related("deposit"))
-    if _held(address, deposits):
+    if address.held(d.deposit for d in deposits):
         return {}
     counted = sum(int(d.counted) for d in deposits)
     counted_sweep = None
@@ -84,21 +76,10 @@ def quick_payment_settle(payment_id: str) -> dict[str, str]:
         sent[tx.key] = tx.status
     expired = payment.status == QuickPayment.Status.EXPIRED
     going = [
-        GoingBack(
-            deposit=item.deposit,
-            amounts=[
-                (int(item.refund), outbox_key(OwnerKind.QUICKPAY, payment.id, Step.REFUND, item.deposit.pk)),
-                *(
-                    [
-                        (
-                            int(item.counted),
-                            outbox_key(OwnerKind.QUICKPAY, payment.id, Step.RETURN, item.deposit.pk),
-                        )
-                    ]
-                    if expired
-                    else []
-                ),
-            ],
+        address.owes(
+            item.deposit,
+            (int(item.refund), Step.REFUND),
+            *([(int(item.counted), Step.RETURN)] if expired else []),
             with_counted=bool(int(item.counted)),  # its token's balance is swept with the payment's
         )
         for item in deposits

@@ -21,10 +21,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from chains.collection import DepositAddress, GoingBack, send_back, sweep_counted
-from chains.incidents import incident_open_for
+from chains.collection import DepositAddress, send_back, sweep_counted
 from chains.keys import OwnerKind, Signer, Step, outbox_key
-from chains.models import Deposit, OutboxTx
+from chains.models import OutboxTx
 from chains.outbox import outbox_transfer
 from core.errors import InvalidRequest
 from refunds.common import REFUND_OWNER
@@ -56,9 +55,9 @@ def refund_settle(refund_id: str) -> dict[str, str]:
     if refund is None:
         return {}
     deposits = list(RefundDeposit.objects.filter(refund=refund).select_related("deposit"))
-    if any(d.deposit.status == Deposit.Status.ORPHANED for d in deposits) or incident_open_for(refund.owner):
-        return {}  # a deposit in doubt after a reorg, or staff looking: nothing moves
     address = _address(refund)
+    if address.held(d.deposit for d in deposits):
+        return {}
     sent: dict[str, str] = {}
     counted = sum(int(d.counted) for d in deposits)
     counted_sweep = None
@@ -91,21 +90,10 @@ def refund_settle(refund_id: str) -> dict[str, str]:
         sent[tx.key] = tx.status
     canceled = refund.status == Status.CANCELED
     going = [
-        GoingBack(
-            deposit=item.deposit,
-            amounts=[
-                (int(item.returned), outbox_key(OwnerKind.REFUND, refund.id, Step.RETURN, item.deposit.pk)),
-                *(
-                    [
-                        (
-                            int(item.counted),
-                            outbox_key(OwnerKind.REFUND, refund.id, Step.UNFUNDED, item.deposit.pk),
-                        )
-                    ]
-                    if canceled
-                    else []
-                ),
-            ],
+        address.owes(
+            item.deposit,
+            (int(item.returned), Step.RETURN),
+            *([(int(item.counted), Step.UNFUNDED)] if canceled else []),
             with_counted=bool(int(item.counted)),  # its token's balance is swept with the refund's funding
         )
         for item in deposits

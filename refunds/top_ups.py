@@ -16,8 +16,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from chains.collection import DepositAddress, GoingBack, send_back
-from chains.incidents import incident_open_for, incident_record
+from chains.collection import DepositAddress, send_back
+from chains.incidents import incident_record
 from chains.keys import OwnerKind, Step, outbox_key, owner_of
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import swept_amount
@@ -105,10 +105,10 @@ def top_up_settle(top_up_id: str) -> dict[str, str]:
     sent: dict[str, str] = {}
     with transaction.atomic():
         top_up = RefundTopUp.objects.select_for_update().filter(pk=top_up_id).first()
-        if top_up is None or incident_open_for(top_up.owner):
+        if top_up is None:
             return {}
         items = list(RefundTopUpDeposit.objects.filter(top_up=top_up).select_related("deposit"))
-        if any(i.deposit.status == Deposit.Status.ORPHANED for i in items):
+        if _address(top_up).held(i.deposit for i in items):
             return {}
         _credit_mined_sweeps(top_up, items)
         last = OutboxTx.objects.filter(
@@ -121,16 +121,9 @@ def top_up_settle(top_up_id: str) -> dict[str, str]:
             RefundTopUpDeposit.objects.filter(pk__in=[i.pk for i in uncovered]).update(sweep=top_up.sweeps)
             tx = _address(top_up).sweep(top_up.token_address, top_up.sweeps)
             sent[tx.key] = tx.status
-    going = [
-        GoingBack(
-            deposit=item.deposit,
-            amounts=[
-                (int(item.returned), outbox_key(OwnerKind.REFUND, top_up.id, Step.RETURN, item.deposit.pk))
-            ],
-        )
-        for item in items
-    ]
-    send_back(_address(top_up), going, None, sent, own_sweep=Step.SWEEP_RETURN)
+    address = _address(top_up)
+    going = [address.owes(item.deposit, (int(item.returned), Step.RETURN)) for item in items]
+    send_back(address, going, None, sent, own_sweep=Step.SWEEP_RETURN)
     return sent
 
 
