@@ -22,6 +22,7 @@ from core import openapi
 from core.errors import NOTHING_TO_UPDATE, Conflict, DomainError, ErrorCode, InvalidRequest
 from core.fields import EpochMillisField, StrictCharField, StrictSerializer
 from platform_api.api import PlatformAPIView
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 from platform_api.filters import BoolFilter, FilterSerializer, IdFilter, TextFilter
 from platform_api.models import Organization, Permission
@@ -85,7 +86,7 @@ def _duplicate(code: str) -> Conflict:
     return Conflict(f"A discount code {code} already exists.", field="code", code=ErrorCode.UNIQUE)
 
 
-def _audit(ctx: RequestContext, event: str, code_id: str, *, created: bool = False) -> None:
+def _audit(ctx: RequestContext, event: AuditName, code_id: str, *, created: bool = False) -> None:
     record_write(
         ctx=ctx, event_type=event, resource_type="discount_code", resource_id=code_id, created=created
     )
@@ -100,7 +101,7 @@ def discount_code_create(
     try:
         with transaction.atomic():
             created = DiscountCode.objects.create(organization=organization, code=code, **values)
-            _audit(ctx, "discount_code.created", created.id, created=True)
+            _audit(ctx, AuditName.DISCOUNT_CODE_CREATED, created.id, created=True)
     except IntegrityError:
         raise _duplicate(code) from None
     return created
@@ -118,7 +119,7 @@ def discount_code_update(*, ctx: RequestContext, code: DiscountCode, data: dict[
     try:
         with transaction.atomic():
             DiscountCode.objects.filter(pk=code.pk).update(**values, updated_at=timezone.now())
-            _audit(ctx, "discount_code.updated", code.id)
+            _audit(ctx, AuditName.DISCOUNT_CODE_UPDATED, code.id)
     except IntegrityError:
         raise _duplicate(values.get("code", code.code)) from None
     code.refresh_from_db()
@@ -129,7 +130,7 @@ def discount_code_update(*, ctx: RequestContext, code: DiscountCode, data: dict[
 def discount_code_delete(*, ctx: RequestContext, code: DiscountCode) -> None:
     """The code stops working and leaves the API; checkouts that used it keep their discount."""
     DiscountCode.objects.filter(pk=code.pk).update(deleted_at=timezone.now(), is_active=False)
-    _audit(ctx, "discount_code.deleted", code.id)
+    _audit(ctx, AuditName.DISCOUNT_CODE_DELETED, code.id)
 
 
 def discount_codes_batch(

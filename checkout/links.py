@@ -18,6 +18,7 @@ from checkout.sessions import link_sessions_expire
 from core.errors import NOTHING_TO_UPDATE, Conflict, ErrorCode, InvalidRequest, NotFound
 from merchant.api import check_product, fill_defaults
 from merchant.models import Product
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 from platform_api.inputs import check_amounts_worth, check_token, stored_values
 from platform_api.models import Organization
@@ -51,7 +52,7 @@ LINK_FIELDS = (
 
 
 def _audit(
-    ctx: RequestContext, event_type: str, resource_type: str, resource_id: str, *, created: bool = False
+    ctx: RequestContext, event_type: AuditName, resource_type: str, resource_id: str, *, created: bool = False
 ) -> None:
     record_write(
         ctx=ctx,
@@ -121,7 +122,7 @@ def payment_link_create(
     check_product(organization, values.get("product_id"))
     link = _save_new_link(organization, values)
     _create_items(link, list(data.get("items") or []))
-    _audit(ctx, "payment_link.created", "payment_link", link.id, created=True)
+    _audit(ctx, AuditName.PAYMENT_LINK_CREATED, "payment_link", link.id, created=True)
     return link
 
 
@@ -148,7 +149,7 @@ def payment_link_update(*, ctx: RequestContext, link: PaymentLink, data: dict[st
     if "items" in data:  # a create field: the request's list replaces the link's items
         link.items.all().delete()
         _create_items(link, list(data["items"]))
-    _audit(ctx, "payment_link.updated", "payment_link", link.id)
+    _audit(ctx, AuditName.PAYMENT_LINK_UPDATED, "payment_link", link.id)
     return link
 
 
@@ -160,7 +161,7 @@ def payment_link_delete(*, ctx: RequestContext, link: PaymentLink) -> None:
         deleted_at=now, is_active=False, updated_at=now
     )
     link_sessions_expire(link_id=link.pk)
-    _audit(ctx, "payment_link.deleted", "payment_link", link.id)
+    _audit(ctx, AuditName.PAYMENT_LINK_DELETED, "payment_link", link.id)
 
 
 @transaction.atomic
@@ -195,7 +196,7 @@ def payment_link_duplicate(
             for item in link.items.all()
         ]
     _create_items(copy, list(items))
-    _audit(ctx, "payment_link.created", "payment_link", copy.id, created=True)
+    _audit(ctx, AuditName.PAYMENT_LINK_CREATED, "payment_link", copy.id, created=True)
     return copy
 
 
@@ -203,7 +204,7 @@ def payment_link_duplicate(
 def payment_link_item_add(*, ctx: RequestContext, link: PaymentLink, data: dict[str, Any]) -> PaymentLinkItem:
     (item,) = _create_items(link, [data])
     PaymentLink.objects.filter(pk=link.pk).update(updated_at=timezone.now())
-    _audit(ctx, "payment_link.updated", "payment_link", link.id, created=True)
+    _audit(ctx, AuditName.PAYMENT_LINK_UPDATED, "payment_link", link.id, created=True)
     return item
 
 
@@ -212,7 +213,7 @@ def payment_link_item_delete(*, ctx: RequestContext, link: PaymentLink, item_id:
     if PaymentLinkItem.objects.filter(payment_link=link, pk=item_id).delete()[0] == 0:
         raise NotFound(f"No payment_link_item with id '{item_id}'.")
     PaymentLink.objects.filter(pk=link.pk).update(updated_at=timezone.now())
-    _audit(ctx, "payment_link.updated", "payment_link", link.id)
+    _audit(ctx, AuditName.PAYMENT_LINK_UPDATED, "payment_link", link.id)
 
 
 @transaction.atomic

@@ -11,6 +11,7 @@ from rest_framework import serializers
 from checkout.models import CheckoutSession
 from checkout.serializers import PlatformSessionSerializer
 from webhooks.events import Payment, payment_completed_data
+from webhooks.kinds import EventType
 from webhooks.payloads import CheckoutSessionBlockSerializer, PaymentEventDataSerializer, event_body
 
 
@@ -65,7 +66,7 @@ class EventSessionSerializer(PlatformSessionSerializer):
         return super().get_url(session)
 
 
-@event_body("checkout.completed", "WebhookCheckoutCompleted")
+@event_body(EventType.CHECKOUT_COMPLETED, "WebhookCheckoutCompleted")
 class CheckoutCompletedDataSerializer(PaymentEventDataSerializer):
     session = EventSessionSerializer()
     shipping_address = serializers.DictField(allow_null=True)
@@ -73,7 +74,7 @@ class CheckoutCompletedDataSerializer(PaymentEventDataSerializer):
     discount_amount = serializers.CharField(allow_null=True)
 
 
-@event_body("checkout.expired", "WebhookCheckoutExpired")
+@event_body(EventType.CHECKOUT_EXPIRED, "WebhookCheckoutExpired")
 class CheckoutExpiredDataSerializer(EventSessionSerializer):
     checkoutSession = CheckoutSessionBlockSerializer()
     reason = serializers.CharField(

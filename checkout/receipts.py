@@ -25,10 +25,11 @@ from checkout.status_version import status_changed
 from merchant.api import brand_for
 from orders.models import Order
 from orders.selectors import refund_target
+from webhooks.kinds import EmailKind
 from webhooks.models import NotificationEmail
 
-RECEIPT_EMAIL = "receipt.completed"
-REFUND_EMAIL = "receipt.refunded"
+RECEIPT_EMAIL = EmailKind.RECEIPT_COMPLETED
+REFUND_EMAIL = EmailKind.RECEIPT_REFUNDED
 
 
 def explorer_link(chain_id: int, tx_hash: str) -> str | None:
@@ -156,7 +157,7 @@ def receipt_facts(session: CheckoutSession, order: Order) -> dict[str, Any]:
     }
 
 
-def payer_email_queue(*, session: CheckoutSession, order: Order, event, kind: str) -> None:
+def payer_email_queue(*, session: CheckoutSession, order: Order, event, kind: EmailKind) -> None:
     """Queue the payer's receipt (`kind` RECEIPT_EMAIL) or refund notice (REFUND_EMAIL) if the payer gave an
     email address; in the caller's transaction, in the language the payer's page was in."""
     from webhooks.notifications import queue
@@ -184,7 +185,7 @@ def payer_email_queue(*, session: CheckoutSession, order: Order, event, kind: st
     )
 
 
-MERCHANT_REFUND_EMAIL = "receipt.merchant_refunded"
+MERCHANT_REFUND_EMAIL = EmailKind.RECEIPT_MERCHANT_REFUNDED
 
 
 def merchant_refund_receipt(

@@ -27,6 +27,7 @@ from core.fields import (
     StrictIntegerField,
     StrictSerializer,
 )
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 from platform_api.inputs import check_amounts_worth, check_token
 from platform_api.models import Organization
@@ -163,7 +164,11 @@ def widget_create(*, ctx: RequestContext, organization: Organization, data: dict
         is_active=data.get("is_active", True),
     )
     record_write(
-        ctx=ctx, event_type="widget.created", resource_type="widget", resource_id=widget.id, created=True
+        ctx=ctx,
+        event_type=AuditName.WIDGET_CREATED,
+        resource_type="widget",
+        resource_id=widget.id,
+        created=True,
     )
     return widget
 
@@ -185,7 +190,7 @@ def widget_update(*, ctx: RequestContext, widget: Widget, data: dict[str, Any]) 
         widget.theme = dict(data["theme"])
     widget.updated_at = timezone.now()
     widget.save()
-    record_write(ctx=ctx, event_type="widget.updated", resource_type="widget", resource_id=widget.id)
+    record_write(ctx=ctx, event_type=AuditName.WIDGET_UPDATED, resource_type="widget", resource_id=widget.id)
     return widget
 
 
@@ -205,7 +210,7 @@ def widget_event_record(widget_id: str, kind: str, session_id: str = "") -> None
 def widget_delete(*, ctx: RequestContext, widget: Widget) -> None:
     """Gone with its counts; sessions started from it keep their payments (their `widget` becomes empty)."""
     Widget.objects.filter(pk=widget.pk).delete()
-    record_write(ctx=ctx, event_type="widget.deleted", resource_type="widget", resource_id=widget.id)
+    record_write(ctx=ctx, event_type=AuditName.WIDGET_DELETED, resource_type="widget", resource_id=widget.id)
 
 
 # --- selectors ------------------------------------------------------------------------------

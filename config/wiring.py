@@ -8,6 +8,7 @@ what someone remembered to write down. `docs/architecture.md` includes the outpu
 from __future__ import annotations
 
 import importlib
+import re
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -22,6 +23,9 @@ from chains.handlers import registrations
 from observability.collector import metric_sources
 from orders.events import binders, subscriptions
 from orders.onramps import get_onramp_adapter
+from platform_api.audit_names import AuditName
+from webhooks.kinds import EmailKind, EventType
+from webhooks.notifications import SUBJECTS
 from webhooks.payloads import CALLBACKS
 
 PROJECT: tuple[str, ...] = (
@@ -97,6 +101,45 @@ def _beat_rows() -> list[tuple[str, str, str]]:
     return rows
 
 
+def _event_rows() -> list[tuple[str, ...]]:
+    documented = {callback.name for callback in CALLBACKS}
+    return [
+        (
+            f"`{event}`",
+            "documented" if event in documented else "**none**",
+            f"{SUBJECTS[event]!r}" if event in SUBJECTS else "**none**",
+        )
+        for event in EventType
+    ]
+
+
+def audit_recorders() -> dict[AuditName, list[str]]:
+    """For each audit name, the service's modules that record it (that name its member)."""
+    found: dict[AuditName, list[str]] = {name: [] for name in AuditName}
+    root = settings.BASE_DIR
+    for app in sorted({config.name.split(".")[0] for config in apps.get_app_configs()}):
+        folder = root / app
+        if not (folder / "apps.py").exists():
+            continue
+        for path in sorted(folder.rglob("*.py")):
+            if "migrations" in path.parts or path.name == "audit_names.py":
+                continue
+            text = path.read_text()
+            module = ".".join(path.relative_to(root).with_suffix("").parts)
+            named = set(re.findall(r"\bAuditName\.([A-Z_]+)\b", text))
+            for name in AuditName:
+                if name.name in named:
+                    found[name].append(module)
+    return found
+
+
+def _audit_rows() -> list[tuple[str, ...]]:
+    return [
+        (f"`{name}`", ", ".join(f"`{module}`" for module in modules) or "**nowhere**")
+        for name, modules in audit_recorders().items()
+    ]
+
+
 def wiring_markdown() -> str:
     """The registrations as Markdown tables, in a stable order."""
     lines = ["#### Chains: deposits and outbox transactions by owner kind (`chains.handlers`)", ""]
@@ -119,14 +162,16 @@ def wiring_markdown() -> str:
         ("`orders.events.session_binder`", "`checkoutSessionId`", _name(binder)) for binder in binders()
     ]
     other += [
-        ("`webhooks.payloads` event bodies", f"`{callback.name}`", "documented in the OpenAPI schema")
-        for callback in sorted(CALLBACKS, key=lambda callback: callback.name)
-    ]
-    other += [
         ("`observability.collector.metric_source`", "`/metrics`", _name(source))
         for source in metric_sources()
     ]
     lines += _table(("registry", "key", "registered"), other)
+    lines += ["", "#### Webhook events (`webhooks.kinds.EventType`): body and notification subject", ""]
+    lines += _table(("event", "body (OpenAPI callback)", "email subject"), _event_rows())
+    lines += ["", "#### Other emails (`webhooks.kinds.EmailKind`)", ""]
+    lines += _table(("kind", "name"), [(f"`{kind}`", f"`EmailKind.{kind.name}`") for kind in EmailKind])
+    lines += ["", "#### Audit event names (`platform_api.audit_names.AuditName`) and who records them", ""]
+    lines += _table(("name", "recorded in"), _audit_rows())
     lines += ["", "#### Beat: periodic tasks and the code they run", ""]
     lines += _table(("entry", "task", "code"), _beat_rows())
     return "\n".join(lines) + "\n"

@@ -22,6 +22,8 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from checkout.display import qr_svg
 from dashboard import auth, throttle
 from dashboard.models import Member, RecoveryCodes, Role, recovery_digest
+from platform_api.audit_names import AuditName
+from webhooks.kinds import EmailKind
 from webhooks.notifications import queue
 
 FLASH = "dashboard_account_flash"
@@ -118,7 +120,7 @@ def _tell_member(member: Member, subject: str, what: str) -> None:
     queue(
         organization=member.organization,
         event=None,
-        event_type="member.security",
+        event_type=EmailKind.MEMBER_SECURITY,
         to=member.user.email,
         subject=subject,
         body=render_to_string("dashboard/email/security.txt", {"member": member, "what": what}),
@@ -150,7 +152,7 @@ def two_factor(request: HttpRequest) -> HttpResponse:
         else:
             if form.is_valid() and device.verify_token(form.cleaned_data["code"]):
                 codes = auth.authenticator_confirm(member=member, device=device)
-                auth.audit_member(request, member, "member.two_factor_enabled")
+                auth.audit_member(request, member, AuditName.MEMBER_TWO_FACTOR_ENABLED)
                 target = request.session.get("dashboard_next", "/dashboard/") if pending else "/dashboard/"
                 response = signed_in_to(request, member, device, "/dashboard/account/recovery-codes/")
                 request.session[NEW_CODES] = {"codes": codes or [], "next": target}
@@ -211,7 +213,7 @@ def account_page(request: HttpRequest) -> HttpResponse:
             else:
                 auth.authenticator_confirm(member=member, device=device)
                 auth.sign_out_everywhere(member)  # sessions verified by the old one end
-                auth.audit_member(request, member, "member.two_factor_replaced")
+                auth.audit_member(request, member, AuditName.MEMBER_TWO_FACTOR_REPLACED)
                 _tell_member(member, "Your dashboard authenticator was replaced", "authenticator replaced")
                 response = signed_in_to(request, member, device, "/dashboard/account/")
                 request.session[FLASH] = "Your new authenticator is set up; the old one no longer works."
@@ -271,7 +273,7 @@ def recovery_codes_new(request: HttpRequest) -> HttpResponse:
         request.session[FLASH] = form.errors["current"][0]
         return redirect("dashboard:account")
     codes = auth.recovery_codes_issue(member=member)
-    auth.audit_member(request, member, "member.recovery_codes_issued")
+    auth.audit_member(request, member, AuditName.MEMBER_RECOVERY_CODES_ISSUED)
     _tell_member(member, "New recovery codes for your dashboard account", "recovery codes made anew")
     request.session[NEW_CODES] = {"codes": codes, "next": "/dashboard/account/"}
     return redirect("dashboard:recovery-codes")

@@ -40,6 +40,7 @@ from dashboard.models import Member, RecoveryCodes, Role, recovery_digest
 from dashboard.roles import READ, may
 from dashboard.throttle import Attempt, SignInRefused, normalise_email
 from observability import context
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 from platform_api.signals import record_write
 from platform_api.testmode import organization_sandbox
@@ -152,13 +153,13 @@ def second_factor_reset(*, member: Member, ctx: RequestContext) -> None:
     sign_out_everywhere(member)
     record_write(
         ctx=ctx,
-        event_type="member.two_factor_reset",
+        event_type=AuditName.MEMBER_TWO_FACTOR_RESET,
         resource_type="member",
         resource_id=member.id,
     )
 
 
-def audit_member(request: HttpRequest, member: Member, event_type: str) -> None:
+def audit_member(request: HttpRequest, member: Member, event_type: AuditName) -> None:
     """What a member did to their own account (signed in, joined, turned on two-factor...), in the
     organization's audit log with the member as the actor. Failed attempts are not written: a wrong
     password must cost a known email what it costs an unknown one, and attackers write nothing."""
@@ -181,7 +182,7 @@ def complete_sign_in(request: HttpRequest, member: Member, device: Device | None
     member.refresh_from_db(fields=["session_generation"])
     request.session[GENERATION] = member.session_generation
     request.session[NEEDS_CODE] = device is not None or member.role == Role.OWNER
-    audit_member(request, member, "member.signed_in")
+    audit_member(request, member, AuditName.MEMBER_SIGNED_IN)
 
 
 def sign_out_everywhere(member: Member) -> None:

@@ -23,9 +23,11 @@ from core.emails import is_email
 from dashboard.auth import normalise_email, sign_out_everywhere
 from dashboard.models import Invitation, Member, Role
 from merchant.signals import payout_defaults_changed
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 from platform_api.models import Organization
 from platform_api.signals import record_write
+from webhooks.kinds import EmailKind
 from webhooks.notifications import queue
 
 
@@ -138,7 +140,7 @@ def member_invite(*, ctx: RequestContext, inviter: Member, email: str, role: str
     link = invitation_create(organization=organization, email=email, role=role, invited_by=inviter)
     record_write(
         ctx=ctx,
-        event_type="invitation.created",
+        event_type=AuditName.INVITATION_CREATED,
         resource_type="invitation",
         resource_id=link.invitation.id,
         created=True,
@@ -150,7 +152,7 @@ def member_invite(*, ctx: RequestContext, inviter: Member, email: str, role: str
     queue(
         organization=organization,
         event=None,
-        event_type="member.invited",
+        event_type=EmailKind.MEMBER_INVITED,
         to=link.invitation.email,
         subject=f"Join {organization.name} on the payments dashboard"[:200],
         body=body,
@@ -167,7 +169,7 @@ def invitation_revoke(*, ctx: RequestContext, organization: Organization, invita
     if found.filter(accepted_at__isnull=True, revoked_at__isnull=True).update(revoked_at=timezone.now()):
         record_write(
             ctx=ctx,
-            event_type="invitation.revoked",
+            event_type=AuditName.INVITATION_REVOKED,
             resource_type="invitation",
             resource_id=invitation_id,
         )
@@ -192,7 +194,7 @@ def member_remove(*, ctx: RequestContext, remover: Member, member_id: str) -> Me
     target.delete()
     user.is_active = False
     user.save(update_fields=["is_active"])
-    record_write(ctx=ctx, event_type="member.deleted", resource_type="member", resource_id=member_id)
+    record_write(ctx=ctx, event_type=AuditName.MEMBER_DELETED, resource_type="member", resource_id=member_id)
     return target
 
 
@@ -241,13 +243,13 @@ def on_payout_defaults_changed(
     )
     owners_email(
         organization,
-        event_type="organization.payouts_changed",
+        event_type=EmailKind.ORGANIZATION_PAYOUTS_CHANGED,
         subject=f"Where {organization.name}'s payments go was changed",
         body=body,
     )
 
 
-def owners_email(organization: Organization, *, event_type: str, subject: str, body: str) -> None:
+def owners_email(organization: Organization, *, event_type: EmailKind, subject: str, body: str) -> None:
     """Email every owner of the organization, in the caller's transaction (the notification outbox sends it
     after commit)."""
     owners = Member.objects.filter(organization=organization, role=Role.OWNER).select_related("user")
@@ -268,7 +270,7 @@ def refund_withdrawal_announced(
     """Every owner is told that money left the refund balance, and where to."""
     owners_email(
         organization,
-        event_type="refund_balance.withdrawn",
+        event_type=EmailKind.REFUND_BALANCE_WITHDRAWN,
         subject=f"{shown} was withdrawn from {organization.name}'s refund balance",
         body=render_to_string(
             "dashboard/email/refund_withdrawn.txt",

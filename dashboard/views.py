@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from dashboard import account, auth, members, throttle
 from dashboard.account import CodeForm, pending_member, refused_message, signed_in_to
 from dashboard.models import Member, RecoveryCodes, Role
+from platform_api.audit_names import AuditName
 
 REFUSED = "That email and password do not match a member."  # never says which of the two was wrong
 
@@ -93,7 +94,7 @@ def sign_in_code(request: HttpRequest) -> HttpResponse:
             else:
                 if isinstance(device, RecoveryCodes):
                     response = signed_in_to(request, member, device, reverse("dashboard:account"))
-                    auth.audit_member(request, member, "member.recovery_code_used")
+                    auth.audit_member(request, member, AuditName.MEMBER_RECOVERY_CODE_USED)
                     request.session[account.FLASH] = account.recovery_code_used(device)
                     return response
                 if device is not None:
@@ -118,7 +119,7 @@ def sign_out(request: HttpRequest) -> HttpResponse:
 @auth.member_view()
 def sign_out_everywhere(request: HttpRequest) -> HttpResponse:
     auth.sign_out_everywhere(request.member)
-    auth.audit_member(request, request.member, "member.signed_out_everywhere")
+    auth.audit_member(request, request.member, AuditName.MEMBER_SIGNED_OUT_EVERYWHERE)
     logout(request)
     return redirect("dashboard:sign-in")
 
@@ -177,7 +178,7 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
             except members.MemberError as exc:
                 return render(request, "dashboard/invitation.html", {"gone": str(exc)}, status=410)
             else:
-                auth.audit_member(request, member, "member.joined")
+                auth.audit_member(request, member, AuditName.MEMBER_JOINED)
                 return _after_password(request, member, member.user.username)
     return render(request, "dashboard/invitation.html", {"form": form, "invitation": found}, status=status)
 
@@ -201,5 +202,5 @@ class PasswordResetConfirm(auth_views.PasswordResetConfirmView):
         response = super().form_valid(form)
         member = Member.objects.select_related("organization").filter(user_id=form.user.pk).first()
         if member is not None:
-            auth.audit_member(self.request, member, "member.password_reset")
+            auth.audit_member(self.request, member, AuditName.MEMBER_PASSWORD_RESET)
         return response

@@ -28,6 +28,7 @@ from rest_framework.response import Response
 
 from merchant.models import OrganizationLogo
 from platform_api.api import PlatformAPIView
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 from platform_api.models import Organization, Permission
 from platform_api.signals import record_write
@@ -130,7 +131,7 @@ def organization_logo_set(*, ctx: RequestContext, organization: Organization, lo
     organization.save(update_fields=["logo_digest", "updated_at"])
     record_write(
         ctx=ctx,
-        event_type="organization.logo_updated",
+        event_type=AuditName.ORGANIZATION_LOGO_UPDATED,
         resource_type="organization",
         resource_id=organization.id,
     )
@@ -146,7 +147,7 @@ def organization_logo_delete(*, ctx: RequestContext, organization: Organization)
     organization.save(update_fields=["logo_digest", "updated_at"])
     record_write(
         ctx=ctx,
-        event_type="organization.logo_deleted",
+        event_type=AuditName.ORGANIZATION_LOGO_DELETED,
         resource_type="organization",
         resource_id=organization.id,
     )

@@ -26,6 +26,7 @@ from core.fields import EpochMillisField, StrictCharField, StrictSerializer
 from merchant.models import Customer
 from merchant.signals import customer_erased
 from platform_api.api import PlatformAPIView
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 from platform_api.exports import EXPORT_PARAMETERS, export_format, stream_export
@@ -99,7 +100,7 @@ def _duplicate(wallet: str) -> Conflict:
     )
 
 
-def _audit(ctx: RequestContext, event_type: str, customer_id: str, *, created: bool = False) -> None:
+def _audit(ctx: RequestContext, event_type: AuditName, customer_id: str, *, created: bool = False) -> None:
     record_write(
         ctx=ctx,
         event_type=event_type,
@@ -120,7 +121,7 @@ def customer_create(*, ctx: RequestContext, organization: Organization, data: di
                 email=data.get("email", ""),
                 metadata=data.get("metadata") or {},
             )
-            _audit(ctx, "customer.created", customer.id, created=True)
+            _audit(ctx, AuditName.CUSTOMER_CREATED, customer.id, created=True)
             return customer
     except IntegrityError:
         raise _duplicate(wallet) from None
@@ -136,7 +137,7 @@ def customer_update(*, ctx: RequestContext, customer: Customer, data: dict[str, 
             setattr(customer, name, data[name])
     customer.updated_at = timezone.now()
     customer.save()
-    _audit(ctx, "customer.updated", customer.id)
+    _audit(ctx, AuditName.CUSTOMER_UPDATED, customer.id)
     return customer
 
 
@@ -157,7 +158,7 @@ def customer_erase(*, ctx: RequestContext, customer: Customer) -> None:
     customer.erased_at = customer.updated_at = timezone.now()
     customer.save()
     customer_erased.send(sender=Customer, customer=customer)
-    _audit(ctx, "customer.deleted", customer.id)
+    _audit(ctx, AuditName.CUSTOMER_DELETED, customer.id)
 
 
 class _CustomerDetailView(ResourceDetailView):

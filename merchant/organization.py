@@ -19,6 +19,7 @@ from core.fields import EpochMillisField, StrictCharField, StrictSerializer
 from merchant.branding import Logo, logo_url, organization_logo_set
 from merchant.signals import payout_defaults_changed
 from platform_api.api import PlatformAPIView
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 from platform_api.fields import https_url_field
@@ -131,7 +132,7 @@ def organization_update(
     organization.save()
     record_write(
         ctx=ctx,
-        event_type="organization.updated",
+        event_type=AuditName.ORGANIZATION_UPDATED,
         resource_type="organization",
         resource_id=organization.id,
     )

@@ -17,6 +17,7 @@ from core.fields import EpochMillisField, StrictCharField, StrictSerializer
 from merchant.models import Product
 from merchant.organization import fill_defaults
 from merchant.serializers import FormSchemaSerializer, ShippingOptionSerializer
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 from platform_api.fields import MetadataField, https_url_field
 from platform_api.filters import BoolFilter, ChoiceFilter, FilterSerializer, TextFilter
@@ -104,7 +105,7 @@ def product_create(*, ctx: RequestContext, organization: Organization, data: dic
     product = Product.objects.create(organization=organization, **values)
     record_write(
         ctx=ctx,
-        event_type="product.created",
+        event_type=AuditName.PRODUCT_CREATED,
         resource_type="product",
         resource_id=product.id,
         created=True,
@@ -127,7 +128,7 @@ def product_update(*, ctx: RequestContext, product: Product, data: dict[str, Any
     product.save()
     record_write(
         ctx=ctx,
-        event_type="product.updated",
+        event_type=AuditName.PRODUCT_UPDATED,
         resource_type="product",
         resource_id=product.id,
     )
@@ -140,7 +141,7 @@ def product_archive(*, ctx: RequestContext, product: Product) -> None:
     Product.objects.filter(pk=product.pk).update(is_active=False, updated_at=timezone.now())
     record_write(
         ctx=ctx,
-        event_type="product.deleted",
+        event_type=AuditName.PRODUCT_DELETED,
         resource_type="product",
         resource_id=product.id,
     )

@@ -13,6 +13,7 @@ from django.utils import timezone
 from core.errors import Forbidden
 from core.ids import random_base62
 from platform_api import key_cache
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 from platform_api.models import TEST_API_KEY_PREFIX, ApiKey, Organization, Permission
@@ -65,7 +66,7 @@ def api_key_create(
     if ctx is not None:
         record_write(
             ctx=ctx,
-            event_type="api_key.created",
+            event_type=AuditName.API_KEY_CREATED,
             resource_type="api_key",
             resource_id=api_key.id,
             created=True,
@@ -86,7 +87,7 @@ def api_key_revoke(*, api_key: ApiKey, ctx: RequestContext | None = None) -> Api
     if revoked and ctx is not None:
         record_write(
             ctx=ctx,
-            event_type="api_key.revoked",
+            event_type=AuditName.API_KEY_REVOKED,
             resource_type="api_key",
             resource_id=api_key.id,
         )

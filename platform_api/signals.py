@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.dispatch import Signal
 
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 
 # kwargs: ctx (RequestContext), event_type, resource_type, resource_id, created (the write made a new resource)
@@ -17,12 +18,14 @@ resource_written = Signal()
 
 
 def record_write(
-    *, ctx: RequestContext, event_type: str, resource_type: str, resource_id: str, created: bool = False
+    *, ctx: RequestContext, event_type: AuditName, resource_type: str, resource_id: str, created: bool = False
 ) -> None:
+    """`event_type` is an `AuditName`; another string raises ValueError here, inside the write's transaction,
+    so the write it would have recorded is rolled back rather than logged under a name nothing filters by."""
     resource_written.send(
         sender=RequestContext,
         ctx=ctx,
-        event_type=event_type,
+        event_type=AuditName(event_type).value,
         resource_type=resource_type,
         resource_id=resource_id,
         created=created,

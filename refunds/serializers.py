@@ -8,6 +8,7 @@ from rest_framework import serializers
 from chains.fields import AddressField, PayeeAddressField, TokenAmountField
 from core.fields import EpochMillisField, StrictCharField, StrictIntegerField, StrictSerializer
 from refunds.models import Refund
+from webhooks.kinds import EventType
 from webhooks.payloads import event_body
 
 
@@ -66,10 +67,10 @@ class RefundCurrencySerializer(serializers.Serializer):
     token_address = serializers.CharField()
 
 
-@event_body("refund.created", "WebhookRefundCreated")
-@event_body("refund.updated", "WebhookRefundUpdated")
-@event_body("refund.succeeded", "WebhookRefundSucceeded")
-@event_body("refund.failed", "WebhookRefundFailed")
+@event_body(EventType.REFUND_CREATED, "WebhookRefundCreated")
+@event_body(EventType.REFUND_UPDATED, "WebhookRefundUpdated")
+@event_body(EventType.REFUND_SUCCEEDED, "WebhookRefundSucceeded")
+@event_body(EventType.REFUND_FAILED, "WebhookRefundFailed")
 class RefundSerializer(serializers.Serializer):
     """The refund object: the API's answer, and the `data` of every `refund.*` webhook event."""
 

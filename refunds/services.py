@@ -31,6 +31,7 @@ from core.errors import Conflict, ErrorCode, InvalidRequest, NotFound
 from core.tasks import Later
 from ledger.balance import MerchantRefunded, balance_merchant_refunded
 from platform_api import testmode
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 from platform_api.models import Organization, Permission
 from platform_api.signals import record_write
@@ -256,7 +257,11 @@ def _refund_create(
     _emit(refund, EventType.REFUND_CREATED)
     _payment_refunded(paid.id)
     record_write(
-        ctx=ctx, event_type="refund.created", resource_type="refund", resource_id=refund.id, created=True
+        ctx=ctx,
+        event_type=AuditName.REFUND_CREATED,
+        resource_type="refund",
+        resource_id=refund.id,
+        created=True,
     )
     if refund.status == Status.PENDING:
         enqueue_refund_settlement(refund.id)
@@ -290,7 +295,7 @@ def refund_cancel(*, ctx: RequestContext, refund: Refund) -> Refund:
             f"refund {locked.id} is {locked.status}: only a refund awaiting funding can be canceled."
         )
     _change(locked, EventType.REFUND_UPDATED, status=Status.CANCELED)
-    record_write(ctx=ctx, event_type="refund.canceled", resource_type="refund", resource_id=locked.id)
+    record_write(ctx=ctx, event_type=AuditName.REFUND_CANCELED, resource_type="refund", resource_id=locked.id)
     enqueue_refund_settlement(locked.id)
     return locked
 

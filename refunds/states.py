@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.machines import Machine
 from refunds.models import Refund, RefundWithdrawal
+from webhooks.kinds import EventType
 
 R = Refund.Status
 REFUND = Machine(
@@ -17,10 +18,10 @@ REFUND = Machine(
     },
     initial=(R.REQUIRES_FUNDING, R.PENDING),
     announces={
-        R.PENDING: "refund.updated",
-        R.SUCCEEDED: "refund.succeeded",
-        R.FAILED: "refund.failed",
-        R.CANCELED: "refund.updated",
+        R.PENDING: EventType.REFUND_UPDATED,
+        R.SUCCEEDED: EventType.REFUND_SUCCEEDED,
+        R.FAILED: EventType.REFUND_FAILED,
+        R.CANCELED: EventType.REFUND_UPDATED,
     },
     meanings={
         R.REQUIRES_FUNDING: "waiting for its funding at its own deposit address",

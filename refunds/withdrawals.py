@@ -14,6 +14,7 @@ from chains.payees import payee_refusal
 from chains.tokens import token_get
 from core.errors import InvalidRequest
 from ledger.balance import RefundBalanceWithdrawn, balance_refund_withdrawn
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 from platform_api.models import Organization, Permission
 from platform_api.signals import record_write
@@ -70,7 +71,7 @@ def refund_balance_withdraw(
     )
     record_write(
         ctx=ctx,
-        event_type="refund_balance.withdrawn",
+        event_type=AuditName.REFUND_BALANCE_WITHDRAWN,
         resource_type="refund_withdrawal",
         resource_id=withdrawal.id,
         created=True,

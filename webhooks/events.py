@@ -13,27 +13,11 @@ from django.utils import timezone
 
 from core.tasks import Later
 from platform_api.models import Organization
+from webhooks.kinds import EVENT_TYPES, EventType
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.notifications import notify
 
 DELIVER_EVENT_WEBHOOKS = Later("webhooks.tasks.deliver_event_webhooks")
-
-
-class EventType(StrEnum):
-    """What a merchant's endpoint may subscribe to; nothing else is emitted."""
-
-    PAYMENT_COMPLETED = "payment.completed"
-    PAYMENT_FAILED = "payment.failed"
-    CHECKOUT_COMPLETED = "checkout.completed"
-    CHECKOUT_EXPIRED = "checkout.expired"
-    REFUND_CREATED = "refund.created"
-    REFUND_UPDATED = "refund.updated"
-    REFUND_SUCCEEDED = "refund.succeeded"
-    REFUND_FAILED = "refund.failed"
-
-
-EVENT_TYPES = tuple(event_type.value for event_type in EventType)
-TEST_EVENT = "test.ping"
 
 
 def delivery_body(

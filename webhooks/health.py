@@ -12,6 +12,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from webhooks import notifications
+from webhooks.kinds import EmailKind
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 logger = logging.getLogger("webhooks.delivery")  # what it does is the delivery's news
@@ -97,7 +98,7 @@ def _notify_disabled(endpoint: WebhookEndpoint) -> None:
     notifications.queue(
         organization=endpoint.organization,
         event=None,
-        event_type="webhook.disabled",
+        event_type=EmailKind.WEBHOOK_DISABLED,
         to=recipient,
         subject=f"Webhook endpoint {endpoint.id} was disabled",
         body=(

@@ -19,6 +19,7 @@ from platform_api.models import Permission
 from platform_api.views import ERRORS, IDEMPOTENCY_HEADER
 from webhooks import notifications
 from webhooks.events import EVENT_TYPES
+from webhooks.kinds import EmailKind
 from webhooks.models import NotificationSettings
 from webhooks.services import notification_settings_get, notification_settings_update
 
@@ -113,7 +114,7 @@ class NotificationTestEmailView(PlatformAPIView):
             email = notifications.queue(
                 organization=request.auth.organization,
                 event=None,
-                event_type="test",
+                event_type=EmailKind.TEST,
                 to=row.email_address,
                 subject="Test notification",
                 body="This is a test of your payment notifications. It worked.",

@@ -27,6 +27,7 @@ from chains.tokens import token_get
 from core.emails import is_email, redacted
 from core.tasks import Later
 from platform_api.models import Organization
+from webhooks.kinds import EMAIL_KINDS, EmailKind, EventType
 from webhooks.models import NotificationEmail, NotificationSettings, WebhookEvent
 from webhooks.states import NOTIFICATION_EMAIL
 
@@ -38,15 +39,15 @@ LEASE = timedelta(seconds=120)  # an attempt in flight; a worker that dies frees
 # recipient refused by the mail server.
 PERMANENT = (ValueError, smtplib.SMTPRecipientsRefused)
 
-SUBJECTS = {
-    "payment.completed": "Payment received: {amount}",
-    "payment.failed": "Payment failed and refunded: {amount}",
-    "checkout.completed": "Checkout completed: {amount}",
-    "checkout.expired": "Checkout expired",
-    "refund.created": "Refund created",
-    "refund.updated": "Refund updated",
-    "refund.succeeded": "Refund delivered to the payer",
-    "refund.failed": "Refund failed: its amount is in your refund balance",
+SUBJECTS: dict[EventType, str] = {  # one per event (a test checks): what the merchant's email is titled
+    EventType.PAYMENT_COMPLETED: "Payment received: {amount}",
+    EventType.PAYMENT_FAILED: "Payment failed and refunded: {amount}",
+    EventType.CHECKOUT_COMPLETED: "Checkout completed: {amount}",
+    EventType.CHECKOUT_EXPIRED: "Checkout expired",
+    EventType.REFUND_CREATED: "Refund created",
+    EventType.REFUND_UPDATED: "Refund updated",
+    EventType.REFUND_SUCCEEDED: "Refund delivered to the payer",
+    EventType.REFUND_FAILED: "Refund failed: its amount is in your refund balance",
 }
 
 
@@ -64,22 +65,22 @@ def _amount_text(data: dict[str, Any]) -> str:
     return f"{units} {token.symbol} on {where}"
 
 
-def compose(event_type: str, data: dict[str, Any]) -> tuple[str, str]:
+def compose(event_type: EventType, data: dict[str, Any]) -> tuple[str, str]:
     """The subject and plain-text body that say what happened, with the amount, token, chain and links."""
     amount = _amount_text(data)
-    subject = SUBJECTS.get(event_type, event_type).format(amount=amount)
+    subject = SUBJECTS[EventType(event_type)].format(amount=amount)
     session = data.get("checkoutSession") or {}
     lines = [subject, ""]
     facts = [
         ("Payment", data.get("id")),
         ("Status", data.get("status")),
-        ("Amount", amount if event_type != "checkout.expired" else None),
+        ("Amount", amount if event_type != EventType.CHECKOUT_EXPIRED else None),
         ("Payer", data.get("sender_address") or data.get("from_address") or data.get("payer_address")),
         ("Transaction hash", data.get("tx_hash")),
         ("Payment link", data.get("payment_link_id")),
         (
             "Checkout session",
-            session.get("id") or (data.get("id") if event_type == "checkout.expired" else None),
+            session.get("id") or (data.get("id") if event_type == EventType.CHECKOUT_EXPIRED else None),
         ),
         ("Your reference", session.get("clientReferenceId") or data.get("client_reference_id")),
         ("Error", data.get("error")),
@@ -102,11 +103,12 @@ def notify(
     prefs = NotificationSettings.objects.filter(organization=organization, email_enabled=True).first()
     if prefs is None or not prefs.email_address or event_type not in (prefs.enabled_events or []):
         return
-    subject, body = compose(event_type, data)
+    kind = EventType(event_type)
+    subject, body = compose(kind, data)
     queue(
         organization=organization,
         event=event,
-        event_type=event_type,
+        event_type=kind,
         to=prefs.email_address,
         subject=subject,
         body=body,
@@ -114,10 +116,19 @@ def notify(
 
 
 def queue(
-    *, organization: Organization, event, event_type: str, to: str, subject: str, body: str
+    *,
+    organization: Organization,
+    event,
+    event_type: EventType | EmailKind,
+    to: str,
+    subject: str,
+    body: str,
 ) -> NotificationEmail | None:
     """The email, written now and sent by a worker after commit; None (nothing written) when `to` is not one
-    valid address: no row that could never be sent, nor one whose header a typed CR/LF could split."""
+    valid address: no row that could never be sent, nor one whose header a typed CR/LF could split. Its kind
+    is an event's or an `EmailKind` (a misspelt one raises, in the caller's transaction)."""
+    if event_type not in EMAIL_KINDS:
+        raise ValueError(f"{event_type!r} is neither a webhook event nor an EmailKind")
     if not is_email(to):
         logger.warning(
             "Notification %s for organization %s not queued: no valid recipient", event_type, organization.pk

@@ -14,6 +14,8 @@ from typing import TypeVar
 from drf_spectacular.utils import OpenApiCallback, extend_schema
 from rest_framework import serializers
 
+from webhooks.kinds import EventType
+
 
 class CheckoutSessionBlockSerializer(serializers.Serializer):
     id = serializers.CharField(allow_null=True, help_text="The checkout session, when the payment had one.")
@@ -71,17 +73,17 @@ def _body(name: str, data: serializers.Serializer) -> serializers.Serializer:
 S = TypeVar("S", bound=type[serializers.Serializer])
 
 EVENT_BODIES = {
-    "payment.completed": _body("WebhookPaymentCompleted", PaymentEventDataSerializer()),
-    "payment.failed": _body("WebhookPaymentFailed", PaymentFailedDataSerializer()),
+    EventType.PAYMENT_COMPLETED: _body("WebhookPaymentCompleted", PaymentEventDataSerializer()),
+    EventType.PAYMENT_FAILED: _body("WebhookPaymentFailed", PaymentFailedDataSerializer()),
 }
 
 
-def _callback(event_type: str, body: serializers.Serializer) -> OpenApiCallback:
+def _callback(event_type: EventType, body: serializers.Serializer) -> OpenApiCallback:
     return OpenApiCallback(
-        event_type,
+        event_type.value,  # a plain string: the schema is written as YAML too
         "{$request.body#/url}",
         extend_schema(
-            summary=f"{event_type}: what the endpoint receives",
+            summary=f"{event_type.value}: what the endpoint receives",
             description="Signed with `X-Service-Signature` (hex HMAC-SHA256 of the raw body). Answer 2xx within "
             "the timeout; anything else is retried.",
             request=body,
@@ -93,9 +95,11 @@ def _callback(event_type: str, body: serializers.Serializer) -> OpenApiCallback:
 CALLBACKS = [_callback(event_type, body) for event_type, body in EVENT_BODIES.items()]
 
 
-def event_body(event_type: str, name: str) -> Callable[[S], S]:
+def event_body(event_type: EventType, name: str) -> Callable[[S], S]:
     """Document the `data` of an event an app above this one sends: decorate its serializer. The schema's
-    callbacks list is read when the schema is generated, after every app is ready."""
+    callbacks list is read when the schema is generated, after every app is ready. A body is documented for an
+    `EventType` only (a test checks that every one has its body)."""
+    event_type = EventType(event_type)
 
     def register(serializer: S) -> S:
         if all(callback.name != event_type for callback in CALLBACKS):

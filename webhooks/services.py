@@ -12,13 +12,15 @@ from django.utils import timezone
 from core.errors import NOTHING_TO_UPDATE, Conflict, ErrorCode, InvalidRequest, NotFound
 from core.tasks import Later
 from platform_api import ratelimit
+from platform_api.audit_names import AuditName
 from platform_api.context import RequestContext
 from platform_api.errors import PlatformError
 from platform_api.models import Organization
 from platform_api.signals import record_write
 from webhooks.crypto import decrypt_secret, encrypt_secret, new_endpoint_secret
 from webhooks.delivery import AttemptResult, attempt_delivery
-from webhooks.events import EVENT_TYPES, TEST_EVENT, delivery_body
+from webhooks.events import EVENT_TYPES, delivery_body
+from webhooks.kinds import TEST_EVENT
 from webhooks.models import (
     NotificationEmail,
     NotificationSettings,
@@ -45,10 +47,10 @@ ERASED_EMAIL_BODY = (
 )
 
 
-def _audit(ctx: RequestContext, endpoint_id: str, action: str, *, created: bool = False) -> None:
+def _audit(ctx: RequestContext, endpoint_id: str, name: AuditName, *, created: bool = False) -> None:
     record_write(
         ctx=ctx,
-        event_type=f"webhook.{action}",
+        event_type=name,
         resource_type="webhook",
         resource_id=endpoint_id,
         created=created,
@@ -78,7 +80,7 @@ def webhook_endpoint_create(
         description=description,
         secret_encrypted=encrypt_secret(secret),
     )
-    _audit(ctx, endpoint.id, "created", created=True)
+    _audit(ctx, endpoint.id, AuditName.WEBHOOK_CREATED, created=True)
     return endpoint, secret
 
 
@@ -112,7 +114,7 @@ def webhook_endpoint_update(
     endpoint.save(update_fields=[*changes, "consecutive_failures", "disabled_reason", "updated_at"])
     if resumed:
         _reschedule_paused(endpoint)
-    _audit(ctx, endpoint.id, "updated")
+    _audit(ctx, endpoint.id, AuditName.WEBHOOK_UPDATED)
     return endpoint
 
 
@@ -134,7 +136,7 @@ def webhook_endpoint_delete(*, ctx: RequestContext, endpoint: WebhookEndpoint) -
     # Its deliveries first, then the endpoint: the order in which delivery workers lock them.
     WebhookDelivery.objects.filter(endpoint=endpoint).delete()
     endpoint.delete()
-    _audit(ctx, endpoint_id, "deleted")
+    _audit(ctx, endpoint_id, AuditName.WEBHOOK_DELETED)
 
 
 @transaction.atomic
@@ -163,7 +165,7 @@ def webhook_endpoint_rotate_secret(
             "updated_at",
         ]
     )
-    _audit(ctx, endpoint.id, "secret_rotated")
+    _audit(ctx, endpoint.id, AuditName.WEBHOOK_SECRET_ROTATED)
     return endpoint, secret
 
 
@@ -278,7 +280,10 @@ def webhook_event_resend(
     ]
     WebhookDelivery.objects.bulk_create(deliveries)
     record_write(
-        ctx=ctx, event_type="webhook_event.resent", resource_type="webhook_event", resource_id=event.id
+        ctx=ctx,
+        event_type=AuditName.WEBHOOK_EVENT_RESENT,
+        resource_type="webhook_event",
+        resource_id=event.id,
     )
     ids = [delivery.pk for delivery in deliveries]
     transaction.on_commit(lambda: [DELIVER_WEBHOOK.delay(delivery_id) for delivery_id in ids])
@@ -388,7 +393,7 @@ def notification_settings_update(*, ctx: RequestContext, organization: Organizat
     row.save()
     record_write(
         ctx=ctx,
-        event_type="notification.updated",
+        event_type=AuditName.NOTIFICATION_UPDATED,
         resource_type="notification",
         resource_id=row.id,
     )
