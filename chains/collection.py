@@ -10,8 +10,14 @@ deposit owes back (`GoingBack`), and calls:
   was counted: a `sweep_short` incident about the owner holds it);
 - `send_back`: for each deposit that owes something back, its sweep (the counted sweep for the counted token,
   its own for any other), then, once that sweep is mined, the transfers back to its sender; a deposit whose
-  sender is unknown (seen by balance: a contract's internal payment) opens an `unattributed` incident and
-  stays in the vault for staff.
+  sender is unknown (seen by balance: a contract's internal payment) opens an `unattributed` incident
+  (`hold_unattributed`) and stays in the vault for staff;
+- `attempt`: a transfer back that failed (it moved nothing) is asked for again under its next attempt's key
+  (`…:attempt2`), a while later and a bounded number of times, then waits for staff.
+
+An order's refunds (orders/refunds.py) use the same attempts and incident path, with the order's own rules:
+a card payment goes back through its vendor, and staff may enter the address of a sender the chain did not
+name.
 
 Every transaction is asked of the outbox by a key that always stands for the same amount, so a settlement run
 again, or by two workers at once, pays nothing twice; the sweep before a return is the rule that nothing goes
@@ -20,11 +26,15 @@ back before it arrived in the vault.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
 
 from chains.incidents import incident_open_for, incident_record
-from chains.keys import OwnerKind, Signer, Step, outbox_key
+from chains.keys import OwnerKind, Signer, Step, extended, outbox_key
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import outbox_sweep, outbox_transfer, sweep_covers
 
@@ -121,27 +131,84 @@ def send_back(
         if source.status != MINED:
             continue
         if not deposit.from_address:
-            _hold_unattributed(address, deposit, sum(amount for amount, _ in amounts))
+            hold_unattributed(
+                address, deposit.pk, deposit.chain_id, deposit.token, sum(amount for amount, _ in amounts)
+            )
             continue
         for amount, key in amounts:
-            tx = outbox_transfer(
-                key=key,
-                chain_id=deposit.chain_id,
-                signer=Signer.VAULT,
-                token=deposit.token,
-                to=deposit.from_address,
-                amount=amount,
-            )
+            tx = attempt(key, _transfer_back(deposit, amount))
             sent[tx.key] = tx.status
 
 
-def _hold_unattributed(address: DepositAddress, deposit: Deposit, amount: int) -> None:
+def _transfer_back(deposit: Deposit, amount: int) -> Callable[[str], OutboxTx]:
+    def ask(key: str) -> OutboxTx:
+        return outbox_transfer(
+            key=key,
+            chain_id=deposit.chain_id,
+            signer=Signer.VAULT,
+            token=deposit.token,
+            to=deposit.from_address,
+            amount=amount,
+        )
+
+    return ask
+
+
+def attempt(key: str, ask: Callable[[str], OutboxTx]) -> OutboxTx:
+    """The latest attempt of the transfer back under `key`, asked for (`ask(key)`) if none is under way.
+
+    A failed attempt moved nothing (it reverted, or would have and was never sent: the vault short of funds a
+    relay has not returned yet, say), so REFUND_RETRY_SECONDS after it finished it is asked for again under
+    the next attempt's key (`key:attempt2`, ...), at most REFUND_MAX_ATTEMPTS times in all; then the last
+    failure stands and waits for staff. Each attempt's key stands for the same amount, so nothing is paid
+    twice: a new attempt is asked for only once the latest one failed.
+    """
+    limit = settings.REFUND_MAX_ATTEMPTS
+    attempts = list(OutboxTx.objects.filter(key__in=attempt_keys(key)).order_by("created_at"))  # unique index
+    if attempts:
+        latest = attempts[-1]
+        if latest.status != OutboxTx.Status.FAILED or len(attempts) >= limit:
+            return latest
+        retry_after = timezone.now() - timedelta(seconds=settings.REFUND_RETRY_SECONDS)
+        if latest.finished_at and latest.finished_at > retry_after:
+            return latest
+        key = extended(key, f"attempt{len(attempts) + 1}")
+    return ask(key)
+
+
+def attempt_keys(key: str) -> list[str]:
+    """The keys every attempt of the transfer under `key` may have: `key`, `key:attempt2`, ..."""
+    return [key, *(extended(key, f"attempt{n}") for n in range(2, settings.REFUND_MAX_ATTEMPTS + 1))]
+
+
+def all_mined(keys: Iterable[str]) -> bool:
+    """Whether each transfer back under these keys has a mined attempt (one indexed query)."""
+    wanted = list(keys)
+    attempts = {attempt: key for key in wanted for attempt in attempt_keys(key)}
+    mined = OutboxTx.objects.filter(key__in=list(attempts), status=MINED).values_list("key", flat=True)
+    return {attempts[attempt] for attempt in mined} == set(wanted)
+
+
+def unattributed_subject(owner: OwnerKind, deposit_id: object) -> str:
+    """The subject of the incident about one deposit of `owner`'s held for want of a sender."""
+    return f"{owner}-deposit:{deposit_id}"
+
+
+def hold_unattributed(
+    address: DepositAddress,
+    deposit_id: object,
+    chain_id: int,
+    token: str,
+    amount: int,
+    *,
+    why: str = "its sender is unknown (a contract's internal payment)",
+    remedy: str = "held in the vault for staff",
+) -> None:
     """Money to send back with nobody to send it to: held in the vault, staff told once per deposit."""
     incident_record(
         kind=Incident.Kind.UNATTRIBUTED,
-        subject=f"{address.owner}-deposit:{deposit.pk}",
-        chain_id=deposit.chain_id,
-        summary=f"{address.label}: {amount} of {deposit.token} must go back, but its sender is unknown (a "
-        "contract's internal payment): held in the vault for staff",
-        details={"owner": address.subject, "deposit": deposit.pk},
+        subject=unattributed_subject(address.owner, deposit_id),
+        chain_id=chain_id,
+        summary=f"{address.label}: {amount} of {token} must go back, but {why}: {remedy}",
+        details={"owner": address.subject, "deposit": deposit_id, "amount": str(amount)},
     )

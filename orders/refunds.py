@@ -1,20 +1,23 @@
 """Money back: every refund an order owes, each under a business key that always stands for the same amount,
 paid from the vault to the deposit's sender (or to the order's refund address) once the deposit address was
 swept; a card payment is refunded by its vendor. `refund_deposits` is asked by settlement
-(orders/settlement.py) whatever the order's state."""
+(orders/settlement.py) whatever the order's state.
+
+The mechanics are the collection kernel's (chains.collection): the attempts of a transfer back and the
+incident about a deposit held for want of a sender. The order's own rules are here: which keys it owes
+(`_owed`), a card payment refunded by its vendor, staff's address for a sender the chain did not name
+(`refund_target`), and that an uncounted deposit is paid back only once its sweep reached the vault."""
 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
 
+from chains.collection import attempt, hold_unattributed
 from chains.incidents import incident_record
-from chains.keys import OwnerKind, Signer, Step, extended, outbox_key, owner_of
+from chains.keys import OwnerKind, Signer, Step, outbox_key, owner_of
 from chains.models import Incident, OutboxTx
 from chains.outbox import outbox_transfer, swept_of
 from core.errors import DomainError
@@ -23,7 +26,7 @@ from orders.accounting import card_refund_posted
 from orders.models import DepositTx, Order, RefundTx
 from orders.onramps import get_onramp_adapter
 from orders.selectors import refund_target
-from orders.sweeps import order_sweep
+from orders.sweeps import order_address, order_sweep
 
 logger = logging.getLogger("orders.settlement")  # refunds are settlement's news
 
@@ -58,45 +61,21 @@ def _owed(order: Order) -> list[tuple[DepositTx, int, str]]:
     return owed
 
 
-def _hold_unattributed(order: Order, deposit: DepositTx, amount: int) -> None:
-    """A refund with nowhere to go: held, listed in the admin ("unattributed deposits"), staff told once."""
-    incident_record(
-        kind=Incident.Kind.UNATTRIBUTED,
-        subject=f"order-deposit:{deposit.pk}",
-        chain_id=deposit.chain,
-        summary=f"order {order.pk}: {amount} of {deposit.token_address or order.src_token_address} must be refunded, "
-        "but its sender is unknown (a contract's internal payment) and the order named no refundAddress: "
-        "held until staff enter an address (admin, unattributed deposits)",
-        details={"order": str(order.pk), "deposit": deposit.pk, "amount": str(amount)},
-    )
-
-
 def _refund(order: Order, deposit: DepositTx, amount: int, key: str) -> OutboxTx:
-    """The latest attempt of one refund, asked for if none is under way.
+    """The latest attempt of one refund (chains.collection.attempt: a failed one is tried again later under
+    the next attempt's key, a bounded number of times)."""
 
-    A failed attempt moved nothing (it reverted, or would have and was never
-    sent: the vault short of funds a relay has not returned yet, say), so after
-    REFUND_RETRY_SECONDS it is tried again under the next attempt's key, at
-    most REFUND_MAX_ATTEMPTS times; then it waits for staff.
-    """
-    keys = [key, *(extended(key, f"attempt{n}") for n in range(2, settings.REFUND_MAX_ATTEMPTS + 1))]
-    attempts = list(OutboxTx.objects.filter(key__in=keys).order_by("created_at"))  # the unique index
-    latest = attempts[-1] if attempts else None
-    if latest is not None:
-        retry_after = timezone.now() - timedelta(seconds=settings.REFUND_RETRY_SECONDS)
-        if latest.status != OutboxTx.Status.FAILED or len(attempts) >= settings.REFUND_MAX_ATTEMPTS:
-            return latest
-        if latest.finished_at and latest.finished_at > retry_after:
-            return latest
-        key = extended(key, f"attempt{len(attempts) + 1}")
-    return outbox_transfer(
-        key=key,
-        chain_id=deposit.chain,
-        signer=Signer.VAULT,
-        amount=amount,
-        token=deposit.token_address or order.src_token_address,
-        to=refund_target(order, deposit),
-    )
+    def ask(attempt_key: str) -> OutboxTx:
+        return outbox_transfer(
+            key=attempt_key,
+            chain_id=deposit.chain,
+            signer=Signer.VAULT,
+            amount=amount,
+            token=deposit.token_address or order.src_token_address,
+            to=refund_target(order, deposit),
+        )
+
+    return attempt(key, ask)
 
 
 def _uncounted_swept(order: Order, deposit: DepositTx, sweep: OutboxTx) -> bool:
@@ -145,7 +124,15 @@ def refund_deposits(order: Order) -> list[RefundTx] | None:
             done.append(refund)
             continue
         if not refund_target(order, deposit):
-            _hold_unattributed(order, deposit, amount)
+            hold_unattributed(
+                order_address(order),
+                deposit.pk,
+                deposit.chain,
+                deposit.token_address or order.src_token_address,
+                amount,
+                why="its sender is unknown (a contract's internal payment) and the order named no refundAddress",
+                remedy="held until staff enter an address (admin, unattributed deposits)",
+            )
             return None
         sweep = order_sweep(order, None if deposit.counted else deposit)
         if sweep.status != OutboxTx.Status.MINED:

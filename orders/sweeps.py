@@ -3,10 +3,22 @@
 
 from __future__ import annotations
 
-from chains.keys import OwnerKind, Step, outbox_key
+from chains.collection import DepositAddress
+from chains.keys import OwnerKind, owner_of
 from chains.models import OutboxTx
-from chains.outbox import outbox_sweep
 from orders.models import DepositTx, Order
+
+
+def order_address(order: Order) -> DepositAddress:
+    """The order's deposit address as the collection kernel knows it (chains.collection)."""
+    return DepositAddress(
+        owner=OwnerKind.ORDER,
+        identifier=str(order.pk),
+        chain_id=order.src_chain,
+        salt_kind="order",
+        subject=owner_of(OwnerKind.ORDER, order.pk),
+        label=f"order {order.pk}",
+    )
 
 
 def order_sweep(order: Order, deposit: DepositTx | None = None) -> OutboxTx:
@@ -16,12 +28,7 @@ def order_sweep(order: Order, deposit: DepositTx | None = None) -> OutboxTx:
     what it counted); a deposit it did not count gets a sweep of its own, since
     it may arrive after the order's sweep.
     """
-    token = order.src_token_address if deposit is None else deposit.token_address or order.src_token_address
-    key = (
-        outbox_key(OwnerKind.ORDER, order.pk, Step.SWEEP)
-        if deposit is None
-        else outbox_key(OwnerKind.ORDER, order.pk, Step.SWEEP, deposit.pk)
-    )
-    return outbox_sweep(
-        key=key, chain_id=order.src_chain, kind="order", identifier=str(order.pk), token=token
-    )
+    address = order_address(order)
+    if deposit is None:
+        return address.sweep(order.src_token_address)
+    return address.sweep(deposit.token_address or order.src_token_address, deposit.pk)

@@ -3,6 +3,7 @@ transactions' outcomes. Registered with `chains.handlers` when the app is ready.
 
 from __future__ import annotations
 
+from chains.collection import all_mined
 from chains.handlers import PaymentDue, deposit_handler, outbox_handler, payable
 from chains.keys import OwnerKind, Step, outbox_key, owner_id
 from chains.models import Deposit, OutboxTx
@@ -120,7 +121,7 @@ def _payment_ended(payment_id: str, outcome: PaymentOutcome, tx: OutboxTx) -> No
             "deposit_id", flat=True
         )
         keys = [outbox_key(OwnerKind.QUICKPAY, payment.id, Step.RETURN, deposit_id) for deposit_id in counted]
-        if OutboxTx.objects.filter(key__in=keys, status=OutboxTx.Status.MINED).count() < len(keys):
+        if not all_mined(keys):  # each return by any of its attempts (chains.collection.attempt)
             return  # another return is still on its way
     _progressed(payment.id, Progress.DELIVERED if outcome is PaymentOutcome.DELIVERED else Progress.RETURNED)
     event_type = PAYMENT_EVENTS[outcome]

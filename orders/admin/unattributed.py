@@ -5,8 +5,10 @@ from django import forms
 from django.contrib import admin
 from django.db.models import Q
 
+from chains.collection import unattributed_subject
 from chains.evm import is_address, to_checksum_address
 from chains.incidents import incidents_resolve
+from chains.keys import OwnerKind
 from chains.models import Incident
 from orders.admin.cells import in_units
 from orders.models import (
@@ -88,7 +90,7 @@ class UnattributedDepositAdmin(admin.ModelAdmin):
         incidents_resolve(
             incident_ids=list(
                 Incident.objects.filter(
-                    kind=Incident.Kind.UNATTRIBUTED, subject=f"order-deposit:{obj.pk}"
+                    kind=Incident.Kind.UNATTRIBUTED, subject=unattributed_subject(OwnerKind.ORDER, obj.pk)
                 ).values_list("pk", flat=True)
             ),
             actor=actor,
