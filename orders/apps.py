@@ -13,6 +13,11 @@ class OrdersConfig(AppConfig):
         # their sessions, then their payment webhooks.
         # Each order's API body is rendered again on every change (orders.bodies).
         # The settings' system checks (orders.checks).
+        # The OpenAPI schema names the `type` of each order type's request shape (a one-value enum) after
+        # the type: `MintNftTypeEnum`, from the order types' registry (orders.types), read when a schema is
+        # generated.
+        from django.conf import settings
+
         from orders import (  # noqa: F401
             accounting,
             bodies,
@@ -20,4 +25,9 @@ class OrdersConfig(AppConfig):
             deposits,
             metrics,
             settlement,
+        )
+        from orders.types import TYPES, camel
+
+        settings.SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
+            {f"{camel(name)}TypeEnum": [name] for name in TYPES}
         )

@@ -6,6 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from orders.types import TYPES
+from orders.types.base import EXACT_INPUT as EXACT_INPUT  # which side a quote fixes, as the wire says
+from orders.types.base import EXACT_OUTPUT as EXACT_OUTPUT
+
 
 @dataclass(frozen=True)
 class OrderRequest:
@@ -51,18 +55,6 @@ class OrderRequest:
         )
 
 
-EXACT_INPUT = "EXACT_INPUT"  # the payer's amount is fixed; what arrives follows
-EXACT_OUTPUT = "EXACT_OUTPUT"  # what arrives is fixed; the payer's amount follows
-
-# The wire field that carries the fixed amount, per order type (named in a refusal).
-AMOUNT_FIELDS = {
-    "custom": "payload.amount",
-    "fund_tournament": "fundAmount",
-    "mint_nft": "price",
-    "join_tournament": "price",
-}
-
-
 @dataclass(frozen=True)
 class QuoteInput:
     """What a quote prices: the payer's side (`src_*`), the recipient's (`dst_*`), which side is fixed
@@ -80,26 +72,15 @@ class QuoteInput:
 
     @property
     def amount_field(self) -> str:
-        return AMOUNT_FIELDS.get(self.type, "amount")
+        return TYPES[self.type].amount_field
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> QuoteInput:
-        """The order interface's validated quote body. A swap says which side is fixed;
-        `custom_exact_in` fixes what the payer sends; every other type fixes what must arrive (a price,
-        an entry fee, an x402 payment)."""
+        """The order interface's validated quote body; its type says which side is fixed and by how much
+        (orders.types: a swap says which side; `custom_exact_in` fixes what the payer sends; every other type
+        fixes what must arrive: a price, an entry fee, an x402 payment)."""
         kind = data["type"]
-        if kind == "swap":
-            trade_type, amount = data["tradeType"], data["amount"]
-        elif kind == "custom_exact_in":
-            trade_type, amount = EXACT_INPUT, data["amount"]
-        elif kind in ("x402_swap", "duel"):
-            trade_type, amount = EXACT_OUTPUT, data["amount"]
-        elif kind == "custom":
-            trade_type, amount = EXACT_OUTPUT, data["payload"]["amount"]
-        elif kind == "fund_tournament":
-            trade_type, amount = EXACT_OUTPUT, data["fundAmount"]
-        else:  # mint_nft, join_tournament
-            trade_type, amount = EXACT_OUTPUT, data["price"]
+        trade_type, amount = TYPES[kind].fixes(data)
         return cls(
             type=kind,
             src_chain=data["srcChain"],

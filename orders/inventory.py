@@ -51,17 +51,11 @@ from orders import accounting
 from orders.inputs import EXACT_INPUT
 from orders.models import Inventory, InventoryFront, InventoryRefill, Order
 from orders.providers import ProviderUnavailable, QuoteRejected
-from orders.relays import (
-    ExecutionInvalid,
-    RelayProvider,
-    execute_call,
-    pay_steps,
-    quote_steps,
-    spender_of,
-)
+from orders.relays import RelayProvider, pay_steps, quote_steps
 from orders.router import routed_call, router_address, router_state, solver_allowance
 from orders.states import REFILL
-from orders.types import SWAP_TYPES
+from orders.types import SWAP_TYPES, ExecutionInvalid
+from orders.types import of as type_of
 
 REFILL_INVENTORIES = Later("orders.tasks.refill_inventories")
 
@@ -208,12 +202,12 @@ def _routed(order: Order, dst_amount: int) -> tuple[str, int] | None:
     if router_state(order.dst_chain) != "ours":
         return None
     token = order.dst_token_address
-    spender = spender_of(order)
+    spender = type_of(order).spender(order)
     native = token.lower() == ZERO_ADDRESS
     if not native and spender is None:
         return None
     try:
-        target, data, value = execute_call(order, dst_amount)
+        target, data, value = type_of(order).call(order, dst_amount)
     except ExecutionInvalid:
         return None  # the relay path fails it before any money moves, with the reason
     if native and value != dst_amount:

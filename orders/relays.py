@@ -14,7 +14,6 @@ order, by business key), or None when the step needs no transaction.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -23,10 +22,9 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 from eth_utils import to_checksum_address
-from web3 import Web3
 
 from chains.artifacts import ERC20, encode_call
-from chains.evm import ZERO_ADDRESS, is_address
+from chains.evm import ZERO_ADDRESS
 from chains.keys import OwnerKind, Signer, Step, extended, extensions_of, kind_key, outbox_key
 from chains.models import OutboxTx
 from chains.outbox import outbox_submit, outbox_transfer
@@ -44,10 +42,8 @@ from orders.providers import (
     RelayQuoteProvider,
     get_quote_provider,
 )
-from orders.types import SWAP_TYPES
-
-_OFFLINE = Web3()  # encodes calldata; never connects
-
+from orders.types import SWAP_TYPES, ExecutionInvalid
+from orders.types import of as type_of
 
 PENDING, DELIVERED, FAILED = "pending", "delivered", "failed"
 
@@ -74,101 +70,6 @@ class Delivery:
             tx.error,
             ours=True,
         )
-
-
-class ExecutionInvalid(ValueError):
-    """The order's call cannot be built (an ABI or an argument that does not fit): it is refunded."""
-
-
-def order_price(order: Order) -> int:
-    """What a fixed-price order must deliver on the destination chain, in the destination token's units."""
-    payload = order.payload
-    if order.type == "mint_nft":
-        return int(payload["nftPrice"])
-    if order.type == "join_tournament":
-        return int(payload["entryPrice"])
-    if order.type == "fund_tournament":
-        return int(payload["fundAmount"])
-    return int(payload.get("amount") or 0)  # custom
-
-
-def spender_of(order: Order) -> str | None:
-    payload = order.payload
-    if order.type in ("mint_nft", "join_tournament", "fund_tournament"):
-        return payload["contractAddress"]
-    return payload.get("spenderAddress") or None
-
-
-def _template(value: str, variables: dict[str, str]) -> str:
-    for name, replacement in variables.items():
-        value = value.replace("{{" + name + "}}", replacement)
-    return value
-
-
-def _argument(kind: str, value: str) -> Any:
-    if kind.startswith(("uint", "int")):
-        return int(value, 0)
-    if kind == "address":
-        if not is_address(value):
-            raise ValueError(f"{value!r} is not an address")
-        return to_checksum_address(value)
-    if kind == "bool":
-        return value.lower() in ("true", "1")
-    if kind.startswith("bytes"):
-        return bytes.fromhex(value.removeprefix("0x"))
-    return value
-
-
-def custom_exact_in_call(order: Order, dst_amount: int) -> str:
-    """Calldata of a `custom_exact_in` order: `functionName` of `functionAbi` with `functionArgs`.
-
-    Arguments may use `{{recipient}}` (the order's recipient) and `{{amount}}`
-    (what was delivered on the destination chain, after fees).
-    """
-    payload = order.payload
-    try:
-        abi = json.loads(payload["functionAbi"])
-        abi = abi if isinstance(abi, list) else [abi]
-        function = next(
-            f
-            for f in abi
-            if f.get("type", "function") == "function" and f.get("name") == payload["functionName"]
-        )
-        variables = {
-            "recipient": order.recipient_address,
-            "recipientAddress": order.recipient_address,
-            "amount": str(dst_amount),
-            "dstAmount": str(dst_amount),
-        }
-        arguments = [_template(a, variables) for a in payload["functionArgs"]]
-        if len(arguments) != len(function.get("inputs", [])):
-            raise ValueError(f"{payload['functionName']} takes {len(function.get('inputs', []))} arguments")
-        values = [_argument(i["type"], a) for i, a in zip(function["inputs"], arguments, strict=True)]
-        contract = _OFFLINE.eth.contract(address=to_checksum_address(payload["to"]), abi=[function])
-        return contract.encode_abi(payload["functionName"], args=values)
-    except (StopIteration, ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise ExecutionInvalid(f"the order's function call cannot be encoded: {exc}") from None
-
-
-def execute_call(order: Order, dst_amount: int) -> tuple[str, str, int]:
-    """(to, calldata, value) of a contract order's call on the destination chain."""
-    payload, recipient = order.payload, to_checksum_address(order.recipient_address)
-    native = order.dst_token_address == ZERO_ADDRESS
-    if order.type == "mint_nft":
-        nft = payload["contractAddress"]
-        if payload["contractType"] == "erc1155":
-            data = encode_call("PricedNFT1155", "mint", recipient, payload.get("tokenId") or 0, 1)
-        else:
-            data = encode_call("PricedNFT721", "mint", recipient)
-        return nft, data, 0
-    if order.type == "join_tournament":
-        return payload["contractAddress"], encode_call("Tournament", "join", recipient), 0
-    if order.type == "fund_tournament":
-        return payload["contractAddress"], encode_call("Tournament", "fund", dst_amount), 0
-    if order.type == "custom_exact_in":
-        value = int(payload.get("value") or 0) or (dst_amount if native else 0)
-        return payload["to"], custom_exact_in_call(order, dst_amount), value
-    return payload["to"], payload["data"], dst_amount if native else 0  # custom
 
 
 class Relay(Protocol):
@@ -246,7 +147,7 @@ class DevnetSolver:
                 amount=dst_amount,
             )
             return Delivery.of(tx)
-        spender = spender_of(order)
+        spender = type_of(order).spender(order)
         if token == ZERO_ADDRESS or spender is None:
             return Delivery(DELIVERED)  # native value travels with the call itself
         spender = to_checksum_address(spender)
@@ -285,7 +186,7 @@ class DevnetSolver:
         return list(waiting.order_by("status_changed_at").values_list("pk", flat=True)[:50])
 
     def execute(self, order: Order, dst_amount: int) -> OutboxTx:
-        to, data, value = execute_call(order, dst_amount)
+        to, data, value = type_of(order).call(order, dst_amount)
         return self._send(order, Step.EXECUTE, to=to, data=data, value=value)
 
     @staticmethod
@@ -538,9 +439,9 @@ def pay_steps(relay: dict, *, key: str) -> OutboxTx | str | None:
 
 def relay_calls(order: Order, price: int) -> list[dict[str, str]]:
     """The quote's `txs` for a contract order: the destination token approved for its spender, then the call."""
-    to, data, value = execute_call(order, price)
+    to, data, value = type_of(order).call(order, price)
     calls = []
-    spender = spender_of(order)
+    spender = type_of(order).spender(order)
     if spender is not None:
         approve = encode_call(ERC20, "approve", to_checksum_address(spender), price)
         calls.append({"to": to_checksum_address(order.dst_token_address), "value": "0", "data": approve})

@@ -63,13 +63,12 @@ from orders.relays import (
     FAILED,
     PENDING,
     DevnetSolver,
-    ExecutionInvalid,
     RelayProvider,
     get_relay_provider,
-    order_price,
 )
 from orders.sweeps import order_sweep
-from orders.types import EXPECTED_DST_TYPES
+from orders.types import EXPECTED_DST_TYPES, ExecutionInvalid
+from orders.types import of as type_of
 
 SETTLE_ORDER_TASK = Later("orders.tasks.settle_order_task")
 
@@ -147,7 +146,7 @@ def _quote(order: Order, actor: str) -> bool:
     if order.type in EXPECTED_DST_TYPES:
         minimum, deliver = int(order.payload.get("expectedDstAmount") or 0), after_fee
     else:
-        minimum = deliver = order_price(order)
+        minimum = deliver = type_of(order).price(order)
     tolerance = settings.SETTLEMENT_SLIPPAGE_BPS
     if after_fee * 10_000 < minimum * (10_000 - tolerance):
         return _fail(

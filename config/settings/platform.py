@@ -48,20 +48,8 @@ SPECTACULAR_SETTINGS = {
         "PlatformErrorCodeEnum": "platform_api.serializers.ERROR_CODES",
         "PlatformErrorTypeEnum": "platform_api.serializers.ERROR_TYPES",
         "DiscountTypeEnum": ["percentage", "fixed"],
-        # The `type` of each order type's request shape (a one-value enum), named after the type.
-        **{
-            "".join(part.capitalize() for part in t.split("_")) + "TypeEnum": [t]
-            for t in (
-                "swap",
-                "x402_swap",
-                "duel",
-                "custom",
-                "custom_exact_in",
-                "mint_nft",
-                "join_tournament",
-                "fund_tournament",
-            )
-        },
+        # The `type` of each order type's request shape (a one-value enum, named after the type) is added
+        # from the order types' registry when the orders app is ready (orders.apps).
         "OnrampVendorEnum": "orders.serializers.orders.ONRAMP_VENDORS",
         "OrderStatusEnum": "orders.models.Order.Status",
         "OrderTypeEnum": "orders.models.Order.Type",

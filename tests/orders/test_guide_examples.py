@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from orders.types import CALLS_CONTRACT
 from tests.orders.devnet_checkout import drive, pay, random_address
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +17,7 @@ GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "order-interfa
 CURL = re.compile(
     r"curl -s -X POST \$B(/orders(?:/quote)?) -H \"Content-Type: application/json\" -d '(.*?)'", re.S
 )
-CONTRACT_TYPES = ["mint_nft", "join_tournament", "fund_tournament", "custom", "custom_exact_in"]
+CONTRACT_TYPES = sorted(CALLS_CONTRACT)  # every type that calls a contract (orders.types)
 
 
 def guide_examples() -> dict[str, dict[str, dict]]:

@@ -23,6 +23,7 @@ from ledger.reconcile import reconcile_chain
 from orders.models import Order
 from orders.relays import vault_allowance
 from orders.settlement import relay_refunds_post
+from orders.types import CALLS_CONTRACT
 from tests.chains.test_outbox import until_finished
 from tests.conftest import wait_for
 from tests.orders.devnet_checkout import (
@@ -176,7 +177,7 @@ def test_a_fill_that_fails_is_refunded_on_the_origin_chain_and_the_payer_gets_it
     assert reconcile_chain(31337).ok
 
 
-CONTRACT_TYPES = ["mint_nft", "join_tournament", "fund_tournament", "custom", "custom_exact_in"]
+CONTRACT_TYPES = sorted(CALLS_CONTRACT)  # every type that calls a contract (orders.types)
 
 
 def _tournament(devnet):
