@@ -57,6 +57,7 @@ class ChainForm(forms.ModelForm):
                 "max_fee_per_gas_gwei",
                 "max_lag_blocks",
                 "traces",
+                "family",
                 "vault_gas_threshold",
                 "solver_gas_threshold",
             )

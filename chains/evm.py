@@ -10,7 +10,10 @@ from eth_utils import to_checksum_address as _checksum
 
 from chains.artifacts import forwarder_init_code_hash
 
-ADDRESS_RE = re.compile(r"^0x[0-9a-fA-F]{40}$")
+ADDRESS_PATTERN = (
+    r"^0x[0-9a-fA-F]{40}$"  # the one definition of an address's shape (schemas, searches, fields)
+)
+ADDRESS_RE = re.compile(ADDRESS_PATTERN)
 ZERO_ADDRESS = "0x" + "00" * 20
 # The deterministic deployment proxy (CREATE2 with a salt), on nearly every EVM chain and in anvil: what the
 # service deploys through it (the deposit factory, the call router) has one address on every chain.

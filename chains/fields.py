@@ -7,13 +7,17 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chains import testchains
-from chains.evm import is_address
+from chains.evm import ADDRESS_PATTERN, is_address
 from core.fields import StrictIntegerField
 
 MAX_UINT256_DIGITS = 78
 
 
-@extend_schema_field({"type": "string", "pattern": "^0x[0-9a-fA-F]{40}$", "example": "0x" + "ab" * 20})
+# An address in the OpenAPI schema: a field's, a query parameter's.
+ADDRESS_SCHEMA = {"type": "string", "pattern": ADDRESS_PATTERN, "example": "0x" + "ab" * 20}
+
+
+@extend_schema_field(ADDRESS_SCHEMA)
 class AddressField(serializers.Field):
     """An EVM address: 0x followed by 40 hex characters."""
 

@@ -23,8 +23,21 @@ class Chain(models.Model):
         SEED = "seed", "the CHAINS seed (kept in step with it)"
         STAFF = "staff", "staff (the seed leaves it alone)"
 
+    class Family(models.TextChoices):
+        """How the service talks to a chain: its addresses, deposit addresses, scans, transactions and
+        receipts (chains.families). Every chain today is an EVM chain."""
+
+        EVM = "evm", "EVM"
+
     chain_id = models.PositiveBigIntegerField(primary_key=True)
     name = models.CharField(max_length=100)
+    family = models.CharField(
+        max_length=16,
+        choices=Family.choices,
+        default=Family.EVM,
+        db_default=Family.EVM,
+        help_text="How the service talks to it (chains.families); every chain today is an EVM chain.",
+    )
     native_symbol = models.CharField(max_length=16)
     native_decimals = models.PositiveSmallIntegerField(default=18)
     rpc_urls = EncryptedJSONField(

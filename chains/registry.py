@@ -31,8 +31,7 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.utils import timezone
 
-from chains.evm import deposit_address_for, is_address, to_checksum_address
-from core.errors import InvalidRequest
+from chains.evm import is_address, to_checksum_address
 
 REGISTRY_RECHECK_SECONDS = (
     1.0  # the suite sets it longer: a query-count test must not see a recheck by chance
@@ -56,6 +55,7 @@ class Chain:
     takes_payments: bool = True
     max_lag_blocks: int = 10
     traces: bool = False
+    family: str = "evm"  # how the service talks to it (chains.models.Chain.Family, chains.families)
     vault_gas_threshold: int = 0
     solver_gas_threshold: int = 0
     source: str = field(default="staff", compare=False)
@@ -117,6 +117,22 @@ def rpc_url_check(url: object) -> str:
     return url.strip()
 
 
+def _where(values: dict[str, Any]) -> tuple[str, str]:
+    """The entry's deposit factory and explorer URL, and its family, checked."""
+    from chains.models import Chain as ChainRow
+
+    factory = values["factory_address"] or ""
+    if factory and (not is_address(factory) or int(factory, 16) == 0):
+        raise ChainError(f"factory_address {factory!r} is not an address")
+    explorer = values["explorer_url"] or ""
+    if explorer and urlsplit(explorer).scheme not in ("http", "https"):
+        raise ChainError("explorer_url must be an http(s) URL")
+    families = ChainRow.Family.values  # chains.families implements each
+    if values["family"] not in families:
+        raise ChainError(f"family must be one of: {', '.join(families)}")
+    return factory, explorer
+
+
 def chain_from_entry(entry: dict[str, Any], *, source: str = "staff") -> Chain:
     """A checked chain from a registry entry (the CHAINS seed, `chains add`, the admin); ChainError names
     what is wrong. `rpc_url` (one URL) is read as `rpc_urls` of one."""
@@ -153,12 +169,7 @@ def chain_from_entry(entry: dict[str, Any], *, source: str = "staff") -> Chain:
     rpc_urls = tuple(rpc_url_check(url) for url in urls)
     if len(set(rpc_urls)) != len(rpc_urls):
         raise ChainError("rpc_urls lists a URL twice")
-    factory = values["factory_address"] or ""
-    if factory and (not is_address(factory) or int(factory, 16) == 0):
-        raise ChainError(f"factory_address {factory!r} is not an address")
-    explorer = values["explorer_url"] or ""
-    if explorer and urlsplit(explorer).scheme not in ("http", "https"):
-        raise ChainError("explorer_url must be an http(s) URL")
+    factory, explorer = _where(values)
     for name in ("devnet", "testnet", "takes_payments", "traces"):
         if not isinstance(values[name], bool):
             raise ChainError(f"{name} must be true or false")
@@ -186,6 +197,7 @@ def chain_from_entry(entry: dict[str, Any], *, source: str = "staff") -> Chain:
         takes_payments=values["takes_payments"],
         max_lag_blocks=_int(values, "max_lag_blocks", minimum=0),
         traces=values["traces"],
+        family=values["family"],
         source=source,
         **thresholds,
     )
@@ -207,6 +219,7 @@ def _row_fields(chain: Chain) -> dict[str, Any]:
         "max_fee_per_gas_gwei": chain.max_fee_per_gas_gwei,
         "max_lag_blocks": chain.max_lag_blocks,
         "traces": chain.traces,
+        "family": chain.family,
         "vault_gas_threshold": chain.vault_gas_threshold,
         "solver_gas_threshold": chain.solver_gas_threshold,
     }
@@ -321,18 +334,3 @@ def chains() -> list[Chain]:
 
 def chain_get(chain_id: int) -> Chain | None:
     return _registry().get(chain_id)
-
-
-def deposit_address(*, chain_id: int, kind: str, identifier: str, field: str) -> str:
-    """The deposit address of a payment on a chain; 400 naming `field` when the chain takes no payments.
-
-    A payment is never offered on a chain where the service could not sweep
-    what arrives: only chains with a `factory_address` that take payments do.
-    """
-    chain = chain_get(chain_id)
-    if chain is None or not chain.accepts_payments:
-        raise InvalidRequest(
-            f"payments are not taken on chain {chain_id}: the service has no deposit factory there.",
-            field=field,
-        )
-    return deposit_address_for(factory=chain.factory_address, kind=kind, identifier=identifier)

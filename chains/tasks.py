@@ -1,14 +1,18 @@
+import logging
 from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from chains.models import ChainCursor, Deposit
-from chains.outbox import outbox_check_receipts, outbox_finish, outbox_send
+from chains.families import family_of
+from chains.models import ChainCursor, Deposit, OutboxTx
+from chains.outbox import outbox_check_receipts, outbox_finish
 from chains.outbox import outbox_poll as poll_outbox
 from chains.registry import chains
-from chains.watcher import hand_over_here, retry_unhandled_deposits, scan_chain
+from chains.watcher import hand_over_here, retry_unhandled_deposits
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task
@@ -35,10 +39,9 @@ def scan_due_chains() -> list[int]:
 
 @shared_task
 def scan_chain_deposits(chain_id: int) -> int | None:
-    """One scan of one chain (beat runs one per chain at its poll interval); the deposits recorded."""
-    result = scan_chain(
-        chain_id
-    )  # which also reads the receipts in the blocks it confirms (chains/watcher.py)
+    """One scan of one chain by its family (beat runs one per chain at its poll interval); the deposits
+    recorded. An EVM scan also reads the receipts in the blocks it confirms (chains/watcher.py)."""
+    result = family_of(chain_id).scan(chain_id)
     return result.deposits if result is not None else None
 
 
@@ -58,8 +61,13 @@ def retry_deposit_handlers() -> int:
 
 @shared_task
 def outbox_send_task(tx_id: int) -> None:
-    """Sign and broadcast one outbox transaction (chains/outbox.py); running it twice sends nothing twice."""
-    outbox_send(tx_id)
+    """Sign and broadcast one outbox transaction, by its chain's family (chains/outbox for EVM); running it
+    twice sends nothing twice."""
+    tx = OutboxTx.objects.filter(pk=tx_id).first()
+    if tx is None:
+        logger.warning("Outbox transaction %s is gone: nothing to send", tx_id)
+        return
+    family_of(tx.chain_id).send(tx)
 
 
 @shared_task(ignore_result=True)

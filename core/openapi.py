@@ -12,7 +12,6 @@ from drf_spectacular.utils import OpenApiParameter
 PRINTABLE = r"^[^\u0000-\u001f\u007f]*$"
 UUID = {"type": "string", "format": "uuid"}
 PUBLIC_ID = {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}
-ADDRESS = {"type": "string", "pattern": "^0x[0-9a-fA-F]{40}$", "example": "0x" + "ab" * 20}
 
 
 def integer(

@@ -14,7 +14,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from chains.evm import to_checksum_address
+from chains.evm import ADDRESS_RE, to_checksum_address
 from checkout.models import CheckoutSession, Transaction
 from checkout.receipts import explorer_link, short_hash
 from dashboard import payment_story
@@ -126,7 +126,6 @@ def payment_row(txn: Transaction) -> dict:
 
 
 HASH = re.compile(r"0x[0-9a-fA-F]{64}")
-ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 
 
 def _searched(found: QuerySet[Transaction], organization, query: str) -> QuerySet[Transaction]:
@@ -138,7 +137,7 @@ def _searched(found: QuerySet[Transaction], organization, query: str) -> QuerySe
         return found.filter(payment_link_id=query)
     if HASH.fullmatch(query):
         return found.filter(tx_hash__in={query, query.lower()})
-    if ADDRESS.fullmatch(query):
+    if ADDRESS_RE.fullmatch(query):
         return found.filter(from_address__in={query, query.lower(), to_checksum_address(query)})
     sessions = CheckoutSession.objects.platform().filter(organization=organization, client_reference_id=query)
     return found.filter(session__in=sessions.values("pk"))

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from chains.evm import to_checksum_address
+from chains.evm import is_address, to_checksum_address
 from chains.registry import chain_get
 from checkout.display import (
     display_token,
@@ -32,7 +32,7 @@ from dashboard.amounts import chain_name, token_amount
 from dashboard.auth import SignInRefused, member_view, owned, prove
 from dashboard.forms import ApiForm, submitted, token_options
 from dashboard.members import refund_withdrawal_announced
-from dashboard.pages import ADDRESS, payment_page
+from dashboard.pages import payment_page
 from dashboard.refund_parts import REASONS, RefundForm, refund_rows
 from dashboard.roles import ADMIN, WRITE
 from orders.fees import fee_amount
@@ -273,7 +273,7 @@ class WithdrawalForm(ApiForm):
             held = token_amount(row.chain_id, row.token_address, row.amount)
             self.refuse("amount", f"The refund balance holds {held}.")
         address = self.text("address")
-        if not ADDRESS.fullmatch(address):
+        if not is_address(address):
             self.refuse(
                 "address", "Enter the address to send it to: 0x followed by 40 hexadecimal characters."
             )

@@ -40,8 +40,9 @@ from django.core.cache import caches
 from django.utils.crypto import constant_time_compare, salted_hmac
 
 from chains.evm import is_address
+from chains.families import deposit_address
 from chains.models import Token
-from chains.registry import chains, deposit_address
+from chains.registry import chains
 from checkout.models import PaymentLink
 from checkout.services import link_payment_amounts, link_payment_order
 from core.errors import DomainError

@@ -13,7 +13,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema,
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from chains.evm import is_address
+from chains.evm import ADDRESS_PATTERN, is_address
 from chains.tokens import tokens_by_chain_and_address
 from core import openapi
 from core.errors import NotFound
@@ -188,7 +188,7 @@ class BalanceTransactionSerializer(serializers.Serializer):
 PARAMETERS = [
     OpenApiParameter("type", str, enum=BalanceTransaction.Type.values),
     openapi.integer("chain_id", minimum=1, maximum=10**18 - 1, description="The row's chain."),
-    OpenApiParameter("token_address", str, pattern="^0x[0-9a-fA-F]{40}$", description="The row's token."),
+    OpenApiParameter("token_address", str, pattern=ADDRESS_PATTERN, description="The row's token."),
     openapi.text("source_id", max_length=64),
     openapi.integer(
         "created[gte]", minimum=0, maximum=MAX_MILLIS, description="Created at or after (ms since the epoch)."

@@ -10,8 +10,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from chains.families import deposit_address
 from chains.keys import OwnerKind, owner_of
-from chains.registry import deposit_address
 from chains.tokens import check_amount_worth, token_get
 from chains.watcher import watch_address
 from core.errors import Conflict

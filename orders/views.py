@@ -11,6 +11,7 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 
 from chains.evm import is_address
+from chains.fields import ADDRESS_SCHEMA
 from chains.registry import chain_get, chains
 from core import openapi
 from core.http import client_ip
@@ -68,7 +69,7 @@ class OrderCollectionView(OrderAPIView):
         operation_id="orders_list",
         tags=["Orders"],
         parameters=[
-            OpenApiParameter("creatorAddress", openapi.ADDRESS, required=True),
+            OpenApiParameter("creatorAddress", ADDRESS_SCHEMA, required=True),
             openapi.integer(
                 "limit", minimum=1, maximum=settings.ORDER_LIST_MAX_LIMIT, description="Default 20."
             ),

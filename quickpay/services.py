@@ -8,10 +8,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from chains.families import deposit_address
 from chains.incidents import incident_record
 from chains.keys import OwnerKind, Step, outbox_key
 from chains.models import Incident, OutboxTx
-from chains.registry import deposit_address
 from chains.tokens import check_amount_worth, token_get
 from chains.watcher import watch_address
 from core.errors import InvalidRequest

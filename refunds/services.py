@@ -19,10 +19,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from chains.families import deposit_address
 from chains.incidents import incident_record
 from chains.keys import OwnerKind, Step, outbox_key
 from chains.models import Deposit, Incident, OutboxTx
-from chains.registry import chain_get, deposit_address
+from chains.registry import chain_get
 from chains.tokens import token_get
 from chains.watcher import watch_address
 from checkout.models import Transaction

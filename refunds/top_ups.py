@@ -17,11 +17,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from chains.collection import DepositAddress, send_back
+from chains.families import deposit_address
 from chains.incidents import incident_record
 from chains.keys import OwnerKind, Step, outbox_key, owner_of
 from chains.models import Deposit, Incident, OutboxTx
 from chains.outbox import swept_amount
-from chains.registry import deposit_address
 from chains.tokens import token_get
 from chains.watcher import watch_address
 from core.errors import InvalidRequest

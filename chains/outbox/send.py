@@ -155,12 +155,17 @@ def outbox_send(tx_id: int) -> OutboxTx | None:
     if tx is None:
         logger.warning("Outbox transaction %s is gone: nothing to send", tx_id)
         return None
+    outbox_send_row(tx)
+    return tx
+
+
+def outbox_send_row(tx: OutboxTx) -> None:
+    """`outbox_send` of a row already read (the EVM family's send, chains.families.evm); `tx` is refreshed."""
     if tx.status == OutboxTx.Status.QUEUED:
         broadcast_batch(sign_batch(tx))
         tx.refresh_from_db()
     elif tx.status == OutboxTx.Status.SIGNED:
         broadcast(tx)
-    return tx
 
 
 def sign_version(tx: OutboxTx, *, nonce: int, gas: int, fees: tuple[int, int]) -> tuple[str, str]:

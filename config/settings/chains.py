@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 from django.core.exceptions import ImproperlyConfigured
 
+from chains.evm import is_address  # no Django in it: the one definition of an address's shape
 from config.settings.django import DEVELOPMENT
 from config.settings.env import env_bool, env_int, env_list
 
@@ -34,7 +34,7 @@ DEVNET_FACTORY_ADDRESS = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
 TEST_HELPER_MAX_TOKENS = env_int("TEST_HELPER_MAX_TOKENS", 10_000)
 DEPOSIT_FACTORY_ADDRESS = os.environ.get("DEPOSIT_FACTORY_ADDRESS", "")
 if DEPOSIT_FACTORY_ADDRESS and (
-    not re.fullmatch(r"0x[0-9a-fA-F]{40}", DEPOSIT_FACTORY_ADDRESS) or int(DEPOSIT_FACTORY_ADDRESS, 16) == 0
+    not is_address(DEPOSIT_FACTORY_ADDRESS) or int(DEPOSIT_FACTORY_ADDRESS, 16) == 0
 ):
     raise ImproperlyConfigured(
         "DEPOSIT_FACTORY_ADDRESS must be the address of the deployed DepositFactory (0x and 40 hex characters)."
@@ -57,7 +57,7 @@ for _name, _address in (
     ("SOLVER_ADDRESS", SOLVER_ADDRESS),
     ("DEPLOYER_ADDRESS", DEPLOYER_ADDRESS),
 ):
-    if _address and not re.fullmatch(r"0x[0-9a-fA-F]{40}", _address):
+    if _address and not is_address(_address):
         raise ImproperlyConfigured(f"{_name} must be an address (0x and 40 hex characters).")
 # How transactions are signed (chains/signers.py): "env" (keys in the signing worker's environment;
 # development and tests only), "keystore" (Web3 Secret Storage files, passphrases read from files) or

@@ -15,8 +15,8 @@ from web3 import Web3
 
 from chains.artifacts import artifact
 from chains.devnet import devnet_private_key
+from chains.families import deposit_address
 from chains.models import OutboxTx
-from chains.registry import deposit_address
 from checkout.models import CheckoutSession, PaymentLink, Transaction
 from facilitator.models import Settlement
 from orders.models import Order

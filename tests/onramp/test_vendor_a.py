@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from werkzeug import Response
 
-from chains.registry import deposit_address
+from chains.families import deposit_address
 from orders.models import Order
 from tests.orders.conftest import order_body
 

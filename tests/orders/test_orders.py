@@ -6,7 +6,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from chains.registry import deposit_address
+from chains.families import deposit_address
 from orders import onramps
 from orders.lifecycle import orders_expire_unpaid
 from orders.models import Order

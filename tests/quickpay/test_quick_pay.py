@@ -4,9 +4,9 @@ import pytest
 from django.utils import timezone
 
 from chains.evm import is_address
+from chains.families import deposit_address
 from chains.handlers import outbox_finished
 from chains.models import WatchedAddress
-from chains.registry import deposit_address
 from quickpay.models import QuickPayment
 from quickpay.services import quick_payments_expire
 from quickpay.tasks import expire_quick_payments

@@ -188,6 +188,7 @@ class Command(BaseCommand):
             max_fee_per_gas_gwei=chain.max_fee_per_gas_gwei,
             max_lag_blocks=chain.max_lag_blocks,
             traces=chain.traces,
+            family=chain.family,
             vault_gas_threshold=chain.vault_gas_threshold,
             solver_gas_threshold=chain.solver_gas_threshold,
             source=ChainRow.Source.STAFF,
