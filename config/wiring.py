@@ -19,10 +19,12 @@ from django.core.signals import setting_changed
 from django.db.models.signals import post_delete, post_migrate, post_save
 from django.dispatch import Signal
 
+from chains.families import FAMILIES
 from chains.handlers import registrations
 from observability.collector import metric_sources
 from orders.events import binders, subscriptions
 from orders.onramps import get_onramp_adapter
+from orders.types import TYPES
 from platform_api.audit_names import AuditName
 from webhooks.kinds import EmailKind, EventType
 from webhooks.notifications import SUBJECTS
@@ -164,6 +166,13 @@ def wiring_markdown() -> str:
     other += [
         ("`observability.collector.metric_source`", "`/metrics`", _name(source))
         for source in metric_sources()
+    ]
+    other += [
+        ("`chains.families.FAMILIES`", f"`{name}`", _name(type(family))) for name, family in FAMILIES.items()
+    ]
+    other += [
+        ("`orders.types.TYPES`", f"`{name}`", f"`{kind.family}`: `{kind.payload.__module__}`")
+        for name, kind in TYPES.items()
     ]
     lines += _table(("registry", "key", "registered"), other)
     lines += ["", "#### Webhook events (`webhooks.kinds.EventType`): body and notification subject", ""]
