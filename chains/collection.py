@@ -136,19 +136,19 @@ def send_back(
             )
             continue
         for amount, key in amounts:
-            tx = attempt(key, _transfer_back(deposit, amount))
+            back = transfer_back(
+                chain_id=deposit.chain_id, token=deposit.token, to=deposit.from_address, amount=amount
+            )
+            tx = attempt(key, back)
             sent[tx.key] = tx.status
 
 
-def _transfer_back(deposit: Deposit, amount: int) -> Callable[[str], OutboxTx]:
+def transfer_back(*, chain_id: int, token: str, to: str, amount: int) -> Callable[[str], OutboxTx]:
+    """How to ask for one transfer back from the vault under a key (what `attempt` asks with)."""
+
     def ask(key: str) -> OutboxTx:
         return outbox_transfer(
-            key=key,
-            chain_id=deposit.chain_id,
-            signer=Signer.VAULT,
-            token=deposit.token,
-            to=deposit.from_address,
-            amount=amount,
+            key=key, chain_id=chain_id, signer=Signer.VAULT, token=token, to=to, amount=amount
         )
 
     return ask

@@ -15,11 +15,11 @@ import logging
 from django.db import transaction
 from django.db.models import Q
 
-from chains.collection import attempt, hold_unattributed
+from chains.collection import attempt, hold_unattributed, transfer_back
 from chains.incidents import incident_record
-from chains.keys import OwnerKind, Signer, Step, outbox_key, owner_of
+from chains.keys import OwnerKind, Step, outbox_key, owner_of
 from chains.models import Incident, OutboxTx
-from chains.outbox import outbox_transfer, swept_of
+from chains.outbox import swept_of
 from core.errors import DomainError
 from orders import events, lifecycle
 from orders.accounting import card_refund_posted
@@ -64,18 +64,13 @@ def _owed(order: Order) -> list[tuple[DepositTx, int, str]]:
 def _refund(order: Order, deposit: DepositTx, amount: int, key: str) -> OutboxTx:
     """The latest attempt of one refund (chains.collection.attempt: a failed one is tried again later under
     the next attempt's key, a bounded number of times)."""
-
-    def ask(attempt_key: str) -> OutboxTx:
-        return outbox_transfer(
-            key=attempt_key,
-            chain_id=deposit.chain,
-            signer=Signer.VAULT,
-            amount=amount,
-            token=deposit.token_address or order.src_token_address,
-            to=refund_target(order, deposit),
-        )
-
-    return attempt(key, ask)
+    back = transfer_back(
+        chain_id=deposit.chain,
+        token=deposit.token_address or order.src_token_address,
+        to=refund_target(order, deposit),
+        amount=amount,
+    )
+    return attempt(key, back)
 
 
 def _uncounted_swept(order: Order, deposit: DepositTx, sweep: OutboxTx) -> bool:
