@@ -5,10 +5,9 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from chains.families import family_of
+from chains.families import family_of, outbox_poll_all, outbox_receipts_all
 from chains.models import ChainCursor, Deposit, OutboxTx
-from chains.outbox import outbox_check_receipts, outbox_finish
-from chains.outbox import outbox_poll as poll_outbox
+from chains.outbox import outbox_finish
 from chains.registry import chains
 from chains.watcher import hand_over_here, retry_unhandled_deposits
 
@@ -81,10 +80,11 @@ def outbox_finish_task(tx_id: int) -> None:
 def outbox_receipts() -> int:
     """Beat's quick look at the receipts of broadcast transactions (every OUTBOX_RECEIPT_POLL_SECONDS), so that
     an outcome is known soon after its block rather than at the next full outbox poll."""
-    return outbox_check_receipts()
+    return outbox_receipts_all()
 
 
 @shared_task
 def outbox_poll() -> int:
-    """Receipts, rebroadcasts, fee bumps and lost sends of every in-flight outbox transaction."""
-    return poll_outbox()
+    """Receipts, rebroadcasts, fee bumps and lost sends of every in-flight outbox transaction, by the family of
+    its chain."""
+    return outbox_poll_all()

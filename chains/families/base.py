@@ -11,11 +11,15 @@ registry.
   addresses and handing them over;
 - **build, sign, broadcast**: one outbox transaction taken from its row to the chain (`send`), signed once,
   sent again with the same bytes;
-- **receipt**: one look at an in-flight transaction (`check`), finishing it by its receipt.
+- **receipt**: one look at an in-flight transaction (`check`), finishing it by its receipt; the outbox's
+  periodic passes over every in-flight transaction of its chains (`poll`: receipts, rebroadcasts, fee bumps,
+  lost sends, repairs) and over the receipts alone (`receipts`), each told the chains of other families to
+  leave alone.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -41,3 +45,7 @@ class ChainFamily(Protocol):
     def send(self, tx: OutboxTx) -> None: ...
 
     def check(self, tx: OutboxTx, counts: SenderCounts | None = None) -> None: ...
+
+    def poll(self, *, skip_chains: Collection[int]) -> int: ...
+
+    def receipts(self, *, skip_chains: Collection[int]) -> int: ...

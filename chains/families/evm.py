@@ -4,10 +4,12 @@ transactions, signed once under a nonce lock and finished by their receipts (cha
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from chains import evm
 from chains.models import Chain as ChainRow
 from chains.models import OutboxTx
-from chains.outbox.poll import outbox_check
+from chains.outbox.poll import outbox_check, outbox_check_receipts, outbox_poll
 from chains.outbox.receipts import SenderCounts
 from chains.outbox.send import outbox_send_row
 from chains.registry import Chain
@@ -35,6 +37,12 @@ class Evm:
 
     def check(self, tx: OutboxTx, counts: SenderCounts | None = None) -> None:
         outbox_check(tx, counts)
+
+    def poll(self, *, skip_chains: Collection[int]) -> int:
+        return outbox_poll(skip_chains=skip_chains)
+
+    def receipts(self, *, skip_chains: Collection[int]) -> int:
+        return outbox_check_receipts(skip_chains=skip_chains)
 
 
 EVM = Evm()

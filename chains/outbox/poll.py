@@ -32,6 +32,7 @@ later, once), signed (the same bytes broadcast), broadcast (its receipt read).
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from datetime import timedelta
 from typing import Any
 
@@ -146,13 +147,17 @@ def outbox_finish(tx_id: int) -> bool:
     return _finish_if_confirmed(tx, chain, w3, receipts[tx.pk], head=head, unless_taken=True)
 
 
-def outbox_check_receipts(*, chain_id: int | None = None, limit: int = 200) -> int:
+def outbox_check_receipts(
+    *, chain_id: int | None = None, limit: int = 200, skip_chains: Collection[int] = ()
+) -> int:
     """Finish each broadcast transaction (on `chain_id`, or every chain) whose receipt has its chain's
     confirmations; how many were finished. Only receipts: the full poll does everything else (rebroadcasts,
     fee bumps, lost sends, repairs). Each chain's receipts and head are one JSON-RPC batch (a burst is many
     receipts on one chain). Finishing is a conditional update, so two of these at once finish a transaction
     once."""
-    broadcast_txs = OutboxTx.objects.filter(status=OutboxTx.Status.BROADCAST)
+    broadcast_txs = OutboxTx.objects.filter(status=OutboxTx.Status.BROADCAST).exclude(
+        chain_id__in=skip_chains
+    )
     if chain_id is not None:
         broadcast_txs = broadcast_txs.filter(chain_id=chain_id)
     by_chain: dict[int, list[OutboxTx]] = {}
@@ -218,10 +223,15 @@ def outbox_check(tx: OutboxTx, counts: SenderCounts | None = None) -> None:
         broadcast(tx)
 
 
-def outbox_poll(*, limit: int = 500) -> int:
-    """Look at every in-flight transaction once, then at each chain's recent past; how many were looked at."""
+def outbox_poll(*, limit: int = 500, skip_chains: Collection[int] = ()) -> int:
+    """Look at every in-flight transaction once, then at each chain's recent past; how many were looked at.
+    `skip_chains`: those of another family (chains.families), which polls its own."""
     counts = SenderCounts()
-    in_flight = list(OutboxTx.objects.filter(status__in=IN_FLIGHT).order_by("created_at")[:limit])
+    in_flight = list(
+        OutboxTx.objects.filter(status__in=IN_FLIGHT)
+        .exclude(chain_id__in=skip_chains)
+        .order_by("created_at")[:limit]
+    )
     for tx in in_flight:
         try:
             outbox_check(tx, counts)
@@ -230,7 +240,7 @@ def outbox_poll(*, limit: int = 500) -> int:
         except (Web3RPCError, ValueError, OSError) as exc:  # one chain down must not stop the others
             logger.warning("Outbox %s on chain %s: %s", tx.key, tx.chain_id, exc)
     for chain in chains():
-        if not chain.rpc_urls:
+        if not chain.rpc_urls or chain.chain_id in skip_chains:
             continue
         try:
             repair.recheck_finished(chain)

@@ -9,8 +9,8 @@ from chains.families import FAMILIES, deposit_address, family_of
 from chains.families.base import ChainFamily
 from chains.families.evm import EVM
 from chains.models import Chain as ChainRow
-from chains.registry import ChainError, chain_from_entry, registry_forget
-from chains.tasks import outbox_send_task, scan_chain_deposits
+from chains.registry import ChainError, chain_from_entry, chains, registry_forget
+from chains.tasks import outbox_poll, outbox_receipts, outbox_send_task, scan_chain_deposits
 from tests.factories import OutboxTxFactory
 
 pytestmark = pytest.mark.django_db
@@ -74,6 +74,14 @@ class StandIn:
     def check(self, tx, counts=None):
         self.asked.append(("check", tx.key))
 
+    def poll(self, *, skip_chains):
+        self.asked.append(("poll", sorted(skip_chains)))
+        return 2
+
+    def receipts(self, *, skip_chains):
+        self.asked.append(("receipts", sorted(skip_chains)))
+        return 1
+
 
 def test_scans_sends_and_deposit_addresses_go_through_the_chains_family(monkeypatch, devnets_registry):
     stand_in = StandIn()
@@ -87,3 +95,19 @@ def test_scans_sends_and_deposit_addresses_go_through_the_chains_family(monkeypa
 
     assert address == "0x" + "11" * 20
     assert stand_in.asked == [("scan", 31337), ("send", tx.key), ("deposit_address", 31337, "order", "abc")]
+
+
+def test_the_outbox_passes_go_to_each_family_with_the_chains_of_the_others_left_out(
+    monkeypatch, devnets_registry
+):
+    ours, theirs = StandIn(), StandIn()
+    monkeypatch.setitem(FAMILIES, "evm", ours)
+    monkeypatch.setitem(FAMILIES, "other", theirs)
+    ChainRow.objects.create(chain_id=777003, name="Elsewhere", native_symbol="OTH", family="other")
+    registry_forget()
+    evm_chains = sorted(chain.chain_id for chain in chains() if chain.family == "evm")
+    assert 31337 in evm_chains and 777003 not in evm_chains
+
+    assert outbox_poll() == 4 and outbox_receipts() == 2
+    assert ours.asked == [("poll", [777003]), ("receipts", [777003])]
+    assert theirs.asked == [("poll", evm_chains), ("receipts", evm_chains)]
