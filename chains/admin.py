@@ -48,6 +48,7 @@ class ChainForm(forms.ModelForm):
                 "native_symbol",
                 "native_decimals",
                 "confirmations",
+                "front_confirmations",
                 "poll_interval_seconds",
                 "explorer_url",
                 "factory_address",

@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from chains.keys import OwnerKind, owner_kind
@@ -38,12 +39,30 @@ logger = logging.getLogger(__name__)
 
 DepositHandler = Callable[["Deposit"], None]
 OutboxHandler = Callable[["OutboxTx"], None]
+SightingHandler = Callable[[int, list["Sighting"], int], None]
 H = TypeVar("H", bound=Callable)
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """A token transfer to a watched address in a block not yet confirmed (chains.watcher.sight): not a
+    deposit, only what the owner may act on within its limits before the deposit is counted."""
+
+    owner: str
+    tx_hash: str
+    log_index: int
+    block_number: int
+    block_hash: str
+    from_address: str
+    to_address: str
+    token: str
+    amount: int
 
 
 _deposit_handlers: dict[str, DepositHandler] = {}
 _outbox_handlers: dict[str, OutboxHandler] = {}
 _included_handlers: dict[str, OutboxHandler] = {}
+_sighting_handlers: dict[str, SightingHandler] = {}
 _deposit_observers: list[DepositHandler] = []
 _outbox_observers: list[OutboxHandler] = []
 
@@ -78,6 +97,30 @@ def outbox_included_handler(kind: OwnerKind) -> Callable[[OutboxHandler], Outbox
     take it away, and it is mined again at its nonce). Optional: a kind without one waits for the outcome.
     Called outside any transaction of the outbox's, possibly more than once per transaction."""
     return _register(_included_handlers, kind, "the outbox included handler")
+
+
+def sighting_handler(kind: OwnerKind) -> Callable[[SightingHandler], SightingHandler]:
+    """Register the handler of payments seen on first sight to addresses whose owner is of `kind`: ERC-20
+    transfers of listed tokens in blocks above the confirmed ones, on a chain whose row sets
+    `front_confirmations` (chains.watcher). Called once per scan with all of that kind's sightings (chain id,
+    sightings, the confirmed end of the scan), after the scan committed; nothing is recorded as a deposit: the
+    same transfers are deposits once confirmed. Optional: a kind without one waits for its deposits."""
+    return _register(_sighting_handlers, kind, "the sighting handler")
+
+
+def sighted(chain_id: int, sightings: list[Sighting], confirmed_through: int) -> None:
+    """Hand a scan's sightings (possibly none) to their owners' handlers, by kind. Every kind's handler is
+    called, sightings or not: the confirmed end moved, and what it fronted earlier may now be settled."""
+    by_kind: dict[str, list[Sighting]] = {kind: [] for kind in _sighting_handlers}
+    for sighting in sightings:
+        kind = owner_kind(sighting.owner)
+        if kind in by_kind:
+            by_kind[kind].append(sighting)
+    for kind, mine in by_kind.items():
+        try:
+            _sighting_handlers[kind](chain_id, mine, confirmed_through)
+        except Exception:  # a payment seen and not fronted waits for its confirmations, as any other
+            logger.exception("Sightings on chain %s: the %s handler failed", chain_id, kind)
 
 
 def deposit_observer(observer: DepositHandler) -> DepositHandler:
@@ -209,6 +252,7 @@ def registrations() -> dict[str, list[tuple[str, Callable]]]:
         "deposit handlers": sorted(_deposit_handlers.items()),
         "outbox handlers": sorted(_outbox_handlers.items()),
         "outbox included handlers": sorted(_included_handlers.items()),
+        "sighting handlers": sorted(_sighting_handlers.items()),
         "payable lookups": sorted(_payables.items()),
         "check sections": sorted(_check_sections.items()),
         "deposit observers": [("*", observer) for observer in _deposit_observers],

@@ -44,6 +44,12 @@ class Chain(models.Model):
         purpose="rpc", default=list, blank=True, help_text="JSON-RPC URLs, in order of preference."
     )
     confirmations = models.PositiveIntegerField(default=12)
+    front_confirmations = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="The confirmations after which the solver may deliver a payment from its inventory, within "
+        "the exposure limits (1: the payment in its block); empty: the chain's confirmations, as for counting.",
+    )
     poll_interval_seconds = models.FloatField(default=12)
     explorer_url = models.URLField(max_length=300, blank=True)
     factory_address = models.CharField(
@@ -174,6 +180,11 @@ class ChainCursor(models.Model):
         max_length=66, blank=True, help_text="That block's hash: another hash there later means a reorg."
     )
     head = models.BigIntegerField(null=True, blank=True, help_text="The chain's head at the last scan.")
+    sighted_to = models.BigIntegerField(
+        default=-1,
+        db_default=-1,
+        help_text="The last block read on first sight (above the confirmed ones: chains.watcher.sight).",
+    )
     leased_until = models.DateTimeField(null=True, blank=True, help_text="Set while a scan runs.")
     last_scan_at = models.DateTimeField(null=True, blank=True)
     last_error = models.CharField(max_length=500, blank=True)
@@ -448,6 +459,7 @@ class Incident(models.Model):
 
     class Kind(models.TextChoices):
         DEPOSIT_REORGED = "deposit_reorged", "a deposit that was counted left the chain"
+        FRONT_LOST = "front_lost", "a payment delivered on first sight never reached its confirmations"
         DEPOSIT_RETURNED = "deposit_returned", "a withdrawn deposit came back on the chain"
         UNLISTED_TOKEN = "unlisted_token", "a transfer of a token the service does not list"
         SWEEP_SHORT = "sweep_short", "a sweep moved less than was counted"
@@ -456,6 +468,8 @@ class Incident(models.Model):
         BALANCE_ANOMALY = "balance_anomaly", "a watched balance fell by more than the service moved"
         UNATTRIBUTED = "unattributed", "a deposit to refund whose sender is unknown"
         TX_ADOPTED = "tx_adopted", "transactions of the service's signers its database did not hold"
+        RELAY_HELD = "relay_held", "the relay provider holds a deposit it neither filled nor refunded"
+        FAST_FILL_LOST = "fast_fill_lost", "a fast fill whose vault deposit never landed"
 
     kind = models.CharField(max_length=20, choices=Kind.choices)
     subject = models.CharField(

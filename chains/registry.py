@@ -46,6 +46,7 @@ class Chain:
     native_decimals: int = 18
     rpc_urls: tuple[str, ...] = ()
     confirmations: int = 12
+    front_confirmations: int | None = None  # delivery from inventory on first sight (chains.watcher.sight)
     poll_interval_seconds: float = 12
     factory_address: str = ""
     explorer_url: str = ""
@@ -69,6 +70,18 @@ class Chain:
         """The last block with the chain's `confirmations` at this head: a block counts itself, as a wallet counts
         (block N at head N has one confirmation). The watcher, the outbox and the readers all ask this."""
         return head - max(self.confirmations, 1) + 1
+
+    @property
+    def sights_early(self) -> bool:
+        """Whether a payment here may be delivered before it is confirmed (`front_confirmations` below
+        `confirmations`): the watcher then reads the blocks above the confirmed ones too."""
+        return self.front_confirmations is not None and self.front_confirmations < max(self.confirmations, 1)
+
+    def sighted_through(self, head: int) -> int:
+        """The last block with `front_confirmations` at this head (the confirmed end when none is set)."""
+        if not self.sights_early:
+            return self.confirmed_through(head)
+        return head - max(self.front_confirmations or 1, 1) + 1
 
     @property
     def for_tests(self) -> bool:
@@ -105,6 +118,22 @@ def _number(entry: dict, name: str, *, positive: bool) -> float:
     ):
         raise ChainError(f"{name} must be a number {'>' if positive else '>='} 0, not {value!r}")
     return float(value)
+
+
+def _front_confirmations(values: dict) -> int | None:
+    """1 (the payment in its block) up to the chain's confirmations, or None. 0, the payment seen in the
+    pool, is refused: a pending ERC-20 transfer's logs are not known before its block."""
+    value = values.get("front_confirmations")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ChainError(
+            f"front_confirmations must be an integer >= 1 (1: the payment in its block), not {value!r}; "
+            "delivery on a payment seen only in the pool (0) is not offered"
+        )
+    if value > max(_int(values, "confirmations", minimum=0), 1):
+        raise ChainError("front_confirmations must not exceed confirmations")
+    return value
 
 
 def rpc_url_check(url: object) -> str:
@@ -188,6 +217,7 @@ def chain_from_entry(entry: dict[str, Any], *, source: str = "staff") -> Chain:
         native_decimals=decimals,
         rpc_urls=rpc_urls,
         confirmations=_int(values, "confirmations", minimum=0),
+        front_confirmations=_front_confirmations(values),
         poll_interval_seconds=_number(values, "poll_interval_seconds", positive=True),
         factory_address=to_checksum_address(factory) if factory else "",
         explorer_url=explorer,
@@ -210,6 +240,7 @@ def _row_fields(chain: Chain) -> dict[str, Any]:
         "native_decimals": chain.native_decimals,
         "rpc_urls": list(chain.rpc_urls),
         "confirmations": chain.confirmations,
+        "front_confirmations": chain.front_confirmations,
         "poll_interval_seconds": chain.poll_interval_seconds,
         "explorer_url": chain.explorer_url,
         "factory_address": chain.factory_address,

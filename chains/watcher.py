@@ -38,7 +38,13 @@ keeps it to one at a time across processes):
 5. a deposit still orphaned REORG_GRACE_BLOCKS after it was found gone is
    `withdrawn`, and handed to its owner again so that it stops counting it;
 6. the cursor moves to the end of the range, with that block's hash;
-7. blocks were confirmed, so may the service's own transactions in them be: their receipts are read
+7. on a chain whose row sets `front_confirmations` below `confirmations` (a payment may be delivered from
+   inventory on first sight, within exposure limits), once the scan is caught up: the ERC-20 transfers of
+   listed tokens to the watched addresses in the blocks above the confirmed end, up to the sighted end
+   (`Chain.sighted_through`), each block read once (`ChainCursor.sighted_to`), in one `eth_getLogs`; they
+   are not deposits (the same transfers are, once confirmed) but `Sighting`s, handed to their owners'
+   sighting handlers together, before anything else the scan does after its commit (`sight`);
+8. blocks were confirmed, so may the service's own transactions in them be: their receipts are read
    (`outbox_check_receipts` on this chain) before the scan hands its deposits over, which in a burst
    is seconds of work (a burst's hand-overs are queued to the settlement workers first, so they start
    on it meanwhile).
@@ -76,7 +82,7 @@ from web3 import Web3
 
 from chains.client import block_hashes, nodes_status, scan_node, web3_node
 from chains.evm import ZERO_ADDRESS
-from chains.handlers import deposit_changed, following_up_here
+from chains.handlers import Sighting, deposit_changed, following_up_here, sighted
 from chains.incidents import incident_record
 from chains.models import ChainCursor, Deposit, Incident, Token, WatchedAddress
 from chains.native import gas_seen, native_internal, read_balances, signer_addresses
@@ -352,6 +358,8 @@ def _scan(chain: Chain) -> tuple[ScanResult, list[Deposit]]:
             nodes=nodes_status(chain),
         )
     _queue_hand_overs(to_hand_over)
+    if chain.sights_early and end >= chain.confirmed_through(head):
+        sight(chain, w3, max(end, scanned_to), head, counter)
     if end >= start:
         # A block became confirmed: so may the service's own transactions in it. Their receipts are read now,
         # before this process hands deposits over (in a burst, seconds of work), not at the next receipt poll.
@@ -362,6 +370,44 @@ def _scan(chain: Chain) -> tuple[ScanResult, list[Deposit]]:
     return ScanResult(
         scanned_from=start, scanned_to=end, head=head, deposits=recorded, rpc_requests=counter.requests
     ), to_hand_over
+
+
+def sight(chain: Chain, w3: Web3, confirmed: int, head: int, counter: RequestCounter) -> list[Sighting]:
+    """Step 7: the listed tokens' transfers to watched addresses in the blocks after `confirmed` up to the
+    sighted end, each block once, handed to their owners' sighting handlers (which are told of the confirmed
+    end even when nothing was seen). A failure here loses nothing: what was not seen is a deposit once
+    confirmed."""
+    sightings: list[Sighting] = []
+    try:
+        cursor = ChainCursor.objects.get(pk=chain.chain_id)
+        start, end = max(confirmed, cursor.sighted_to) + 1, chain.sighted_through(head)
+        if end >= start:
+            owners = dict(
+                WatchedAddress.objects.filter(
+                    chain_id=chain.chain_id, watch_until__gte=timezone.now()
+                ).values_list("address", "owner")
+            )
+            found = token_transfers(w3, start, end, list(owners), counter) if owners else []
+            listed = _listed_tokens(chain, {t["token"] for t in found})
+            by_lower = {address.lower(): owner for address, owner in owners.items()}
+            sightings = [
+                Sighting(owner=by_lower[t["to_address"].lower()], **t)
+                for t in found
+                if t["amount"] > 0 and t["token"].lower() in listed
+            ]
+            ChainCursor.objects.filter(pk=chain.chain_id).update(sighted_to=end)
+        sighted(chain.chain_id, sightings, confirmed)
+    except Exception as exc:
+        logger.warning("First sight on %s failed: %s: %s", chain.name, exc.__class__.__name__, str(exc)[:200])
+    return sightings
+
+
+def _listed_tokens(chain: Chain, tokens: set[str]) -> set[str]:
+    """The lowercase addresses among `tokens` the registry lists on the chain (ERC-20 only)."""
+    if not tokens:
+        return set()
+    listed = Token.objects.filter(chain_id=chain.chain_id, address__in=tokens - {ZERO_ADDRESS})
+    return {address.lower() for address in listed.values_list("address", flat=True)}
 
 
 def _listed(chain: Chain, transfers: list[Transfer]) -> set[str]:

@@ -10,10 +10,14 @@ from typing import Any
 from checkout.models import Transaction
 from ledger.balance import PaymentRefunded, PaymentSettled, postings_of
 from orders.models import Order, RefundTx
+from orders.selectors import payment_seen
 
 
 def _deposits(order: Order) -> list[tuple[str, int, str]]:
     rows = order.deposit_txs.filter(counted=True).order_by("pk").values_list("chain", "tx_hash")
+    if not rows:  # executed on first sight of the payment, before its deposit was counted
+        _, tx_hash = payment_seen(order)
+        return [("deposit", order.src_chain, tx_hash)] if tx_hash else []
     return [("deposit", chain, tx_hash) for chain, tx_hash in rows]
 
 

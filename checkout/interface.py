@@ -29,6 +29,7 @@ from core.errors import Conflict, InvalidRequest
 from orders import events
 from orders.models import Order
 from orders.representations import iso
+from orders.selectors import payment_seen
 from platform_api.models import Organization
 from webhooks.events import EventType, Payment, PaymentOutcome, emit_event, emit_payment
 
@@ -185,10 +186,7 @@ def order_payment(order: Order, session: CheckoutSession | None = None) -> Payme
     """An order of the order interface as a payment: what the payer sent, and its first deposit."""
     if session is None and order.checkout_session_id:
         session = CheckoutSession.objects.filter(pk=order.checkout_session_id).first()
-    sender, tx_hash = order.deposit_txs.order_by("pk").values_list("from_address", "tx_hash").first() or (
-        None,
-        None,
-    )
+    sender, tx_hash = payment_seen(order)
     return Payment(
         id=str(order.id),
         order_id=str(order.id),

@@ -24,7 +24,7 @@ from checkout.models import CheckoutSession, Transaction
 from checkout.status_version import status_changed
 from merchant.api import brand_for
 from orders.models import Order
-from orders.selectors import refund_target
+from orders.selectors import payment_seen, refund_target
 from webhooks.kinds import EmailKind
 from webhooks.models import NotificationEmail
 
@@ -92,6 +92,8 @@ def receipt_facts(session: CheckoutSession, order: Order) -> dict[str, Any]:
     chain = chain_get(order.src_chain)
     deposits = list(order.deposit_txs.filter(counted=True).order_by("created_at"))
     transactions = [_tx(_("Payment transaction"), tx.chain, tx.tx_hash) for tx in deposits]
+    if not deposits and (seen := payment_seen(order)[1]):  # executed on first sight, counted later
+        transactions = [_tx(_("Payment transaction"), order.src_chain, seen)]
     completed = session.status == CheckoutSession.Status.COMPLETED
     received = None
     if completed:
@@ -136,7 +138,11 @@ def receipt_facts(session: CheckoutSession, order: Order) -> dict[str, Any]:
         ).exists()
     )
     return {
-        "amount": format_units(sum(int(tx.amount) for tx in deposits), decimals),
+        "amount": format_units(
+            sum(int(tx.amount) for tx in deposits)
+            or int((order.settlement or {}).get("srcAmountReceived") or 0),  # paid as seen, not counted yet
+            decimals,
+        ),
         "symbol": token.symbol if token else "",
         "chain": chain.name if chain else str(order.src_chain),
         "received": received,

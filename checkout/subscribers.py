@@ -40,6 +40,7 @@ from merchant.signals import customer_erased
 from orders import events
 from orders.fees import fee_amount, token_usd_value
 from orders.models import Order
+from orders.selectors import payment_seen
 from platform_api.signals import personal_data_erased
 from webhooks.events import (
     EventType,
@@ -179,6 +180,13 @@ def on_executed(event: events.Executed) -> None:
     order = event.order
     session = _locked_session(order)
     row = _transaction_for(order, session)
+    if not row.tx_hash:  # executed on first sight of the payment: its deposit is counted later
+        sender, tx_hash = payment_seen(order)
+        if tx_hash:
+            Transaction.objects.filter(pk=row.pk, tx_hash="").update(
+                tx_hash=tx_hash, from_address=sender or ""
+            )
+            row.refresh_from_db()
     now = timezone.now()
     settled = order.settlement or {}
     delivered = int(settled.get("actualDstAmount") or settled.get("dstAmount") or 0)

@@ -53,6 +53,7 @@ class Account(models.Model):
         RECIPIENT = "recipient"  # ref: the recipient's address (deliveries)
         CARD = "card"  # a card vendor's settlement (vendorB)
         OPERATOR = "operator"  # the operator's own funds: opening balances, top-ups, staff's adjustments
+        LOSS = "loss"  # ref: "front:<order>": a delivery made on first sight whose payment never confirmed
 
     chain_id = models.PositiveBigIntegerField()
     token = models.CharField(

@@ -36,15 +36,49 @@ def order_fee(order) -> int:
     return fee_amount(received, int((order.settlement or {}).get("feeBps") or 0))
 
 
-def fee_legs(order) -> list[Leg]:
+def fee_legs(order, *, back: bool = False) -> list[Leg]:
+    """The fee the order earned, from the vault's float to the fees (`back`: given back, the payment it was
+    taken from never arrived)."""
     fee, vault = order_fee(order), settings.VAULT_ADDRESS
     if not fee or not vault:
         return []
-    token = order.src_token_address
-    return [
-        credit(order.src_chain, token, Kind.VAULT, vault, fee),
-        debit(order.src_chain, token, Kind.FEES, vault, fee),
-    ]
+    token, chain = order.src_token_address, order.src_chain
+    source, target = (Kind.FEES, Kind.VAULT) if back else (Kind.VAULT, Kind.FEES)
+    return [credit(chain, token, source, vault, fee), debit(chain, token, target, vault, fee)]
+
+
+def fee_given_back(order, memo: str) -> None:
+    """`fee-reversed:<order>`: the fee `fee:<order>` booked, given back once."""
+    legs = fee_legs(order, back=True)
+    if legs:
+        post(
+            key=f"fee-reversed:{order.pk}",
+            kind="fee",
+            legs=legs,
+            order_id=order.pk,
+            owner=owner_of(OwnerKind.ORDER, order.pk),
+            memo=memo,
+        )
+
+
+def operator_loss_posted(
+    order, *, key: str, chain_id: int, token: str, funds: str, loss: str, amount: int, tx_hash: str, memo: str
+) -> None:
+    """`key` (its kind the key's prefix): `amount` of the operator's funds (`funds`) to the loss account
+    (`loss`), once: a delivery or a hold the service paid for a payment that never arrived."""
+    post(
+        key=key,
+        kind=key.split(":", 1)[0],
+        legs=[
+            credit(chain_id, token, Kind.OPERATOR, funds, amount),
+            debit(chain_id, token, Kind.LOSS, loss, amount),
+        ],
+        order_id=order.pk,
+        owner=owner_of(OwnerKind.ORDER, order.pk),
+        tx_hash=tx_hash,
+        chain_id=chain_id,
+        memo=memo,
+    )
 
 
 def card_legs(order, deposit) -> list[Leg]:

@@ -23,6 +23,7 @@ class OrdersConfig(AppConfig):
             bodies,
             checks,
             deposits,
+            fronting,
             metrics,
             settlement,
         )

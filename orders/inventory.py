@@ -115,10 +115,20 @@ def stock(inventory: Inventory, balance: int, *, read_at: int | None = None) -> 
     return Stock(balance=balance, committed=committed, outstanding=outstanding)
 
 
-def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
+InventoryRead = tuple[int, int]  # (the destination chain's head, the solver's balance there), read together
+
+
+def inventory_front(
+    order: Order,
+    dst_amount: int,
+    *,
+    read: InventoryRead | None = None,
+    seen: dict | None = None,
+) -> InventoryFront | None:
     """Deliver a swap order, or make a contract order's call, from the solver's inventory now, if the
     inventory covers it within its limits; the front (asked for once per order), or None: the order takes the
-    relay provider."""
+    relay provider. `read`: the inventory's head and balance read already (orders.fronting reads them once per
+    scan); `seen`: the payment seen on first sight that the front is made against (orders.fronting)."""
     existing = InventoryFront.objects.filter(order=order).select_related("tx").first()
     if existing is not None:
         return existing
@@ -135,7 +145,7 @@ def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
     # The solver's balance is read before the lock, with the head: fronts committed meanwhile, and those mined
     # after that head, are counted under the lock as on their way out. So a burst's fronts hold the lock one
     # after another for a few queries each, not for a node's answer each.
-    read = _head_and_balance(candidate)
+    read = read or head_and_balance(candidate)
     if read is None:
         return None
     read_at, balance = read
@@ -167,10 +177,12 @@ def inventory_front(order: Order, dst_amount: int) -> InventoryFront | None:
                 data=call[0],
                 value=call[1],
             )
-        return InventoryFront.objects.create(inventory=inventory, order=order, amount=dst_amount, tx=tx)
+        return InventoryFront.objects.create(
+            inventory=inventory, order=order, amount=dst_amount, tx=tx, **(seen or {})
+        )
 
 
-def _head_and_balance(inventory: Inventory) -> tuple[int, int] | None:
+def head_and_balance(inventory: Inventory) -> InventoryRead | None:
     """(the chain's head, what the solver holds of the inventory's token), in one JSON-RPC batch; None when no
     node answers. The node answers in order, so the balance is of the head or of a later block: a front mined
     in between is then counted twice (in the balance, and as on its way out), which only fronts less."""
@@ -261,7 +273,7 @@ def _open_refill(inventory: Inventory) -> InventoryRefill | None:
     """Ask for a refill when the stock is below its low mark: the refill (or the one another worker opened
     meanwhile), or None. The nodes are read before the stock's lock is taken, as a front does: a burst's fronts
     wait for the lock behind a few queries, never behind a node's answer (a rehearsal's waited 3.5 s)."""
-    read = _head_and_balance(inventory)
+    read = head_and_balance(inventory)
     vault = _vault_balance(inventory)
     if read is None or vault is None:
         return None

@@ -21,7 +21,7 @@ from functools import partial
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from chains.incidents import incident_record
@@ -31,7 +31,7 @@ from core.tasks import Later
 from observability.orders import observe_transition
 from orders import events, states
 from orders.accounting import CARD_PAYMENT_PREFIX, card_payment_posted
-from orders.models import DepositTx, Order, OrderStatusChange, RefundTx, RelayTx
+from orders.models import DepositTx, InventoryFront, Order, OrderStatusChange, RefundTx, RelayTx
 from orders.types import CALLS_CONTRACT
 
 SETTLE_ORDER_TASK = Later("orders.tasks.settle_order_task")
@@ -111,8 +111,21 @@ def _lock(order: Order) -> Order:
 
 def _late(order: Order, waiting_for: str) -> bool:
     """A payment that arrives after the order stopped waiting for it. (A session's expiry stops its waiting
-    order in the same transaction, under the session's lock that `Locking` takes first.)"""
-    return order.status != waiting_for
+    order in the same transaction, under the session's lock that `Locking` takes first.) An order delivered on
+    first sight still waits for the payment seen until its deposits cover it (orders.fronting)."""
+    return order.status != waiting_for and _paid_on_sight(order) is None
+
+
+def _paid_on_sight(order: Order) -> int | None:
+    """What the order was settled for on first sight of its payment, while its deposits do not cover it yet
+    (None: not so settled, covered, or lost)."""
+    executing = (Order.Status.RELAY, Order.Status.EXECUTING, Order.Status.EXECUTED)
+    if order.status not in executing or "onSight" not in (order.settlement or {}):
+        return None
+    awaited = InventoryFront.objects.filter(
+        order=order, payment_block__isnull=False, covered_at__isnull=True, lost_at__isnull=True
+    ).exists()
+    return int((order.settlement or {}).get("srcAmountReceived") or 0) if awaited else None
 
 
 def _paid(order: Order, *, from_status: str, reason: str) -> None:
@@ -176,7 +189,11 @@ def order_record_deposit(
     if not created or reason:
         return order
     total = sum(int(d.amount) for d in order.deposit_txs.filter(counted=True))
-    surplus = max(total - int(order.src_amount), 0) if has_fixed_price(order) else 0
+    on_sight = _paid_on_sight(order)
+    if on_sight is not None:  # settled for the payment seen: what arrives beyond it goes back
+        surplus = max(total - on_sight, 0)
+    else:
+        surplus = max(total - int(order.src_amount), 0) if has_fixed_price(order) else 0
     if surplus:
         DepositTx.objects.filter(pk=deposit.pk).update(
             refund_reason=DepositTx.RefundReason.SURPLUS, refund_amount=surplus
@@ -185,6 +202,46 @@ def order_record_deposit(
     if total >= int(order.src_amount):
         _paid(order, from_status=Order.Status.SCANNING_DEPOSIT, reason=f"{total} received")
     return order
+
+
+@transaction.atomic
+def order_paid_on_sight(*, order: Order, settlement: dict, reason: str) -> bool:
+    """The solver's delivery against the payment seen on first sight is in a block (orders.fronting): the order
+    is paid (`Paid`) and moves on to the relay step with `settlement`, before its deposit has its
+    confirmations; the deposit is counted, swept and booked when it has them. False if it no longer waits."""
+    order = _lock(order)
+    if order.status != Order.Status.SCANNING_DEPOSIT:
+        return False
+    with events.changes_once():  # three moves, one render of what the order shows
+        _paid(order, from_status=Order.Status.SCANNING_DEPOSIT, reason=reason)
+        moved = order_transition(
+            order,
+            from_statuses=[Order.Status.QUOTING_AFTER_DEPOSIT],
+            to_status=Order.Status.SENDING_TOKEN_FROM_VAULT,
+            reason=reason,
+            settlement=settlement,
+        )
+        return moved and order_transition(
+            order,
+            from_statuses=[Order.Status.SENDING_TOKEN_FROM_VAULT],
+            to_status=Order.Status.RELAY,
+            reason="delivered from inventory on first sight: the deposit is swept once confirmed",
+        )
+
+
+@transaction.atomic
+def order_payment_lost(*, order: Order, error: str) -> None:
+    """The payment an order was delivered against on first sight never reached its confirmations, after the
+    order was executed: the delivery stands and the order says so (`errorDetails`); what it counted of other
+    payments goes back to their senders."""
+    order = _lock(order)
+    settlement = dict(order.settlement or {}) | {"paymentLost": error[:500]}
+    Order.objects.filter(pk=order.pk).update(error_details=error[:2000], settlement=settlement)
+    order.deposit_txs.filter(counted=True, refund_amount__isnull=True).update(
+        refund_reason=DepositTx.RefundReason.LATE, refund_amount=F("amount")
+    )
+    order.refresh_from_db()
+    events.announce(events.Changed(order))
 
 
 @transaction.atomic

@@ -10,8 +10,10 @@ from django.db.models import Count, Min
 from prometheus_client.core import Metric
 
 from observability.collector import gauge, metric_source
+from orders.fast_fills import fast_fills_held
+from orders.fronting import exposure_outstanding
 from orders.lifecycle import TERMINAL
-from orders.models import Order
+from orders.models import FastFill, InventoryFront, Order
 
 
 @metric_source
@@ -36,3 +38,45 @@ def orders_open(now: datetime) -> Iterator[Metric]:
         oldest.add_metric([status], (now - first).total_seconds())
     yield orders
     yield oldest
+
+
+@metric_source
+def exposure_on_sight(now: datetime) -> Iterator[Metric]:
+    """What the solver delivered against on first sight and is not yet confirmed, and what was lost so."""
+    exposure = gauge(
+        "checkout_front_exposure",
+        "Delivered from inventory on first sight of payments not yet confirmed, by chain and token paid (the "
+        "token's smallest unit).",
+        ["chain", "token"],
+    )
+    for chain, token, amount in exposure_outstanding():
+        exposure.add_metric([str(chain), token], amount)
+    lost = gauge(
+        "checkout_fronts_lost",
+        "Deliveries made on first sight whose payment never reached its confirmations (the operator's loss).",
+        [],
+    )
+    lost.add_metric([], InventoryFront.objects.filter(lost_at__isnull=False).count())
+    yield exposure
+    yield lost
+
+
+@metric_source
+def fast_fill_holds(now: datetime) -> Iterator[Metric]:
+    """What the relay provider holds against its fast fills of deposits not yet landed, and what was lost so."""
+    holds = gauge(
+        "checkout_fast_fill_held",
+        "Held by the relay provider against fast fills whose vault deposit has not landed, by origin chain and "
+        "token (the token's smallest unit).",
+        ["chain", "token"],
+    )
+    for chain, token, amount in fast_fills_held():
+        holds.add_metric([str(chain), token], amount)
+    lost = gauge(
+        "checkout_fast_fills_lost",
+        "Fast fills whose vault deposit never landed (the hold is the operator's loss).",
+        [],
+    )
+    lost.add_metric([], FastFill.objects.filter(lost_at__isnull=False).count())
+    yield holds
+    yield lost

@@ -331,6 +331,35 @@ class Inventory(models.Model):
         return f"inventory of {self.token[:10]}… on chain {self.chain_id}"
 
 
+class ExposureLimit(models.Model):
+    """How much of one token on one chain the solver may deliver against before its payments are confirmed
+    (on first sight: orders/fronting.py), on a chain whose row sets `front_confirmations`. A payment outside
+    any of the limits waits for its confirmations, as every payment does where no limit is set. Amounts in
+    the token's smallest unit; 0 fronts nothing on first sight."""
+
+    chain_id = models.PositiveBigIntegerField(help_text="The chain the payments are made on.")
+    token = models.CharField(
+        max_length=42, help_text="The token paid (lowercase address); ERC-20 only: native payments wait."
+    )
+    max_payment = Uint256Field(default=0, help_text="The largest payment delivered against on first sight.")
+    max_per_payer = Uint256Field(
+        default=0, help_text="At most this much from one payer address within the window."
+    )
+    payer_window_seconds = models.PositiveIntegerField(default=3600, help_text="The per-payer window.")
+    max_outstanding = Uint256Field(
+        default=0,
+        help_text="At most this much delivered against and not yet confirmed (what a reorg could take).",
+    )
+    enabled = models.BooleanField(default=True, help_text="Off: every payment waits for its confirmations.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["chain_id", "token"], name="exposure_limit_unique")]
+
+    def __str__(self) -> str:
+        return f"exposure limit of {self.token[:10]}… on chain {self.chain_id}"
+
+
 class InventoryFront(models.Model):
     """One order delivered from the inventory before its deposit was swept into the vault: outstanding until
     the sweep is mined (a deposit reorged out after fronting leaves it so, and opens an incident)."""
@@ -341,6 +370,27 @@ class InventoryFront(models.Model):
     tx = models.ForeignKey("chains.OutboxTx", on_delete=models.PROTECT, related_name="+")
     swept_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # Fronted on first sight (orders/fronting.py): the payment seen before its confirmations, and how that
+    # ended. Empty `payment_tx` for a front made once the deposit was counted.
+    payment_chain = models.PositiveBigIntegerField(null=True, blank=True)
+    payment_token = models.CharField(max_length=42, blank=True)
+    payment_tx = models.CharField(max_length=66, blank=True)
+    payment_block = models.BigIntegerField(null=True, blank=True)
+    payer = models.CharField(max_length=42, blank=True)
+    payment_amount = Uint256Field(null=True, blank=True)
+    quoted_amount = Uint256Field(
+        null=True,
+        blank=True,
+        help_text="What the payment seen bought before the service's fee, as priced then.",
+    )
+    covered_at = models.DateTimeField(
+        null=True, blank=True, help_text="The order counted deposits covering the payment seen."
+    )
+    lost_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The payment seen never reached its confirmations: the operator's loss.",
+    )
 
     class Meta:
         indexes = [
@@ -348,11 +398,59 @@ class InventoryFront(models.Model):
                 fields=["inventory"],
                 condition=models.Q(swept_at__isnull=True),
                 name="inventory_front_outstanding",
+            ),
+            models.Index(
+                fields=["payment_chain", "payment_token"],
+                condition=models.Q(
+                    covered_at__isnull=True, lost_at__isnull=True, payment_block__isnull=False
+                ),
+                name="inventory_front_exposed",
+            ),
+        ]
+
+    @property
+    def on_sight(self) -> bool:
+        return self.payment_block is not None
+
+    def __str__(self) -> str:
+        return f"{self.amount} fronted for order {self.order_id}"
+
+
+class FastFill(models.Model):
+    """The relay provider asked to fill a provider-routed order before the vault's deposit to it lands
+    (orders/fast_fills.py): a hold of `amount` against the operator's app balance at the provider, released
+    when that deposit is mined; a deposit that never lands leaves the hold the operator's loss."""
+
+    order = models.OneToOneField(Order, on_delete=models.PROTECT, related_name="fast_fill")
+    request_id = models.CharField(max_length=80)
+    chain_id = models.PositiveBigIntegerField(help_text="The origin chain, where the vault's deposit goes.")
+    token = models.CharField(max_length=42, help_text="The token the vault deposits (lowercase address).")
+    amount = Uint256Field(help_text="The vault's deposit the fill was made against.")
+    deposit_tx = models.ForeignKey("chains.OutboxTx", on_delete=models.PROTECT, related_name="+")
+    accepted = models.BooleanField(default=False, help_text="The provider answered that it fills.")
+    refused = models.BooleanField(
+        default=False, help_text="The provider answered that it does not (no answer is neither: it may have)."
+    )
+    answer = models.CharField(max_length=300, blank=True, help_text="What the provider answered.")
+    asked_at = models.DateTimeField(default=timezone.now)
+    settled_at = models.DateTimeField(
+        null=True, blank=True, help_text="The vault's deposit is mined: the hold is released."
+    )
+    lost_at = models.DateTimeField(
+        null=True, blank=True, help_text="The deposit failed after the provider filled: the operator's loss."
+    )
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["chain_id", "token"],
+                condition=models.Q(settled_at__isnull=True, lost_at__isnull=True),
+                name="fast_fill_held",
             )
         ]
 
     def __str__(self) -> str:
-        return f"{self.amount} fronted for order {self.order_id}"
+        return f"fast fill of order {self.order_id} ({self.request_id[:12]}…)"
 
 
 class InventoryRefill(models.Model):

@@ -15,6 +15,16 @@ from core.errors import InvalidRequest
 from orders.models import DepositTx, Order, RefundTx, RelayTx
 
 
+def payment_seen(order: Order) -> tuple[str | None, str | None]:
+    """(sender, transaction hash) of the order's payment: its first deposit, or, for an order executed on first
+    sight of its payment before the deposit was counted (orders.fronting), the payment seen."""
+    first = order.deposit_txs.order_by("pk").values_list("from_address", "tx_hash").first()
+    if first is not None:
+        return first[0], first[1]
+    seen = (order.settlement or {}).get("onSight") or {}
+    return seen.get("from") or None, seen.get("txHash") or None
+
+
 def parse_uuid(value: str, what: str) -> uuid.UUID:
     try:
         return uuid.UUID(str(value))

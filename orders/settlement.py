@@ -53,10 +53,10 @@ from chains.outbox import sweep_covers, swept_in_block
 from chains.readers import confirmed_receipt, receipt_on
 from core.tasks import Later
 from ledger.models import Posting
-from orders import accounting, lifecycle, states
-from orders.fees import fee_amount
+from orders import accounting, fast_fills, fronting, lifecycle, states
 from orders.inventory import inventory_front, inventory_swept
 from orders.models import DepositTx, InventoryFront, Order, RefundTx, RelayTx
+from orders.pricing import Slipped, priced
 from orders.providers import ProviderUnavailable, QuoteRejected
 from orders.refunds import refund_deposits
 from orders.relays import (
@@ -67,8 +67,7 @@ from orders.relays import (
     get_relay_provider,
 )
 from orders.sweeps import order_sweep
-from orders.types import EXPECTED_DST_TYPES, ExecutionInvalid
-from orders.types import of as type_of
+from orders.types import ExecutionInvalid
 
 SETTLE_ORDER_TASK = Later("orders.tasks.settle_order_task")
 
@@ -126,7 +125,8 @@ def _received(order: Order) -> int:
 
 
 def _quote(order: Order, actor: str) -> bool:
-    """Price what arrived; refuse what falls short of the payer's expectation (SLIPPAGE)."""
+    """Price what arrived; refuse what falls short of the payer's expectation (SLIPPAGE). An order delivered
+    on first sight (orders/fronting.py) keeps what was delivered, once its deposits cover the payment seen."""
     relay = get_relay_provider()
     problem = relay.check(order)
     if problem:
@@ -134,26 +134,23 @@ def _quote(order: Order, actor: str) -> bool:
     received = _received(order)
     if lifecycle.has_fixed_price(order):
         received = min(received, int(order.src_amount))  # the surplus goes back
+    early = InventoryFront.objects.filter(order=order, payment_block__isnull=False).first()
+    if early is not None and not fronting.covered(early, _received(order)):
+        return False  # the payment seen is not counted yet: covered by it, or lost (orders.fronting)
     try:
-        quoted = relay.price(order, received)
+        quoted, deliver = priced(order, received, relay)
     except QuoteRejected as exc:
         return _fail(order, f"NO_ROUTE: {exc}", actor)
     except ProviderUnavailable as exc:
         logger.warning("Order %s: pricing unavailable, retried later: %s", order.pk, exc)
         return False
+    except Slipped as exc:
+        if early is None:
+            return _fail(order, f"SLIPPAGE: {exc}", actor)
+        quoted, deliver = exc.quoted, int(early.amount)
+    if early is not None:
+        deliver = int(early.amount)  # delivered already: the price then was within the payer's expectation
     fee_bps = int((order.fee or {}).get("finalFeeBps") or 0)
-    after_fee = quoted - fee_amount(quoted, fee_bps)
-    if order.type in EXPECTED_DST_TYPES:
-        minimum, deliver = int(order.payload.get("expectedDstAmount") or 0), after_fee
-    else:
-        minimum = deliver = type_of(order).price(order)
-    tolerance = settings.SETTLEMENT_SLIPPAGE_BPS
-    if after_fee * 10_000 < minimum * (10_000 - tolerance):
-        return _fail(
-            order,
-            f"SLIPPAGE: {received} received buys {after_fee} after fees, below {minimum} less {tolerance} bps",
-            actor,
-        )
     settlement = dict(order.settlement or {}) | {
         "srcAmountReceived": str(received),
         "quotedDstAmount": str(quoted),
@@ -393,9 +390,14 @@ def order_tx_finished(tx: OutboxTx) -> None:
             _swept_after_moving_on(order, tx)
         elif order is not None and tx.status == OutboxTx.Status.MINED and _sweep_covers(order, tx):
             inventory_swept(order)
+    if key.is_(Step.RELAY, detail=True):
+        fast_fills.deposit_finished(tx)  # the vault's deposit to the provider: a fast fill's hold settles
     if key.is_(Step.RELAY, detail=False) and InventoryFront.objects.filter(tx=tx).exists():
         # The solver's delivery from inventory: its order is finished by the process that read the receipt, as
-        # soon as this commits, not from the back of the settlement queue (in a burst, seconds behind).
+        # soon as this commits, not from the back of the settlement queue (in a burst, seconds behind); one
+        # made on first sight of the payment settles its order first (orders.fronting).
+        if tx.status == OutboxTx.Status.MINED:
+            fronting.paid_on_sight(tx)
         transaction.on_commit(lambda: _settle_here(order_id))
         return
     enqueue_settlement(order_id)
@@ -404,13 +406,23 @@ def order_tx_finished(tx: OutboxTx) -> None:
 @outbox_included_handler(OwnerKind.ORDER)
 def order_tx_included(tx: OutboxTx) -> None:
     """One of an order's transactions is in a block: a sweep the order waits for moves it on now (the vault
-    pays the relay provider a block sooner, `_send_to_vault`); nothing else waits for less than its outcome."""
+    pays the relay provider a block sooner, `_send_to_vault`), and so does the solver's delivery from
+    inventory; nothing else waits for less than its outcome."""
     key = tx.parsed_key
     if (
         key.is_(Step.SWEEP, detail=False)
         and Order.objects.filter(pk=key.id, status=Status.SENDING_TOKEN_FROM_VAULT).exists()
     ):
         enqueue_settlement(key.id)
+    elif (
+        key.is_(Step.RELAY, detail=False)
+        and InventoryFront.objects.filter(tx=tx).exists()
+        and (fronting.paid_on_sight(tx) or Order.objects.filter(pk=key.id, status=Status.RELAY).exists())
+    ):
+        # The solver's delivery is in a block: its order is executed here, now (orders.relays: a delivery from
+        # inventory counts once in a block and successful), not when the delivery has its confirmations; a
+        # delivery made on first sight of the payment settles its order first (orders.fronting).
+        _settle_here(key.id)
 
 
 def _settle_here(order_id: str) -> None:

@@ -49,6 +49,8 @@ from merchant.models import Customer, OrganizationLogo, Product, RevenueDay
 from onramp.models import VendorBEvent
 from orders.models import (
     DepositTx,
+    ExposureLimit,
+    FastFill,
     Inventory,
     InventoryFront,
     InventoryRefill,
@@ -511,6 +513,29 @@ class InventoryFactory(factory.django.DjangoModelFactory):
     max_outstanding = 100_000_000
     refill_chain_id = BASE
     refill_token = USDC_BASE.lower()
+
+
+class ExposureLimitFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ExposureLimit
+
+    chain_id = BASE
+    token = factory.Sequence(lambda n: address(0x7800 + n))
+    max_payment = 50_000_000
+    max_per_payer = 100_000_000
+    max_outstanding = 250_000_000
+
+
+class FastFillFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = FastFill
+
+    order = factory.SubFactory(OrderFactory)
+    request_id = factory.Sequence(lambda n: f"0x{n:064x}")
+    chain_id = BASE
+    token = USDC_BASE.lower()
+    amount = 10_000_000
+    deposit_tx = factory.SubFactory(OutboxTxFactory, signer="vault")
 
 
 class InventoryFrontFactory(factory.django.DjangoModelFactory):

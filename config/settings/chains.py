@@ -189,8 +189,9 @@ OUTBOX_POLL_SECONDS = float(os.environ.get("OUTBOX_POLL_SECONDS", "1" if DEVNET 
 # Between full polls, how often beat looks at the receipts of broadcast transactions alone (0: only the full
 # poll does), so that an outcome is known soon after its block.
 OUTBOX_RECEIPT_POLL_SECONDS = float(os.environ.get("OUTBOX_RECEIPT_POLL_SECONDS", "0.4" if DEVNET else "2"))
-# A receipts pass finishes up to this many confirmed transactions itself; more (a burst's deliveries and
-# sweeps) are also queued to the chain's workers, one task each, who share them with the pass.
+# A receipts pass finishes up to this many confirmed transactions itself, and tells the owners of up to this
+# many in a block, not yet confirmed; more (a burst's deliveries and sweeps) are also queued to the chain's
+# workers, one task each, who share them with the pass.
 OUTBOX_FINISH_HERE = env_int("OUTBOX_FINISH_HERE", 2)
 OUTBOX_RESEND_AFTER_SECONDS = env_int("OUTBOX_RESEND_AFTER_SECONDS", 20)
 OUTBOX_REBROADCAST_SECONDS = env_int("OUTBOX_REBROADCAST_SECONDS", 30)

@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.chains import DEVNET, VAULT_ADDRESS
 from config.settings.django import DEVELOPMENT
-from config.settings.env import BASE_DIR, env_int, env_list, parse_tiers
+from config.settings.env import BASE_DIR, env_bool, env_int, env_list, parse_tiers
 
 ORDER_LIFETIME_SECONDS = 15 * 60
 # Above any payment: an amount worth more than this at its token's reference price is refused where it is sent
@@ -56,6 +56,13 @@ for _name, _usd in (
 QUOTE_PROVIDER = os.environ.get("QUOTE_PROVIDER", "offline")
 RELAY_API_URL = os.environ.get("RELAY_API_URL", "https://api.relay.link")
 RELAY_API_KEY = os.environ.get("RELAY_API_KEY", "")
+# Ask the relay provider to fill a provider-routed order as soon as the vault's deposit is broadcast
+# (`POST /fast-fill`, an enterprise feature of the provider's), within the origin chain and token's exposure
+# limits (orders/fast_fills.py). Off by default: the provider refuses it without the app balance it needs.
+RELAY_FAST_FILL = env_bool("RELAY_FAST_FILL", False)
+# How long a fill the relay provider gave up on (TRANSACTION_NOT_INCLUDED) is watched for on the destination
+# chain before its order goes to the operator's queue (orders/relay_outcomes.py).
+RELAY_NOT_INCLUDED_GRACE_SECONDS = env_int("RELAY_NOT_INCLUDED_GRACE_SECONDS", 600)
 # The address that sends the relay transaction: the service's vault.
 RELAY_QUOTE_USER = os.environ.get("RELAY_QUOTE_USER", VAULT_ADDRESS or "0x" + "0" * 40)
 # Who delivers on the destination chain (orders/relays.py): "devnet" (the solver, between devnets only)

@@ -1,10 +1,11 @@
 """The orders app's admin, one module per page: orders and stuck orders (`order`), unattributed deposits
-(`unattributed`), the solver's inventories (`inventory`), and what their cells show (`cells`)."""
+(`unattributed`), the solver's inventories (`inventory`), the relay provider's fast fills (`fast_fills`), and
+what their cells show (`cells`)."""
 
 from django.conf import settings
 from django.contrib import admin
 
-from orders.admin import inventory, order, unattributed  # noqa: F401 - each registers its pages
+from orders.admin import fast_fills, inventory, order, unattributed  # noqa: F401 - each registers its pages
 
 _offline = [
     name

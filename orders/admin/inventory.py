@@ -3,10 +3,11 @@
 from django import forms
 from django.contrib import admin
 
-from chains.evm import is_address
+from chains.evm import ZERO_ADDRESS, is_address
 from chains.registry import chain_get
 from core.admin import short_hex
 from orders.models import (
+    ExposureLimit,
     Inventory,
     InventoryRefill,
 )
@@ -119,3 +120,45 @@ class InventoryAdmin(admin.ModelAdmin):
             f"the solver holds {now.balance}; {now.committed} is on its way out; {now.available} is left to front; "
             f"{now.outstanding} is fronted and not yet swept"
         )
+
+
+class ExposureLimitForm(forms.ModelForm):
+    class Meta:
+        model = ExposureLimit
+        fields = (
+            "chain_id",
+            "token",
+            "max_payment",
+            "max_per_payer",
+            "payer_window_seconds",
+            "max_outstanding",
+            "enabled",
+        )
+
+    def clean(self):
+        data = super().clean()
+        chain_id = data.get("chain_id")
+        if chain_id is not None and chain_get(chain_id) is None:
+            self.add_error("chain_id", f"Chain {chain_id} is not in the registry (manage.py chains add).")
+        value = (data.get("token") or "").strip()
+        if value and (not is_address(value) or value.lower() == ZERO_ADDRESS):
+            self.add_error("token", "Enter an ERC-20 token's address: 0x and 40 hex characters.")
+        elif value:
+            data["token"] = value.lower()
+        for field in ("max_payment", "max_per_payer", "max_outstanding"):
+            amount = str(data.get(field, "")).strip()
+            if not amount.isdigit():
+                self.add_error(field, "Enter a whole number of the token's smallest unit, 0 or more.")
+                data.pop(field, None)
+            else:
+                data[field] = int(amount)
+        return data
+
+
+@admin.register(ExposureLimit)
+class ExposureLimitAdmin(admin.ModelAdmin):
+    """What the solver may deliver against on first sight, per chain and token paid (orders/fronting.py)."""
+
+    form = ExposureLimitForm
+    list_display = ("chain_id", "token", "max_payment", "max_per_payer", "max_outstanding", "enabled")
+    list_filter = ("chain_id", "enabled")

@@ -5,7 +5,7 @@ import pytest
 from orders.lifecycle import order_record_deposit
 from orders.models import Order
 from tests.conftest import admin_sign_in
-from tests.factories import CheckoutSessionFactory
+from tests.factories import CheckoutSessionFactory, FastFillFactory
 from tests.orders.conftest import order_body
 
 pytestmark = pytest.mark.django_db
@@ -302,3 +302,16 @@ def test_the_inventory_pages_fit_a_laptop_window_and_are_kept_as_screenshots(
         page.goto(f"{live_server.url}/admin/orders/inventory/{inventory.pk}/change/")
         page.screenshot(path=artifacts / f"inventory-page-{width}.png", full_page=True)
         assert "stock on chain now" in page.inner_text("body").lower()
+
+
+def test_the_fast_fills_are_listed_for_staff_and_cannot_be_edited(staff):
+    fast = FastFillFactory(accepted=True, answer="Request successfully queued for fast fill.")
+
+    listed = staff.get("/admin/orders/fastfill/?accepted__exact=1")
+    page = staff.get(f"/admin/orders/fastfill/{fast.pk}/change/")
+
+    assert listed.status_code == 200 and fast.request_id[:12] in listed.content.decode()
+    assert page.status_code == 200 and "Request successfully queued" in page.content.decode()
+    assert 'name="_save"' not in page.content.decode()  # read only: the record of a call to the provider
+    assert staff.get("/admin/orders/fastfill/add/").status_code == 403
+    assert staff.post(f"/admin/orders/fastfill/{fast.pk}/delete/", {"post": "yes"}).status_code == 403

@@ -80,6 +80,13 @@ class Command(BaseCommand):
         add.add_argument("--native-decimals", type=int, default=18)
         add.add_argument("--rpc-url", action="append", default=[], help="Repeat, in order of preference.")
         add.add_argument("--confirmations", type=int, default=12)
+        add.add_argument(
+            "--front-confirmations",
+            type=int,
+            default=None,
+            help="Deliver from inventory, within the exposure limits, after this many (1: the payment in its "
+            "block); default: after --confirmations.",
+        )
         add.add_argument("--poll-interval", type=float, default=12.0, help="Seconds between scans.")
         add.add_argument("--explorer-url", default="")
         add.add_argument("--factory-address", default="", help="An already deployed DepositFactory.")
@@ -138,6 +145,7 @@ class Command(BaseCommand):
             "native_decimals": o["native_decimals"],
             "rpc_urls": o["rpc_url"],
             "confirmations": o["confirmations"],
+            "front_confirmations": o["front_confirmations"],
             "poll_interval_seconds": o["poll_interval"],
             "explorer_url": o["explorer_url"],
             "factory_address": o["factory_address"],
@@ -179,6 +187,7 @@ class Command(BaseCommand):
             native_decimals=chain.native_decimals,
             rpc_urls=list(chain.rpc_urls),
             confirmations=chain.confirmations,
+            front_confirmations=chain.front_confirmations,
             poll_interval_seconds=chain.poll_interval_seconds,
             explorer_url=chain.explorer_url,
             factory_address=chain.factory_address,

@@ -1,14 +1,15 @@
-"""`manage.py inventory list|set`: the solver's stock per chain and token, from which swap orders are delivered
-as soon as their deposit is confirmed (orders/inventory.py), and its refills through the relay provider."""
+"""`manage.py inventory list|set|exposure`: the solver's stock per chain and token, from which swap orders are
+delivered as soon as their deposit is confirmed (orders/inventory.py), and its refills through the relay
+provider; and the exposure limits within which it delivers on first sight of a payment (orders/fronting.py)."""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from orders.admin.inventory import InventoryForm
+from orders.admin.inventory import ExposureLimitForm, InventoryForm
 from orders.inventory import inventory_rows
-from orders.models import Inventory
+from orders.models import ExposureLimit, Inventory
 
 
 def _table(rows: list[list[str]]) -> str:
@@ -41,10 +42,29 @@ class Command(BaseCommand):
             "--refill-from", required=True, metavar="CHAIN_ID:TOKEN", help="where the vault pays refills from"
         )
         put.add_argument("--disable", action="store_true", help="front nothing and refill nothing")
+        limit = sub.add_parser(
+            "exposure",
+            help="Create or change what may be delivered against on first sight of payments in TOKEN on CHAIN_ID "
+            "(the chain's row sets front_confirmations).",
+        )
+        limit.add_argument("chain_id", type=int, help="the chain the payments are made on")
+        limit.add_argument("token", help="the ERC-20 token paid")
+        limit.add_argument(
+            "--max-payment", type=int, required=True, help="the largest payment (smallest units)"
+        )
+        limit.add_argument("--max-per-payer", type=int, required=True, help="per payer address in the window")
+        limit.add_argument("--window", type=int, default=3600, help="the per-payer window, in seconds")
+        limit.add_argument(
+            "--max-outstanding", type=int, required=True, help="delivered against and not yet confirmed"
+        )
+        limit.add_argument("--disable", action="store_true", help="every payment waits for its confirmations")
 
     def handle(self, *args, action: str, **options):
         if action == "list":
             self.stdout.write(_table(inventory_rows()))
+            return
+        if action == "exposure":
+            self._exposure(options)
             return
         chain, _, token = options["refill_from"].partition(":")
         if not chain.isdigit() or not token:
@@ -76,4 +96,29 @@ class Command(BaseCommand):
             f"low {inventory.low_mark}, target {inventory.target}, max order {inventory.max_order}, "
             f"max outstanding {inventory.max_outstanding}, refilled from {inventory.refill_token} on chain "
             f"{inventory.refill_chain_id}{'' if inventory.enabled else ' (disabled)'}"
+        )
+
+    def _exposure(self, options) -> None:
+        data = {
+            "chain_id": options["chain_id"],
+            "token": options["token"],
+            "max_payment": options["max_payment"],
+            "max_per_payer": options["max_per_payer"],
+            "payer_window_seconds": options["window"],
+            "max_outstanding": options["max_outstanding"],
+            "enabled": not options["disable"],
+        }
+        existing = ExposureLimit.objects.filter(
+            chain_id=data["chain_id"], token=str(data["token"]).lower()
+        ).first()
+        form = ExposureLimitForm(data=data, instance=existing)
+        if not form.is_valid():
+            errors = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in form.errors.items())
+            raise CommandError(errors)
+        limit = form.save()
+        self.stdout.write(
+            f"{'Changed' if existing else 'Added'} the exposure limit of {limit.token} on chain {limit.chain_id}: "
+            f"max payment {limit.max_payment}, max per payer {limit.max_per_payer} in "
+            f"{limit.payer_window_seconds} s, max outstanding {limit.max_outstanding}"
+            f"{'' if limit.enabled else ' (disabled)'}"
         )
