@@ -14,7 +14,6 @@ order, by business key), or None when the step needs no transaction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import requests
@@ -27,9 +26,11 @@ from chains.artifacts import ERC20, encode_call
 from chains.evm import ZERO_ADDRESS
 from chains.keys import OwnerKind, Signer, Step, extended, extensions_of, kind_key, outbox_key
 from chains.models import OutboxTx
-from chains.outbox import outbox_submit, outbox_transfer
+from chains.outbox import outbox_submit, outbox_transfer, succeeded_in_block
 from chains.registry import chain_get
 from core.http_client import build_session
+from orders import fast_fills, relay_outcomes
+from orders.delivery import DELIVERED, FAILED, PENDING, Delivery
 from orders.fees import fee_amount
 from orders.inputs import EXACT_INPUT, EXACT_OUTPUT
 from orders.lifecycle import order_record_relay_route
@@ -44,32 +45,6 @@ from orders.providers import (
 )
 from orders.types import SWAP_TYPES, ExecutionInvalid
 from orders.types import of as type_of
-
-PENDING, DELIVERED, FAILED = "pending", "delivered", "failed"
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """Where the relay step stands: pending, delivered or failed, with the relay transactions to show."""
-
-    state: str
-    txs: tuple[tuple[int, str, str], ...] = ()  # (chain, tx hash, RelayTx status)
-    error: str = ""
-    ours: bool = False  # the service's own transactions, mined: nothing to check on chain
-
-    @classmethod
-    def of(cls, tx: OutboxTx) -> Delivery:
-        """The delivery that one outbox transaction makes."""
-        if tx.in_flight:
-            return cls(PENDING, ours=True)
-        if tx.status == OutboxTx.Status.MINED:
-            return cls(DELIVERED, ((tx.chain_id, tx.tx_hash, RelayTx.Status.SUCCESS),), ours=True)
-        return cls(
-            FAILED,
-            ((tx.chain_id, tx.tx_hash, RelayTx.Status.FAILURE),) if tx.tx_hash else (),
-            tx.error,
-            ours=True,
-        )
 
 
 class Relay(Protocol):
@@ -217,9 +192,15 @@ class RelayProvider:
        instead (`relay:allowance:...`, `vault_allowance`), and every deposit
        draws its own amount from it;
     3. `GET /intents/status/v3?requestId=...` until `success` (delivered, its
-       destination hashes become relayTxs) or `failure` / `refund` (the order
-       fails and the vault refunds the payer; the provider's own refund is
-       recorded on the origin chain, where it happens).
+       destination hashes become relayTxs) or `failure` / `refund`, read with
+       their `failReason` and `refundFailReason` (orders/relay_outcomes.py: a
+       refund into the vault fails the order and the vault refunds the payer,
+       the provider's refund recorded on the origin chain; a deposit the
+       provider holds is an incident for staff first; a fill it gave up on is
+       looked up with `GET /requests/v3` and counted if it landed after all).
+       With RELAY_FAST_FILL the provider is asked to fill as soon as the
+       deposit is broadcast (`POST /fast-fill`, orders/fast_fills.py), within
+       the origin chain's exposure limits.
 
     The contract types carry their call to the destination in the quote (`txs`:
     an `approve` of the destination token for the contract that spends it, then
@@ -300,6 +281,15 @@ class RelayProvider:
         """`GET /intents/status/v3` of one request."""
         return self._request("GET", "/intents/status/v3", params={"requestId": request_id})
 
+    def ask_request(self, request_id: str) -> dict | None:
+        """`GET /requests/v3?id=` (the API key required): the provider's record of one request, or None."""
+        found = self._request("GET", "/requests/v3", params={"id": request_id}).get("requests") or []
+        return next((r for r in found if isinstance(r, dict) and r.get("id") == request_id), None)
+
+    def fast_fill(self, request_id: str) -> dict:
+        """`POST /fast-fill {requestId}`: fill now, before the deposit lands (orders/fast_fills.py)."""
+        return self._request("POST", "/fast-fill", json={"requestId": request_id})
+
     def _quote(self, order: Order) -> dict:
         """The relay quote of this order: asked for once, then read from the order."""
         settlement: dict[str, Any] = order.settlement or {}
@@ -340,6 +330,13 @@ class RelayProvider:
     def deliver(self, order: Order, dst_amount: int) -> Delivery:
         front = InventoryFront.objects.filter(order=order).select_related("tx").first()
         if front is not None:  # delivered from the solver's inventory (orders/inventory.py)
+            in_block = succeeded_in_block(front.tx)
+            if in_block is not None:
+                # In a block and successful: the recipient holds it now. The outbox follows it to its
+                # confirmations (a reorg mines it again at its nonce); the order does not wait for them.
+                return Delivery(
+                    DELIVERED, ((front.tx.chain_id, in_block, RelayTx.Status.SUCCESS),), ours=True
+                )
             return Delivery.of(front.tx)
         try:
             relay = self._quote(order)
@@ -353,11 +350,15 @@ class RelayProvider:
             return Delivery(PENDING)
         if not relay["requestId"] or not any(step["items"] for step in relay["steps"]):
             return Delivery(FAILED, error="the relay quote has no transaction to send")
-        paid = pay_steps(relay, key=outbox_key(OwnerKind.ORDER, order.pk, Step.RELAY))
+        key = outbox_key(OwnerKind.ORDER, order.pk, Step.RELAY)
+        paid = pay_steps(relay, key=key)
         if isinstance(paid, str):
             return Delivery(FAILED, error=paid)
-        if paid is not None:
+        deposit = paid is not None and paid.parsed_key.is_(Step.RELAY, detail=True)  # not the allowance
+        fast = fast_fills.follow(self, order, paid, is_deposit=deposit)
+        if paid is not None and fast is None:
             return Delivery.of(paid)  # pending, or failed with its hash
+        # Every transaction is mined, or the provider was asked to fill before the deposit lands.
         try:
             status = self.ask_status(relay["requestId"])
         except (ProviderUnavailable, QuoteRejected):
@@ -368,15 +369,18 @@ class RelayProvider:
             for h in status.get("txHashes") or []
             if isinstance(h, str)
         )
+        failed_deposit = paid is not None and paid.status == OutboxTx.Status.FAILED
         if state == "success":
+            if paid is not None and failed_deposit and fast is not None:  # filled; the deposit never landed
+                fast_fills.lost(order, fast, paid)
             return Delivery(DELIVERED, hashes)
+        if paid is not None and fast is not None and failed_deposit:
+            # Asked to fast fill, and the deposit failed: the payer is refunded only once the provider says it
+            # did not fill (and will not: an accepted fast fill is awaited); nothing left the vault.
+            gave_up = state in ("failure", "refund", "refunded") or (state == "waiting" and not fast.accepted)
+            return Delivery.of(paid) if gave_up else Delivery(PENDING)
         if state in ("failure", "refund", "refunded"):
-            refunded = state.startswith("refund")
-            status_name = str(RelayTx.Status.REFUND if refunded else RelayTx.Status.FAILURE)
-            chain = order.src_chain if refunded else order.dst_chain  # a refund goes back on the origin chain
-            return Delivery(
-                FAILED, tuple((chain, h, status_name) for _, h, _ in hashes), f"the relay ended {state}"
-            )
+            return relay_outcomes.not_filled(self, order, status, hashes)
         return Delivery(PENDING)
 
     def execute(self, order: Order, dst_amount: int) -> OutboxTx:

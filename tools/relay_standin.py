@@ -28,6 +28,24 @@ describes it. One implementation serves the suite (through pytest-httpserver, te
   deposit), `refund` (the fill reverted: the deposit goes back to `refundTo` on the origin chain, that
   transaction in `txHashes`) and `failure` (the fill reverted and the quote had no `refundTo`: the provider's
   automatic refunds are off, https://docs.relay.link/references/api/api_core_concepts/refunds).
+- `failReason` and `refundFailReason` on the status (https://docs.relay.link/changelog, 2026-08: "N/A" on
+  non-failure statuses, the reason or "UNKNOWN" on `failure` and `refund`), from the provider's enum
+  (https://docs.relay.link/references/api/api_core_concepts/execution-errors): a fill that reverts is
+  `TRANSACTION_REVERTED`; `refuse_fills` names a reason the provider refunds without filling
+  (`SOLVER_BALANCE_TOO_LOW`, `DOUBLE_SPEND`); `refund_fail_reason` a refund leg that fails, the deposit staying
+  at the depository (`MANUAL_REFUND_REQUIRED`: "requires manual intervention"); `not_included` a fill broadcast
+  and not included in time (`TRANSACTION_NOT_INCLUDED`, its hash recorded as `data.failedTxHash`: "the
+  transaction may still confirm afterwards", which `late_inclusion` makes it do).
+- `GET /requests/v3?id=` (https://docs.relay.link/references/api/api_guides/migrating-to-requests-v3): the
+  `x-api-key` header required; `{requests: [{id, status, user, sender, recipient, refundTo, requestType,
+  features, data: {failReason, refundFailReason (null, not "N/A"), failedTxHash, triggeredByFastFill, inTxs,
+  outTxs: [{txHash, chainId}]}, createdAt, updatedAt}], continuation}`.
+- `POST /fast-fill` (https://docs.relay.link/features/fast-fill, /references/api/fast-fill): `{requestId,
+  maxFillAmountUsd?}` with the API key, after the origin transaction is submitted and before it lands: the
+  request is filled at once and a hold of its amount is placed against the app's balance (`app_balance`),
+  released when the deposit lands; a fill over `maxFillAmountUsd` or the balance left is refused (400); one
+  already filled answers 200 as the provider does ("queued or found to be already executed"). A deposit that
+  never lands leaves the hold a permanent debit.
 - Webhooks (https://docs.relay.link/references/api/api_guides/webhooks): each status change of a request is
   posted to the webhook URL as `{event: "request.status.updated", timestamp, data: {requestId, status,
   inTxHashes, txHashes, updatedAt, originChainId, destinationChainId}}`, signed with HMAC-SHA256 of
@@ -100,6 +118,10 @@ class Request:
     filled_at: float | None = None
     fill_tx: str | None = None
     refund_tx: str | None = None
+    failed_tx: str | None = None  # a fill broadcast and not included in time (TRANSACTION_NOT_INCLUDED)
+    fail_reason: str = ""
+    refund_fail_reason: str = ""
+    fast_filled: bool = False
     asked: int = 0  # how many times its status was asked (a test waits for the service to stop asking)
 
     @property
@@ -126,6 +148,13 @@ class RelayStandIn:
     refuse_calls: str = ""  # a quote with calls answers 400 with this (a call that reverts in simulation)
     approve_spender: str = ""  # a rogue answer: the approve step names this spender, not the depository
     claims_fills: bool = False  # answers `success` with a fill hash that is on no chain
+    refuse_fills: str = (
+        ""  # the provider fills nothing and refunds with this failReason (SOLVER_BALANCE_TOO_LOW)
+    )
+    refund_fail_reason: str = ""  # a failed fill's refund leg fails with this: `failure`, the deposit held
+    not_included: bool = False  # the fill is reported TRANSACTION_NOT_INCLUDED (`failure`, no refund)
+    late_inclusion: bool = False  # ...and it was sent and lands after all
+    app_balance: int | None = None  # what fast fills may hold at once (in the tokens' units); None: no limit
     quotes: list = field(default_factory=list)
     requests: dict = field(default_factory=dict)
     webhooks: list = field(default_factory=list)  # (status code or error, event) of every delivery sent
@@ -138,6 +167,8 @@ class RelayStandIn:
         self.scanned: dict[int, int] = {}
         self.fills_by_recipient: dict[str, list[str]] = defaultdict(list)
         self.approved: set[tuple[int, str]] = set()
+        self.holds: dict[str, int] = {}  # request id -> amount a fast fill holds until its deposit lands
+        self.fast_fill_asks: list[dict] = []
         for chain_id, w3 in self.chains.items():
             solver = w3.eth.accounts[self.solver_account]
             self.solvers[chain_id] = solver
@@ -225,8 +256,11 @@ class RelayStandIn:
 
     def _shown(self, request_id: str, found: Request) -> dict:
         hashes = {"success": [found.fill_tx], "refund": [found.refund_tx], "failure": [found.fill_tx]}
+        failed = found.status in ("failure", "refund")
         return {
             "status": found.status,
+            "failReason": (found.fail_reason or "UNKNOWN") if failed else "N/A",
+            "refundFailReason": found.refund_fail_reason or "N/A",
             "inTxHashes": [found.deposit_tx] if found.deposit_tx else [],
             "txHashes": [h for h in hashes.get(found.status, []) if h],
             "originChainId": found.origin,
@@ -248,6 +282,7 @@ class RelayStandIn:
                 self.deposits.setdefault(
                     request_id, (_hex(log["transactionHash"]), int(log["args"]["amount"]), log["blockNumber"])
                 )
+                self.holds.pop(request_id, None)  # the deposit landed: a fast fill's hold is released
         self.scanned[chain_id] = latest
 
     def _advance(self, request_id: str, found: Request) -> None:
@@ -258,17 +293,35 @@ class RelayStandIn:
             event["data"] = self._shown(request_id, found)
             threading.Thread(target=self._post, args=(event,), daemon=True).start()
 
-    def _next(self, request_id: str, found: Request) -> str:
-        if found.status in FINAL:
-            return found.status
+    def _deposited(self, request_id: str, found: Request) -> None:
+        """Record the request's deposit once the depository's logs show it, whatever its status: a request
+        fast filled before its deposit landed is final already, and its deposit is still the provider's."""
         if found.deposit_tx is None:
             deposit = self.deposits.get(request_id)
-            if deposit is None or deposit[1] < found.amount:
-                return "waiting"
-            found.deposit_tx, _, found.deposit_block = deposit
-            found.seen_at = time.monotonic()
+            if deposit is not None and deposit[1] >= found.amount:
+                found.deposit_tx, _, found.deposit_block = deposit
+                found.seen_at = found.seen_at or time.monotonic()
+
+    def _next(self, request_id: str, found: Request) -> str:
+        self._deposited(request_id, found)
+        if found.status in FINAL:
+            return found.status
+        if found.fast_filled:  # filled before the deposit landed: the fill's own outcome is the status
+            receipt = _receipt(self.chains[found.destination], found.fill_tx or "")
+            return "submitted" if receipt is None else "success" if receipt["status"] == 1 else "failure"
+        if found.deposit_tx is None:
+            return "waiting"
         if self.chains[found.origin].eth.block_number - found.deposit_block < self.confirmations:
             return "depositing"
+        if self.refuse_fills:  # the provider does not fill (its solver is short, the deposit spent twice...)
+            found.fail_reason = self.refuse_fills
+            return self._refunded(found)
+        if self.not_included:  # broadcast, never included in Relay's window; it may land afterwards
+            found.fail_reason = "TRANSACTION_NOT_INCLUDED"
+            found.failed_tx = found.failed_tx or (
+                self._fill(found) if self.late_inclusion else "0x" + secrets.token_hex(32)
+            )
+            return "failure"
         if self.claims_fills:  # a provider's word the destination chain does not bear out
             found.fill_tx = found.fill_tx or "0x" + secrets.token_hex(32)
             return "success"
@@ -281,7 +334,16 @@ class RelayStandIn:
             return "submitted"
         if receipt["status"] == 1:
             return "success"
+        found.fail_reason = "TRANSACTION_REVERTED"
+        return self._refunded(found)
+
+    def _refunded(self, found: Request) -> str:
+        """A fill that did not happen: the deposit back to `refundTo` on the origin chain (`refund`), or held
+        at the depository (`failure`) without `refundTo` or when the refund leg fails."""
         refund_to = found.body.get("refundTo")
+        if self.refund_fail_reason:
+            found.refund_fail_reason = self.refund_fail_reason
+            return "failure"
         if not refund_to:
             return "failure"
         if found.refund_tx is None:
@@ -353,6 +415,73 @@ class RelayStandIn:
         with self.lock:
             self.webhooks.append((outcome, event))
 
+    # --- POST /fast-fill, GET /requests/v3 ----------------------------------------------------------------
+
+    def fast_fill(self, body: dict) -> tuple[int, dict]:
+        """Fill the request now, before its deposit lands, holding its amount against the app's balance."""
+        request_id = str(body.get("requestId") or "")
+        with self.lock:
+            self.fast_fill_asks.append(body)
+            found = self.requests.get(request_id)
+            if found is None:
+                return 400, {"message": "Request not found", "errorCode": "INVALID_INPUT"}
+            if found.fill_tx or found.status in FINAL:
+                return 200, {"message": "Request was found to be already executed."}
+            native = found.body["destinationCurrency"].lower() == NATIVE
+            usd = found.amount / (10**18 if native else 10**6)  # at par: the tokens are one asset
+            cap = body.get("maxFillAmountUsd")
+            if cap is not None and usd > float(cap):
+                return 400, {
+                    "message": f"the fill is worth {usd} USD, over maxFillAmountUsd",
+                    "errorCode": "INVALID_INPUT",
+                }
+            if self.app_balance is not None and sum(self.holds.values()) + found.amount > self.app_balance:
+                return 400, {
+                    "message": "Insufficient app balance for this fast fill",
+                    "errorCode": "INSUFFICIENT_FUNDS",
+                }
+            if request_id not in self.deposits:
+                self.holds[request_id] = found.amount
+            found.fast_filled = True
+            found.fill_tx = self._fill(found)
+            found.seen_at = found.seen_at or time.monotonic()
+            return 200, {"message": "Request successfully queued for fast fill."}
+
+    def requests_v3(self, query: dict) -> dict:
+        """`GET /requests/v3` by `id` (or every request): the v3 shape, `null` where v2 said "N/A"."""
+        with self.lock:
+            wanted = query.get("id", [None])[0]
+            rows = [(i, r) for i, r in self.requests.items() if wanted in (None, i)]
+            return {"requests": [self._v3(i, r) for i, r in rows], "continuation": None}
+
+    def _v3(self, request_id: str, found: Request) -> dict:
+        shown = self._shown(request_id, found)
+        outs = [h for h in (found.fill_tx, found.refund_tx) if h]
+        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(found.quoted_at))
+        return {
+            "id": request_id,
+            "status": found.status,
+            "user": found.body["user"],
+            "sender": found.body["user"],
+            "recipient": found.body["recipient"],
+            "refundTo": found.body.get("refundTo"),
+            "requestType": "Call" if found.calls else "Crosschain Swap",
+            "features": ["fast_fill"] if found.fast_filled else [],
+            "data": {
+                "failReason": None if shown["failReason"] == "N/A" else shown["failReason"],
+                "refundFailReason": found.refund_fail_reason or None,
+                "failedTxHash": found.failed_tx,
+                "triggeredByFastFill": True if found.fast_filled else None,
+                "inTxs": [{"txHash": found.deposit_tx, "chainId": found.origin}] if found.deposit_tx else [],
+                "outTxs": [
+                    {"txHash": h, "chainId": found.origin if h == found.refund_tx else found.destination}
+                    for h in outs
+                ],
+            },
+            "createdAt": created,
+            "updatedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+
     # --- what a test asks ----------------------------------------------------------------------------------
 
     def fill(self, request_id: str) -> str:
@@ -396,7 +525,17 @@ class RelayStandIn:
 
     # --- HTTP ------------------------------------------------------------------------------------------------
 
-    def handle(self, method: str, path: str, query: str, body: bytes) -> tuple[int, dict]:
+    def handle(self, method: str, path: str, query: str, body: bytes, api_key: str = "") -> tuple[int, dict]:
+        keyed = path in ("/fast-fill", "/requests/v3")
+        if keyed and self.api_key and not hmac.compare_digest(api_key, self.api_key):
+            return 401, {"message": "Unauthorized: x-api-key is required", "errorCode": "UNAUTHORIZED"}
+        if method == "POST" and path == "/fast-fill":
+            try:
+                return self.fast_fill(json.loads(body or b"{}"))
+            except (ValueError, AttributeError):
+                return 400, {"message": "the body is not a JSON object", "errorCode": "INVALID_INPUT"}
+        if method == "GET" and path == "/requests/v3":
+            return 200, self.requests_v3(parse_qs(query))
         if method == "POST" and path in ("/quote", "/quote/v2"):
             try:
                 parsed = json.loads(body or b"{}")
@@ -452,10 +591,14 @@ def serve(standin: RelayStandIn, port: int, *, fault_rate: float = 0.0, fault_de
     as a provider that is overloaded or whose answer is lost. `GET /__stats` counts calls, faults and fills."""
     counts: Counter = Counter()
 
-    def answer(method: str, raw_path: str, body: bytes) -> tuple[int, dict]:
+    def answer(method: str, raw_path: str, body: bytes, api_key: str = "") -> tuple[int, dict]:
         parts = urlsplit(raw_path)
         if parts.path == "/__stats":
             with standin.lock:
+                for chain_id in standin.chains:  # deposits that landed after their request was fast filled
+                    standin._scan(chain_id)
+                for request_id, found in standin.requests.items():
+                    standin._deposited(request_id, found)
                 return 200, {
                     "calls": dict(counts),
                     "fills": dict(standin.fills_by_recipient),
@@ -468,7 +611,7 @@ def serve(standin: RelayStandIn, port: int, *, fault_rate: float = 0.0, fault_de
             counts["503"] += 1
             return 503, {"message": "overloaded (an injected fault)"}
         try:
-            status, reply = standin.handle(method, parts.path, parts.query, body)
+            status, reply = standin.handle(method, parts.path, parts.query, body, api_key)
         except Exception as exc:  # a stand-in's failure: the service must see a 5xx, not a hang
             return 502, {"message": str(exc)[:200]}
         if fault:
@@ -482,7 +625,7 @@ def serve(standin: RelayStandIn, port: int, *, fault_rate: float = 0.0, fault_de
 
         def _reply(self, method: str) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0))) if method == "POST" else b""
-            status, reply = answer(method, self.path, body)
+            status, reply = answer(method, self.path, body, self.headers.get("x-api-key", ""))
             raw = json.dumps(reply).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

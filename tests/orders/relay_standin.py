@@ -27,12 +27,22 @@ class RelayStandIn(_RelayStandIn):
         self.multicaller = self.multicallers[destination.eth.chain_id]
 
     def serve(self, httpserver) -> RelayStandIn:
-        for path, method in (("/quote/v2", "POST"), ("/intents/status/v3", "GET")):
+        routes = (
+            ("/quote/v2", "POST"),
+            ("/intents/status/v3", "GET"),
+            ("/fast-fill", "POST"),
+            ("/requests/v3", "GET"),
+        )
+        for path, method in routes:
             httpserver.expect_request(path, method=method).respond_with_handler(self._werkzeug)
         return self
 
     def _werkzeug(self, request) -> Response:
         status, body = self.handle(
-            request.method, request.path, request.query_string.decode(), request.get_data()
+            request.method,
+            request.path,
+            request.query_string.decode(),
+            request.get_data(),
+            request.headers.get("x-api-key", ""),
         )
         return Response(json.dumps(body), status=status, content_type="application/json")
