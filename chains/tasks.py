@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from chains.families import family_of, outbox_poll_all, outbox_receipts_all
 from chains.models import ChainCursor, Deposit, OutboxTx
-from chains.outbox import outbox_finish
+from chains.outbox import outbox_finish, outbox_included_now
 from chains.registry import chains
 from chains.watcher import hand_over_here, retry_unhandled_deposits
 
@@ -74,6 +74,13 @@ def outbox_finish_task(tx_id: int) -> None:
     """Finish one confirmed transaction of a receipts pass's burst, unless the pass or another worker took it
     (chains.outbox.poll._queue_finishes)."""
     outbox_finish(tx_id)
+
+
+@shared_task(ignore_result=True)
+def outbox_included_task(tx_id: int) -> None:
+    """Tell the owner of one transaction of a receipts pass's burst that it is in a block (the pass tells them
+    too, from the other end: chains.outbox.poll._queue_included)."""
+    outbox_included_now(tx_id)
 
 
 @shared_task(ignore_result=True)

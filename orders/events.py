@@ -20,7 +20,9 @@ run in the order they subscribed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -137,8 +139,34 @@ def on(*event_types: type[OrderEvent], owner: OrderOwner | None) -> Callable[[F]
     return register
 
 
+_held = threading.local()  # each thread's orders whose `Changed` waits for the end of `changes_once`
+
+
+@contextmanager
+def changes_once() -> Iterator[None]:
+    """Within (in one transaction): each order's `Changed` is announced once, at the end, with the order as
+    it was last announced, still in the caller's transaction. `Changed` is for caches of what an order shows
+    (its rendered body, its session's page): a run of moves renders them once, not once per move. Nothing is
+    announced if the block raises (its transaction rolls back)."""
+    if getattr(_held, "orders", None) is not None:
+        yield  # within another: the outer one announces
+        return
+    held: dict[Any, Any] = {}  # order id -> the order last announced
+    _held.orders = held
+    try:
+        yield
+    finally:
+        _held.orders = None
+    for order in held.values():
+        announce(Changed(order))
+
+
 def announce(event: OrderEvent) -> None:
     """Tell the subscribers of this event and of the order's owner, in the caller's transaction."""
+    held = getattr(_held, "orders", None)
+    if held is not None and type(event) is Changed:
+        held[event.order.pk] = event.order
+        return
     for event_type, owner, handler in list(_subscribers):
         if isinstance(event, event_type) and owner in (ANY, event.order.owner):
             handler(event)

@@ -13,8 +13,14 @@
   found and taken by the transactions they were, so that nothing is sent twice.
 """
 
-from chains.outbox.poll import outbox_check, outbox_check_receipts, outbox_finish, outbox_poll
-from chains.outbox.receipts import rpc_batch
+from chains.outbox.poll import (
+    outbox_check,
+    outbox_check_receipts,
+    outbox_finish,
+    outbox_included_now,
+    outbox_poll,
+)
+from chains.outbox.receipts import rpc_batch, succeeded_in_block
 from chains.outbox.send import (
     OutboxConflict,
     outbox_send,
@@ -30,6 +36,7 @@ __all__ = [
     "outbox_check",
     "outbox_check_receipts",
     "outbox_finish",
+    "outbox_included_now",
     "outbox_poll",
     "outbox_send",
     "outbox_submit",
@@ -38,6 +45,7 @@ __all__ = [
     "outbox_wait",
     "rpc_batch",
     "still_in_flight",
+    "succeeded_in_block",
     "sweep_covers",
     "swept_amount",
     "swept_in_block",

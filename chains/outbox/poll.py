@@ -23,7 +23,9 @@ Between full polls, beat sends a quick look at the receipts of broadcast transac
 block. Whichever of the two sees a receipt first finishes the transaction; `finish` records it once. A
 pass that finds more than OUTBOX_FINISH_HERE confirmed transactions on a chain (a burst's deliveries and
 sweeps) also queues one `outbox_finish_task` each to the chain's workers, who read the receipt again and
-share the finishing with the pass; a transaction one process is finishing is passed by by the others.
+share the finishing with the pass; a transaction one process is finishing is passed by by the others. So
+are more than OUTBOX_FINISH_HERE transactions in a block and not yet confirmed (`outbox_included_task`: a
+burst's deliveries from inventory, each of which executes its order).
 
 A worker killed at any point leaves a row the poller finishes: queued (signed
 later, once), signed (the same bytes broadcast), broadcast (its receipt read).
@@ -37,6 +39,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import caches
 from django.db import transaction
 from django.utils import timezone
 from web3 import Web3
@@ -47,7 +50,15 @@ from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx
 from chains.outbox import repair
 from chains.outbox.fees import fees_for
-from chains.outbox.receipts import SenderCounts, chain_client, receipt_of, receipts_and_head, replayed_revert
+from chains.outbox.receipts import (
+    SenderCounts,
+    chain_client,
+    hex_of,
+    receipt_of,
+    receipts_and_head,
+    replayed_revert,
+    told_in_block,
+)
 from chains.outbox.send import broadcast, finish, outbox_send, sign_version
 from chains.registry import Chain, chains
 from chains.signers import SignerUnavailable
@@ -55,6 +66,7 @@ from chains.states import IN_FLIGHT, OUTBOX
 from core.tasks import Later
 
 OUTBOX_FINISH_TASK = Later("chains.tasks.outbox_finish_task")
+OUTBOX_INCLUDED_TASK = Later("chains.tasks.outbox_included_task")
 
 logger = logging.getLogger(__name__)
 
@@ -179,17 +191,61 @@ def outbox_check_receipts(
             try:
                 if receipts[tx.pk]["blockNumber"] > chain.confirmed_through(head):
                     if receipts[tx.pk]["status"] == 1:
-                        included.append(tx)
+                        included.append((tx, hex_of(receipts[tx.pk]["transactionHash"])))
                 elif _finish_if_confirmed(tx, chain, w3, receipts[tx.pk], head=head, unless_taken=shared):
                     finished += 1
             except (Web3RPCError, ValueError, OSError) as exc:
                 logger.info("Outbox %s on chain %s: not finished (%s)", tx.key, tx.chain_id, exc)
-        for tx in included:  # in a block, not yet confirmed: an owner that can move on at once does
-            try:
-                outbox_included(tx)
-            except Exception:  # its outcome, when confirmed, tells the owner again
-                logger.exception("Outbox %s: its owner could not be told it is in a block", tx.key)
+        _tell_included(included, shared=_queue_included(included))
     return finished
+
+
+def _queue_included(included: list[tuple[OutboxTx, str]]) -> bool:
+    """Queue the telling of a pass's transactions that are in a block, not yet confirmed, to the chain's
+    workers, one task each, when there are more than OUTBOX_FINISH_HERE (a burst's deliveries: each executes
+    its order); whether it did. The pass tells them too, from the last: one after another, a burst's last
+    delivery was executed seconds after its block."""
+    if len(included) <= settings.OUTBOX_FINISH_HERE:
+        return False
+    try:
+        # Once each: the next passes, while it waits for its confirmations, tell it themselves.
+        for tx, tx_hash in included:
+            if caches["shared"].add(f"outbox-included:{tx.pk}:{tx_hash}", 1, timeout=300):
+                OUTBOX_INCLUDED_TASK.delay(tx.pk)
+    except Exception as exc:  # no broker: the pass tells every one
+        logger.warning("Outbox inclusions not queued (%s): told here", exc.__class__.__name__)
+        return False
+    return True
+
+
+def _tell_included(included: list[tuple[OutboxTx, str]], *, shared: bool) -> None:
+    """Tell each transaction's owner that it is in a block and succeeded there (an owner that can move on at
+    once does); shared with the chain's workers, from the other end of the list. An owner told twice moves
+    once (the order it moves is locked and its status checked)."""
+    for tx, tx_hash in reversed(included) if shared else included:
+        try:
+            with told_in_block(tx, tx_hash):
+                outbox_included(tx)
+        except Exception:  # its outcome, when confirmed, tells the owner again
+            logger.exception("Outbox %s: its owner could not be told it is in a block", tx.key)
+
+
+def outbox_included_now(tx_id: int) -> bool:
+    """Tell the owner of one broadcast transaction that it is in a block, if its receipt, read now, says so
+    and it succeeded (not yet confirmed: a confirmed one is finished instead); whether it was told."""
+    tx = OutboxTx.objects.filter(pk=tx_id, status=OutboxTx.Status.BROADCAST).first()
+    if tx is None:
+        return False
+    chain, w3 = chain_client(tx)
+    receipts, head = receipts_and_head(w3, [tx])
+    receipt = receipts.get(tx.pk)
+    if receipt is None or receipt["status"] != 1:
+        return False
+    if receipt["blockNumber"] <= chain.confirmed_through(head):
+        return _finish_if_confirmed(tx, chain, w3, receipt, head=head, unless_taken=True)
+    with told_in_block(tx, hex_of(receipt["transactionHash"])):
+        outbox_included(tx)
+    return True
 
 
 def outbox_check(tx: OutboxTx, counts: SenderCounts | None = None) -> None:

@@ -4,6 +4,8 @@ JSON-RPC batch, and why a transaction reverted."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, cast
 
 from eth_utils import to_checksum_address
@@ -66,6 +68,38 @@ def receipt_of(w3: Web3, tx: OutboxTx):
         except TransactionNotFound:
             continue
     return None
+
+
+_read_in_block: dict[int, str] = {}  # tx id -> the hash in a block, while its owner is told (`told_in_block`)
+
+
+@contextmanager
+def told_in_block(tx: OutboxTx, tx_hash: str) -> Iterator[None]:
+    """While the owner of `tx` is told it is in a block (a receipt just read: `tx_hash`, successful), the
+    owner's own questions (`succeeded_in_block`) are answered from that receipt, not by reading it again: a
+    burst's deliveries were each read three times on the way to executing their orders."""
+    _read_in_block[tx.pk] = tx_hash
+    try:
+        yield
+    finally:
+        _read_in_block.pop(tx.pk, None)
+
+
+def succeeded_in_block(tx: OutboxTx) -> str | None:
+    """The hash of the version of a broadcast transaction that is in a block and succeeded there, before its
+    chain's confirmations; None when none is (or no node answers). A reorg may take that block away: the
+    transaction is then mined again at its nonce, and its outcome, once confirmed, is recorded as ever."""
+    if tx.status != OutboxTx.Status.BROADCAST:
+        return None
+    if _read_in_block.get(tx.pk) in tx.hashes:
+        return _read_in_block[tx.pk]
+    try:
+        receipt = receipt_of(chain_client(tx)[1], tx)
+    except (Web3RPCError, ValueError, OSError):
+        return None
+    if receipt is None or receipt["status"] != 1:
+        return None
+    return hex_of(receipt["transactionHash"])
 
 
 def rpc_batch(w3: Web3, calls: list[tuple[str, list[Any]]]) -> list[dict[str, Any]]:

@@ -125,6 +125,7 @@ CELERY_TASK_ROUTES = {
             "scan_chain_deposits",
             "outbox_send_task",
             "outbox_finish_task",
+            "outbox_included_task",
             "outbox_receipts",
             "outbox_poll",
         )
