@@ -33,7 +33,8 @@ def test_the_production_rehearsal_passes(tmp_path):
     done = subprocess.run(
         [sys.executable, "tools/rehearsal.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
     )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-8000:]
+    failed = [line for line in done.stdout.splitlines() if line.startswith(("FAIL", "rehearsal failed"))]
+    assert done.returncode == 0, "\n".join(failed) + "\n" + done.stdout[-4000:] + done.stderr[-8000:]
     report = done.stdout
     assert "REHEARSAL PASSED" in report
     for line in (

@@ -336,6 +336,7 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:  # noqa:
         "RELAY_API_URL": f"http://127.0.0.1:{relay_port}",
         "RELAY_API_KEY": relay_key,
         "RELAY_DEPOSITORIES": ",".join(f"{c}:{a}" for c, a in relay["depositories"].items()),
+        "RELAY_FAST_FILL": "true",  # within the exposure limits set below (orders/fast_fills.py)
         "QUOTE_PROVIDER": "offline",
         "VAR_DIR": str(work),
         "CELERY_CHAIN_QUEUE": "chain",  # scans, signing and receipts on a worker of their own
@@ -385,6 +386,19 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:  # noqa:
             f"{other.chain_id}:{other.usdc.address}",
         )
         report.say(stocked.stdout.strip())
+        limited = manage(  # what is delivered against before a payment in USDC here is confirmed
+            "inventory",
+            "exposure",
+            str(chain.chain_id),
+            chain.usdc.address,
+            "--max-payment",  # the inventory fronts up to MAX_FRONTED; the provider fast-fills the larger ones
+            str(2 * LARGE_AMOUNT),
+            "--max-per-payer",
+            str(STOCK),
+            "--max-outstanding",
+            str(STOCK),
+        )
+        report.say(limited.stdout.strip())
     for name, queue, worker_env, processes_ in (
         ("worker", "celery", env, "4"),
         ("chain-worker", "chain", signer, "8"),
@@ -699,6 +713,47 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:  # noqa:
             f"  {label:<42} {len(durations):>3} orders  median {statistics.median(durations):5.1f} s  "
             f"worst {max(durations):5.1f} s"
         )
+    _speed_by_path(report, database_url, chains, created, states, paid_at, fronted, offset)
+
+    # --- 6. orders paid one at a time, then a payment reorganised away after its delivery ------------------
+    singles, single_paid = [], {}
+    for n, (order_type, src, dst, amount, payload) in enumerate(_singles(origin, destination)):
+        each = order(order_type, src, dst, usdc, amount, payload) | {"kind": "single"}
+        payer = src.w3.eth.accounts[1 + n % 5]
+        tx = src.usdc.functions.transfer(each["globalAddress"], amount).transact({"from": payer})
+        single_paid |= _receipts({each["id"]: (src, tx)})
+        wait_for(
+            f"order {n + 1} paid alone to end",
+            lambda each=each: status(each["id"]) in ("executed", "refunded", "failure"),
+            timeout=90,
+            every=0.1,
+        )
+        singles.append(each)
+    single_states = {o["id"]: _get(f"{web}/orders/{o['id']}")["data"]["order"] for o in singles}
+    report.check(
+        all(single_states[o["id"]]["status"] == "executed" for o in singles),
+        f"{len(singles)} orders paid one at a time: every one executed",
+    )
+    single_fronted = {
+        i: int(a)
+        for i, a in _query(
+            database_url,
+            "SELECT f.order_id::text, f.amount FROM orders_inventoryfront f WHERE f.order_id::text = ANY(%s)",
+            ([o["id"] for o in singles],),
+        )
+    }
+    _speed_by_path(
+        report,
+        database_url,
+        chains,
+        [o | {"kind": "contract" if o["type"] in CONTRACT_TYPES else "swap"} for o in singles],
+        single_states,
+        single_paid,
+        single_fronted,
+        offset,
+        label="orders paid one at a time",
+    )
+    _reorg_after_front(report, database_url, origin, destination, order, usdc, status, web, manage)
     final = manage("chains", "check", check=False)
     report.say(f"manage.py chains check (chain {ORIGIN}'s primary endpoint down):\n" + final.stdout.rstrip())
     report.check(final.returncode == 0, "both chains stay healthy, the origin on its fallback endpoint")
@@ -719,8 +774,9 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:  # noqa:
 
 
 def chain_add(chain_id: int, name: str, primary: str, fallback: str) -> list[str]:
-    """`manage.py chains add` as the tools run it: two RPC endpoints, 2 confirmations, scanned every half second
-    (a quarter of the 2 s blocks)."""
+    """`manage.py chains add` as the tools run it: two RPC endpoints, 2 confirmations (the solver may deliver
+    at 1, the payment in its block, within the exposure limits), scanned every half second (a quarter of the
+    2 s blocks)."""
     return [
         "chains",
         "add",
@@ -733,6 +789,8 @@ def chain_add(chain_id: int, name: str, primary: str, fallback: str) -> list[str
         fallback,
         "--confirmations",
         "2",
+        "--front-confirmations",
+        "1",
         "--poll-interval",
         "0.5",
         "--max-lag-blocks",
@@ -886,6 +944,199 @@ def _receipts(sent: dict) -> dict[str, tuple[float, int]]:
     if len(seen) < len(sent):
         raise SystemExit("rehearsal failed: payments were not mined within 120 s")
     return seen
+
+
+def _spread(values: list[float]) -> str:
+    """median, p90 and worst of `values`, in seconds."""
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, max(0, round(0.9 * len(ordered)) - 1))]
+    return f"median {statistics.median(ordered):5.1f} s  p90 {p90:5.1f} s  worst {ordered[-1]:5.1f} s"
+
+
+def _speed_by_path(
+    report, database_url, chains, created, states, paid_at, fronted, offset, *, label="the burst"
+) -> None:
+    """Per path (inventory or provider, swap or contract types): payment receipt -> delivery mined (the
+    delivery's block against the payment's, by the chains' block times) and -> executed; the stages of the
+    median order of each path; for the burst, the exposure on first sight at its peak and the fast fills."""
+    fronts = {
+        order_id: (int(chain), int(block or 0), int(payment_block or 0), created, broadcast)
+        for order_id, chain, block, payment_block, created, broadcast in _query(
+            database_url,
+            "SELECT f.order_id::text, t.chain_id, t.block_number, f.payment_block, "
+            "EXTRACT(EPOCH FROM f.created_at), EXTRACT(EPOCH FROM t.broadcast_at) "
+            "FROM orders_inventoryfront f JOIN chains_outboxtx t ON t.id = f.tx_id WHERE t.status = 'mined'",
+        )
+    }
+    fills = {
+        order_id: (int(chain), tx_hash)
+        for order_id, chain, tx_hash in _query(
+            database_url,
+            "SELECT order_id::text, chain, tx_hash FROM orders_relaytx WHERE status = 'success' ORDER BY id",
+        )
+    }
+    recorded = {
+        order_id: float(at)
+        for order_id, at in _query(
+            database_url,
+            "SELECT d.order_id::text, MIN(EXTRACT(EPOCH FROM d.created_at)) FROM orders_deposittx d GROUP BY 1",
+        )
+    }
+    stamp: dict[tuple[int, int], int] = {}
+
+    def timestamp(chain_id: int, block: int) -> int:
+        if (chain_id, block) not in stamp:
+            stamp[(chain_id, block)] = int(chains[chain_id].w3.eth.get_block(block)["timestamp"])
+        return stamp[(chain_id, block)]
+
+    paths: dict[str, dict[str, list]] = {}
+    for each in created:
+        state = states[each["id"]]
+        if state["status"] != "executed" or not state.get("filledAt") or each["kind"] == "reverting":
+            continue
+        way = "inventory" if each["id"] in fronted else "provider"
+        group = "contract types" if each["kind"] == "contract" else "swap types"
+        path = paths.setdefault(f"{way} {group}", {"mined": [], "executed": [], "orders": []})
+        received, paid_block = paid_at[each["id"]]
+        executed = state["filledAt"] / 1000 - offset - received
+        path["executed"].append(executed)
+        path["orders"].append((executed, each["id"]))
+        paid_ts = timestamp(each["src"], paid_block)
+        if each["id"] in fronts:
+            chain_id, block = fronts[each["id"]][:2]
+        elif each["id"] in fills:
+            chain_id, tx_hash = fills[each["id"]]
+            block = chains[chain_id].w3.eth.get_transaction_receipt(tx_hash)["blockNumber"]
+        else:
+            continue
+        path["mined"].append(float(timestamp(chain_id, block) - paid_ts))
+    report.say(
+        f"per path, for {label} (delivery mined: the delivery's block time less the payment's; executed: from "
+        "the payment's receipt):"
+    )
+    for name, figures in sorted(paths.items()):
+        report.say(f"  {name:<24} {len(figures['executed']):>3} orders")
+        if figures["mined"]:
+            report.say(f"    -> delivery mined  {_spread(figures['mined'])}")
+        report.say(f"    -> executed        {_spread(figures['executed'])}")
+        ranked = sorted(figures["orders"])
+        median_id = ranked[len(ranked) // 2][1]
+        received = paid_at[median_id][0] + offset
+        stages = []
+        if median_id in fronts:
+            _, _, payment_block, created_at, broadcast_at = fronts[median_id]
+            if payment_block:
+                stages.append(f"seen and fronted {float(created_at) - received:+.1f} s")
+            if broadcast_at is not None:
+                stages.append(f"delivery broadcast {float(broadcast_at) - received:+.1f} s")
+        if median_id in recorded:
+            stages.append(f"deposit confirmed {recorded[median_id] - received:+.1f} s")
+        stages.append(f"executed {ranked[len(ranked) // 2][0]:+.1f} s")
+        report.say(f"    median order's stages: {', '.join(stages)}")
+    if label != "the burst":
+        return
+    exposure = _query(
+        database_url,
+        "SELECT EXTRACT(EPOCH FROM created_at), EXTRACT(EPOCH FROM covered_at), payment_amount "
+        "FROM orders_inventoryfront WHERE payment_block IS NOT NULL",
+    )
+    events = sorted(
+        [(float(start), int(amount)) for start, _, amount in exposure]
+        + [(float(end), -int(amount)) for _, end, amount in exposure if end is not None]
+    )
+    peak = running = 0
+    for _, change in events:
+        running += change
+        peak = max(peak, running)
+    report.say(
+        f"delivered on first sight: {len(exposure)} orders; exposure in flight at its peak {peak / 10**6:g} USDC"
+    )
+    fast = _query(
+        database_url,
+        "SELECT accepted, settled_at IS NOT NULL, lost_at IS NOT NULL FROM orders_fastfill",
+    )
+    report.say(
+        f"fast-filled by the relay provider: {sum(1 for a, _, _ in fast if a)} of {len(fast)} asked; holds "
+        f"released {sum(1 for _, s, _ in fast if s)}, lost {sum(1 for _, _, lost in fast if lost)}"
+    )
+
+
+def _singles(origin, destination) -> list[tuple]:
+    """The orders paid one at a time: swaps from the inventory and through the provider both ways, and a
+    contract order each way (from the inventory on the router's chain, through the provider on the other)."""
+    swap = [
+        ("swap", src, dst, amount, {"expectedDstAmount": str(amount * 97 // 100)})
+        for amount in (AMOUNT, AMOUNT, LARGE_AMOUNT)
+        for src, dst in ((origin, destination), (destination, origin))
+    ]
+    calls = [
+        ("fund_tournament", src, dst, PAID, contract_payload("fund_tournament", dst.contracts))
+        for src, dst in ((origin, destination), (destination, origin))
+    ]
+    return swap + calls
+
+
+def _reorg_after_front(report, database_url, origin, destination, order, usdc, status, web, manage) -> None:
+    """A payment delivered against on first sight, then reorganised away (anvil_reorg) before its
+    confirmations: the order stays executed and says so, the loss is booked once, an incident opens; staff
+    resolve it. The origin chain holds its blocks while the delivery is made, so the payment is in one block
+    only, the one the reorg replaces."""
+    each = order("swap", origin, destination, usdc, AMOUNT, {"expectedDstAmount": str(AMOUNT * 97 // 100)})
+    w3 = origin.w3
+    w3.provider.make_request("evm_setIntervalMining", [0])
+    try:
+        tx = origin.usdc.functions.transfer(each["globalAddress"], AMOUNT).transact(
+            {"from": w3.eth.accounts[1]}
+        )
+        w3.provider.make_request("evm_mine", [])
+        paid_block = w3.eth.get_transaction_receipt(tx)["blockNumber"]
+        wait_for("the order delivered on first sight", lambda: status(each["id"]) == "executed", timeout=60)
+        w3.provider.make_request("anvil_reorg", [w3.eth.block_number - paid_block + 1, []])
+    finally:
+        w3.provider.make_request("evm_setIntervalMining", [2])
+    report.say(
+        f"the payment of order {each['id'][:8]} reorganised away after its delivery (block {paid_block})"
+    )
+    lost = wait_for(
+        "the front found lost",
+        lambda: (
+            _query(
+                database_url,
+                "SELECT lost_at IS NOT NULL FROM orders_inventoryfront WHERE order_id::text = %s",
+                (each["id"],),
+            )
+            == [(True,)]
+        ),
+        timeout=120,
+        every=1,
+    )
+    body = _get(f"{web}/orders/{each['id']}") or {}
+    shown = (body.get("data") or {}).get("order") or {}
+    losses = _query(
+        database_url,
+        "SELECT key FROM ledger_posting WHERE kind = 'front-loss' AND key = %s",
+        (f"front-loss:{each['id']}",),
+    )
+    incidents = _query(
+        database_url,
+        "SELECT id FROM chains_incident WHERE kind = 'front_lost' AND subject = %s",
+        (f"order:{each['id']}",),
+    )
+    report.check(
+        bool(lost)
+        and shown.get("status") == "executed"
+        and str(shown.get("errorDetails") or "").startswith("PAYMENT_REVERSED")
+        and len(losses) == 1
+        and len(incidents) == 1,
+        "the payment reorganised away: the order stays executed and says PAYMENT_REVERSED, the loss booked once, "
+        "one incident",
+    )
+    for (incident_id,) in incidents:
+        manage(
+            "shell",
+            "-c",
+            f"from chains.incidents import incidents_resolve; incidents_resolve(incident_ids=[{incident_id}], actor='rehearsal')",
+        )
 
 
 def _query(database_url: str, sql: str, params: tuple | None = None) -> list[tuple]:
