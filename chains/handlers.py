@@ -62,6 +62,7 @@ class Sighting:
 _deposit_handlers: dict[str, DepositHandler] = {}
 _outbox_handlers: dict[str, OutboxHandler] = {}
 _included_handlers: dict[str, OutboxHandler] = {}
+_broadcast_handlers: dict[str, OutboxHandler] = {}
 _sighting_handlers: dict[str, SightingHandler] = {}
 _deposit_observers: list[DepositHandler] = []
 _outbox_observers: list[OutboxHandler] = []
@@ -97,6 +98,13 @@ def outbox_included_handler(kind: OwnerKind) -> Callable[[OutboxHandler], Outbox
     take it away, and it is mined again at its nonce). Optional: a kind without one waits for the outcome.
     Called outside any transaction of the outbox's, possibly more than once per transaction."""
     return _register(_included_handlers, kind, "the outbox included handler")
+
+
+def outbox_broadcast_handler(kind: OwnerKind) -> Callable[[OutboxHandler], OutboxHandler]:
+    """Register the handler told that a transaction of an owner of `kind` was broadcast (the first time, or
+    again), in the process that broadcast it, once that is recorded: what waits for the transaction to be
+    known to the chain, not for its block (the relay provider's fast fill). Optional; it must be quick."""
+    return _register(_broadcast_handlers, kind, "the outbox broadcast handler")
 
 
 def sighting_handler(kind: OwnerKind) -> Callable[[SightingHandler], SightingHandler]:
@@ -209,6 +217,19 @@ def outbox_included(tx: OutboxTx) -> None:
         handler(tx)
 
 
+def outbox_broadcast(txs: list[OutboxTx]) -> None:
+    """Tell the handlers of the transactions' kinds, where they have one, that each was just broadcast. A
+    handler that fails is logged: the transaction is out, and its outcome is followed as any other's."""
+    for tx in txs:
+        handler = _broadcast_handlers.get(owner_kind(tx.key))
+        if handler is None:
+            continue
+        try:
+            handler(tx)
+        except Exception:
+            logger.exception("Outbox %s: the broadcast handler failed", tx.key)
+
+
 # --- what a payment asks for, for the devnet wallet (`manage.py pay_order`) --------------------------
 
 PaymentDue = tuple[int, str, str, int]  # (chain id, token, deposit address, amount in base units)
@@ -252,6 +273,7 @@ def registrations() -> dict[str, list[tuple[str, Callable]]]:
         "deposit handlers": sorted(_deposit_handlers.items()),
         "outbox handlers": sorted(_outbox_handlers.items()),
         "outbox included handlers": sorted(_included_handlers.items()),
+        "outbox broadcast handlers": sorted(_broadcast_handlers.items()),
         "sighting handlers": sorted(_sighting_handlers.items()),
         "payable lookups": sorted(_payables.items()),
         "check sections": sorted(_check_sections.items()),

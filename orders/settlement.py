@@ -45,7 +45,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from chains.handlers import follow_up, outbox_handler, outbox_included_handler
+from chains.handlers import follow_up, outbox_broadcast_handler, outbox_handler, outbox_included_handler
 from chains.incidents import incident_open_for, incident_record
 from chains.keys import OwnerKind, Step, owner_of
 from chains.models import Deposit, Incident, OutboxTx
@@ -53,7 +53,7 @@ from chains.outbox import sweep_covers, swept_in_block
 from chains.readers import confirmed_receipt, receipt_on
 from core.tasks import Later
 from ledger.models import Posting
-from orders import accounting, fast_fills, fronting, lifecycle, states
+from orders import accounting, fast_fills, fronting, lifecycle, states, vault_ahead
 from orders.inventory import inventory_front, inventory_swept
 from orders.models import DepositTx, InventoryFront, Order, RefundTx, RelayTx
 from orders.pricing import Slipped, priced
@@ -224,7 +224,18 @@ def _send_to_vault(order: Order, actor: str) -> bool:
         # which only the service can send; the sweep is checked again when confirmed (order_tx_finished).
         reason = f"the sweep {tx.tx_hash} is in a block: the vault pays from what it moved"
     else:
-        return False
+        return vault_ahead.pays_ahead(
+            order,
+            tx,
+            _received(order),
+            lambda: lifecycle.order_transition(
+                order,
+                from_statuses=[Status.SENDING_TOKEN_FROM_VAULT],
+                to_status=Status.RELAY,
+                reason=f"the sweep {tx.tx_hash} is out at the vault's nonce {tx.nonce}: the vault pays after it",
+                actor=actor,
+            ),
+        )
     return lifecycle.order_transition(
         order,
         from_statuses=[Status.SENDING_TOKEN_FROM_VAULT],
@@ -423,6 +434,26 @@ def order_tx_included(tx: OutboxTx) -> None:
         # inventory counts once in a block and successful), not when the delivery has its confirmations; a
         # delivery made on first sight of the payment settles its order first (orders.fronting).
         _settle_here(key.id)
+
+
+@outbox_broadcast_handler(OwnerKind.ORDER)
+def order_tx_broadcast(tx: OutboxTx) -> None:
+    """An order's sweep is out: its order is settled now, as the vault may pay the provider ahead of the
+    sweep's block (orders.vault_ahead). The vault's deposit to the provider is out: the provider is asked to
+    fill now (RELAY_FAST_FILL, orders/fast_fills.py) by the process that broadcast it, not when the order is
+    settled next (a relay poll later, or once the deposit is mined, when a fast fill buys nothing)."""
+    key = tx.parsed_key
+    if key.is_(Step.SWEEP, detail=False):  # the vault may pay ahead of its sweep's block (orders.vault_ahead)
+        if Order.objects.filter(pk=key.id, status=Status.SENDING_TOKEN_FROM_VAULT).exists():
+            enqueue_settlement(key.id)
+        return
+    if not settings.RELAY_FAST_FILL or not key.is_(Step.RELAY, detail=True):
+        return
+    provider = get_relay_provider()
+    order = Order.objects.filter(pk=key.id, status=Status.RELAY).first()
+    if order is None or not isinstance(provider, RelayProvider) or not (order.settlement or {}).get("relay"):
+        return
+    fast_fills.follow(provider, order, OutboxTx.objects.get(pk=tx.pk), is_deposit=True)
 
 
 def _settle_here(order_id: str) -> None:

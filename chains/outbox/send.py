@@ -46,7 +46,7 @@ from web3.exceptions import ContractLogicError, Web3RPCError
 
 from chains.artifacts import ERC20, encode_call
 from chains.evm import ZERO_ADDRESS
-from chains.handlers import outbox_finished
+from chains.handlers import outbox_broadcast, outbox_finished
 from chains.incidents import incident_record
 from chains.models import Incident, OutboxTx, SenderNonce
 from chains.outbox import adopt
@@ -396,6 +396,7 @@ def broadcast_batch(txs: list[OutboxTx]) -> None:
         broadcast_at=timezone.now(),
         broadcasts=F("broadcasts") + 1,
     )
+    outbox_broadcast([tx for tx in txs if tx.pk in sent])
 
 
 def sign(tx: OutboxTx) -> OutboxTx:
@@ -538,3 +539,4 @@ def broadcast(tx: OutboxTx) -> None:
         broadcast_at=timezone.now(),
         broadcasts=F("broadcasts") + 1,
     )
+    outbox_broadcast([tx])

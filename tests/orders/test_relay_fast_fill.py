@@ -14,9 +14,12 @@ from eth_utils import keccak
 
 from chains.incidents import incidents_resolve
 from chains.models import Incident, OutboxTx
+from chains.outbox import outbox_send
+from chains.watcher import scan_chain
 from ledger.models import Posting
 from ledger.reconcile import reconcile_chain
 from orders.models import ExposureLimit, FastFill, Order
+from orders.settlement import settle_order
 from tests.orders.devnet_checkout import (
     PAYER,
     checkout,
@@ -123,6 +126,51 @@ def test_a_fast_fill_delivers_before_the_vaults_deposit_lands_and_its_hold_is_re
     standin.deposited()  # the provider indexes the deposit
     assert standin.holds == {}
     assert erc20(b).functions.balanceOf(recipient).call() == int(order.settlement["dstAmount"])  # once
+    assert reconcile_chain(31337).ok and reconcile_chain(31338).ok
+
+
+def test_the_fast_fill_is_asked_by_the_process_that_broadcast_the_deposit(provider, standin, admin_client):
+    """Nothing settles the order between the deposit's broadcast and the ask: the send itself asks (a relay poll
+    seconds later, or the deposit mined, was what asked before; once mined a fast fill buys nothing)."""
+    a, b, _ = provider
+    standin.confirmations = 10**6
+    order_id, _ = checkout(admin_client, a[1], b[1], "swap")
+    pay(order_id, a)
+    w3 = w3_of(a)
+    w3.provider.make_request("evm_setIntervalMining", [0])
+    w3.provider.make_request("evm_setAutomine", [False])
+    try:
+        deposit = None
+        for _ in range(80):  # settle, without sending: the vault's deposit is queued, not yet out
+            scan_chain(31337)
+            settle_order(order_id)
+            deposit = deposit_of(order_id)
+            if deposit is not None:
+                break
+            for tx_id in OutboxTx.objects.filter(status=OutboxTx.Status.QUEUED).values_list("pk", flat=True):
+                outbox_send(tx_id)
+            w3.provider.make_request("evm_mine", [])
+        assert deposit is not None and deposit.status == OutboxTx.Status.QUEUED
+        assert not FastFill.objects.filter(order_id=order_id).exists()
+        assert standin.fast_fill_asks == []
+
+        outbox_send(deposit.pk)  # the chain worker signs and broadcasts it: nothing else runs
+
+        deposit.refresh_from_db()
+        assert deposit.status == OutboxTx.Status.BROADCAST
+        fast = FastFill.objects.get(order_id=order_id)
+        assert fast.accepted and fast.deposit_tx_id == deposit.pk
+        assert [ask["requestId"] for ask in standin.fast_fill_asks] == [fast.request_id]
+        outbox_send(deposit.pk)  # broadcast again (a retry): asked once all the same
+        assert len(standin.fast_fill_asks) == 1
+    finally:
+        restore_mining(a)
+    drive(order_id)
+    assert Order.objects.get(pk=order_id).status == "executed"
+    assert len(standin.fast_fill_asks) == 1
+    run_until(
+        lambda: FastFill.objects.get(order_id=order_id).settled_at is not None, order_id, what="the hold"
+    )
     assert reconcile_chain(31337).ok and reconcile_chain(31338).ok
 
 

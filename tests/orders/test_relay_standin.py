@@ -63,6 +63,20 @@ def balances(who: dict) -> dict:
     return {name: contract.functions.balanceOf(address).call() for name, (contract, address) in who.items()}
 
 
+def relayed(order: Order) -> dict:
+    """What a swap relayed by the provider moves of each of `holders`: the payer's price to the vault, less the
+    fee to the depository, and its worth from the provider's solver to the recipient."""
+    fee = int(order.src_amount) * order.fee["finalFeeBps"] // 10_000
+    return {
+        "payer": -int(order.src_amount),
+        "vault": fee,
+        "depository": int(order.src_amount) - fee,
+        "provider's solver": -(int(order.src_amount) - fee),
+        "service's solver": 0,
+        "multicaller": 0,
+    }
+
+
 def test_the_standin_reproduces_the_race_exact_allowances_run_into(standin, devnets_registry):
     """Two exact approvals mined before either deposit: the first deposit spends the second's allowance and the
     second deposit reverts (`transferFrom`), as with the provider itself."""
@@ -744,14 +758,7 @@ def test_the_vault_pays_the_provider_once_the_sweep_is_in_a_block_not_a_block_la
     )
     assert len(sweep.hashes) == 1 and len(deposit.hashes) == 1  # the same signed bytes, each mined once
     assert not Incident.objects.filter(subject=f"order:{order_id}").exists()  # it covered what was counted
-    fee = int(order.src_amount) * order.fee["finalFeeBps"] // 10_000
     after = balances(who)
-    assert {name: after[name] - before[name] for name in who} == {
-        "payer": -int(order.src_amount),
-        "vault": fee,
-        "depository": int(order.src_amount) - fee,
-        "provider's solver": -(int(order.src_amount) - fee),
-        "service's solver": 0,
-        "multicaller": 0,
-    }
-    assert erc20(b).functions.balanceOf(order.recipient_address).call() == int(order.src_amount) - fee
+    assert {name: after[name] - before[name] for name in who} == relayed(order)
+    delivered = -relayed(order)["provider's solver"]
+    assert erc20(b).functions.balanceOf(order.recipient_address).call() == delivered
