@@ -14,8 +14,9 @@
    confirmations) and its deposit factory deployed with `manage.py chains deploy-factory`, the provider's
    depositories pinned (RELAY_DEPOSITORIES) and given the vault's standing allowance (`manage.py relay allow`),
    and `manage.py chains check` passes.
-4. The service's solver holds 150 USDC on each chain, set as an inventory (`manage.py inventory set`: low
-   mark 60, orders up to 50 fronted, refilled from the vault's USDC on the other chain through the provider);
+4. The service's solver holds 300 USDC on each chain, set as an inventory (`manage.py inventory set`: low
+   mark 160, orders up to 50 fronted, refilled from the vault's USDC on the other chain through the provider);
+   the vault keeps a float of 300 USDC on each chain, so it pays the provider as soon as a sweep is out;
    the call router is deployed on 42161 only (`manage.py relay deploy-router`), so contract orders calling
    there are made from the inventory and those calling on 8453 through the provider's multicaller.
 5. Orders of all eight types, created first and then paid together, in the same blocks: ORDERS swap-type
@@ -63,7 +64,11 @@ ORIGIN, DESTINATION = 8453, 42161  # contract orders pay on the origin and call 
 SOLVER = 8  # the relay stand-in's solver: anvil's account 8 on each chain (tools/relay_standin.py)
 AMOUNT = 10 * 10**6  # each swap-type order: 10 USDC, delivered from the solver's inventory
 LARGE, LARGE_AMOUNT = 4, 60 * 10**6  # and four larger than the inventory fronts: through the relay provider
-STOCK, LOW_MARK, MAX_FRONTED = 150 * 10**6, 60 * 10**6, 50 * 10**6  # the solver's USDC on each chain
+# The solver's USDC on each chain: enough for a burst's deliveries from it, each chain's worth of the 40 orders
+# (about 150 USDC), delivered on first sight within limits of the same size; the burst takes it below its low
+# mark, and it is refilled.
+STOCK, LOW_MARK, MAX_FRONTED = 300 * 10**6, 160 * 10**6, 50 * 10**6
+VAULT_FLOAT = 300 * 10**6  # the vault's own USDC on each chain (orders/vault_ahead.py)
 PRICE, PAID = 5 * 10**6, 6 * 10**6  # each contract order's price on the destination, and what its payer pays
 SWAPS = ("swap", "x402_swap", "duel")
 CONTRACT_TYPES = ("custom", "custom_exact_in", "mint_nft", "join_tournament", "fund_tournament")
@@ -243,6 +248,9 @@ def _rehearse(report: Report, work: Path, processes: Processes) -> int:  # noqa:
         for holder in (*w3.eth.accounts[1:6], w3.eth.accounts[SOLVER]):
             last = chain.usdc.functions.mint(holder, 1_000_000 * 10**6).transact({"from": w3.eth.accounts[0]})
         last = chain.usdc.functions.mint(solver.address, STOCK).transact({"from": w3.eth.accounts[0]})
+        # The vault's float, as an operator keeps one: it pays the provider as soon as a sweep is out, not a
+        # block later once the sweep is in one (orders/vault_ahead.py). Adopted with the opening balances.
+        last = chain.usdc.functions.mint(vault.address, VAULT_FLOAT).transact({"from": w3.eth.accounts[0]})
         w3.eth.wait_for_transaction_receipt(last, timeout=60)
         for role in (vault, solver):
             w3.eth.wait_for_transaction_receipt(
